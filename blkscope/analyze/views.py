@@ -1,0 +1,29 @@
+"""Open a dataset in DuckDB with its tables and every SQL view in analyze/sql registered."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import duckdb
+
+from blkscope.ingest.dataset import read_manifest
+
+
+def sql_views() -> dict[str, str]:
+    """Return {view name: SELECT text} for every analyze/sql/*.sql file."""
+    root = resources.files("blkscope.analyze") / "sql"
+    return {p.name[:-4]: p.read_text() for p in sorted(root.iterdir(), key=lambda p: p.name)
+            if p.name.endswith(".sql")}
+
+
+def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
+    """Connect to an in-memory DuckDB where the dataset's tables and views are defined."""
+    manifest = read_manifest(dataset)
+    con = duckdb.connect()
+    for name, info in manifest.get("tables", {}).items():
+        path = (dataset / info["file"]).as_posix().replace("'", "''")
+        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
+    for name, select in sql_views().items():
+        con.execute(f"CREATE VIEW {name} AS {select}")
+    return con

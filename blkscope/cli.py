@@ -1,0 +1,97 @@
+"""The blkscope command line: one thin function per command."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from blkscope import __version__
+from blkscope.errors import BlkscopeError, InputFormatError, ParseError
+
+app = typer.Typer(
+    name="blkscope",
+    help="Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs).",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+
+
+def _fail(exc: BlkscopeError) -> typer.Exit:
+    typer.echo(f"error: {exc}", err=True)
+    if exc.hint:
+        typer.echo(f"hint: {exc.hint}", err=True)
+    bad_input = isinstance(exc, ParseError | InputFormatError)
+    return typer.Exit(EXIT_BAD_INPUT if bad_input else EXIT_FAILED)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"blkscope {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs)."""
+
+
+@app.command()
+def ingest(
+    inputs: Annotated[list[str], typer.Argument(help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Dataset folder to write (replaced atomically).")],
+    strict: Annotated[bool, typer.Option("--strict", help="Stop at the first malformed line (exit 2).")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+) -> None:
+    """Parse blkparse text into a Parquet dataset (events, blkparse summary, ingest errors)."""
+    from blkscope.ingest.blkparse_ingest import ingest_blkparse
+    from blkscope.progress import byte_progress
+
+    try:
+        with byte_progress(enabled=not quiet and not as_json) as progress:
+            manifest = ingest_blkparse(inputs, output, strict=strict, progress=progress)
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted: no dataset written, any previous one is intact", err=True)
+        raise typer.Exit(130) from None
+    if as_json:
+        typer.echo(json.dumps(manifest, indent=2))
+    elif not quiet:
+        typer.echo(_ingest_summary(manifest, output))
+
+
+def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
+    ev = manifest["events"]
+    span = (ev["last_time_ns"] or 0) - (ev["first_time_ns"] or 0)
+    lines = [f"wrote {output}: {ev['count']:,} events over {span / 1e9:.3f} s"]
+    for d in manifest["devices"]:
+        acts = " ".join(f"{a}={n:,}" for a, n in d["by_action"].items())
+        lines.append(f"  device {d['dev']}: {d['events']:,} events  {acts}")
+    errors = manifest["ingest"]["error_lines"]
+    if errors:
+        lines.append(f"{errors:,} malformed line{'s' if errors != 1 else ''} recorded in "
+                     f"ingest_errors (see {output / 'ingest_errors.parquet'})")
+    else:
+        lines.append("0 malformed lines")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="blkscope")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

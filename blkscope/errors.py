@@ -1,0 +1,71 @@
+"""The one error hierarchy that library code raises; the CLI turns it into `file:line: reason`."""
+
+from __future__ import annotations
+
+
+class BlkscopeError(Exception):
+    """Base of every error blkscope reports to a user."""
+
+    hint: str | None = None
+
+    def location(self) -> str | None:
+        """Return the `path[:line]` the error is about, if any."""
+        return None
+
+    def __str__(self) -> str:
+        loc = self.location()
+        msg = self.message()
+        return f"{loc}: {msg}" if loc else msg
+
+    def message(self) -> str:
+        """Return the human reason without location."""
+        return self.args[0] if self.args else self.__class__.__name__
+
+
+class ParseError(BlkscopeError):
+    """A line of an input file could not be parsed."""
+
+    def __init__(self, path: str, line: int, reason: str, hint: str | None = None) -> None:
+        super().__init__(path, line, reason)
+        self.path = path
+        self.line = line
+        self.reason = reason
+        self.hint = hint
+
+    def location(self) -> str:
+        return f"{self.path}:{self.line}"
+
+    def message(self) -> str:
+        return self.reason
+
+
+class InputFormatError(BlkscopeError):
+    """A whole input is not in the format expected (empty, binary, another tool's log)."""
+
+    def __init__(self, path: str, reason: str, hint: str | None = None) -> None:
+        super().__init__(path, reason)
+        self.path = path
+        self.reason = reason
+        self.hint = hint
+
+    def location(self) -> str:
+        return self.path
+
+    def message(self) -> str:
+        return self.reason
+
+
+class DatasetError(BlkscopeError):
+    """A dataset folder is missing, incomplete, or cannot be written."""
+
+    def __init__(self, path: str, reason: str, hint: str | None = None) -> None:
+        super().__init__(path, reason)
+        self.path = path
+        self.reason = reason
+        self.hint = hint
+
+    def location(self) -> str:
+        return self.path
+
+    def message(self) -> str:
+        return self.reason

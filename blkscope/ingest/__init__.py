@@ -1,0 +1,1 @@
+"""Input formats -> Arrow record batches -> Parquet dataset folders."""

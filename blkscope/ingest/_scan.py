@@ -1,0 +1,254 @@
+"""Numba kernels that scan blkparse text in bulk.
+
+`scan_lines` parses the common line shapes into columns and marks every other
+line for the reference parser in `blkparse_line`; it never guesses.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+# Rows of the int64 output matrix.
+F_MAJOR, F_MINOR, F_CPU, F_SEQ, F_TIME, F_PID = 0, 1, 2, 3, 4, 5
+F_SECTOR, F_NSECT, F_SPLIT, F_ERROR, F_DEPTH = 6, 7, 8, 9, 10
+F_COMM_START, F_COMM_END, F_LINE_START, F_LINE_END = 11, 12, 13, 14
+N_FIELDS = 15
+
+# Action codes, in blkparse_line.ACTIONS order.
+A_Q, A_G, A_I, A_D, A_C, A_M, A_F, A_P, A_U, A_UT, A_X, A_A, A_R, A_S, A_T, A_B, A_m = range(17)
+
+STATUS_OK, STATUS_SLOW = 0, 1
+HAS_SECTOR = 1
+
+
+@njit(cache=True, nogil=True)
+def _uint(buf, p, e):  # type: ignore[no-untyped-def]
+    v = 0
+    q = p
+    while q < e and 48 <= buf[q] <= 57:
+        v = v * 10 + (buf[q] - 48)
+        q += 1
+    return v, q, q - p
+
+
+@njit(cache=True, nogil=True)
+def _spaces(buf, p, e):  # type: ignore[no-untyped-def]
+    while p < e and buf[p] == 32:
+        p += 1
+    return p
+
+
+_ACTION_OF_BYTE = np.full(256, -1, dtype=np.int64)
+for _letter, _code in zip("QGIDCMFPUXARSTBm", (A_Q, A_G, A_I, A_D, A_C, A_M, A_F, A_P, A_U, A_X,
+                                              A_A, A_R, A_S, A_T, A_B, A_m)):
+    _ACTION_OF_BYTE[ord(_letter)] = _code
+
+
+@njit(cache=True, nogil=True)
+def _action(buf, p, e):  # type: ignore[no-untyped-def]
+    if p + 1 < e and buf[p + 1] != 32:
+        if buf[p] == 85 and buf[p + 1] == 84 and (p + 2 >= e or buf[p + 2] == 32):  # UT
+            return A_UT, p + 2
+        return -1, p
+    return _ACTION_OF_BYTE[buf[p]], p + 1
+
+
+@njit(cache=True, nogil=True)
+def _rwbs(buf, p, e):  # type: ignore[no-untyped-def]
+    code = 0
+    if p < e and buf[p] == 70 and p + 1 < e and buf[p + 1] in (68, 87, 82, 78):
+        code |= 1
+        p += 1
+    if p >= e:
+        return -1, p
+    c = buf[p]
+    if c == 82:
+        op = 0
+    elif c == 87:
+        op = 1
+    elif c == 68:
+        op = 2
+    elif c == 78:
+        op = 3
+    else:
+        return -1, p
+    code |= op << 1
+    p += 1
+    for bit, letter in ((3, 70), (4, 65), (5, 83), (6, 77)):
+        if p < e and buf[p] == letter:
+            code |= 1 << bit
+            p += 1
+    if p >= e or buf[p] != 32:
+        return -1, p
+    return code, p
+
+
+@njit(cache=True, nogil=True)
+def _plain_comm(buf, s, e):  # type: ignore[no-untyped-def]
+    for q in range(s, e):
+        b = buf[q]
+        if b < 32 or b >= 127:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def scan_lines(buf, n, ints, action, rwbs, status, flags):  # type: ignore[no-untyped-def]
+    """Parse lines of buf[:n]; fill one column per field; return the number of lines."""
+    i = 0
+    row = 0
+    while i < n:
+        s = i
+        e = i
+        while e < n and buf[e] != 10:
+            e += 1
+        i = e + 1
+        ints[F_LINE_START, row] = s
+        ints[F_LINE_END, row] = e
+        status[row] = STATUS_SLOW
+        flags[row] = 0
+        r = row
+        row += 1
+        p = _spaces(buf, s, e)
+        v, p, nd = _uint(buf, p, e)
+        if nd == 0 or p >= e or buf[p] != 44:
+            continue
+        ints[F_MAJOR, r] = v
+        v, p, nd = _uint(buf, p + 1, e)
+        if nd == 0 or p >= e or buf[p] != 32:
+            continue
+        ints[F_MINOR, r] = v
+        p = _spaces(buf, p, e)
+        v, p, nd = _uint(buf, p, e)
+        if nd == 0 or p >= e or buf[p] != 32:
+            continue
+        ints[F_CPU, r] = v
+        p = _spaces(buf, p, e)
+        v, p, nd = _uint(buf, p, e)
+        if nd == 0 or p >= e or buf[p] != 32:
+            continue
+        ints[F_SEQ, r] = v
+        p = _spaces(buf, p, e)
+        v, p, nd = _uint(buf, p, e)
+        if nd == 0 or p >= e or buf[p] != 46:
+            continue
+        v2, p, nd = _uint(buf, p + 1, e)
+        if nd != 9 or p >= e or buf[p] != 32:
+            continue
+        ints[F_TIME, r] = v * 1000000000 + v2
+        p = _spaces(buf, p, e)
+        v, p, nd = _uint(buf, p, e)
+        if nd == 0 or p >= e or buf[p] != 32:
+            continue
+        ints[F_PID, r] = v
+        p = _spaces(buf, p, e)
+        if p >= e:
+            continue
+        a, p = _action(buf, p, e)
+        if a < 0 or a == A_A or a == A_m or p >= e or buf[p] != 32:
+            continue
+        p = _spaces(buf, p, e)
+        code, p = _rwbs(buf, p, e)
+        if code < 0:
+            continue
+        p += 1  # the single space blkparse prints after RWBS
+        if p >= e:
+            continue
+        action[r] = a
+        rwbs[r] = code
+        if a == A_C or a == A_R:
+            v, p, nd = _uint(buf, p, e)
+            if nd == 0:
+                continue
+            ints[F_SECTOR, r] = v
+            ints[F_NSECT, r] = 0
+            if p + 3 < e and buf[p] == 32 and buf[p + 1] == 43 and buf[p + 2] == 32:
+                v, p, nd = _uint(buf, p + 3, e)
+                if nd == 0:
+                    continue
+                ints[F_NSECT, r] = v
+            if p + 1 >= e or buf[p] != 32 or buf[p + 1] != 91 or buf[e - 1] != 93:
+                continue
+            p += 2
+            neg = False
+            if buf[p] == 45:
+                neg = True
+                p += 1
+            v, p, nd = _uint(buf, p, e)
+            if nd == 0 or p != e - 1:
+                continue
+            ints[F_ERROR, r] = -v if neg else v
+            flags[r] = HAS_SECTOR
+            status[r] = STATUS_OK
+            continue
+        if a == A_U or a == A_UT or a == A_T:
+            q = e - 1
+            while q > p and 48 <= buf[q] <= 57:
+                q -= 1
+            if q == e - 1 or buf[q] != 32 or buf[q - 1] != 93 or buf[p] != 91:
+                continue
+            v, _q, nd = _uint(buf, q + 1, e)
+            ints[F_DEPTH, r] = v
+            ints[F_COMM_START, r] = p + 1
+            ints[F_COMM_END, r] = q - 1
+            if q - 1 < p + 1 or not _plain_comm(buf, p + 1, q - 1):
+                continue
+            status[r] = STATUS_OK
+            continue
+        if a == A_X:
+            v, p, nd = _uint(buf, p, e)
+            if nd == 0 or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 47 or buf[p + 2] != 32:
+                continue
+            ints[F_SECTOR, r] = v
+            v, p, nd = _uint(buf, p + 3, e)
+            if nd == 0:
+                continue
+            ints[F_SPLIT, r] = v
+            p += 1
+            flags[r] = HAS_SECTOR
+        elif a != A_P and buf[p] != 91:
+            v, p, nd = _uint(buf, p, e)
+            if nd == 0 or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 43 or buf[p + 2] != 32:
+                continue
+            ints[F_SECTOR, r] = v
+            v, p, nd = _uint(buf, p + 3, e)
+            if nd == 0 or p >= e or buf[p] != 32:
+                continue
+            ints[F_NSECT, r] = v
+            p += 1
+            flags[r] = HAS_SECTOR
+        # "[comm]" runs to the last ']' of the line.
+        if p >= e or buf[p] != 91 or buf[e - 1] != 93 or e - 1 < p + 1:
+            continue
+        if not _plain_comm(buf, p + 1, e - 1):
+            continue
+        ints[F_COMM_START, r] = p + 1
+        ints[F_COMM_END, r] = e - 1
+        status[r] = STATUS_OK
+    return row
+
+
+@njit(cache=True, nogil=True)
+def gather_spans(buf, starts, ends, offsets, out):  # type: ignore[no-untyped-def]
+    """Copy buf[starts[k]:ends[k]] back to back into out; fill Arrow offsets."""
+    pos = 0
+    offsets[0] = 0
+    for k in range(starts.shape[0]):
+        for q in range(starts[k], ends[k]):
+            out[pos] = buf[q]
+            pos += 1
+        offsets[k + 1] = pos
+    return pos
+
+
+def alloc(nlines: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Allocate scan outputs for up to nlines lines."""
+    return (
+        # Row-major per line: one line's fields share a cache line while scanning.
+        np.zeros((nlines, N_FIELDS), dtype=np.int64).T,
+        np.zeros(nlines, dtype=np.int8),
+        np.zeros(nlines, dtype=np.int16),
+        np.zeros(nlines, dtype=np.uint8),
+        np.zeros(nlines, dtype=np.uint8),
+    )

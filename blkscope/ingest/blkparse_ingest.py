@@ -1,0 +1,126 @@
+"""Ingest blkparse text inputs into a dataset folder: events, summary, errors, manifest."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from blkscope import __version__
+from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
+from blkscope.ingest.dataset import DatasetWriter
+from blkscope.ingest.sources import Source, open_source
+from blkscope.schemas import BLKPARSE_SUMMARY, EVENTS, INGEST_ERRORS, SCHEMA_VERSION
+
+Progress = Callable[[str, int, int | None], None]
+
+
+@dataclass
+class _DeviceStats:
+    events: int = 0
+    by_action: dict[str, int] = field(default_factory=dict)
+    first_ns: int | None = None
+    last_ns: int | None = None
+
+
+def _tally(devices: dict[tuple[int, int], _DeviceStats], events: pa.Table) -> None:
+    if events.num_rows == 0:
+        return
+    agg = events.group_by(["dev_major", "dev_minor", "action"]).aggregate(
+        [("line_no", "count"), ("time_ns", "min"), ("time_ns", "max")]).to_pylist()
+    for row in agg:
+        d = devices.setdefault((row["dev_major"], row["dev_minor"]), _DeviceStats())
+        n = row["line_no_count"]
+        d.events += n
+        d.by_action[row["action"]] = d.by_action.get(row["action"], 0) + n
+        lo, hi = row["time_ns_min"], row["time_ns_max"]
+        d.first_ns = lo if d.first_ns is None else min(d.first_ns, lo)
+        d.last_ns = hi if d.last_ns is None else max(d.last_ns, hi)
+
+
+def _summary_table(rows: list[dict[str, Any]], input_id: int,
+                   device_order: list[tuple[int, int]]) -> pa.Table:
+    out = []
+    for r in rows:
+        major = minor = None
+        name = r["device"].strip()
+        if "," in name and all(p.strip().isdigit() for p in name.split(",")):
+            major, minor = (int(p) for p in name.split(","))
+        elif r["group"] < len(device_order):
+            major, minor = device_order[r["group"]]
+        out.append({**{k: v for k, v in r.items() if k != "group"}, "input_id": input_id,
+                    "dev_major": major, "dev_minor": minor})
+    return pa.Table.from_pylist(out, schema=BLKPARSE_SUMMARY)
+
+
+def ingest_blkparse(inputs: Sequence[str], out: Path, strict: bool = False,
+                    progress: Progress | None = None) -> dict[str, Any]:
+    """Parse blkparse text inputs into the dataset folder `out`; return its manifest."""
+    devices: dict[tuple[int, int], _DeviceStats] = {}
+    input_docs = []
+    with DatasetWriter(out) as ds:
+        events_sink = ds.table("events", EVENTS)
+        errors_sink = ds.table("ingest_errors", INGEST_ERRORS)
+        summary_sink = ds.table("blkparse_summary", BLKPARSE_SUMMARY)
+        for input_id, path in enumerate(inputs):
+            source: Source = open_source(path)
+            try:
+                parser = BlkparseTextParser(path, input_id, strict)
+                lines = events_n = errors_n = summary_n = 0
+                order_before = len(devices)
+                for chunk in parse_source(parser, source, lambda b, p=path, s=source.size:
+                                          progress(p, b, s) if progress else None):
+                    events_sink.write(chunk.events)
+                    errors_sink.write(pa.Table.from_pylist(chunk.errors, schema=INGEST_ERRORS))
+                    _tally(devices, chunk.events)
+                    lines += chunk.lines
+                    events_n += chunk.events.num_rows
+                    errors_n += len(chunk.errors)
+                    summary_n += chunk.summary_lines
+                order = list(devices)[order_before:] or list(devices)
+                summary_sink.write(_summary_table(parser.summary.rows, input_id, order))
+                input_docs.append({
+                    "id": input_id, "path": path, "format": "blkparse-text",
+                    "compression": source.compression, "bytes": source.bytes_read,
+                    "sha256": source.sha256(), "lines": lines, "event_lines": events_n,
+                    "summary_lines": summary_n, "error_lines": errors_n,
+                })
+            finally:
+                source.close()
+        manifest = _manifest(input_docs, devices, strict)
+        ds.commit(manifest)
+    return manifest
+
+
+def _manifest(inputs: list[dict[str, Any]], devices: dict[tuple[int, int], _DeviceStats],
+              strict: bool) -> dict[str, Any]:
+    by_action: dict[str, int] = {}
+    for d in devices.values():
+        for a, n in d.by_action.items():
+            by_action[a] = by_action.get(a, 0) + n
+    firsts = [d.first_ns for d in devices.values() if d.first_ns is not None]
+    lasts = [d.last_ns for d in devices.values() if d.last_ns is not None]
+    return {
+        "kind": "blkscope-dataset",
+        "schema_version": SCHEMA_VERSION,
+        "blkscope_version": __version__,
+        "created_utc": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "inputs": inputs,
+        "events": {
+            "count": sum(d.events for d in devices.values()),
+            "by_action": dict(sorted(by_action.items())),
+            "first_time_ns": min(firsts) if firsts else None,
+            "last_time_ns": max(lasts) if lasts else None,
+        },
+        "devices": [
+            {"dev": f"{k[0]},{k[1]}", "major": k[0], "minor": k[1], "events": d.events,
+             "by_action": dict(sorted(d.by_action.items())), "first_time_ns": d.first_ns,
+             "last_time_ns": d.last_ns}
+            for k, d in sorted(devices.items())
+        ],
+        "ingest": {"strict": strict, "error_lines": sum(i["error_lines"] for i in inputs)},
+    }

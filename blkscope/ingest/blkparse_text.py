@@ -1,0 +1,198 @@
+"""Stream blkparse default-format text into Arrow tables of events, summary rows and errors."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from blkscope.errors import ParseError
+from blkscope.ingest import _scan as S
+from blkscope.ingest.blkparse_line import ACTIONS, OPS, LineError, parse_event_line, render_rwbs
+from blkscope.ingest.blkparse_summary import SummaryParser
+from blkscope.ingest.sources import Source, describe_non_blkparse, iter_chunks
+from blkscope.schemas import EVENTS
+
+_ACTION_STRINGS = pa.array(ACTIONS, pa.string())
+_RWBS_STRINGS = pa.array(
+    [render_rwbs(OPS[(c >> 1) & 3], bool(c & 1), bool(c & 8), bool(c & 16), bool(c & 32),
+                 bool(c & 64)) for c in range(128)], pa.string())
+_OP_STRINGS = pa.array(OPS, pa.string())
+_C_R = (S.A_C, S.A_R)
+_UNPLUGS = (S.A_U, S.A_UT, S.A_T)
+
+
+@dataclass
+class ChunkResult:
+    """What one chunk of text turned into."""
+
+    events: pa.Table
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    lines: int = 0
+    summary_lines: int = 0
+
+
+class _Buffers:
+    """Scan outputs reused across chunks, grown when a chunk has more lines."""
+
+    def __init__(self) -> None:
+        self.capacity = 0
+        self.arrays: tuple[np.ndarray, ...] = ()
+
+    def get(self, nlines: int) -> tuple[np.ndarray, ...]:
+        if nlines > self.capacity:
+            self.capacity = max(nlines, int(self.capacity * 1.5))
+            self.arrays = S.alloc(self.capacity)
+        return self.arrays
+
+
+def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
+    if valid.all():
+        return pa.array(values, type_)
+    return pa.array(values, type_, mask=~valid)
+
+
+def _fast_table(buf: np.ndarray, ints: np.ndarray, action: np.ndarray, rwbs: np.ndarray,
+                flags: np.ndarray, rows: np.ndarray, first_line_no: int, input_id: int) -> pa.Table:
+    m = len(rows)
+    cols = np.ascontiguousarray(ints[:, rows])
+    act = action[rows].astype(np.int64)
+    code = rwbs[rows].astype(np.int64)
+    has_sector = (flags[rows] & S.HAS_SECTOR) != 0
+    is_x = act == S.A_X
+    is_cr = np.isin(act, _C_R)
+    comm_valid = ~is_cr
+    starts = np.where(comm_valid, cols[S.F_COMM_START], 0)
+    ends = np.where(comm_valid, cols[S.F_COMM_END], 0)
+    offsets = np.empty(m + 1, dtype=np.int32)
+    data = np.empty(int((ends - starts).sum()), dtype=np.uint8)
+    S.gather_spans(buf, starts, ends, offsets, data)
+    comm = pa.StringArray.from_buffers(
+        m, pa.py_buffer(offsets), pa.py_buffer(data),
+        null_bitmap=pa.array(comm_valid).buffers()[1], null_count=int(is_cr.sum()))
+
+    def null(t: pa.DataType) -> pa.Array:
+        return pa.nulls(m, t)
+
+    arrays = [
+        pa.array(cols[S.F_MAJOR], pa.int32()),
+        pa.array(cols[S.F_MINOR], pa.int32()),
+        pa.array(cols[S.F_CPU], pa.int32()),
+        pa.array(cols[S.F_SEQ], pa.int64()),
+        pa.array(cols[S.F_TIME], pa.int64()),
+        pa.array(cols[S.F_PID], pa.int64()),
+        _ACTION_STRINGS.take(pa.array(act)),
+        _RWBS_STRINGS.take(pa.array(code)),
+        _OP_STRINGS.take(pa.array((code >> 1) & 3)),
+        pa.array((code & 1) != 0),
+        pa.array((code & 8) != 0),
+        pa.array((code & 16) != 0),
+        pa.array((code & 32) != 0),
+        pa.array((code & 64) != 0),
+        _masked(cols[S.F_SECTOR], has_sector, pa.int64()),
+        _masked(cols[S.F_NSECT], has_sector & ~is_x, pa.int32()),
+        _masked(cols[S.F_SPLIT], is_x, pa.int64()),
+        null(pa.int32()),
+        null(pa.int32()),
+        null(pa.int64()),
+        _masked(cols[S.F_ERROR], is_cr, pa.int32()),
+        comm,
+        null(pa.binary()),
+        _masked(cols[S.F_DEPTH], np.isin(act, _UNPLUGS), pa.int32()),
+        null(pa.string()),
+        null(pa.int64()),
+        null(pa.string()),
+        null(pa.int64()),
+        pa.array(rows.astype(np.int64) + first_line_no, pa.int64()),
+        pa.array(np.full(m, input_id, dtype=np.int16)),
+    ]
+    return pa.Table.from_arrays(arrays, schema=EVENTS)
+
+
+class BlkparseTextParser:
+    """Parse one input's chunks in order; keeps state (summary, line numbers) across chunks."""
+
+    def __init__(self, path: str, input_id: int, strict: bool) -> None:
+        self.path = path
+        self.input_id = input_id
+        self.strict = strict
+        self.summary = SummaryParser()
+        self.next_line_no = 1
+        self.buffers = _Buffers()
+
+    def parse_chunk(self, data: bytes, is_last: bool) -> ChunkResult:
+        """Parse a chunk that ends on a newline (or at the end of the input)."""
+        nlines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+        buf = np.frombuffer(data, dtype=np.uint8)
+        ints, action, rwbs, status, flags = self.buffers.get(nlines)
+        n = S.scan_lines(buf, len(buf), ints, action, rwbs, status, flags)
+        first = self.next_line_no
+        self.next_line_no += n
+        st = status[:n]
+        fast_rows = np.flatnonzero(st == S.STATUS_OK)
+        table = _fast_table(buf, ints, action, rwbs, flags, fast_rows, first, self.input_id)
+        result = ChunkResult(table, lines=n)
+        slow = np.flatnonzero(st != S.STATUS_OK)
+        if len(slow):
+            rows = self._slow_lines(data, ints, slow, first, is_last, result)
+            if rows:
+                extra = pa.Table.from_pylist(rows, schema=EVENTS)
+                merged = pa.concat_tables([table, extra])
+                result.events = merged.take(pc.sort_indices(merged["line_no"]))
+        return result
+
+    def _slow_lines(self, data: bytes, ints: np.ndarray, slow: np.ndarray, first: int,
+                    is_last: bool, result: ChunkResult) -> list[dict[str, Any]]:
+        rows = []
+        for r in slow.tolist():
+            s, e = int(ints[S.F_LINE_START, r]), int(ints[S.F_LINE_END, r])
+            line = data[s:e].decode("utf-8", "surrogateescape")
+            line_no = first + r
+            try:
+                row = parse_event_line(line)
+            except LineError as exc:
+                if self.summary.feed(line, line_no):
+                    result.summary_lines += 1
+                    continue
+                reason = str(exc) if line.strip() else "blank line outside blkparse's summary"
+                if is_last and e == len(data):
+                    reason = f"truncated last line (no newline at end of input): {reason}"
+                if self.strict:
+                    raise ParseError(self.path, line_no, reason,
+                                     hint="drop --strict to record bad lines in ingest_errors "
+                                          "and go on") from None
+                result.errors.append({
+                    "input_id": self.input_id, "line_no": line_no,
+                    "raw": line.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                    "reason": reason})
+                continue
+            row["line_no"] = line_no
+            row["input_id"] = self.input_id
+            rows.append(row)
+        return rows
+
+
+def parse_source(parser: BlkparseTextParser, source: Source,
+                 on_chunk: Callable[[int], None] | None = None) -> Iterator[ChunkResult]:
+    """Yield parsed chunks of one input; refuse inputs that hold no blkparse events."""
+    chunks = iter_chunks(source)
+    current = next(chunks, None)
+    head = (current or b"")[:65536]
+    if current is None or b"\x00" in head[:4096]:
+        raise describe_non_blkparse(source.path, head)
+    events = 0
+    while current is not None:
+        upcoming = next(chunks, None)
+        result = parser.parse_chunk(current, is_last=upcoming is None)
+        events += result.events.num_rows
+        # A first chunk without a single event is another kind of file, not bad lines.
+        if events == 0 and (upcoming is None or result.summary_lines == 0):
+            raise describe_non_blkparse(source.path, head)
+        yield result
+        if on_chunk:
+            on_chunk(source.bytes_read)
+        current = upcoming

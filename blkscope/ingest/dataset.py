@@ -1,0 +1,113 @@
+"""Write a dataset folder atomically: everything goes to a temp folder that is renamed at the end."""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import shutil
+import threading
+import uuid
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from blkscope.errors import DatasetError
+
+MANIFEST = "manifest.json"
+
+
+class _ParquetSink:
+    """A Parquet file fed from a bounded queue by a thread, so encoding overlaps parsing."""
+
+    def __init__(self, path: Path, schema: pa.Schema) -> None:
+        self.writer = pq.ParquetWriter(path, schema, compression="zstd", compression_level=1)
+        self.rows = 0
+        self.queue: queue.Queue[pa.Table | None] = queue.Queue(maxsize=2)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while True:
+            table = self.queue.get()
+            if table is None:
+                return
+            if self.error is None:
+                try:
+                    self.writer.write_table(table)
+                except BaseException as exc:  # reported on close, in the caller's thread
+                    self.error = exc
+
+    def write(self, table: pa.Table) -> None:
+        if table.num_rows:
+            self.rows += table.num_rows
+            self.queue.put(table)
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        self.writer.close()
+        if self.error is not None:
+            raise self.error
+
+
+class DatasetWriter:
+    """Collect a dataset's tables in a hidden temp folder; `commit` swaps it into place."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        if out.exists() and not is_dataset(out) and (not out.is_dir() or any(out.iterdir())):
+            raise DatasetError(str(out), "exists and is not a blkscope dataset; refusing to replace it",
+                               hint="choose another -o path or remove it first")
+        out.parent.mkdir(parents=True, exist_ok=True)
+        self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.tmp.mkdir()
+        self.sinks: dict[str, _ParquetSink] = {}
+
+    def __enter__(self) -> DatasetWriter:
+        return self
+
+    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if self.tmp.exists():
+            for sink in self.sinks.values():
+                sink.queue.put(None)
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def table(self, name: str, schema: pa.Schema) -> _ParquetSink:
+        """Return (opening on first use) the streaming sink of table `name`."""
+        if name not in self.sinks:
+            self.sinks[name] = _ParquetSink(self.tmp / f"{name}.parquet", schema)
+        return self.sinks[name]
+
+    def commit(self, manifest: dict[str, Any]) -> None:
+        """Finish every table, write the manifest last, then move the folder into place."""
+        for sink in self.sinks.values():
+            sink.close()
+        manifest["tables"] = {name: {"file": f"{name}.parquet", "rows": s.rows}
+                              for name, s in self.sinks.items()}
+        (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
+        old = None
+        if self.out.exists():
+            old = self.out.parent / f".{self.out.name}.old-{uuid.uuid4().hex[:8]}"
+            os.rename(self.out, old)
+        os.rename(self.tmp, self.out)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+
+def is_dataset(path: Path) -> bool:
+    """True when path is a folder holding a blkscope manifest."""
+    return (path / MANIFEST).is_file()
+
+
+def read_manifest(path: Path) -> dict[str, Any]:
+    """Load a dataset's manifest, with a clear error when it is not a dataset."""
+    if not is_dataset(path):
+        raise DatasetError(str(path), "not a blkscope dataset (no manifest.json)",
+                           hint="create one with 'blkscope ingest INPUT -o DATASET'")
+    return json.loads((path / MANIFEST).read_text())  # type: ignore[no-any-return]

@@ -1,0 +1,28 @@
+"""Every Arrow schema blkscope writes, declared once, each field with a doc."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from blkscope.schemas._declare import doc_of, field, schema
+from blkscope.schemas.events import EVENTS
+from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
+
+SCHEMA_VERSION = 1
+
+TABLES: dict[str, pa.Schema] = {
+    "events": EVENTS,
+    "blkparse_summary": BLKPARSE_SUMMARY,
+    "ingest_errors": INGEST_ERRORS,
+}
+
+__all__ = [
+    "BLKPARSE_SUMMARY",
+    "EVENTS",
+    "INGEST_ERRORS",
+    "SCHEMA_VERSION",
+    "TABLES",
+    "doc_of",
+    "field",
+    "schema",
+]
