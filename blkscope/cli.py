@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -40,18 +39,31 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def _main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                          help="Print the version and exit.")] = False,
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
 ) -> None:
     """Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs)."""
 
 
 @app.command()
 def ingest(
-    inputs: Annotated[list[str], typer.Argument(help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin.")],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Dataset folder to write (replaced atomically).")],
-    strict: Annotated[bool, typer.Option("--strict", help="Stop at the first malformed line (exit 2).")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
+    inputs: Annotated[
+        list[str],
+        typer.Argument(help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin."),
+    ],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Dataset folder to write (replaced atomically).")
+    ],
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Stop at the first malformed line (exit 2).")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")
+    ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
     """Parse blkparse text into a Parquet dataset (events, blkparse summary, ingest errors)."""
@@ -81,8 +93,10 @@ def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
         lines.append(f"  device {d['dev']}: {d['events']:,} events  {acts}")
     errors = manifest["ingest"]["error_lines"]
     if errors:
-        lines.append(f"{errors:,} malformed line{'s' if errors != 1 else ''} recorded in "
-                     f"ingest_errors (see {output / 'ingest_errors.parquet'})")
+        lines.append(
+            f"{errors:,} malformed line{'s' if errors != 1 else ''} recorded in "
+            f"ingest_errors (see {output / 'ingest_errors.parquet'})"
+        )
     else:
         lines.append("0 malformed lines")
     return "\n".join(lines)
@@ -94,4 +108,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    main()

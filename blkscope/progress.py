@@ -6,9 +6,16 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import (
+    BarColumn,
+    DownloadColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeRemainingColumn,
+)
 
-ByteProgress = Callable[[str, int, int | None], None]
+ByteProgress = Callable[..., None]
 
 
 @contextmanager
@@ -17,11 +24,16 @@ def byte_progress(enabled: bool = True) -> Iterator[ByteProgress | None]:
     if not enabled or not sys.stderr.isatty():
         yield None
         return
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                   TimeRemainingColumn(), transient=True)
-    tasks: dict[str, int] = {}
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TimeRemainingColumn(),
+        transient=True,
+    )
+    tasks: dict[str, TaskID] = {}
 
-    def update(path: str, done: int, total: int | None) -> None:
+    def update(path: str, done: int, total: int | None = None) -> None:
         if path not in tasks:
             tasks[path] = bar.add_task(path, total=total)
         bar.update(tasks[path], completed=done)

@@ -40,8 +40,11 @@ def _spaces(buf, p, e):  # type: ignore[no-untyped-def]
 
 
 _ACTION_OF_BYTE = np.full(256, -1, dtype=np.int64)
-for _letter, _code in zip("QGIDCMFPUXARSTBm", (A_Q, A_G, A_I, A_D, A_C, A_M, A_F, A_P, A_U, A_X,
-                                              A_A, A_R, A_S, A_T, A_B, A_m)):
+for _letter, _code in zip(
+    "QGIDCMFPUXARSTBm",
+    (A_Q, A_G, A_I, A_D, A_C, A_M, A_F, A_P, A_U, A_X, A_A, A_R, A_S, A_T, A_B, A_m),
+    strict=False,
+):
     _ACTION_OF_BYTE[ord(_letter)] = _code
 
 
@@ -75,10 +78,18 @@ def _rwbs(buf, p, e):  # type: ignore[no-untyped-def]
         return -1, p
     code |= op << 1
     p += 1
-    for bit, letter in ((3, 70), (4, 65), (5, 83), (6, 77)):
-        if p < e and buf[p] == letter:
-            code |= 1 << bit
-            p += 1
+    if p < e and buf[p] == 70:  # F: fua
+        code |= 8
+        p += 1
+    if p < e and buf[p] == 65:  # A: readahead
+        code |= 16
+        p += 1
+    if p < e and buf[p] == 83:  # S: sync
+        code |= 32
+        p += 1
+    if p < e and buf[p] == 77:  # M: meta
+        code |= 64
+        p += 1
     if p >= e or buf[p] != 32:
         return -1, p
     return code, p
@@ -146,7 +157,7 @@ def scan_lines(buf, n, ints, action, rwbs, status, flags):  # type: ignore[no-un
         if p >= e:
             continue
         a, p = _action(buf, p, e)
-        if a < 0 or a == A_A or a == A_m or p >= e or buf[p] != 32:
+        if a < 0 or a in (A_A, A_m) or p >= e or buf[p] != 32:
             continue
         p = _spaces(buf, p, e)
         code, p = _rwbs(buf, p, e)
@@ -157,7 +168,7 @@ def scan_lines(buf, n, ints, action, rwbs, status, flags):  # type: ignore[no-un
             continue
         action[r] = a
         rwbs[r] = code
-        if a == A_C or a == A_R:
+        if a in (A_C, A_R):
             v, p, nd = _uint(buf, p, e)
             if nd == 0:
                 continue
@@ -182,7 +193,7 @@ def scan_lines(buf, n, ints, action, rwbs, status, flags):  # type: ignore[no-un
             flags[r] = HAS_SECTOR
             status[r] = STATUS_OK
             continue
-        if a == A_U or a == A_UT or a == A_T:
+        if a in (A_U, A_UT, A_T):
             q = e - 1
             while q > p and 48 <= buf[q] <= 57:
                 q -= 1
@@ -245,8 +256,7 @@ def gather_spans(buf, starts, ends, offsets, out):  # type: ignore[no-untyped-de
 def alloc(nlines: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Allocate scan outputs for up to nlines lines."""
     return (
-        # Row-major per line: one line's fields share a cache line while scanning.
-        np.zeros((nlines, N_FIELDS), dtype=np.int64).T,
+        np.zeros((N_FIELDS, nlines), dtype=np.int64),
         np.zeros(nlines, dtype=np.int8),
         np.zeros(nlines, dtype=np.int16),
         np.zeros(nlines, dtype=np.uint8),

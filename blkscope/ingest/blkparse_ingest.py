@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from blkscope.ingest.dataset import DatasetWriter
 from blkscope.ingest.sources import Source, open_source
 from blkscope.schemas import BLKPARSE_SUMMARY, EVENTS, INGEST_ERRORS, SCHEMA_VERSION
 
-Progress = Callable[[str, int, int | None], None]
+Progress = Callable[..., None]
 
 
 @dataclass
@@ -30,8 +31,11 @@ class _DeviceStats:
 def _tally(devices: dict[tuple[int, int], _DeviceStats], events: pa.Table) -> None:
     if events.num_rows == 0:
         return
-    agg = events.group_by(["dev_major", "dev_minor", "action"]).aggregate(
-        [("line_no", "count"), ("time_ns", "min"), ("time_ns", "max")]).to_pylist()
+    agg = (
+        events.group_by(["dev_major", "dev_minor", "action"])
+        .aggregate([("line_no", "count"), ("time_ns", "min"), ("time_ns", "max")])
+        .to_pylist()
+    )
     for row in agg:
         d = devices.setdefault((row["dev_major"], row["dev_minor"]), _DeviceStats())
         n = row["line_no_count"]
@@ -42,8 +46,9 @@ def _tally(devices: dict[tuple[int, int], _DeviceStats], events: pa.Table) -> No
         d.last_ns = hi if d.last_ns is None else max(d.last_ns, hi)
 
 
-def _summary_table(rows: list[dict[str, Any]], input_id: int,
-                   device_order: list[tuple[int, int]]) -> pa.Table:
+def _summary_table(
+    rows: list[dict[str, Any]], input_id: int, device_order: list[tuple[int, int]]
+) -> pa.Table:
     out = []
     for r in rows:
         major = minor = None
@@ -52,13 +57,20 @@ def _summary_table(rows: list[dict[str, Any]], input_id: int,
             major, minor = (int(p) for p in name.split(","))
         elif r["group"] < len(device_order):
             major, minor = device_order[r["group"]]
-        out.append({**{k: v for k, v in r.items() if k != "group"}, "input_id": input_id,
-                    "dev_major": major, "dev_minor": minor})
+        out.append(
+            {
+                **{k: v for k, v in r.items() if k != "group"},
+                "input_id": input_id,
+                "dev_major": major,
+                "dev_minor": minor,
+            }
+        )
     return pa.Table.from_pylist(out, schema=BLKPARSE_SUMMARY)
 
 
-def ingest_blkparse(inputs: Sequence[str], out: Path, strict: bool = False,
-                    progress: Progress | None = None) -> dict[str, Any]:
+def ingest_blkparse(
+    inputs: Sequence[str], out: Path, strict: bool = False, progress: Progress | None = None
+) -> dict[str, Any]:
     """Parse blkparse text inputs into the dataset folder `out`; return its manifest."""
     devices: dict[tuple[int, int], _DeviceStats] = {}
     input_docs = []
@@ -72,8 +84,10 @@ def ingest_blkparse(inputs: Sequence[str], out: Path, strict: bool = False,
                 parser = BlkparseTextParser(path, input_id, strict)
                 lines = events_n = errors_n = summary_n = 0
                 order_before = len(devices)
-                for chunk in parse_source(parser, source, lambda b, p=path, s=source.size:
-                                          progress(p, b, s) if progress else None):
+                on_chunk = None
+                if progress is not None:
+                    on_chunk = functools.partial(progress, path, total=source.size)
+                for chunk in parse_source(parser, source, on_chunk):
                     events_sink.write(chunk.events)
                     errors_sink.write(pa.Table.from_pylist(chunk.errors, schema=INGEST_ERRORS))
                     _tally(devices, chunk.events)
@@ -83,12 +97,20 @@ def ingest_blkparse(inputs: Sequence[str], out: Path, strict: bool = False,
                     summary_n += chunk.summary_lines
                 order = list(devices)[order_before:] or list(devices)
                 summary_sink.write(_summary_table(parser.summary.rows, input_id, order))
-                input_docs.append({
-                    "id": input_id, "path": path, "format": "blkparse-text",
-                    "compression": source.compression, "bytes": source.bytes_read,
-                    "sha256": source.sha256(), "lines": lines, "event_lines": events_n,
-                    "summary_lines": summary_n, "error_lines": errors_n,
-                })
+                input_docs.append(
+                    {
+                        "id": input_id,
+                        "path": path,
+                        "format": "blkparse-text",
+                        "compression": source.compression,
+                        "bytes": source.bytes_read,
+                        "sha256": source.sha256(),
+                        "lines": lines,
+                        "event_lines": events_n,
+                        "summary_lines": summary_n,
+                        "error_lines": errors_n,
+                    }
+                )
             finally:
                 source.close()
         manifest = _manifest(input_docs, devices, strict)
@@ -96,8 +118,9 @@ def ingest_blkparse(inputs: Sequence[str], out: Path, strict: bool = False,
     return manifest
 
 
-def _manifest(inputs: list[dict[str, Any]], devices: dict[tuple[int, int], _DeviceStats],
-              strict: bool) -> dict[str, Any]:
+def _manifest(
+    inputs: list[dict[str, Any]], devices: dict[tuple[int, int], _DeviceStats], strict: bool
+) -> dict[str, Any]:
     by_action: dict[str, int] = {}
     for d in devices.values():
         for a, n in d.by_action.items():
@@ -117,9 +140,15 @@ def _manifest(inputs: list[dict[str, Any]], devices: dict[tuple[int, int], _Devi
             "last_time_ns": max(lasts) if lasts else None,
         },
         "devices": [
-            {"dev": f"{k[0]},{k[1]}", "major": k[0], "minor": k[1], "events": d.events,
-             "by_action": dict(sorted(d.by_action.items())), "first_time_ns": d.first_ns,
-             "last_time_ns": d.last_ns}
+            {
+                "dev": f"{k[0]},{k[1]}",
+                "major": k[0],
+                "minor": k[1],
+                "events": d.events,
+                "by_action": dict(sorted(d.by_action.items())),
+                "first_time_ns": d.first_ns,
+                "last_time_ns": d.last_ns,
+            }
             for k, d in sorted(devices.items())
         ],
         "ingest": {"strict": strict, "error_lines": sum(i["error_lines"] for i in inputs)},

@@ -9,7 +9,25 @@ from __future__ import annotations
 import re
 from typing import Any
 
-ACTIONS: tuple[str, ...] = ("Q", "G", "I", "D", "C", "M", "F", "P", "U", "UT", "X", "A", "R", "S", "T", "B", "m")
+ACTIONS: tuple[str, ...] = (
+    "Q",
+    "G",
+    "I",
+    "D",
+    "C",
+    "M",
+    "F",
+    "P",
+    "U",
+    "UT",
+    "X",
+    "A",
+    "R",
+    "S",
+    "T",
+    "B",
+    "m",
+)
 ACTION_CODE = {a: i for i, a in enumerate(ACTIONS)}
 OPS = ("R", "W", "D", "N")
 
@@ -75,16 +93,30 @@ def rwbs_flags(rwbs: str) -> dict[str, Any] | None:
 def render_rwbs(op: str, flush: bool, fua: bool, readahead: bool, sync: bool, meta: bool) -> str:
     """Rebuild RWBS in blkparse's letter order (fill_rwbs)."""
     return (
-        ("F" if flush else "") + op + ("F" if fua else "") + ("A" if readahead else "")
-        + ("S" if sync else "") + ("M" if meta else "")
+        ("F" if flush else "")
+        + op
+        + ("F" if fua else "")
+        + ("A" if readahead else "")
+        + ("S" if sync else "")
+        + ("M" if meta else "")
     )
 
 
 def _empty_row() -> dict[str, Any]:
     return {
-        "sector": None, "nsectors": None, "split_sector": None, "remap_dev_major": None,
-        "remap_dev_minor": None, "remap_sector": None, "error": None, "comm": None,
-        "comm_raw": None, "depth": None, "message": None, "pc_bytes": None, "pdu": None,
+        "sector": None,
+        "nsectors": None,
+        "split_sector": None,
+        "remap_dev_major": None,
+        "remap_dev_minor": None,
+        "remap_sector": None,
+        "error": None,
+        "comm": None,
+        "comm_raw": None,
+        "depth": None,
+        "message": None,
+        "pc_bytes": None,
+        "pdu": None,
         "elapsed": None,
     }
 
@@ -105,15 +137,14 @@ def _int(s: str | None) -> int | None:
 
 
 def _header(line: str) -> tuple[list[str], int]:
-    """Split the seven header tokens; return them and the index just past the RWBS."""
+    """Split up to seven header tokens; return them and the index just past the last one."""
     toks: list[str] = []
     i, n = 0, len(line)
-    for k in range(7):
+    while len(toks) < 7:
         while i < n and line[i] == " ":
             i += 1
         if i >= n:
-            got = "an empty line" if k == 0 else f"only {k} field{'s' if k > 1 else ''}"
-            raise LineError(f"line ends early: missing {HEADER_FIELDS[k]} (got {got})")
+            break
         j = line.find(" ", i)
         if j < 0:
             j = n
@@ -122,34 +153,53 @@ def _header(line: str) -> tuple[list[str], int]:
     return toks, i
 
 
+_CHECKS: tuple[tuple[re.Pattern[str] | None, str], ...] = (
+    (_DEV, "expected device as 'major,minor', got {!r}"),
+    (_INT, "expected a cpu number, got {!r}"),
+    (_SEQ, "expected a sequence number, got {!r}"),
+    (_TIME, "expected time as seconds.nanoseconds with 9 digits, got {!r}"),
+    (_INT, "expected a pid, got {!r}"),
+    (None, "unknown action {!r} (expected one of " + " ".join(ACTIONS) + ")"),
+    (None, "invalid RWBS {!r} (expected letters like WS, RA, FWFSM, N)"),
+)
+
+
 def parse_event_line(line: str) -> dict[str, Any]:
     """Parse one event line (no newline) into a row of the events table, minus line_no/input_id."""
     toks, i = _header(line)
+    for k, tok in enumerate(toks):
+        pattern, message = _CHECKS[k]
+        ok = (
+            pattern.fullmatch(tok) is not None
+            if pattern is not None
+            else tok in ACTION_CODE
+            if k == 5
+            else rwbs_flags(tok) is not None
+        )
+        if not ok:
+            cut = " (line cut short?)" if k == len(toks) - 1 and i >= len(line) else ""
+            raise LineError(message.format(tok) + cut)
+    if len(toks) < 7:
+        got = "an empty line" if not toks else f"only {len(toks)} field{'s' * (len(toks) > 1)}"
+        raise LineError(f"line ends early: missing {HEADER_FIELDS[len(toks)]} (got {got})")
     dev, cpu, seq, tim, pid, action, rwbs = toks
     dm = _DEV.fullmatch(dev)
-    if dm is None:
-        raise LineError(f"expected device as 'major,minor', got {dev!r}")
-    if not _INT.fullmatch(cpu):
-        raise LineError(f"expected a cpu number, got {cpu!r}")
-    if not _SEQ.fullmatch(seq):
-        raise LineError(f"expected a sequence number, got {seq!r}")
     tm = _TIME.fullmatch(tim)
-    if tm is None:
-        raise LineError(f"expected time as seconds.nanoseconds with 9 digits, got {tim!r}")
-    if not _INT.fullmatch(pid):
-        raise LineError(f"expected a pid, got {pid!r}")
-    if action not in ACTION_CODE:
-        raise LineError(f"unknown action {action!r} (expected one of {' '.join(ACTIONS)})")
     flags = rwbs_flags(rwbs)
-    if flags is None:
-        raise LineError(f"invalid RWBS {rwbs!r} (expected letters like WS, RA, FWFSM, N)")
+    assert dm is not None and tm is not None and flags is not None
     row = _empty_row()
     row.update(
-        dev_major=int(dm.group(1)), dev_minor=int(dm.group(2)), cpu=int(cpu), seq=int(seq),
-        time_ns=int(tm.group(1)) * 1_000_000_000 + int(tm.group(2)), pid=int(pid),
-        action=action, rwbs=rwbs, **flags,
+        dev_major=int(dm.group(1)),
+        dev_minor=int(dm.group(2)),
+        cpu=int(cpu),
+        seq=int(seq),
+        time_ns=int(tm.group(1)) * 1_000_000_000 + int(tm.group(2)),
+        pid=int(pid),
+        action=action,
+        rwbs=rwbs,
+        **flags,
     )
-    tail = line[i + 1:] if i < len(line) else ""
+    tail = line[i + 1 :] if i < len(line) else ""
     if i >= len(line) and action != "m":
         raise LineError(f"line ends after RWBS: {action} expects '{TAIL_FORMS[action]}'")
     _parse_tail(action, tail, row)
@@ -227,8 +277,15 @@ def render_event(row: dict[str, Any]) -> str:
     """Render an events row in blkparse's default format (process_default), without newline."""
     t = row["time_ns"]
     head = "%3d,%-3d %2d %8d %5d.%09d %5d %2s %3s " % (  # noqa: UP031 - mirrors blkparse's printf
-        row["dev_major"], row["dev_minor"], row["cpu"], row["seq"],
-        t // 1_000_000_000, t % 1_000_000_000, row["pid"], row["action"], row["rwbs"],
+        row["dev_major"],
+        row["dev_minor"],
+        row["cpu"],
+        row["seq"],
+        t // 1_000_000_000,
+        t % 1_000_000_000,
+        row["pid"],
+        row["action"],
+        row["rwbs"],
     )
     a = row["action"]
     sec, n = row.get("sector"), row.get("nsectors")
@@ -259,3 +316,9 @@ def render_event(row: dict[str, Any]) -> str:
             f"{row['remap_sector']}"
         )
     return f"{head}{row['message']}"
+
+
+def render_table(table: Any) -> Any:
+    """Yield each row of an events table (pyarrow) rendered as a blkparse line."""
+    for batch in table.to_batches(max_chunksize=65536):
+        yield from map(render_event, batch.to_pylist())

@@ -98,20 +98,23 @@ class SummaryParser:
                 self._add(name + "_kib", pieces[1], line_no, self.block, in_kib=True)
         return True
 
-    def _add(self, metric: str, text: str, line_no: int, block: str | None,
-             in_kib: bool = False) -> None:
+    def _add(
+        self, metric: str, text: str, line_no: int, block: str | None, in_kib: bool = False
+    ) -> None:
         m = _NUMBER.fullmatch(text)
         assert m is not None
         suffix = m.group(2)
         scale = _SCALE[suffix] // (1000 if in_kib and suffix else 1)
-        self.rows.append({
-            "device": self.device or "",
-            "block": block or "device",
-            "cpu": self.cpu if block == self.block else None,
-            "metric": metric,
-            "value": int(m.group(1).replace(",", "")) * scale,
-            "scale": scale,
-            "text": text,
-            "line_no": line_no,
-            "group": self.group,
-        })
+        self.rows.append(
+            {
+                "device": self.device or "",
+                "block": block or "device",
+                "cpu": self.cpu if block == self.block else None,
+                "metric": metric,
+                "value": int(m.group(1).replace(",", "")) * scale,
+                "scale": scale,
+                "text": text,
+                "line_no": line_no,
+                "group": self.group,
+            }
+        )

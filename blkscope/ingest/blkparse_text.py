@@ -19,8 +19,14 @@ from blkscope.schemas import EVENTS
 
 _ACTION_STRINGS = pa.array(ACTIONS, pa.string())
 _RWBS_STRINGS = pa.array(
-    [render_rwbs(OPS[(c >> 1) & 3], bool(c & 1), bool(c & 8), bool(c & 16), bool(c & 32),
-                 bool(c & 64)) for c in range(128)], pa.string())
+    [
+        render_rwbs(
+            OPS[(c >> 1) & 3], bool(c & 1), bool(c & 8), bool(c & 16), bool(c & 32), bool(c & 64)
+        )
+        for c in range(128)
+    ],
+    pa.string(),
+)
 _OP_STRINGS = pa.array(OPS, pa.string())
 _C_R = (S.A_C, S.A_R)
 _UNPLUGS = (S.A_U, S.A_UT, S.A_T)
@@ -56,8 +62,16 @@ def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Arr
     return pa.array(values, type_, mask=~valid)
 
 
-def _fast_table(buf: np.ndarray, ints: np.ndarray, action: np.ndarray, rwbs: np.ndarray,
-                flags: np.ndarray, rows: np.ndarray, first_line_no: int, input_id: int) -> pa.Table:
+def _fast_table(
+    buf: np.ndarray,
+    ints: np.ndarray,
+    action: np.ndarray,
+    rwbs: np.ndarray,
+    flags: np.ndarray,
+    rows: np.ndarray,
+    first_line_no: int,
+    input_id: int,
+) -> pa.Table:
     m = len(rows)
     cols = np.ascontiguousarray(ints[:, rows])
     act = action[rows].astype(np.int64)
@@ -72,8 +86,12 @@ def _fast_table(buf: np.ndarray, ints: np.ndarray, action: np.ndarray, rwbs: np.
     data = np.empty(int((ends - starts).sum()), dtype=np.uint8)
     S.gather_spans(buf, starts, ends, offsets, data)
     comm = pa.StringArray.from_buffers(
-        m, pa.py_buffer(offsets), pa.py_buffer(data),
-        null_bitmap=pa.array(comm_valid).buffers()[1], null_count=int(is_cr.sum()))
+        m,
+        pa.py_buffer(offsets),
+        pa.py_buffer(data),
+        null_bitmap=pa.array(comm_valid).buffers()[1],
+        null_count=int(is_cr.sum()),
+    )
 
     def null(t: pa.DataType) -> pa.Array:
         return pa.nulls(m, t)
@@ -145,8 +163,15 @@ class BlkparseTextParser:
                 result.events = merged.take(pc.sort_indices(merged["line_no"]))
         return result
 
-    def _slow_lines(self, data: bytes, ints: np.ndarray, slow: np.ndarray, first: int,
-                    is_last: bool, result: ChunkResult) -> list[dict[str, Any]]:
+    def _slow_lines(
+        self,
+        data: bytes,
+        ints: np.ndarray,
+        slow: np.ndarray,
+        first: int,
+        is_last: bool,
+        result: ChunkResult,
+    ) -> list[dict[str, Any]]:
         rows = []
         for r in slow.tolist():
             s, e = int(ints[S.F_LINE_START, r]), int(ints[S.F_LINE_END, r])
@@ -161,14 +186,14 @@ class BlkparseTextParser:
                 reason = str(exc) if line.strip() else "blank line outside blkparse's summary"
                 if is_last and e == len(data):
                     reason = f"truncated last line (no newline at end of input): {reason}"
-                if self.strict:
-                    raise ParseError(self.path, line_no, reason,
-                                     hint="drop --strict to record bad lines in ingest_errors "
-                                          "and go on") from None
-                result.errors.append({
-                    "input_id": self.input_id, "line_no": line_no,
-                    "raw": line.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                    "reason": reason})
+                result.errors.append(
+                    {
+                        "input_id": self.input_id,
+                        "line_no": line_no,
+                        "raw": line.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+                        "reason": reason,
+                    }
+                )
                 continue
             row["line_no"] = line_no
             row["input_id"] = self.input_id
@@ -176,8 +201,9 @@ class BlkparseTextParser:
         return rows
 
 
-def parse_source(parser: BlkparseTextParser, source: Source,
-                 on_chunk: Callable[[int], None] | None = None) -> Iterator[ChunkResult]:
+def parse_source(
+    parser: BlkparseTextParser, source: Source, on_chunk: Callable[[int], None] | None = None
+) -> Iterator[ChunkResult]:
     """Yield parsed chunks of one input; refuse inputs that hold no blkparse events."""
     chunks = iter_chunks(source)
     current = next(chunks, None)
@@ -192,6 +218,14 @@ def parse_source(parser: BlkparseTextParser, source: Source,
         # A first chunk without a single event is another kind of file, not bad lines.
         if events == 0 and (upcoming is None or result.summary_lines == 0):
             raise describe_non_blkparse(source.path, head)
+        if parser.strict and result.errors:
+            first = result.errors[0]
+            raise ParseError(
+                source.path,
+                first["line_no"],
+                first["reason"],
+                hint="drop --strict to record bad lines in ingest_errors and go on",
+            )
         yield result
         if on_chunk:
             on_chunk(source.bytes_read)

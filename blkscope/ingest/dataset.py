@@ -61,8 +61,11 @@ class DatasetWriter:
     def __init__(self, out: Path) -> None:
         self.out = out
         if out.exists() and not is_dataset(out) and (not out.is_dir() or any(out.iterdir())):
-            raise DatasetError(str(out), "exists and is not a blkscope dataset; refusing to replace it",
-                               hint="choose another -o path or remove it first")
+            raise DatasetError(
+                str(out),
+                "exists and is not a blkscope dataset; refusing to replace it",
+                hint="choose another -o path or remove it first",
+            )
         out.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.tmp.mkdir()
@@ -71,8 +74,9 @@ class DatasetWriter:
     def __enter__(self) -> DatasetWriter:
         return self
 
-    def __exit__(self, et: type[BaseException] | None, ev: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
         if self.tmp.exists():
             for sink in self.sinks.values():
                 sink.queue.put(None)
@@ -88,8 +92,9 @@ class DatasetWriter:
         """Finish every table, write the manifest last, then move the folder into place."""
         for sink in self.sinks.values():
             sink.close()
-        manifest["tables"] = {name: {"file": f"{name}.parquet", "rows": s.rows}
-                              for name, s in self.sinks.items()}
+        manifest["tables"] = {
+            name: {"file": f"{name}.parquet", "rows": s.rows} for name, s in self.sinks.items()
+        }
         (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
         old = None
         if self.out.exists():
@@ -108,6 +113,10 @@ def is_dataset(path: Path) -> bool:
 def read_manifest(path: Path) -> dict[str, Any]:
     """Load a dataset's manifest, with a clear error when it is not a dataset."""
     if not is_dataset(path):
-        raise DatasetError(str(path), "not a blkscope dataset (no manifest.json)",
-                           hint="create one with 'blkscope ingest INPUT -o DATASET'")
-    return json.loads((path / MANIFEST).read_text())  # type: ignore[no-any-return]
+        raise DatasetError(
+            str(path),
+            "not a blkscope dataset (no manifest.json)",
+            hint="create one with 'blkscope ingest INPUT -o DATASET'",
+        )
+    manifest: dict[str, Any] = json.loads((path / MANIFEST).read_text())
+    return manifest

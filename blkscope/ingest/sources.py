@@ -50,6 +50,40 @@ class _HashingReader(io.RawIOBase):
         return n
 
 
+class _ZstdStream(io.RawIOBase):
+    """Decompress concatenated zstd frames; a stream cut inside a frame is an error, not EOF."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self.raw = raw
+        self.dctx = zstandard.ZstdDecompressor()
+        self.dobj = self.dctx.decompressobj()
+        self.pending = b""
+        self.in_frame = False
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        while not self.pending:
+            block = self.raw.read(1 << 20)
+            if not block:
+                if self.in_frame:
+                    raise EOFError("input ends inside a zstd frame")
+                return 0
+            while block:
+                self.in_frame = True
+                self.pending += self.dobj.decompress(block)
+                if not self.dobj.eof:
+                    break
+                block = self.dobj.unused_data
+                self.dobj = self.dctx.decompressobj()
+                self.in_frame = False
+        n = min(len(b), len(self.pending))
+        b[:n] = self.pending[:n]
+        self.pending = self.pending[n:]
+        return n
+
+
 @dataclass
 class Source:
     """One opened input: a decompressed byte stream plus what we learn about the file."""
@@ -82,8 +116,11 @@ def open_source(path: str) -> Source:
         size = None
     else:
         if os.path.isdir(path):
-            raise InputFormatError(path, "is a directory, expected a blkparse text file",
-                                   hint="pass the blkparse output file inside it")
+            raise InputFormatError(
+                path,
+                "is a directory, expected a blkparse text file",
+                hint="pass the blkparse output file inside it",
+            )
         try:
             raw = open(path, "rb")  # noqa: SIM115 - closed by Source.close
         except OSError as exc:
@@ -101,9 +138,9 @@ def open_source(path: str) -> Source:
     if compression == "gzip":
         stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
     elif compression == "zstd":
-        stream = zstandard.ZstdDecompressor().stream_reader(buffered, read_across_frames=True)  # type: ignore[assignment]
+        stream = io.BufferedReader(_ZstdStream(buffered), buffer_size=1 << 20)
     elif compression == "xz":
-        stream = lzma.LZMAFile(buffered)  # type: ignore[assignment]
+        stream = lzma.LZMAFile(buffered)  # type: ignore[assignment]  # noqa: SIM115
     elif compression == "bzip2":
         stream = bz2.BZ2File(buffered)  # type: ignore[assignment]
     return Source(path, stream, compression, size, hasher)
@@ -116,8 +153,9 @@ def iter_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
         try:
             block = source.stream.read(chunk_bytes)
         except (OSError, EOFError, lzma.LZMAError, zstandard.ZstdError) as exc:
-            raise InputFormatError(source.path, f"{source.compression} stream is corrupt or "
-                                   f"truncated: {exc}") from None
+            raise InputFormatError(
+                source.path, f"{source.compression} stream is corrupt or truncated: {exc}"
+            ) from None
         if not block:
             if rest:
                 yield rest
@@ -132,15 +170,28 @@ def iter_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
 
 
 _GUESSES = (
-    (re.compile(rb"avg-cpu:|^Device[: ]", re.M), "iostat output",
-     "pass it together with the capture folder once supported; for events, run blkparse first"),
+    (
+        re.compile(rb"avg-cpu:|^Device[: ]", re.M),
+        "iostat output",
+        "blkscope ingest takes blkparse text: run 'blkparse -i NAME -o NAME.txt' on the blktrace "
+        "files",
+    ),
     (re.compile(rb"procs -+memory|^ r  b ", re.M), "vmstat output", "run blkparse first"),
-    (re.compile(rb"^TIME\s+DEVICE\s+PAGES\s+REASON|^Tracing writeback", re.M),
-     "a writeback.bt log", "run blkparse first on the blktrace files"),
-    (re.compile(rb"^TIME\(s\)\s+COMM|^TIME\(ms\)\s+DISK|^TIMESTAMP", re.M), "a biosnoop log",
-     "run blkparse first on the blktrace files"),
-    (re.compile(rb"^\s*\S+-\d+\s+\[\d{3}\] \S+ +\d+\.\d+: ", re.M), "ftrace text (tracefs trace)",
-     "use blkparse on blktrace files"),
+    (
+        re.compile(rb"^TIME\s+DEVICE\s+PAGES\s+REASON|^Tracing writeback", re.M),
+        "a writeback.bt log",
+        "run blkparse first on the blktrace files",
+    ),
+    (
+        re.compile(rb"^TIME\(s\)\s+COMM|^TIME\(ms\)\s+DISK|^TIMESTAMP", re.M),
+        "a biosnoop log",
+        "run blkparse first on the blktrace files",
+    ),
+    (
+        re.compile(rb"^\s*\S+-\d+\s+\[\d{3}\] \S+ +\d+\.\d+: ", re.M),
+        "ftrace text (tracefs trace)",
+        "use blkparse on blktrace files",
+    ),
     (re.compile(rb"^(MemTotal|Dirty):", re.M), "/proc/meminfo samples", "run blkparse first"),
     (re.compile(rb"^=+ All Devices =+", re.M), "btt output", "pass blkparse's text output instead"),
 )
@@ -150,20 +201,35 @@ def describe_non_blkparse(path: str, head: bytes) -> InputFormatError:
     """Explain what an input that holds no blkparse events seems to be instead."""
     expected = "expected blkparse default-format text"
     if not head.strip():
-        return InputFormatError(path, f"empty input: {expected}",
-                                hint="run 'blkparse -i NAME -o NAME.txt' on the blktrace files")
+        return InputFormatError(
+            path,
+            f"empty input: {expected}",
+            hint="run 'blkparse -i NAME -o NAME.txt' on the blktrace files",
+        )
     if head.startswith((BLKTRACE_MAGIC_LE, BLKTRACE_MAGIC_BE)):
-        return InputFormatError(path, "this looks like a blktrace binary, not blkparse text",
-                                hint="run 'blkparse -i NAME -o NAME.txt' on the per-CPU files "
-                                     "(NAME.blktrace.N) and pass the text")
+        return InputFormatError(
+            path,
+            "this looks like a blktrace binary, not blkparse text",
+            hint="run 'blkparse -i NAME -o NAME.txt' on the per-CPU files "
+            "(NAME.blktrace.N) and pass the text",
+        )
     if head.startswith(b"PAR1"):
-        return InputFormatError(path, f"this is a Parquet file: {expected}",
-                                hint="pass the dataset folder to the analysis commands instead")
+        return InputFormatError(
+            path,
+            f"this is a Parquet file: {expected}",
+            hint="pass the dataset folder to the analysis commands instead",
+        )
     if b"\x00" in head[:4096]:
-        return InputFormatError(path, f"binary data: {expected}",
-                                hint="if these are blktrace per-CPU files, run blkparse first")
+        return InputFormatError(
+            path,
+            f"binary data: {expected}",
+            hint="if these are blktrace per-CPU files, run blkparse first",
+        )
     for pattern, what, hint in _GUESSES:
         if pattern.search(head):
             return InputFormatError(path, f"this looks like {what}: {expected}", hint=hint)
-    return InputFormatError(path, f"no blkparse event lines found: {expected}",
-                            hint="lines look like '  8,0    1   12 0.000012707  4321  Q  WS 1234 + 8 [dd]'")
+    return InputFormatError(
+        path,
+        f"no blkparse event lines found: {expected}",
+        hint="lines look like '  8,0    1   12 0.000012707  4321  Q  WS 1234 + 8 [dd]'",
+    )

@@ -1,0 +1,21 @@
+# blkscope developer tasks. `just` runs lint and tests.
+
+default: lint test
+
+# ruff (lint + format check) and mypy on the package
+lint:
+    ruff check blkscope tests fixtures bench
+    ruff format --check blkscope tests fixtures bench
+    mypy
+
+# the full test suite (the same command the README and CI run)
+test:
+    python -m pytest
+
+# ingest a >= 4 M-line trace: lines/s, MB/s, peak RSS, against wc -l (see bench/README in bench_ingest.py)
+bench *ARGS:
+    python bench/bench_ingest.py {{ARGS}}
+
+# the README's main job on the bundled fixture capture
+demo:
+    blkscope ingest fixtures/mq-writeback-30s/blkparse.txt.zst -o build/demo-mq-writeback-30s

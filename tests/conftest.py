@@ -1,0 +1,55 @@
+"""Shared paths and session-wide datasets for the tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from blkscope.ingest.blkparse_ingest import ingest_blkparse
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "fixtures"
+SHARED_CAPTURES = ROOT.parent / "shared" / "captures"
+MQ30 = FIXTURES / "mq-writeback-30s"
+LOOP_TAIL = FIXTURES / "loop-split-merge-tail"
+
+
+def read_zst(path: Path) -> bytes:
+    """Decompress a .zst file with the Python bindings (CI has no zstd binary)."""
+    with path.open("rb") as f:
+        return zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
+
+
+def shared_captures() -> list[Path]:
+    """Every capture folder in ../shared/captures (empty when it is not beside the checkout)."""
+    if not SHARED_CAPTURES.is_dir():
+        return []
+    return sorted(p for p in SHARED_CAPTURES.iterdir() if (p / "blkparse.txt.zst").exists())
+
+
+def all_blkparse_inputs() -> list[Path]:
+    """Fixture blkparse files plus those of every shared capture."""
+    fixtures = [MQ30 / "blkparse.txt.zst", LOOP_TAIL / "blkparse.txt.zst"]
+    return fixtures + [c / "blkparse.txt.zst" for c in shared_captures()]
+
+
+def input_id(path: Path) -> str:
+    """Readable pytest id for a capture input."""
+    return f"{path.parent.parent.name}/{path.parent.name}"
+
+
+@pytest.fixture(scope="session")
+def ingested(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Path]:
+    """Lazily ingest each blkparse input once per session; maps input -> dataset folder."""
+    cache: dict[Path, Path] = {}
+
+    class _Lazy(dict):  # type: ignore[type-arg]
+        def __missing__(self, key: Path) -> Path:
+            out = tmp_path_factory.mktemp("ds") / "ds"
+            ingest_blkparse([str(key)], out)
+            self[key] = out
+            return out
+
+    return _Lazy(cache)

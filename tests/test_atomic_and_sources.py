@@ -1,0 +1,111 @@
+"""Interrupted ingests leave the previous dataset intact; every compression reads the same."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from blkscope.cli import app
+from blkscope.ingest import blkparse_text, sources
+from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from tests.conftest import MQ30, read_zst
+
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def mq30_text() -> bytes:
+    return read_zst(MQ30 / "blkparse.txt.zst")
+
+
+def test_interrupt_mid_ingest_keeps_the_previous_dataset(
+    tmp_path: Path, mq30_text: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(mq30_text)
+    out = tmp_path / "ds"
+    ingest_blkparse([str(src)], out)
+    before = (out / "manifest.json").read_text()
+    monkeypatch.setattr(sources, "CHUNK_BYTES", 1 << 20)
+    monkeypatch.setattr(
+        blkparse_text, "iter_chunks", lambda source: sources.iter_chunks(source, 1 << 20)
+    )
+    original = blkparse_text.BlkparseTextParser.parse_chunk
+    calls = {"n": 0}
+
+    def interrupted(self: blkparse_text.BlkparseTextParser, data: bytes, is_last: bool):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return original(self, data, is_last)
+
+    monkeypatch.setattr(blkparse_text.BlkparseTextParser, "parse_chunk", interrupted)
+    result = runner.invoke(app, ["ingest", str(src), "-o", str(out)])
+    assert result.exit_code == 130
+    assert result.stderr.strip() == "interrupted: no dataset written, any previous one is intact"
+    assert calls["n"] == 3
+    assert (out / "manifest.json").read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in.txt"]
+
+
+@pytest.mark.parametrize(
+    "compress",
+    [gzip.compress, lzma.compress, bz2.compress, None],
+    ids=["gzip", "xz", "bzip2", "zstd-file"],
+)
+def test_compressed_inputs_give_the_same_events(
+    tmp_path: Path, mq30_text: bytes, compress: object
+) -> None:
+    if compress is None:
+        src = MQ30 / "blkparse.txt.zst"
+    else:
+        src = tmp_path / "in.any"
+        src.write_bytes(compress(mq30_text))  # type: ignore[operator]
+    ingest_blkparse([str(src)], tmp_path / "ds")
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    assert manifest["inputs"][0]["lines"] == 75560
+    assert (
+        manifest["inputs"][0]["compression"]
+        == {gzip.compress: "gzip", lzma.compress: "xz", bz2.compress: "bzip2", None: "zstd"}[
+            compress
+        ]
+    )  # type: ignore[index]
+    events = pq.read_table(tmp_path / "ds" / "events.parquet")
+    assert events.num_rows == 75532
+    assert events["time_ns"][-1].as_py() == 34_489_643_432
+
+
+def test_two_inputs_are_numbered_and_hashed(tmp_path: Path, mq30_text: bytes) -> None:
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    lines = mq30_text.split(b"\n")
+    a.write_bytes(b"\n".join(lines[:100]) + b"\n")
+    b.write_bytes(b"\n".join(lines[100:300]) + b"\n")
+    manifest = ingest_blkparse([str(a), str(b)], tmp_path / "ds")
+    import hashlib
+
+    assert [i["sha256"] for i in manifest["inputs"]] == [
+        hashlib.sha256(a.read_bytes()).hexdigest(),
+        hashlib.sha256(b.read_bytes()).hexdigest(),
+    ]
+    events = pq.read_table(tmp_path / "ds" / "events.parquet")
+    assert events.group_by("input_id").aggregate([("line_no", "max")]).to_pylist() == [
+        {"input_id": 0, "line_no_max": 100},
+        {"input_id": 1, "line_no_max": 200},
+    ]
+
+
+def test_a_corrupt_zstd_stream_is_a_clear_error(tmp_path: Path) -> None:
+    data = (MQ30 / "blkparse.txt.zst").read_bytes()
+    src = tmp_path / "cut.zst"
+    src.write_bytes(data[: len(data) // 2])
+    result = runner.invoke(app, ["ingest", str(src), "-o", str(tmp_path / "ds")])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f"error: {src}: zstd stream is corrupt or truncated")
+    assert not (tmp_path / "ds").exists()
