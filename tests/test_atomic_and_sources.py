@@ -37,16 +37,16 @@ def test_interrupt_mid_ingest_keeps_the_previous_dataset(
     monkeypatch.setattr(
         blkparse_text, "iter_chunks", lambda source: sources.iter_chunks(source, 1 << 20)
     )
-    original = blkparse_text.BlkparseTextParser.parse_chunk
+    original = blkparse_text.BlkparseTextParser.finish
     calls = {"n": 0}
 
-    def interrupted(self: blkparse_text.BlkparseTextParser, data: bytes, is_last: bool):  # type: ignore[no-untyped-def]
+    def interrupted(self: blkparse_text.BlkparseTextParser, scanned: object, is_last: bool):  # type: ignore[no-untyped-def]
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
-        return original(self, data, is_last)
+        return original(self, scanned, is_last)
 
-    monkeypatch.setattr(blkparse_text.BlkparseTextParser, "parse_chunk", interrupted)
+    monkeypatch.setattr(blkparse_text.BlkparseTextParser, "finish", interrupted)
     result = runner.invoke(app, ["ingest", str(src), "-o", str(out)])
     assert result.exit_code == 130
     assert result.stderr.strip() == "interrupted: no dataset written, any previous one is intact"

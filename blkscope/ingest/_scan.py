@@ -105,66 +105,73 @@ def _plain_comm(buf, s, e):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _header(buf, p, n, ints, r):  # type: ignore[no-untyped-def]
+    """Parse the seven header fields from p; return (action code or -1, rwbs code, position)."""
+    p = _spaces(buf, p, n)
+    v, p, nd = _uint(buf, p, n)
+    if nd == 0 or p >= n or buf[p] != 44:
+        return -1, 0, p
+    ints[F_MAJOR, r] = v
+    v, p, nd = _uint(buf, p + 1, n)
+    if nd == 0 or p >= n or buf[p] != 32:
+        return -1, 0, p
+    ints[F_MINOR, r] = v
+    p = _spaces(buf, p, n)
+    v, p, nd = _uint(buf, p, n)
+    if nd == 0 or p >= n or buf[p] != 32:
+        return -1, 0, p
+    ints[F_CPU, r] = v
+    p = _spaces(buf, p, n)
+    v, p, nd = _uint(buf, p, n)
+    if nd == 0 or p >= n or buf[p] != 32:
+        return -1, 0, p
+    ints[F_SEQ, r] = v
+    p = _spaces(buf, p, n)
+    v, p, nd = _uint(buf, p, n)
+    if nd == 0 or p >= n or buf[p] != 46:
+        return -1, 0, p
+    v2, p, nd = _uint(buf, p + 1, n)
+    if nd != 9 or p >= n or buf[p] != 32:
+        return -1, 0, p
+    ints[F_TIME, r] = v * 1000000000 + v2
+    p = _spaces(buf, p, n)
+    v, p, nd = _uint(buf, p, n)
+    if nd == 0 or p >= n or buf[p] != 32:
+        return -1, 0, p
+    ints[F_PID, r] = v
+    p = _spaces(buf, p, n)
+    if p >= n or buf[p] == 10:
+        return -1, 0, p
+    a, p = _action(buf, p, n)
+    if a < 0 or a in (A_A, A_m) or p >= n or buf[p] != 32:
+        return -1, 0, p
+    p = _spaces(buf, p, n)
+    code, p = _rwbs(buf, p, n)
+    if code < 0:
+        return -1, 0, p
+    return a, code, p + 1  # past the single space blkparse prints after RWBS
+
+
+@njit(cache=True, nogil=True)
 def scan_lines(buf, n, ints, action, rwbs, status, flags):  # type: ignore[no-untyped-def]
     """Parse lines of buf[:n]; fill one column per field; return the number of lines."""
     i = 0
     row = 0
     while i < n:
         s = i
-        e = i
+        r = row
+        row += 1
+        status[r] = STATUS_SLOW
+        flags[r] = 0
+        a, code, p = _header(buf, s, n, ints, r)
+        # Header fields never span a newline, so the line end is found from where parsing stopped.
+        e = min(p, n)
         while e < n and buf[e] != 10:
             e += 1
         i = e + 1
-        ints[F_LINE_START, row] = s
-        ints[F_LINE_END, row] = e
-        status[row] = STATUS_SLOW
-        flags[row] = 0
-        r = row
-        row += 1
-        p = _spaces(buf, s, e)
-        v, p, nd = _uint(buf, p, e)
-        if nd == 0 or p >= e or buf[p] != 44:
-            continue
-        ints[F_MAJOR, r] = v
-        v, p, nd = _uint(buf, p + 1, e)
-        if nd == 0 or p >= e or buf[p] != 32:
-            continue
-        ints[F_MINOR, r] = v
-        p = _spaces(buf, p, e)
-        v, p, nd = _uint(buf, p, e)
-        if nd == 0 or p >= e or buf[p] != 32:
-            continue
-        ints[F_CPU, r] = v
-        p = _spaces(buf, p, e)
-        v, p, nd = _uint(buf, p, e)
-        if nd == 0 or p >= e or buf[p] != 32:
-            continue
-        ints[F_SEQ, r] = v
-        p = _spaces(buf, p, e)
-        v, p, nd = _uint(buf, p, e)
-        if nd == 0 or p >= e or buf[p] != 46:
-            continue
-        v2, p, nd = _uint(buf, p + 1, e)
-        if nd != 9 or p >= e or buf[p] != 32:
-            continue
-        ints[F_TIME, r] = v * 1000000000 + v2
-        p = _spaces(buf, p, e)
-        v, p, nd = _uint(buf, p, e)
-        if nd == 0 or p >= e or buf[p] != 32:
-            continue
-        ints[F_PID, r] = v
-        p = _spaces(buf, p, e)
-        if p >= e:
-            continue
-        a, p = _action(buf, p, e)
-        if a < 0 or a in (A_A, A_m) or p >= e or buf[p] != 32:
-            continue
-        p = _spaces(buf, p, e)
-        code, p = _rwbs(buf, p, e)
-        if code < 0:
-            continue
-        p += 1  # the single space blkparse prints after RWBS
-        if p >= e:
+        ints[F_LINE_START, r] = s
+        ints[F_LINE_END, r] = e
+        if a < 0 or p >= e:
             continue
         action[r] = a
         rwbs[r] = code

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,18 +46,50 @@ class ChunkResult:
     summary_lines: int = 0
 
 
-class _Buffers:
-    """Scan outputs reused across chunks, grown when a chunk has more lines."""
+_THREAD = threading.local()
 
-    def __init__(self) -> None:
-        self.capacity = 0
-        self.arrays: tuple[np.ndarray, ...] = ()
 
-    def get(self, nlines: int) -> tuple[np.ndarray, ...]:
-        if nlines > self.capacity:
-            self.capacity = max(nlines, int(self.capacity * 1.5))
-            self.arrays = S.alloc(self.capacity)
-        return self.arrays
+def _buffers(nlines: int) -> tuple[np.ndarray, ...]:
+    """Scan outputs reused per thread across chunks, grown when a chunk has more lines."""
+    capacity = getattr(_THREAD, "capacity", 0)
+    if nlines > capacity:
+        _THREAD.capacity = max(nlines, int(capacity * 1.5))
+        _THREAD.arrays = S.alloc(_THREAD.capacity)
+    arrays: tuple[np.ndarray, ...] = _THREAD.arrays
+    return arrays
+
+
+@dataclass
+class _Scanned:
+    """A chunk after the bulk scan: the fast rows as a table, the other lines still to read."""
+
+    data: bytes
+    table: pa.Table
+    first: int
+    lines: int
+    slow: list[tuple[int, int, int]]  # (row, start, end) of lines the scanner left alone
+
+
+def scan_chunk(data: bytes, first: int, input_id: int) -> _Scanned:
+    """Scan a chunk whose first line is line `first`; safe to run in several threads."""
+    nlines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ints, action, rwbs, status, flags = _buffers(nlines)
+    n = S.scan_lines(buf, len(buf), ints, action, rwbs, status, flags)
+    st = status[:n]
+    table = _fast_table(
+        buf, ints, action, rwbs, flags, np.flatnonzero(st == S.STATUS_OK), first, input_id
+    )
+    slow_rows = np.flatnonzero(st != S.STATUS_OK)
+    slow = list(
+        zip(
+            slow_rows.tolist(),
+            ints[S.F_LINE_START, slow_rows].tolist(),
+            ints[S.F_LINE_END, slow_rows].tolist(),
+            strict=True,
+        )
+    )
+    return _Scanned(data, table, first, n, slow)
 
 
 def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
@@ -132,51 +168,33 @@ def _fast_table(
 
 
 class BlkparseTextParser:
-    """Parse one input's chunks in order; keeps state (summary, line numbers) across chunks."""
+    """Finish scanned chunks in input order; keeps the summary and error state across chunks."""
 
     def __init__(self, path: str, input_id: int, strict: bool) -> None:
         self.path = path
         self.input_id = input_id
         self.strict = strict
         self.summary = SummaryParser()
-        self.next_line_no = 1
-        self.buffers = _Buffers()
 
-    def parse_chunk(self, data: bytes, is_last: bool) -> ChunkResult:
-        """Parse a chunk that ends on a newline (or at the end of the input)."""
-        nlines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-        buf = np.frombuffer(data, dtype=np.uint8)
-        ints, action, rwbs, status, flags = self.buffers.get(nlines)
-        n = S.scan_lines(buf, len(buf), ints, action, rwbs, status, flags)
-        first = self.next_line_no
-        self.next_line_no += n
-        st = status[:n]
-        fast_rows = np.flatnonzero(st == S.STATUS_OK)
-        table = _fast_table(buf, ints, action, rwbs, flags, fast_rows, first, self.input_id)
-        result = ChunkResult(table, lines=n)
-        slow = np.flatnonzero(st != S.STATUS_OK)
-        if len(slow):
-            rows = self._slow_lines(data, ints, slow, first, is_last, result)
+    def finish(self, scanned: _Scanned, is_last: bool) -> ChunkResult:
+        """Read the lines the scanner left alone (odd events, summary, errors) and merge."""
+        result = ChunkResult(scanned.table, lines=scanned.lines)
+        if scanned.slow:
+            rows = self._slow_lines(scanned, is_last, result)
             if rows:
-                extra = pa.Table.from_pylist(rows, schema=EVENTS)
-                merged = pa.concat_tables([table, extra])
+                merged = pa.concat_tables(
+                    [scanned.table, pa.Table.from_pylist(rows, schema=EVENTS)]
+                )
                 result.events = merged.take(pc.sort_indices(merged["line_no"]))
         return result
 
     def _slow_lines(
-        self,
-        data: bytes,
-        ints: np.ndarray,
-        slow: np.ndarray,
-        first: int,
-        is_last: bool,
-        result: ChunkResult,
+        self, scanned: _Scanned, is_last: bool, result: ChunkResult
     ) -> list[dict[str, Any]]:
         rows = []
-        for r in slow.tolist():
-            s, e = int(ints[S.F_LINE_START, r]), int(ints[S.F_LINE_END, r])
-            line = data[s:e].decode("utf-8", "surrogateescape")
-            line_no = first + r
+        for r, s, e in scanned.slow:
+            line = scanned.data[s:e].decode("utf-8", "surrogateescape")
+            line_no = scanned.first + r
             try:
                 row = parse_event_line(line)
             except LineError as exc:
@@ -184,7 +202,7 @@ class BlkparseTextParser:
                     result.summary_lines += 1
                     continue
                 reason = str(exc) if line.strip() else "blank line outside blkparse's summary"
-                if is_last and e == len(data):
+                if is_last and e == len(scanned.data):
                     reason = f"truncated last line (no newline at end of input): {reason}"
                 result.errors.append(
                     {
@@ -201,6 +219,21 @@ class BlkparseTextParser:
         return rows
 
 
+def _scanned_in_order(chunks: Iterator[bytes], input_id: int) -> Iterator[tuple[_Scanned, bool]]:
+    """Scan chunks on two threads (the scanner releases the GIL); yield them in input order."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending: deque[Future[_Scanned]] = deque()
+        first = 1
+        for chunk in chunks:
+            pending.append(pool.submit(scan_chunk, chunk, first, input_id))
+            first += chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+            if len(pending) > 2:
+                yield pending.popleft().result(), False
+        while pending:
+            scanned = pending.popleft().result()
+            yield scanned, not pending
+
+
 def parse_source(
     parser: BlkparseTextParser, source: Source, on_chunk: Callable[[int], None] | None = None
 ) -> Iterator[ChunkResult]:
@@ -211,12 +244,11 @@ def parse_source(
     if current is None or b"\x00" in head[:4096]:
         raise describe_non_blkparse(source.path, head)
     events = 0
-    while current is not None:
-        upcoming = next(chunks, None)
-        result = parser.parse_chunk(current, is_last=upcoming is None)
+    for scanned, is_last in _scanned_in_order(itertools.chain([current], chunks), parser.input_id):
+        result = parser.finish(scanned, is_last)
         events += result.events.num_rows
         # A first chunk without a single event is another kind of file, not bad lines.
-        if events == 0 and (upcoming is None or result.summary_lines == 0):
+        if events == 0 and (is_last or result.summary_lines == 0):
             raise describe_non_blkparse(source.path, head)
         if parser.strict and result.errors:
             first = result.errors[0]
@@ -229,4 +261,3 @@ def parse_source(
         yield result
         if on_chunk:
             on_chunk(source.bytes_read)
-        current = upcoming

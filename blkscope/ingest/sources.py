@@ -18,7 +18,7 @@ import zstandard
 
 from blkscope.errors import InputFormatError
 
-CHUNK_BYTES = 8 << 20
+CHUNK_BYTES = 4 << 20
 
 _MAGICS = (
     (b"\x1f\x8b", "gzip"),
