@@ -1,0 +1,122 @@
+"""The period finder on synthetic series of known period, on aperiodic noise, and on real bursts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from blkscope.analyze.periodicity import NS, bursts, find_periods, matching_knobs
+from blkscope.analyze.views import connect, query_table
+from tests.conftest import SHARED_CAPTURES
+
+
+def _pulses(
+    period: float,
+    span: float,
+    rng: np.random.Generator,
+    jitter: float = 0.05,
+    keep: float = 1.0,
+    events: int = 20,
+) -> np.ndarray:
+    starts = np.arange(rng.uniform(0, period), span, period)
+    starts = starts[rng.uniform(size=starts.size) < keep]
+    starts = starts + rng.normal(0, jitter, starts.size)
+    ev = (starts[:, None] + rng.uniform(0, 0.2, (starts.size, events))).ravel()
+    return np.sort((ev[(ev >= 0) & (ev < span)] * NS).astype(np.int64))
+
+
+@pytest.mark.parametrize("period", [2.0, 5.0, 7.5, 10.0])
+def test_known_periods_are_recovered(period: float) -> None:
+    """Blind search (no knob near 2 or 7.5 s): 12 or more cycles with some bursts missing."""
+    rng = np.random.default_rng(int(period * 10))
+    errors = []
+    span = 12 * period / 0.8
+    for _ in range(20):
+        times = _pulses(period, span, rng, jitter=0.05, keep=0.8)
+        found = find_periods(times, (0, int(span * NS)), knobs={})
+        if found:
+            errors.append(abs(found[0].period_s - period))
+    assert len(errors) >= 18
+    assert max(errors) < 0.2
+    assert float(np.median(errors)) < 0.05
+
+
+def test_noise_among_bursts_does_not_hide_the_period() -> None:
+    rng = np.random.default_rng(7)
+    hits = 0
+    for _ in range(20):
+        periodic = _pulses(5.0, 120.0, rng, jitter=0.1, keep=0.7)
+        noise = np.sort(rng.uniform(0, 120, 8) * NS).astype(np.int64)
+        found = find_periods(np.concatenate([periodic, noise]), (0, 120 * NS))
+        hits += bool(found) and abs(found[0].period_s - 5.0) < 0.2
+    assert hits >= 18
+
+
+def test_aperiodic_bursts_rarely_yield_a_period() -> None:
+    """Poisson bursts at alpha = 0.01: false positives stay near the nominal rate."""
+    rng = np.random.default_rng(11)
+    false = 0
+    trials = 300
+    for _ in range(trials):
+        times = np.sort(rng.uniform(0, 60, rng.integers(5, 40)) * NS).astype(np.int64)
+        false += bool(find_periods(times, (0, 60 * NS)))
+    assert false / trials <= 0.03
+
+
+def test_a_knob_interval_is_confirmed_from_few_bursts() -> None:
+    """Six writeback wakeups 5.12 s apart in 30 s: too few for a blind search, enough for 5 s."""
+    times = ((4.27 + 5.12 * np.arange(6)) * NS).astype(np.int64)
+    assert find_periods(times, (0, 30 * NS), knobs={}) == []
+    (found,) = find_periods(times, (0, 30 * NS))
+    assert abs(found.period_s - 5.12) < 0.05
+    assert found.p_value < 0.01
+    assert abs(found.phase_s - 4.27) < 0.05
+
+
+def test_too_few_bursts_or_too_short_a_span_give_nothing() -> None:
+    assert find_periods(np.array([0, 5 * NS, 10 * NS], dtype=np.int64), (0, 60 * NS)) == []
+    assert find_periods(np.arange(10, dtype=np.int64) * NS, (0, 2 * NS)) == []
+
+
+def test_bursts_merge_events_closer_than_the_gap() -> None:
+    t = np.array([0, 0.1, 0.2, 3.0, 3.05, 9.0]) * NS
+    assert (bursts(t.astype(np.int64), 0.5) / NS).tolist() == [0.0, 3.0, 9.0]
+
+
+def test_periods_are_named_after_the_knobs_they_match() -> None:
+    assert matching_knobs(5.12) == ["vm.dirty_writeback_centisecs", "jbd2 commit interval"]
+    assert matching_knobs(30.4) == ["vm.dirty_expire_centisecs"]
+    assert matching_knobs(10.0, {"vm.dirty_writeback_centisecs": 10.0}) == [
+        "vm.dirty_writeback_centisecs"
+    ]
+    assert matching_knobs(7.0) == []
+
+
+@pytest.mark.skipif(not (SHARED_CAPTURES / "mq-writeback-60s").exists(), reason="needs ../shared")
+def test_kworker_write_bursts_of_the_60s_capture_repeat_every_5_s(
+    ingested: dict[Path, Path],
+) -> None:
+    ds = ingested[SHARED_CAPTURES / "mq-writeback-60s" / "blkparse.txt.zst"]
+    con = connect(ds)
+    times = query_table(
+        con,
+        "SELECT time_ns FROM events WHERE action = 'Q' AND op = 'W' AND comm LIKE 'kworker/u%'",
+    )["time_ns"].to_numpy()
+    span = con.execute("SELECT min(time_ns), max(time_ns) FROM events").fetchone()
+    assert span is not None
+    (period,) = find_periods(times, span)
+    assert abs(period.period_s - 5.0) <= 0.2
+    assert matching_knobs(period.period_s)[0] == "vm.dirty_writeback_centisecs"
+
+
+@pytest.mark.skipif(not (SHARED_CAPTURES / "mq-writeback-30s").exists(), reason="needs ../shared")
+def test_three_kworker_bursts_in_30_s_are_not_called_periodic(ingested: dict[Path, Path]) -> None:
+    ds = ingested[SHARED_CAPTURES / "mq-writeback-30s" / "blkparse.txt.zst"]
+    con = connect(ds)
+    times = query_table(
+        con, "SELECT time_ns FROM events WHERE action = 'Q' AND op = 'W' AND comm LIKE 'kworker/u%'"
+    )["time_ns"].to_numpy()
+    assert [round(b / NS, 2) for b in bursts(times, 0.5)] == [19.71, 24.83, 30.46]
+    assert find_periods(times, (0, 34_489_643_432)) == []
