@@ -6,7 +6,9 @@ import pyarrow as pa
 
 from blkscope.schemas._declare import doc_of, field, schema
 from blkscope.schemas.events import EVENTS
+from blkscope.schemas.bios import BIOS
 from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
+from blkscope.schemas.requests import REQUESTS
 
 SCHEMA_VERSION = 1
 
@@ -14,12 +16,16 @@ TABLES: dict[str, pa.Schema] = {
     "events": EVENTS,
     "blkparse_summary": BLKPARSE_SUMMARY,
     "ingest_errors": INGEST_ERRORS,
+    "requests": REQUESTS,
+    "bios": BIOS,
 }
 
 __all__ = [
+    "BIOS",
     "BLKPARSE_SUMMARY",
     "EVENTS",
     "INGEST_ERRORS",
+    "REQUESTS",
     "SCHEMA_VERSION",
     "TABLES",
     "doc_of",
