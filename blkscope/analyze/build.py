@@ -21,6 +21,7 @@ from blkscope.schemas import TABLES
 BUILD_ORDER: list[tuple[str, str]] = [
     ("requests", "_requests_build"),
     ("bios", "_bios_build"),
+    ("stage_stats", "_stage_stats_build"),
 ]
 
 

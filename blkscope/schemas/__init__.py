@@ -5,10 +5,11 @@ from __future__ import annotations
 import pyarrow as pa
 
 from blkscope.schemas._declare import doc_of, field, schema
-from blkscope.schemas.events import EVENTS
 from blkscope.schemas.bios import BIOS
+from blkscope.schemas.events import EVENTS
 from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
 from blkscope.schemas.requests import REQUESTS
+from blkscope.schemas.stage_stats import STAGE_STATS
 
 SCHEMA_VERSION = 1
 
@@ -18,6 +19,7 @@ TABLES: dict[str, pa.Schema] = {
     "ingest_errors": INGEST_ERRORS,
     "requests": REQUESTS,
     "bios": BIOS,
+    "stage_stats": STAGE_STATS,
 }
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "INGEST_ERRORS",
     "REQUESTS",
     "SCHEMA_VERSION",
+    "STAGE_STATS",
     "TABLES",
     "doc_of",
     "field",
