@@ -15,13 +15,33 @@ STAGE_STATS = schema(
     [
         field("dev_major", pa.int32(), "Device major number.", nullable=False),
         field("dev_minor", pa.int32(), "Device minor number.", nullable=False),
-        field("level", pa.string(), "'process' (op class x process), 'class' (op class), 'op' "
-              "(read/write/discard/flush) or 'device' (everything).", nullable=False),
-        field("op_class", pa.string(), "read, write, discard, flush or other, with /sync and /meta "
-              "appended at level process/class; '*' at level device.", nullable=False),
-        field("process", pa.string(), "Submitting comm at level process; '*' otherwise.", nullable=False),
-        field("stage", pa.string(), "Q2G G2I I2D Q2M M2D D2C Q2C Q2Q (btt's meanings; D2C and Q2C of "
-              "a bio use its request's last D and its last completion).", nullable=False),
+        field(
+            "level",
+            pa.string(),
+            "'process' (op class x process), 'class' (op class), 'op' "
+            "(read/write/discard/flush) or 'device' (everything).",
+            nullable=False,
+        ),
+        field(
+            "op_class",
+            pa.string(),
+            "read, write, discard, flush or other, with /sync and /meta "
+            "appended at level process/class; '*' at level device.",
+            nullable=False,
+        ),
+        field(
+            "process",
+            pa.string(),
+            "Submitting comm at level process; '*' otherwise.",
+            nullable=False,
+        ),
+        field(
+            "stage",
+            pa.string(),
+            "Q2G G2I I2D Q2M M2D D2C Q2C Q2Q (btt's meanings; D2C and Q2C of "
+            "a bio use its request's last D and its last completion).",
+            nullable=False,
+        ),
         field("n", _I64, "Number of latencies.", nullable=False),
         field("min_ns", _I64, "Minimum, ns.", nullable=False),
         field("mean_ns", pa.float64(), "Mean, ns (not an integer).", nullable=False),

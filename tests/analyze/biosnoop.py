@@ -12,7 +12,9 @@ import pyarrow as pa
 def read_biosnoop(path: Path, disk: str) -> pa.Table:
     """Rows of one DISK from `TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)`; times in ns."""
     text = subprocess.run(["zstd", "-dc", str(path)], capture_output=True, check=True).stdout
-    rows: dict[str, list[object]] = {k: [] for k in ("t_ns", "rwbs", "sector", "nsectors", "lat_ns")}
+    rows: dict[str, list[object]] = {
+        k: [] for k in ("t_ns", "rwbs", "sector", "nsectors", "lat_ns")
+    }
     for line in text.decode(errors="replace").splitlines():
         toks = line.split()
         if len(toks) < 8 or not toks[0][0].isdigit() or toks[-5] != disk:
@@ -40,7 +42,8 @@ def match_biosnoop(con: duckdb.DuckDBPyConnection, snoop: pa.Table) -> dict[str,
              r AS (SELECT sector, nsectors, any_value(c_time_ns) AS c FROM requests
                    WHERE kind = 'data' AND c_time_ns IS NOT NULL GROUP BY ALL HAVING count(*) = 1)
         SELECT median(r.c - s.t)::BIGINT FROM s JOIN r USING (sector, nsectors)""").fetchone()[0]
-    row = con.execute("""
+    row = con.execute(
+        """
         WITH s AS (SELECT row_number() OVER () AS id, * FROM snoop WHERE nsectors > 0),
              m AS (SELECT s.id, arg_min(r.d2c_ns, abs(r.c_time_ns - (s.t_ns + $off))) AS d2c,
                           min(abs(r.c_time_ns - (s.t_ns + $off))) AS dt, any_value(s.lat_ns) AS lat
@@ -51,8 +54,16 @@ def match_biosnoop(con: duckdb.DuckDBPyConnection, snoop: pa.Table) -> dict[str,
                count(*) FILTER (dt <= 1000000),
                count(*) FILTER (dt <= 1000000 AND abs(d2c - lat) <= 50000),
                median(dt) FILTER (dt <= 1000000)
-        FROM m""", {"off": offset}).fetchone()
+        FROM m""",
+        {"off": offset},
+    ).fetchone()
     sized, found, agree, median_dt = row
-    return {"offset_ns": offset, "sized": sized, "found": found, "agree": agree,
-            "found_share": found / sized, "agree_share": agree / max(found, 1),
-            "median_c_gap_ns": median_dt}
+    return {
+        "offset_ns": offset,
+        "sized": sized,
+        "found": found,
+        "agree": agree,
+        "found_share": found / sized,
+        "agree_share": agree / max(found, 1),
+        "median_c_gap_ns": median_dt,
+    }
