@@ -51,8 +51,8 @@ def test_btt_multi_second_q2g_is_a_stale_split_q(analyzed: dict[str, Path]) -> N
     btt = read_btt_avg(capture("mq-writeback-30s") / "btt" / "btt.avg")
     assert btt["Q2G"][2] == 29.364806237 and btt["Q2G"][1] > 4.5  # seconds
     with connect(analyzed["mq-writeback-30s"]) as con:
-        lines = dict(con.execute("""
-            SELECT line_no, time_ns FROM events WHERE line_no IN (2273, 73707, 73708)""").fetchall())
+        lines = dict(con.execute(
+            "SELECT line_no, time_ns FROM events WHERE line_no IN (2273, 73707, 73708)").fetchall())
         split_q = con.execute("""
             SELECT sector, nsectors, pieces, q2c_ns FROM bios
             WHERE q_eid = 2273""").fetchone()
