@@ -92,13 +92,14 @@ def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
 def analyze(
     dataset: Annotated[Path, typer.Argument(help="Dataset folder written by 'blkscope ingest'.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    interval: Annotated[float, typer.Option("--interval", help="iostat interval, seconds.")] = 1.0,
 ) -> None:
     """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
     from blkscope.analyze.build import analyze_dataset
     from blkscope.analyze.summary import device_summary, render_summary
 
     try:
-        with analyze_dataset(dataset) as con:
+        with analyze_dataset(dataset, interval_ns=round(interval * 1e9)) as con:
             devices = device_summary(con)
     except BlkscopeError as exc:
         raise _fail(exc) from None

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +21,7 @@ BUILD_ORDER: list[tuple[str, str]] = [
     ("requests", "_requests_build"),
     ("bios", "_bios_build"),
     ("stage_stats", "_stage_stats_build"),
+    ("iostat", "_iostat_build"),
 ]
 
 
@@ -41,13 +41,20 @@ def _save_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
     os.replace(tmp, dataset / MANIFEST)
 
 
-def analyze_dataset(dataset: Path, extra: dict[str, Callable[[duckdb.DuckDBPyConnection], str]]
-                    | None = None) -> duckdb.DuckDBPyConnection:
-    """Write every analysis table into the dataset, register them, and return the connection."""
+def analyze_dataset(dataset: Path, interval_ns: int = 1_000_000_000,
+                    origin_ns: int = 0) -> duckdb.DuckDBPyConnection:
+    """Write every analysis table into the dataset, register them, and return the connection.
+
+    interval_ns and origin_ns (trace ns) set the bins of the iostat table.
+    """
+    if interval_ns <= 0:
+        raise DatasetError(str(dataset), f"interval must be positive, got {interval_ns} ns")
     manifest = read_manifest(dataset)
     if "events" not in manifest.get("tables", {}):
         raise DatasetError(str(dataset), "has no events table", hint="ingest a trace first")
     con = connect(dataset)
+    con.execute(f"SET VARIABLE blkscope_interval_ns = {int(interval_ns)}")
+    con.execute(f"SET VARIABLE blkscope_origin_ns = {int(origin_ns)}")
     for name, view in BUILD_ORDER:
         register_views(con)
         path = dataset / f"{name}.parquet"
@@ -58,5 +65,7 @@ def analyze_dataset(dataset: Path, extra: dict[str, Callable[[duckdb.DuckDBPyCon
         manifest["tables"][name] = {"file": path.name, "rows": rows}
         register_table(con, name, path)
     _save_manifest(dataset, manifest)
-    register_views(con)
+    left_out = register_views(con)
+    if left_out:  # every view must bind once all tables exist; anything else is a bug
+        raise DatasetError(str(dataset), f"views failed to bind: {', '.join(left_out)}")
     return con

@@ -26,8 +26,9 @@ def register_table(con: duckdb.DuckDBPyConnection, name: str, parquet: Path) -> 
 def register_views(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Define every SQL view whose inputs exist; return the names left out.
 
-    Views over analyze outputs (requests, bios) only bind once `blkscope analyze` wrote them, and
-    views depend on each other in any file order, so retry until no more can be defined.
+    Views over analyze outputs (requests, bios) only bind once `blkscope analyze` wrote them (or
+    rewrote them with the current columns), and views depend on each other in any file order,
+    so retry until no more can be defined.
     """
     pending = dict(sql_views())
     while pending:
@@ -35,7 +36,7 @@ def register_views(con: duckdb.DuckDBPyConnection) -> list[str]:
         for name, select in pending.items():
             try:
                 con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
-            except duckdb.CatalogException:
+            except (duckdb.CatalogException, duckdb.BinderException):
                 continue
             done.append(name)
         for name in done:

@@ -8,6 +8,7 @@ from blkscope.schemas._declare import doc_of, field, schema
 from blkscope.schemas.bios import BIOS
 from blkscope.schemas.events import EVENTS
 from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
+from blkscope.schemas.iostat import IOSTAT
 from blkscope.schemas.requests import REQUESTS
 from blkscope.schemas.stage_stats import STAGE_STATS
 
@@ -20,6 +21,7 @@ TABLES: dict[str, pa.Schema] = {
     "requests": REQUESTS,
     "bios": BIOS,
     "stage_stats": STAGE_STATS,
+    "iostat": IOSTAT,
 }
 
 __all__ = [
@@ -27,6 +29,7 @@ __all__ = [
     "BLKPARSE_SUMMARY",
     "EVENTS",
     "INGEST_ERRORS",
+    "IOSTAT",
     "REQUESTS",
     "SCHEMA_VERSION",
     "STAGE_STATS",

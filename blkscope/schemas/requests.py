@@ -40,6 +40,18 @@ REQUESTS = schema(
             nullable=False,
         ),
         field(
+            "q_time_ns",
+            pa.int64(),
+            "Earliest Q among the bios that rode in the request (for a flush_end, the Q of its "
+            "preflush bio); the kernel's await starts about here. Null when none was traced.",
+        ),
+        field(
+            "g_time_ns",
+            pa.int64(),
+            "Time of the G that allocated the request (the kernel's start of its await); null "
+            "for flushes and requests allocated before the trace.",
+        ),
+        field(
             "first_d_time_ns",
             pa.int64(),
             "Time of the first D (ns since the trace's first event); null if none.",
