@@ -22,6 +22,9 @@ BUILD_ORDER: list[tuple[str, str]] = [
     ("bios", "_bios_build"),
     ("stage_stats", "_stage_stats_build"),
     ("iostat", "_iostat_build"),
+    ("latency_hist", "_latency_hist_build"),
+    ("depth", "_depth_build"),
+    ("io_dist", "_io_dist_build"),
 ]
 
 

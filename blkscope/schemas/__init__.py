@@ -6,6 +6,7 @@ import pyarrow as pa
 
 from blkscope.schemas._declare import doc_of, field, schema
 from blkscope.schemas.bios import BIOS
+from blkscope.schemas.distributions import DEPTH, IO_DIST, LATENCY_HIST
 from blkscope.schemas.events import EVENTS
 from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
 from blkscope.schemas.iostat import IOSTAT
@@ -22,14 +23,20 @@ TABLES: dict[str, pa.Schema] = {
     "bios": BIOS,
     "stage_stats": STAGE_STATS,
     "iostat": IOSTAT,
+    "latency_hist": LATENCY_HIST,
+    "depth": DEPTH,
+    "io_dist": IO_DIST,
 }
 
 __all__ = [
     "BIOS",
     "BLKPARSE_SUMMARY",
+    "DEPTH",
     "EVENTS",
     "INGEST_ERRORS",
     "IOSTAT",
+    "IO_DIST",
+    "LATENCY_HIST",
     "REQUESTS",
     "SCHEMA_VERSION",
     "STAGE_STATS",
