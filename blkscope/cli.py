@@ -102,6 +102,44 @@ def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
     return "\n".join(lines)
 
 
+@app.command()
+def analyze(
+    dataset: Annotated[Path, typer.Argument(help="Dataset folder written by 'blkscope ingest'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    interval: Annotated[float, typer.Option("--interval", help="iostat interval, seconds.")] = 1.0,
+) -> None:
+    """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
+    from blkscope.analyze.build import analyze_dataset
+    from blkscope.analyze.summary import device_summary, render_summary
+
+    try:
+        with analyze_dataset(dataset, interval_ns=round(interval * 1e9)) as con:
+            devices = device_summary(con)
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps({"dataset": str(dataset), "devices": devices}, indent=2))
+    else:
+        typer.echo(render_summary(devices))
+
+
+@app.command()
+def sql(
+    dataset: Annotated[Path, typer.Argument(help="Dataset folder.")],
+    query: Annotated[str, typer.Argument(help="DuckDB SQL; every table and view is registered.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV with a header.")] = False,
+) -> None:
+    """Run ad-hoc DuckDB SQL over a dataset's tables and views and print the result."""
+    from blkscope.analyze.query import run_query
+
+    try:
+        typer.echo(run_query(dataset, query, "json" if as_json else "csv" if as_csv else "table"),
+                   nl=False)
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+
+
 def main() -> None:
     """Console-script entry point."""
     app(prog_name="blkscope")

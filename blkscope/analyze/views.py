@@ -21,15 +21,43 @@ def sql_views() -> dict[str, str]:
     }
 
 
+def register_table(con: duckdb.DuckDBPyConnection, name: str, parquet: Path) -> None:
+    """(Re)define view `name` over a Parquet file."""
+    path = parquet.as_posix().replace("'", "''")
+    con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
+
+
+def register_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Define every SQL view whose inputs exist; return the names left out.
+
+    Views over analyze outputs (requests, bios) only bind once `blkscope analyze` wrote them (or
+    rewrote them with the current columns), and views depend on each other in any file order,
+    so retry until no more can be defined.
+    """
+    pending = dict(sql_views())
+    while pending:
+        done = []
+        for name, select in pending.items():
+            try:
+                con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
+            except (duckdb.CatalogException, duckdb.BinderException):
+                continue
+            done.append(name)
+        for name in done:
+            del pending[name]
+        if not done:
+            break
+    return sorted(pending)
+
+
 def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
     """Connect to an in-memory DuckDB where the dataset's tables and views are defined."""
     manifest = read_manifest(dataset)
     con = duckdb.connect()
+    con.execute("SET enable_progress_bar = false")
     for name, info in manifest.get("tables", {}).items():
-        path = (dataset / info["file"]).as_posix().replace("'", "''")
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
-    for name, select in sql_views().items():
-        con.execute(f"CREATE VIEW {name} AS {select}")
+        register_table(con, name, dataset / info["file"])
+    register_views(con)
     return con
 
 

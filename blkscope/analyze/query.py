@@ -1,0 +1,50 @@
+"""Ad-hoc SQL over a dataset, rendered as a text table, JSON or CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import duckdb
+
+from blkscope.analyze.views import connect
+from blkscope.errors import BlkscopeError
+
+
+class QueryError(BlkscopeError):
+    """The user's SQL failed in DuckDB."""
+
+
+def run_query(dataset: Path, query: str, fmt: str = "table") -> str:
+    """Run `query` with every table and view registered; return it rendered as `fmt`."""
+    with connect(dataset) as con:
+        try:
+            rel = con.sql(query)
+            if rel is None:
+                return ""
+            names = rel.columns
+            rows = rel.fetchall()
+        except duckdb.Error as exc:
+            raise QueryError(f"query failed: {str(exc).splitlines()[0]}") from None
+    if fmt == "json":
+        return json.dumps([dict(zip(names, r, strict=True)) for r in rows], default=str,
+                          indent=1) + "\n"
+    if fmt == "csv":
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(names)
+        writer.writerows(rows)
+        return buf.getvalue()
+    return _table(names, rows)
+
+
+def _table(names: list[str], rows: list[tuple[object, ...]]) -> str:
+    cells = [[("NULL" if v is None else str(v)) for v in r] for r in rows]
+    widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(names)]
+    line = "  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))
+    out = [line, "  ".join("-" * w for w in widths)]
+    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
+    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
+    return "\n".join(out) + "\n"

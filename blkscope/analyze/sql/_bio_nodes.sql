@@ -1,0 +1,28 @@
+-- The bio chain: Q, G, M, F and X events plus one "remainder start" node per X (the part of the
+-- split bio that begins at split_sector). Nodes are chained per (device, start sector) in time
+-- order: the event after a bio's start on its key is what happened to that bio next
+-- (G = got a new request, M/F = merged into one, X = split, Q = lost: re-queued unseen).
+SELECT
+    dev_major,                                                     -- device major
+    dev_minor,                                                     -- device minor
+    eid,                                                           -- event id (the X's id for a remainder)
+    node_id,                                                       -- eid * 2, + 1 for a remainder start
+    kind,                                                          -- Q G M F X, or S for a remainder start
+    time_ns,                                                       -- event time
+    k_sector,                                                      -- chain key: start sector (-1 if none)
+    nsectors,                                                      -- length printed on the event
+    lead(kind) OVER w AS next_kind,                                -- what came next on this key
+    lead(eid) OVER w AS next_eid,                                  -- its event id
+    lead(kind, 2) OVER w AS next2_kind,                            -- and the one after (head of a split)
+    lead(eid, 2) OVER w AS next2_eid                               -- its event id
+FROM (
+    SELECT dev_major, dev_minor, (input_id::BIGINT << 40) + line_no AS eid,
+           ((input_id::BIGINT << 40) + line_no) * 2 AS node_id, action AS kind, time_ns,
+           coalesce(sector, -1) AS k_sector, nsectors
+    FROM events WHERE action IN ('Q', 'G', 'M', 'F', 'X')
+    UNION ALL
+    SELECT dev_major, dev_minor, (input_id::BIGINT << 40) + line_no,
+           ((input_id::BIGINT << 40) + line_no) * 2 + 1, 'S', time_ns, split_sector, NULL
+    FROM events WHERE action = 'X' AND split_sector IS NOT NULL
+)
+WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector ORDER BY time_ns, eid, node_id)

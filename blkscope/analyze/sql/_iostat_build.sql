@@ -1,0 +1,72 @@
+-- The `iostat` table: `iostat -x` columns recomputed per interval from the requests, with the
+-- kernel's accounting: a request counts when it completes (a data-less preflush write counts as
+-- a write when its flush sequence ends: the flush_end rows), its await runs from its first Q
+-- (the kernel stamps it from the submitter's plug clock, before G) to its C, aqu-sz is the sum
+-- of those awaits over the interval, %util the share of the interval with a request in flight. Interval length and origin (trace ns)
+-- come from the DuckDB variables blkscope_interval_ns (default 1 s) and blkscope_origin_ns.
+WITH params AS (
+    SELECT coalesce(getvariable('blkscope_interval_ns'), 1000000000)::BIGINT AS iv,
+           coalesce(getvariable('blkscope_origin_ns'), 0)::BIGINT AS org
+), rq AS (
+    SELECT r.dev_major, r.dev_minor, r.op, r.nsectors, r.c_time_ns,
+           coalesce(r.q_time_ns, r.g_time_ns, r.first_d_time_ns, r.c_time_ns) AS start_ns,
+           floor((r.c_time_ns - p.org) / p.iv)::BIGINT AS k
+    FROM requests r, params p
+    WHERE (r.kind = 'flush_end' OR (r.kind = 'data' AND r.nsectors > 0))
+      AND r.c_time_ns IS NOT NULL
+), done AS (
+    SELECT dev_major, dev_minor, k,
+           count(*) FILTER (op = 'R') AS reads, count(*) FILTER (op = 'W') AS writes,
+           coalesce(sum(nsectors) FILTER (op = 'R'), 0) AS read_sectors,
+           coalesce(sum(nsectors) FILTER (op = 'W'), 0) AS write_sectors,
+           sum(c_time_ns - start_ns) FILTER (op = 'R') AS read_wait_ns,
+           sum(c_time_ns - start_ns) FILTER (op = 'W') AS write_wait_ns,
+           sum(c_time_ns - start_ns) AS wait_ns
+    FROM rq GROUP BY ALL
+), merges AS (
+    SELECT e.dev_major, e.dev_minor, floor((e.time_ns - p.org) / p.iv)::BIGINT AS k,
+           count(*) FILTER (e.op = 'R') AS read_merges, count(*) FILTER (e.op = 'W') AS write_merges
+    FROM events e, params p WHERE e.action IN ('M', 'F') GROUP BY ALL
+), edges AS (
+    -- busy periods: islands of overlapping [G, C] spans, found by a running max of span ends
+    SELECT *, coalesce(start_ns > max(c_time_ns) OVER (
+               PARTITION BY dev_major, dev_minor ORDER BY start_ns, c_time_ns
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), TRUE) AS opens
+    FROM rq
+), islands AS (
+    SELECT dev_major, dev_minor, min(start_ns) AS lo, max(c_time_ns) AS hi
+    FROM (SELECT *, sum(opens::INTEGER) OVER (PARTITION BY dev_major, dev_minor
+                                              ORDER BY start_ns, c_time_ns) AS island FROM edges)
+    GROUP BY dev_major, dev_minor, island
+), bins AS (
+    SELECT d.dev_major, d.dev_minor, k, p.org + k * p.iv AS lo, p.org + (k + 1) * p.iv AS hi
+    FROM (SELECT dev_major, dev_minor, min(k) AS k0, max(k) AS k1 FROM rq GROUP BY ALL) d,
+         params p, range(d.k0, d.k1 + 1) AS t(k)
+), busy AS (
+    SELECT b.dev_major, b.dev_minor, b.k, sum(least(i.hi, b.hi) - greatest(i.lo, b.lo)) AS busy_ns
+    FROM bins b JOIN islands i ON i.dev_major = b.dev_major AND i.dev_minor = b.dev_minor
+     AND i.lo < b.hi AND i.hi > b.lo
+    GROUP BY ALL
+)
+SELECT
+    b.dev_major,                                                          -- device major
+    b.dev_minor,                                                          -- device minor
+    b.lo AS start_ns,                                                     -- interval start, trace ns
+    p.iv AS interval_ns,                                                  -- interval length
+    coalesce(d.reads, 0) * 1e9 / p.iv AS r_s,                             -- reads completed per s
+    coalesce(d.writes, 0) * 1e9 / p.iv AS w_s,                            -- writes completed per s
+    coalesce(d.read_sectors, 0) / 2 * 1e9 / p.iv AS rkb_s,                -- KiB read per s
+    coalesce(d.write_sectors, 0) / 2 * 1e9 / p.iv AS wkb_s,               -- KiB written per s
+    coalesce(m.read_merges, 0) * 1e9 / p.iv AS rrqm_s,                    -- read merges (M/F) per s
+    coalesce(m.write_merges, 0) * 1e9 / p.iv AS wrqm_s,                   -- write merges per s
+    d.read_wait_ns / d.reads / 1e6 AS r_await_ms,                         -- mean Q..C of reads, ms
+    d.write_wait_ns / d.writes / 1e6 AS w_await_ms,                       -- mean Q..C of writes, ms
+    coalesce(d.wait_ns, 0) / p.iv AS aqu_sz,                              -- summed waits / interval
+    coalesce(u.busy_ns, 0) * 100.0 / p.iv AS util_pct,                    -- % of interval busy
+    coalesce(d.reads, 0) AS reads,                                        -- reads completed
+    coalesce(d.writes, 0) AS writes                                       -- writes completed
+FROM bins b CROSS JOIN params p
+LEFT JOIN done d USING (dev_major, dev_minor, k)
+LEFT JOIN merges m USING (dev_major, dev_minor, k)
+LEFT JOIN busy u USING (dev_major, dev_minor, k)
+ORDER BY b.dev_major, b.dev_minor, b.lo

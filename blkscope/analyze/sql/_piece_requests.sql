@@ -1,0 +1,45 @@
+-- Each landed bio piece linked to the request it rode in. A G's request is the next D on the
+-- same start sector (via its I when it was inserted into a scheduler); M/F pieces, and G's whose
+-- request changed its start by a front merge, take the first later D on the device whose range
+-- covers them (btt's rule, made time-ordered).
+WITH ev AS (
+    SELECT dev_major, dev_minor, (input_id::BIGINT << 40) + line_no AS eid, time_ns, action,
+           sector, nsectors, pid, comm, coalesce(sector, -1) AS k_sector
+    FROM events WHERE action IN ('G', 'I', 'D', 'M', 'F')
+), gid AS (
+    SELECT eid, lead(action) OVER w AS a1, lead(eid) OVER w AS e1, lead(time_ns) OVER w AS t1,
+           lead(action, 2) OVER w AS a2, lead(eid, 2) OVER w AS e2
+    FROM ev WHERE action IN ('G', 'I', 'D')
+    WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector ORDER BY time_ns, eid)
+), chained AS (
+    SELECT p.*, l.time_ns AS landing_time_ns, l.sector, l.nsectors, l.pid, l.comm,
+           CASE WHEN p.landing_kind = 'G' AND g.a1 = 'I' THEN g.t1 END AS i_time_ns,
+           CASE WHEN p.landing_kind <> 'G' THEN NULL
+                WHEN g.a1 = 'D' THEN g.e1 WHEN g.a1 = 'I' AND g.a2 = 'D' THEN g.e2 END AS chain_d_eid
+    FROM _bio_pieces p
+    JOIN ev l ON l.eid = p.landing_eid
+    LEFT JOIN gid g ON g.eid = p.landing_eid
+), covered AS (
+    SELECT c.landing_eid, arg_min(d.eid, d.time_ns) AS d_eid
+    FROM chained c JOIN ev d
+      ON d.action = 'D' AND d.dev_major = c.dev_major AND d.dev_minor = c.dev_minor
+     AND d.time_ns >= c.landing_time_ns AND d.sector <= c.sector
+     AND d.sector + d.nsectors >= c.sector + c.nsectors
+    WHERE c.chain_d_eid IS NULL AND c.sector IS NOT NULL
+    GROUP BY c.landing_eid
+)
+SELECT
+    c.dev_major,                                                  -- device major
+    c.dev_minor,                                                  -- device minor
+    c.q_eid,                                                      -- the Q this piece comes from
+    c.landing_eid,                                                -- its G/M/F event
+    c.landing_kind,                                               -- G (new request), M/F (merged)
+    c.was_split,                                                  -- cut off the bio by an X
+    c.landing_time_ns,                                            -- time of the G/M/F
+    c.sector,                                                     -- piece start sector
+    c.nsectors,                                                   -- piece length
+    c.pid,                                                        -- pid on the G/M/F
+    c.comm,                                                       -- comm on the G/M/F
+    c.i_time_ns,                                                  -- insert (I) time, G pieces only
+    coalesce(c.chain_d_eid, v.d_eid) AS d_eid                     -- first D of the request it rode in
+FROM chained c LEFT JOIN covered v ON v.landing_eid = c.landing_eid

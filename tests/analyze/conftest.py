@@ -1,0 +1,38 @@
+"""Datasets of the real shared captures, ingested and analyzed once per test session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blkscope.analyze.build import analyze_dataset
+from blkscope.ingest.blkparse_ingest import ingest_blkparse
+
+CAPTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "captures"
+DATA = Path(__file__).resolve().parents[1] / "data" / "analyze"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "analyze"
+
+
+def capture(name: str) -> Path:
+    """Folder of a shared capture; skips the test cleanly when the captures are not there."""
+    path = CAPTURES / name
+    if not (path / "blkparse.txt.zst").exists():
+        pytest.skip(f"shared capture {name} not available")
+    return path
+
+
+@pytest.fixture(scope="session")
+def analyzed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Lazily ingest + analyze a shared capture once; maps capture name -> dataset folder."""
+
+    class _Lazy(dict):  # type: ignore[type-arg]
+        def __missing__(self, name: str) -> Path:
+            src = capture(name)
+            out = tmp_path_factory.mktemp(name) / "ds"
+            ingest_blkparse([str(src / "blkparse.txt.zst")], out)
+            analyze_dataset(out).close()
+            self[name] = out
+            return out
+
+    return _Lazy()

@@ -1,0 +1,59 @@
+"""`blkscope analyze` and `blkscope sql` on a real capture, and their error messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from blkscope.cli import app
+
+runner = CliRunner()
+
+
+def test_analyze_json_summary(analyzed: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["analyze", str(analyzed["mq-writeback-30s"]), "--json"])
+    assert result.exit_code == 0, result.output
+    dev = json.loads(result.output)["devices"][0]
+    assert dev["dev"] == "254,0"
+    assert (dev["queued"], dev["dispatches"], dev["completions"], dev["requeues"]) == (
+        11039, 11322, 12702, 126)
+    assert (dev["merged_bios"], dev["split_bios"], dev["partial_bios"]) == (97, 256, 0)
+    d2c = dev["stages"]["D2C"]
+    assert d2c["n"] == 11039 and d2c["min_ns"] == 23990 and d2c["max_ns"] == 36650363
+    assert list(dev["stages"]) == ["Q2Q", "Q2G", "G2I", "Q2M", "I2D", "M2D", "D2C", "Q2C"]
+
+
+def test_analyze_text_summary(analyzed: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["analyze", str(analyzed["mq-writeback-30s"])])
+    assert result.exit_code == 0
+    assert "device 254,0" in result.output
+    d2c = next(line for line in result.output.splitlines() if line.split()[:1] == ["D2C"])
+    assert d2c.split()[1:3] == ["11,039", "0.023990"]
+
+
+def test_sql_csv_and_json(analyzed: dict[str, Path]) -> None:
+    ds = str(analyzed["mq-writeback-30s"])
+    q = "SELECT op, count(*) AS n FROM requests GROUP BY op ORDER BY op"
+    csv_out = runner.invoke(app, ["sql", ds, q, "--csv"])
+    assert csv_out.output == "op,n\nD,39\nF,1506\nR,5981\nW,5176\n"
+    js = json.loads(runner.invoke(app, ["sql", ds, q, "--json"]).output)
+    assert js[1] == {"op": "F", "n": 1506}
+    table = runner.invoke(app, ["sql", ds, q]).output.splitlines()
+    assert table[0].split() == ["op", "n"] and table[-1] == "(4 rows)"
+
+
+def test_sql_error_message(analyzed: dict[str, Path]) -> None:
+    result = runner.invoke(app, ["sql", str(analyzed["mq-writeback-30s"]),
+                                 "SELECT nope FROM requests"])
+    assert result.exit_code == 1
+    assert result.stderr.startswith('error: query failed: Binder Error: Referenced column "nope"')
+
+
+def test_analyze_not_a_dataset(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["analyze", str(tmp_path / "missing")])
+    assert result.exit_code == 1
+    missing = tmp_path / "missing"
+    assert result.stderr == (f"error: {missing}: not a blkscope dataset (no manifest.json)\n"
+                             "hint: create one with 'blkscope ingest INPUT -o DATASET'\n")

@@ -1,0 +1,69 @@
+"""Reconstruction accounts for every event: counts equal blkparse's Total block; no bad latency."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blkscope.analyze.views import connect
+
+CAPTURES = ["mq-writeback-30s", "loop-split-merge"]
+
+# what each blkparse Total line counts, recomputed from the reconstruction tables
+_FROM_TABLES = """
+SELECT
+  (SELECT count(*) FROM bios) AS queued,
+  (SELECT sum(dispatches) FROM requests) AS dispatches,
+  (SELECT count(c_time_ns) FROM requests) AS completed,
+  (SELECT sum(requeues) FROM requests) AS requeued,
+  (SELECT count(*) FROM _piece_requests WHERE landing_kind IN ('M', 'F'))
+    + (SELECT count(*) FROM _bio_nodes WHERE kind IN ('M', 'F') AND eid NOT IN
+         (SELECT landing_eid FROM _bio_pieces WHERE landing_eid IS NOT NULL)) AS merges
+"""
+
+_FROM_BLKPARSE = """
+SELECT
+  sum(value) FILTER (metric IN ('reads_queued', 'writes_queued')),
+  sum(value) FILTER (metric IN ('read_dispatches', 'write_dispatches')),
+  sum(value) FILTER (metric IN ('reads_completed', 'writes_completed')),
+  sum(value) FILTER (metric IN ('reads_requeued', 'writes_requeued')),
+  sum(value) FILTER (metric IN ('read_merges', 'write_merges'))
+FROM blkparse_summary WHERE block = 'Total'
+"""
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_counts_equal_blkparse_total(analyzed: dict[str, Path], name: str) -> None:
+    with connect(analyzed[name]) as con:
+        ours = con.execute(_FROM_TABLES).fetchone()
+        theirs = con.execute(_FROM_BLKPARSE).fetchone()
+    assert ours == theirs
+
+
+def test_counts_mq30_values(analyzed: dict[str, Path]) -> None:
+    """The numbers themselves (Q, D, C, R, M+F) for the mq-writeback-30s capture."""
+    with connect(analyzed["mq-writeback-30s"]) as con:
+        assert con.execute(_FROM_TABLES).fetchone() == (11039, 11322, 12702, 126, 99)
+
+
+@pytest.mark.parametrize("name", CAPTURES)
+def test_every_q_has_one_fate_and_sane_latency(analyzed: dict[str, Path], name: str) -> None:
+    with connect(analyzed[name]) as con:
+        span = con.execute("SELECT max(time_ns) - min(time_ns) FROM events").fetchone()[0]
+        fates = dict(con.execute("SELECT status, count(*) FROM bios GROUP BY 1").fetchall())
+        n_q = con.execute("SELECT count(*) FROM events WHERE action = 'Q'").fetchone()[0]
+        distinct_q = con.execute("SELECT count(DISTINCT q_eid) FROM bios").fetchone()[0]
+        bad = con.execute("""
+            SELECT count(*) FROM bios WHERE
+              (partial <> (status = 'partial')) OR (partial = (c_time_ns IS NOT NULL))
+              OR least(g_time_ns - q_time_ns, m_time_ns - q_time_ns, i_time_ns - g_time_ns,
+                       d_time_ns - q_time_ns, d2c_ns, q2c_ns) < 0
+              OR greatest(q2c_ns, d2c_ns, d_time_ns - q_time_ns) > $span""",
+                          {"span": span}).fetchone()[0]
+        bad_requests = con.execute(
+            "SELECT count(*) FROM requests WHERE d2c_ns < 0 OR d2c_ns > $span",
+            {"span": span}).fetchone()[0]
+    assert set(fates) <= {"completed", "merged", "partial"}
+    assert sum(fates.values()) == n_q == distinct_q
+    assert bad == 0 and bad_requests == 0

@@ -1,0 +1,71 @@
+"""Depth step functions, latency histograms, size/seek distributions, ratios: exact identities."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from blkscope.analyze.build import analyze_dataset
+from blkscope.analyze.views import connect
+from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from tests.analyze.conftest import DATA
+
+
+@pytest.fixture(scope="module")
+def nosplit(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    ds = tmp_path_factory.mktemp("nosplit") / "ds"
+    ingest_blkparse([str(DATA / "nosplit-fio" / "blkparse.txt.zst")], ds)
+    analyze_dataset(ds).close()
+    return ds
+
+
+def test_depth_integral_is_littles_law(nosplit: Path) -> None:
+    """Without requeues or cut IOs, the area under the D..C depth curve is the sum of D2C,
+    and under the Q..C curve the sum of Q2C, to the nanosecond."""
+    with connect(nosplit) as con:
+        area = dict(con.execute(
+            "SELECT level, sum(depth::BIGINT * held_ns) FROM depth GROUP BY level").fetchall())
+        d2c, q2c = con.execute("SELECT sum(d2c_ns), sum(q2c_ns) FROM bios").fetchone()
+        span = con.execute("SELECT max(time_ns) FROM events").fetchone()[0]
+        held = dict(con.execute("SELECT level, sum(held_ns) FROM depth GROUP BY level").fetchall())
+        maxima = dict(con.execute(
+            "SELECT level, max(depth) FROM depth WHERE held_ns > 0 GROUP BY level").fetchall())
+    assert area == {"driver": d2c, "queue": q2c}
+    assert held == {"driver": span, "queue": span}
+    assert maxima == {"driver": 3, "queue": 3}
+
+
+def test_depth_mq30(analyzed: dict[str, Path]) -> None:
+    with connect(analyzed["mq-writeback-30s"]) as con:
+        rows = con.execute("""SELECT level, max(depth), min(depth), sum(share)
+                              FROM depth GROUP BY level ORDER BY level""").fetchall()
+    assert [(lv, mx, mn) for lv, mx, mn, _ in rows] == [("driver", 81, 0), ("queue", 101, 0)]
+    assert all(share == pytest.approx(1.0) for *_, share in rows)
+
+
+def test_latency_hist_sums_to_stage_counts(analyzed: dict[str, Path]) -> None:
+    with connect(analyzed["mq-writeback-30s"]) as con:
+        bad = con.execute("""
+            SELECT count(*) FROM (
+                SELECT h.stage, sum(h.n) AS n, min(h.lo_ns) AS lo, max(h.hi_ns) AS hi
+                FROM latency_hist h WHERE h.op_class = '*' GROUP BY h.stage) h
+            JOIN stage_stats s ON s.level = 'device' AND s.stage = h.stage
+            WHERE h.n <> s.n OR s.min_ns < h.lo OR s.max_ns >= h.hi""").fetchone()[0]
+        d2c = con.execute("""SELECT lo_ns, n FROM latency_hist
+                             WHERE op_class = '*' AND stage = 'D2C' ORDER BY n DESC LIMIT 1""")
+        assert d2c.fetchone() == (32768, 4921)
+    assert bad == 0
+
+
+def test_io_dist_and_ratios(analyzed: dict[str, Path]) -> None:
+    with connect(analyzed["mq-writeback-30s"]) as con:
+        d_sizes = con.execute(
+            "SELECT sum(n), sum(total) FROM io_dist WHERE metric = 'd_size'").fetchone()
+        d_events = con.execute("""SELECT count(*), sum(nsectors) FROM events
+                                  WHERE action = 'D' AND nsectors > 0""").fetchone()
+        ratios = {r[0]: r[1:] for r in con.execute("""
+            SELECT op, queued, dispatches, requeues, split_bios FROM io_ratios""").fetchall()}
+    assert d_sizes == d_events
+    assert ratios == {"D": (39, 39, 0, 0), "F": (1506, 1506, 0, 0), "R": (5988, 5985, 4, 0),
+                      "W": (3506, 3792, 122, 256)}
