@@ -134,8 +134,9 @@ def sql(
     from blkscope.analyze.query import run_query
 
     try:
-        typer.echo(run_query(dataset, query, "json" if as_json else "csv" if as_csv else "table"),
-                   nl=False)
+        typer.echo(
+            run_query(dataset, query, "json" if as_json else "csv" if as_csv else "table"), nl=False
+        )
     except BlkscopeError as exc:
         raise _fail(exc) from None
 

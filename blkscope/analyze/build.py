@@ -44,8 +44,9 @@ def _save_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
     os.replace(tmp, dataset / MANIFEST)
 
 
-def analyze_dataset(dataset: Path, interval_ns: int = 1_000_000_000,
-                    origin_ns: int = 0) -> duckdb.DuckDBPyConnection:
+def analyze_dataset(
+    dataset: Path, interval_ns: int = 1_000_000_000, origin_ns: int = 0
+) -> duckdb.DuckDBPyConnection:
     """Write every analysis table into the dataset, register them, and return the connection.
 
     interval_ns and origin_ns (trace ns) set the bins of the iostat table.

@@ -43,8 +43,11 @@ def trace_zero_mono_ns(paths: list[Path]) -> int:
             src.close()
         t, off, n = _min_time(np.frombuffer(data, dtype=np.uint8))
         if t < 0:
-            raise InputFormatError(str(path), f"record {n} at byte {off} has no blktrace magic",
-                                   hint="pass the per-CPU NAME.blktrace.N files")
+            raise InputFormatError(
+                str(path),
+                f"record {n} at byte {off} has no blktrace magic",
+                hint="pass the per-CPU NAME.blktrace.N files",
+            )
         if n and (best is None or int(t) < best):
             best = int(t)
     if best is None:

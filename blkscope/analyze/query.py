@@ -29,8 +29,10 @@ def run_query(dataset: Path, query: str, fmt: str = "table") -> str:
         except duckdb.Error as exc:
             raise QueryError(f"query failed: {str(exc).splitlines()[0]}") from None
     if fmt == "json":
-        return json.dumps([dict(zip(names, r, strict=True)) for r in rows], default=str,
-                          indent=1) + "\n"
+        return (
+            json.dumps([dict(zip(names, r, strict=True)) for r in rows], default=str, indent=1)
+            + "\n"
+        )
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")

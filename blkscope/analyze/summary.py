@@ -7,8 +7,7 @@ from typing import Any
 import duckdb
 
 STAGES = ["Q2Q", "Q2G", "G2I", "Q2M", "I2D", "M2D", "D2C", "Q2C"]
-_RATIO_COLS = ["queued", "dispatches", "merge_ratio", "split_ratio", "requeues",
-               "sequential_share"]
+_RATIO_COLS = ["queued", "dispatches", "merge_ratio", "split_ratio", "requeues", "sequential_share"]
 _STAT_COLS = ["n", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
 _COUNTS = """
@@ -30,23 +29,40 @@ def device_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     out = []
     for row in con.execute(_COUNTS).fetchall():
         major, minor, *counts = row
-        names = ["queued", "merged_bios", "split_bios", "partial_bios", "requests", "dispatches",
-                 "completions", "requeues", "partial_requests"]
+        names = [
+            "queued",
+            "merged_bios",
+            "split_bios",
+            "partial_bios",
+            "requests",
+            "dispatches",
+            "completions",
+            "requeues",
+            "partial_requests",
+        ]
         dev: dict[str, Any] = {"dev": f"{major},{minor}", **dict(zip(names, counts, strict=True))}
         dev["merge_ratio"] = round(dev["queued"] / max(dev["dispatches"], 1), 3)
         stats = con.execute(
             f"SELECT stage, {', '.join(_STAT_COLS)} FROM stage_stats WHERE level = 'device' "
-            "AND dev_major = $1 AND dev_minor = $2", [major, minor]).fetchall()
+            "AND dev_major = $1 AND dev_minor = $2",
+            [major, minor],
+        ).fetchall()
         by_stage = {s: dict(zip(_STAT_COLS, vals, strict=True)) for s, *vals in stats}
         dev["stages"] = {s: by_stage[s] for s in STAGES if s in by_stage}
         depth = con.execute(
             "SELECT level, max(depth) FILTER (held_ns > 0), sum(depth * share) FROM depth "
             "WHERE dev_major = $1 AND dev_minor = $2 GROUP BY level ORDER BY level",
-            [major, minor]).fetchall()
+            [major, minor],
+        ).fetchall()
         dev["depth"] = {level: {"max": mx, "mean": round(mean, 3)} for level, mx, mean in depth}
-        dev["ops"] = {op: dict(zip(_RATIO_COLS, vals, strict=True)) for op, *vals in con.execute(
-            f"SELECT op, {', '.join(_RATIO_COLS)} FROM io_ratios "
-            "WHERE dev_major = $1 AND dev_minor = $2 ORDER BY op", [major, minor]).fetchall()}
+        dev["ops"] = {
+            op: dict(zip(_RATIO_COLS, vals, strict=True))
+            for op, *vals in con.execute(
+                f"SELECT op, {', '.join(_RATIO_COLS)} FROM io_ratios "
+                "WHERE dev_major = $1 AND dev_minor = $2 ORDER BY op",
+                [major, minor],
+            ).fetchall()
+        }
         out.append(dev)
     return out
 
@@ -60,22 +76,27 @@ def render_summary(devices: list[dict[str, Any]]) -> str:
     lines = []
     for d in devices:
         lines.append(f"==================== device {d['dev']} ====================")
-        lines.append(f"Q {d['queued']:,}  D {d['dispatches']:,}  C {d['completions']:,}  "
-                     f"requeues {d['requeues']:,}  merged bios {d['merged_bios']:,}  "
-                     f"split bios {d['split_bios']:,}  partial bios {d['partial_bios']:,}  "
-                     f"#Q/#D {d['merge_ratio']}")
+        lines.append(
+            f"Q {d['queued']:,}  D {d['dispatches']:,}  C {d['completions']:,}  "
+            f"requeues {d['requeues']:,}  merged bios {d['merged_bios']:,}  "
+            f"split bios {d['split_bios']:,}  partial bios {d['partial_bios']:,}  "
+            f"#Q/#D {d['merge_ratio']}"
+        )
         head = ["stage", "N", "min", "avg", "p50", "p90", "p99", "p99.9", "max"]
         lines.append("".join(f"{h:>13}" for h in head) + "   (ms)")
         for stage, s in d["stages"].items():
             cells = [stage, f"{s['n']:,}"] + [_ms(s[c]) for c in _STAT_COLS[1:]]
             lines.append("".join(f"{c:>13}" for c in cells))
-        depth = "  ".join(f"{lv} depth max {v['max']} mean {v['mean']}"
-                          for lv, v in d["depth"].items())
+        depth = "  ".join(
+            f"{lv} depth max {v['max']} mean {v['mean']}" for lv, v in d["depth"].items()
+        )
         lines.append(depth)
         for op, r in d["ops"].items():
-            lines.append(f"  {op}: Q {r['queued']:,}  D {r['dispatches']:,}  #Q/#D "
-                         f"{_num(r['merge_ratio'])}  split {_num(r['split_ratio'])}  requeues "
-                         f"{r['requeues']:,}  sequential {_num(r['sequential_share'])}")
+            lines.append(
+                f"  {op}: Q {r['queued']:,}  D {r['dispatches']:,}  #Q/#D "
+                f"{_num(r['merge_ratio'])}  split {_num(r['split_ratio'])}  requeues "
+                f"{r['requeues']:,}  sequential {_num(r['sequential_share'])}"
+            )
         lines.append("")
     return "\n".join(lines)
 

@@ -16,11 +16,16 @@ LATENCY_HIST = schema(
     "Log2 histograms of bio stage latencies per device and op ('*' = all ops).",
     [
         *_DEV,
-        field("op_class", pa.string(), "read, write, discard, flush, other, or '*'.",
-              nullable=False),
+        field(
+            "op_class", pa.string(), "read, write, discard, flush, other, or '*'.", nullable=False
+        ),
         field("stage", pa.string(), "Q2G G2I I2D Q2M M2D D2C Q2C Q2Q.", nullable=False),
-        field("bucket", pa.int32(), "b: latencies in [2^b, 2^(b+1)) ns; -1 holds 0 ns.",
-              nullable=False),
+        field(
+            "bucket",
+            pa.int32(),
+            "b: latencies in [2^b, 2^(b+1)) ns; -1 holds 0 ns.",
+            nullable=False,
+        ),
         field("lo_ns", pa.int64(), "Bucket start, ns (inclusive).", nullable=False),
         field("hi_ns", pa.int64(), "Bucket end, ns (exclusive).", nullable=False),
         field("n", pa.int64(), "Latencies in the bucket.", nullable=False),
@@ -32,13 +37,18 @@ DEPTH = schema(
     "Exact in-flight step functions per device, as the time spent at each depth.",
     [
         *_DEV,
-        field("level", pa.string(), "'driver': requests between D and C (requeues step back "
-              "down); 'queue': bios between Q and completion.", nullable=False),
+        field(
+            "level",
+            pa.string(),
+            "'driver': requests between D and C (requeues step back "
+            "down); 'queue': bios between Q and completion.",
+            nullable=False,
+        ),
         field("depth", pa.int32(), "Number in flight.", nullable=False),
-        field("held_ns", pa.int64(), "Time spent at this depth within the trace, ns.",
-              nullable=False),
-        field("share", pa.float64(), "held_ns over the traced time of the device.",
-              nullable=False),
+        field(
+            "held_ns", pa.int64(), "Time spent at this depth within the trace, ns.", nullable=False
+        ),
+        field("share", pa.float64(), "held_ns over the traced time of the device.", nullable=False),
     ],
 )
 
@@ -47,10 +57,14 @@ IO_DIST = schema(
     "Log2 distributions of IO sizes and seek distances (in sectors) per device and op.",
     [
         *_DEV,
-        field("op", pa.string(), "R W D N.", nullable=False),
-        field("metric", pa.string(), "q_size (bio at Q), d_size (request at D), d2d_seek and "
-              "q2q_seek (distance from the previous D/Q's end to this start; 0 = sequential).",
-              nullable=False),
+        field("op", pa.string(), "Operation: R read, W write, D discard, N none.", nullable=False),
+        field(
+            "metric",
+            pa.string(),
+            "q_size (bio at Q), d_size (request at D), d2d_seek and "
+            "q2q_seek (distance from the previous D/Q's end to this start; 0 = sequential).",
+            nullable=False,
+        ),
         field("bucket", pa.int32(), "b: values in [2^b, 2^(b+1)); -1 holds 0.", nullable=False),
         field("lo", pa.int64(), "Bucket start, sectors (inclusive).", nullable=False),
         field("hi", pa.int64(), "Bucket end, sectors (exclusive).", nullable=False),

@@ -12,7 +12,15 @@ def read_btt_avg(path: Path) -> dict[str, tuple[float, float, float, int]]:
         if line.startswith("=") and out:
             break
         toks = line.split()
-        if len(toks) == 5 and toks[0][:3] in {"Q2Q", "Q2C", "Q2G", "G2I", "Q2M", "I2D", "M2D",
-                                              "D2C"}:
+        if len(toks) == 5 and toks[0][:3] in {
+            "Q2Q",
+            "Q2C",
+            "Q2G",
+            "G2I",
+            "Q2M",
+            "I2D",
+            "M2D",
+            "D2C",
+        }:
             out[toks[0][:3]] = (float(toks[1]), float(toks[2]), float(toks[3]), int(toks[4]))
     return out

@@ -28,9 +28,12 @@ def test_btt_avg_matches_without_splits(nosplit: Path) -> None:
     btt = read_btt_avg(NOSPLIT / "btt.avg")
     assert set(btt) == {"Q2Q", "Q2C", "Q2G", "G2I", "I2D", "D2C"}
     with connect(nosplit) as con:
-        ours = {s: (mn / 1e9, mean / 1e9, mx / 1e9, n) for s, mn, mean, mx, n in con.execute(
-            "SELECT stage, min_ns, mean_ns, max_ns, n FROM stage_stats WHERE level = 'device'"
-        ).fetchall()}
+        ours = {
+            s: (mn / 1e9, mean / 1e9, mx / 1e9, n)
+            for s, mn, mean, mx, n in con.execute(
+                "SELECT stage, min_ns, mean_ns, max_ns, n FROM stage_stats WHERE level = 'device'"
+            ).fetchall()
+        }
     for stage, (b_min, b_avg, b_max, b_n) in btt.items():
         o_min, o_avg, o_max, o_n = ours[stage]
         assert o_n == pytest.approx(b_n, rel=0.01), stage
@@ -51,8 +54,11 @@ def test_btt_multi_second_q2g_is_a_stale_split_q(analyzed: dict[str, Path]) -> N
     btt = read_btt_avg(capture("mq-writeback-30s") / "btt" / "btt.avg")
     assert btt["Q2G"][2] == 29.364806237 and btt["Q2G"][1] > 4.5  # seconds
     with connect(analyzed["mq-writeback-30s"]) as con:
-        lines = dict(con.execute(
-            "SELECT line_no, time_ns FROM events WHERE line_no IN (2273, 73707, 73708)").fetchall())
+        lines = dict(
+            con.execute(
+                "SELECT line_no, time_ns FROM events WHERE line_no IN (2273, 73707, 73708)"
+            ).fetchall()
+        )
         split_q = con.execute("""
             SELECT sector, nsectors, pieces, q2c_ns FROM bios
             WHERE q_eid = 2273""").fetchone()
@@ -62,9 +68,9 @@ def test_btt_multi_second_q2g_is_a_stale_split_q(analyzed: dict[str, Path]) -> N
         q2g_max = con.execute("""
             SELECT max_ns FROM stage_stats WHERE level = 'device' AND stage = 'Q2G'""").fetchone()
     assert (lines[73708] - lines[2273]) / 1e9 == 29.364806237
-    assert split_q == (36847616, 16384, 2, 31808301)   # done 31.8 ms after its Q
+    assert split_q == (36847616, 16384, 2, 31808301)  # done 31.8 ms after its Q
     assert read == ("RS", 36853744, 8, 17506, "completed")
-    assert q2g_max[0] < 5_000_000                        # < 5 ms, not seconds
+    assert q2g_max[0] < 5_000_000  # < 5 ms, not seconds
 
 
 def test_btt_drops_split_ios(analyzed: dict[str, Path]) -> None:
@@ -76,8 +82,10 @@ def test_btt_drops_split_ios(analyzed: dict[str, Path]) -> None:
     btt = read_btt_avg(capture("loop-split-merge") / "btt" / "btt.avg")
     assert btt["Q2C"][3] == btt["D2C"][3] == 24
     with connect(analyzed["loop-split-merge"]) as con:
-        by_split = dict(con.execute("""
-            SELECT split, count(q2c_ns) FROM bios GROUP BY split""").fetchall())
+        by_split = dict(
+            con.execute("""
+            SELECT split, count(q2c_ns) FROM bios GROUP BY split""").fetchall()
+        )
         first = con.execute("""
             SELECT sector, nsectors, pieces, q_time_ns, c_time_ns, q2c_ns FROM bios
             WHERE q_eid = 7""").fetchone()

@@ -18,7 +18,11 @@ def test_analyze_json_summary(analyzed: dict[str, Path]) -> None:
     dev = json.loads(result.output)["devices"][0]
     assert dev["dev"] == "254,0"
     assert (dev["queued"], dev["dispatches"], dev["completions"], dev["requeues"]) == (
-        11039, 11322, 12702, 126)
+        11039,
+        11322,
+        12702,
+        126,
+    )
     assert (dev["merged_bios"], dev["split_bios"], dev["partial_bios"]) == (97, 256, 0)
     d2c = dev["stages"]["D2C"]
     assert d2c["n"] == 11039 and d2c["min_ns"] == 23990 and d2c["max_ns"] == 36650363
@@ -45,8 +49,9 @@ def test_sql_csv_and_json(analyzed: dict[str, Path]) -> None:
 
 
 def test_sql_error_message(analyzed: dict[str, Path]) -> None:
-    result = runner.invoke(app, ["sql", str(analyzed["mq-writeback-30s"]),
-                                 "SELECT nope FROM requests"])
+    result = runner.invoke(
+        app, ["sql", str(analyzed["mq-writeback-30s"]), "SELECT nope FROM requests"]
+    )
     assert result.exit_code == 1
     assert result.stderr.startswith('error: query failed: Binder Error: Referenced column "nope"')
 
@@ -55,5 +60,7 @@ def test_analyze_not_a_dataset(tmp_path: Path) -> None:
     result = runner.invoke(app, ["analyze", str(tmp_path / "missing")])
     assert result.exit_code == 1
     missing = tmp_path / "missing"
-    assert result.stderr == (f"error: {missing}: not a blkscope dataset (no manifest.json)\n"
-                             "hint: create one with 'blkscope ingest INPUT -o DATASET'\n")
+    assert result.stderr == (
+        f"error: {missing}: not a blkscope dataset (no manifest.json)\n"
+        "hint: create one with 'blkscope ingest INPUT -o DATASET'\n"
+    )

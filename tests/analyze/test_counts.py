@@ -54,16 +54,18 @@ def test_every_q_has_one_fate_and_sane_latency(analyzed: dict[str, Path], name: 
         fates = dict(con.execute("SELECT status, count(*) FROM bios GROUP BY 1").fetchall())
         n_q = con.execute("SELECT count(*) FROM events WHERE action = 'Q'").fetchone()[0]
         distinct_q = con.execute("SELECT count(DISTINCT q_eid) FROM bios").fetchone()[0]
-        bad = con.execute("""
+        bad = con.execute(
+            """
             SELECT count(*) FROM bios WHERE
               (partial <> (status = 'partial')) OR (partial = (c_time_ns IS NOT NULL))
               OR least(g_time_ns - q_time_ns, m_time_ns - q_time_ns, i_time_ns - g_time_ns,
                        d_time_ns - q_time_ns, d2c_ns, q2c_ns) < 0
               OR greatest(q2c_ns, d2c_ns, d_time_ns - q_time_ns) > $span""",
-                          {"span": span}).fetchone()[0]
+            {"span": span},
+        ).fetchone()[0]
         bad_requests = con.execute(
-            "SELECT count(*) FROM requests WHERE d2c_ns < 0 OR d2c_ns > $span",
-            {"span": span}).fetchone()[0]
+            "SELECT count(*) FROM requests WHERE d2c_ns < 0 OR d2c_ns > $span", {"span": span}
+        ).fetchone()[0]
     assert set(fates) <= {"completed", "merged", "partial"}
     assert sum(fates.values()) == n_q == distinct_q
     assert bad == 0 and bad_requests == 0

@@ -24,13 +24,19 @@ def test_depth_integral_is_littles_law(nosplit: Path) -> None:
     """Without requeues or cut IOs, the area under the D..C depth curve is the sum of D2C,
     and under the Q..C curve the sum of Q2C, to the nanosecond."""
     with connect(nosplit) as con:
-        area = dict(con.execute(
-            "SELECT level, sum(depth::BIGINT * held_ns) FROM depth GROUP BY level").fetchall())
+        area = dict(
+            con.execute(
+                "SELECT level, sum(depth::BIGINT * held_ns) FROM depth GROUP BY level"
+            ).fetchall()
+        )
         d2c, q2c = con.execute("SELECT sum(d2c_ns), sum(q2c_ns) FROM bios").fetchone()
         span = con.execute("SELECT max(time_ns) FROM events").fetchone()[0]
         held = dict(con.execute("SELECT level, sum(held_ns) FROM depth GROUP BY level").fetchall())
-        maxima = dict(con.execute(
-            "SELECT level, max(depth) FROM depth WHERE held_ns > 0 GROUP BY level").fetchall())
+        maxima = dict(
+            con.execute(
+                "SELECT level, max(depth) FROM depth WHERE held_ns > 0 GROUP BY level"
+            ).fetchall()
+        )
     assert area == {"driver": d2c, "queue": q2c}
     assert held == {"driver": span, "queue": span}
     assert maxima == {"driver": 3, "queue": 3}
@@ -61,11 +67,19 @@ def test_latency_hist_sums_to_stage_counts(analyzed: dict[str, Path]) -> None:
 def test_io_dist_and_ratios(analyzed: dict[str, Path]) -> None:
     with connect(analyzed["mq-writeback-30s"]) as con:
         d_sizes = con.execute(
-            "SELECT sum(n), sum(total) FROM io_dist WHERE metric = 'd_size'").fetchone()
+            "SELECT sum(n), sum(total) FROM io_dist WHERE metric = 'd_size'"
+        ).fetchone()
         d_events = con.execute("""SELECT count(*), sum(nsectors) FROM events
                                   WHERE action = 'D' AND nsectors > 0""").fetchone()
-        ratios = {r[0]: r[1:] for r in con.execute("""
-            SELECT op, queued, dispatches, requeues, split_bios FROM io_ratios""").fetchall()}
+        ratios = {
+            r[0]: r[1:]
+            for r in con.execute("""
+            SELECT op, queued, dispatches, requeues, split_bios FROM io_ratios""").fetchall()
+        }
     assert d_sizes == d_events
-    assert ratios == {"D": (39, 39, 0, 0), "F": (1506, 1506, 0, 0), "R": (5988, 5985, 4, 0),
-                      "W": (3506, 3792, 122, 256)}
+    assert ratios == {
+        "D": (39, 39, 0, 0),
+        "F": (1506, 1506, 0, 0),
+        "R": (5988, 5985, 4, 0),
+        "W": (3506, 3792, 122, 256),
+    }

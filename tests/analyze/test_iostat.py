@@ -69,7 +69,8 @@ def test_iostat_interval_option(analyzed: dict[str, Path]) -> None:
     """A 250 ms interval gives four bins per second with the same totals."""
     with analyze_dataset(analyzed["mq-writeback-30s"], interval_ns=250_000_000) as con:
         n, writes, width = con.execute(
-            "SELECT count(*), sum(writes), min(interval_ns) FROM iostat").fetchone()
+            "SELECT count(*), sum(writes), min(interval_ns) FROM iostat"
+        ).fetchone()
     with analyze_dataset(analyzed["mq-writeback-30s"]) as con:
         n1, writes1 = con.execute("SELECT count(*), sum(writes) FROM iostat").fetchone()
     # 3670 data writes + 1506 flush-sequence ends; blkparse's 5215 also counts 39 discards
@@ -81,8 +82,11 @@ def test_interval_must_be_positive(analyzed: dict[str, Path], interval: str) -> 
     from typer.testing import CliRunner
 
     from blkscope.cli import app
-    result = CliRunner().invoke(app, ["analyze", str(analyzed["mq-writeback-30s"]),
-                                      "--interval", interval])
+
+    result = CliRunner().invoke(
+        app, ["analyze", str(analyzed["mq-writeback-30s"]), "--interval", interval]
+    )
     assert result.exit_code == 1
-    assert result.stderr.endswith(f"interval must be positive, got {round(float(interval) * 1e9)}"
-                                  " ns\n")
+    assert result.stderr.endswith(
+        f"interval must be positive, got {round(float(interval) * 1e9)} ns\n"
+    )

@@ -11,10 +11,13 @@ from tests.analyze.biosnoop import match_biosnoop, read_biosnoop
 from tests.analyze.conftest import capture
 
 
-@pytest.mark.parametrize(("name", "disk", "sized"), [
-    ("mq-writeback-30s", "vda", 9256),
-    ("loop-split-merge", "loop0", 234645),
-])
+@pytest.mark.parametrize(
+    ("name", "disk", "sized"),
+    [
+        ("mq-writeback-30s", "vda", 9256),
+        ("loop-split-merge", "loop0", 234645),
+    ],
+)
 def test_d2c_matches_biosnoop(analyzed: dict[str, Path], name: str, disk: str, sized: int) -> None:
     snoop = read_biosnoop(capture(name) / "biosnoop.txt.zst", disk)
     with connect(analyzed[name]) as con:
@@ -24,4 +27,3 @@ def test_d2c_matches_biosnoop(analyzed: dict[str, Path], name: str, disk: str, s
     assert got["agree_share"] >= 0.99
     # the probe's zero is its own start, a second or two away from the trace's first event
     assert 0.5e9 < abs(got["offset_ns"]) < 3e9
-
