@@ -8,6 +8,7 @@ from blkscope.schemas._declare import doc_of, field, schema
 from blkscope.schemas.bios import BIOS
 from blkscope.schemas.distributions import DEPTH, IO_DIST, LATENCY_HIST
 from blkscope.schemas.events import EVENTS
+from blkscope.schemas.findings import PERIODS, SPIKES
 from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
 from blkscope.schemas.iostat import IOSTAT
 from blkscope.schemas.requests import REQUESTS
@@ -26,6 +27,8 @@ TABLES: dict[str, pa.Schema] = {
     "latency_hist": LATENCY_HIST,
     "depth": DEPTH,
     "io_dist": IO_DIST,
+    "spikes": SPIKES,
+    "periods": PERIODS,
 }
 
 __all__ = [
@@ -37,8 +40,10 @@ __all__ = [
     "IOSTAT",
     "IO_DIST",
     "LATENCY_HIST",
+    "PERIODS",
     "REQUESTS",
     "SCHEMA_VERSION",
+    "SPIKES",
     "STAGE_STATS",
     "TABLES",
     "doc_of",
