@@ -11,6 +11,7 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from blkscope.analyze.findings import find_dataset_periods, find_spikes, knobs_from_manifest
 from blkscope.analyze.views import connect, register_table, register_views
 from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import MANIFEST, read_manifest
@@ -36,6 +37,25 @@ def _write_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema, p
     pq.write_table(table, tmp, compression="zstd")
     os.replace(tmp, path)
     return table.num_rows
+
+
+def _write_arrow(table: pa.Table, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
+
+
+def _findings(
+    con: duckdb.DuckDBPyConnection, dataset: Path, manifest: dict[str, Any]
+) -> tuple[pa.Table, pa.Table]:
+    register_views(con)
+    spikes = find_spikes(
+        con, window_ns=1_000_000_000, metric="q2c", k=5.0, threshold_ns=None, min_ios=5
+    )
+    return spikes, find_dataset_periods(con, spikes, knobs_from_manifest(manifest))
 
 
 def _save_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
@@ -67,6 +87,11 @@ def analyze_dataset(
         except OSError as exc:
             raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
         manifest["tables"][name] = {"file": path.name, "rows": rows}
+        register_table(con, name, path)
+    for name, table in zip(("spikes", "periods"), _findings(con, dataset, manifest), strict=True):
+        path = dataset / f"{name}.parquet"
+        _write_arrow(table, path)
+        manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
         register_table(con, name, path)
     _save_manifest(dataset, manifest)
     left_out = register_views(con)

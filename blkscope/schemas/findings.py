@@ -65,7 +65,7 @@ SPIKES = schema(
         field(
             "writeback_share",
             pa.float64(),
-            "writeback_ios divided by all IOs in flight during the spike.",
+            "Share of the bytes in flight during the spike that writeback threads issued.",
             nullable=False,
         ),
         field(
