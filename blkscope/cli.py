@@ -48,19 +48,19 @@ def _main(
 
 @app.command()
 def ingest(
-    inputs: Annotated[list[str], typer.Argument(help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin.")],
+    inputs: Annotated[list[str], typer.Argument(help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin; or blktrace per-CPU files NAME.blktrace.N, or their NAME prefix.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Dataset folder to write (replaced atomically).")],
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first malformed line (exit 2).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
-    """Parse blkparse text into a Parquet dataset (events, blkparse summary, ingest errors)."""
-    from blkscope.ingest.blkparse_ingest import ingest_blkparse
+    """Parse blkparse text or blktrace binaries into a Parquet dataset of events."""
+    from blkscope.ingest.blkparse_ingest import ingest_events
     from blkscope.progress import byte_progress
 
     try:
         with byte_progress(enabled=not quiet and not as_json) as progress:
-            manifest = ingest_blkparse(inputs, output, strict=strict, progress=progress)
+            manifest = ingest_events(inputs, output, strict=strict, progress=progress)
     except BlkscopeError as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt:

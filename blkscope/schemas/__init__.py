@@ -5,6 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from blkscope.schemas._declare import doc_of, field, schema
+from blkscope.schemas.blktrace import TRACE_CLOCK
 from blkscope.schemas.events import EVENTS
 from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
 
@@ -14,6 +15,7 @@ TABLES: dict[str, pa.Schema] = {
     "events": EVENTS,
     "blkparse_summary": BLKPARSE_SUMMARY,
     "ingest_errors": INGEST_ERRORS,
+    "trace_clock": TRACE_CLOCK,
 }
 
 __all__ = [
@@ -22,6 +24,7 @@ __all__ = [
     "INGEST_ERRORS",
     "SCHEMA_VERSION",
     "TABLES",
+    "TRACE_CLOCK",
     "doc_of",
     "field",
     "schema",

@@ -38,7 +38,7 @@ EVENTS = schema(
         field("pc_bytes", pa.int64(), "For SCSI pass-through (PC) Q/I/D/B: the byte count printed instead of a sector."),
         field("pdu", pa.string(), "For PC events: the hex payload printed in parentheses, as printed."),
         field("elapsed", pa.int64(), "The '(elapsed)' value blkparse -t prints on D/I/Q/C, in nanoseconds; null otherwise."),
-        field("line_no", pa.int64(), "1-based line number of the event in its input file.", nullable=False),
+        field("line_no", pa.int64(), "1-based line number of the event in its input file; for blktrace binaries, the 1-based record number in its per-CPU file (notes count).", nullable=False),
         field("input_id", pa.int16(), "Index of the input file in manifest.json 'inputs'.", nullable=False),
     ],
 )

@@ -1,0 +1,264 @@
+"""Turn blktrace records of all CPUs into `events` rows exactly as blkparse would print them."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+import numpy as np
+import pyarrow as pa
+
+from blkscope.ingest.blkparse_line import OPS, render_rwbs
+from blkscope.ingest.blktrace_records import RecordFile
+from blkscope.schemas import EVENTS
+
+# Category bits (top 16 bits of `action`), blktrace_api.h BLK_TC_*.
+TC_WRITE, TC_FLUSH, TC_SYNC = 1 << 1, 1 << 2, 1 << 3
+TC_PC, TC_NOTIFY, TC_AHEAD, TC_META, TC_DISCARD, TC_FUA = (
+    1 << 9, 1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 15)
+# Low-half flag: the payload starts with an 8-byte cgroup id.
+TA_CGROUP = 1 << 8
+TN_PROCESS, TN_TIMESTAMP, TN_MESSAGE = 0, 1, 2
+
+# Action code (low byte) -> letter blkparse prints; codes absent here are not printed.
+CODE_LETTERS = {1: "Q", 2: "M", 3: "F", 4: "G", 5: "S", 6: "R", 7: "D", 8: "C", 9: "P",
+                10: "U", 11: "UT", 12: "I", 13: "X", 14: "B", 15: "A"}
+LETTERS = (*sorted(set(CODE_LETTERS.values())), "m")
+_LETTER_INDEX = {a: i for i, a in enumerate(LETTERS)}
+_CODE_TO_INDEX = np.full(256, -1, dtype=np.int64)
+for _code, _letter in CODE_LETTERS.items():
+    _CODE_TO_INDEX[_code] = _LETTER_INDEX[_letter]
+_M_INDEX = _LETTER_INDEX["m"]
+
+# rwbs code bits, as the text scanner encodes them: flush 1, op << 1, fua 8, A 16, S 32, M 64.
+_RWBS_STRINGS = pa.array(
+    [render_rwbs(OPS[(c >> 1) & 3], bool(c & 1), bool(c & 8), bool(c & 16), bool(c & 32),
+                 bool(c & 64)) for c in range(128)], pa.string())
+_OP_STRINGS = pa.array(OPS, pa.string())
+_ACTION_STRINGS = pa.array(LETTERS, pa.string())
+
+_SECTOR_PLUS = {"Q", "G", "I", "D", "B", "M", "F", "S", "A"}
+_COMPLETION = {"C", "R"}
+_NO_COMM = {"C", "R", "A", "m"}
+_UNPLUG = {"U", "UT"}
+
+
+@dataclass
+class TraceClock:
+    """What a later clock model needs: the trace's time zero and its wall-clock notes."""
+
+    base_time_ns: int
+    wall_notes: list[dict[str, int]] = field(default_factory=list)
+
+
+@dataclass
+class DecodedTrace:
+    """The events of a set of per-CPU files, merged by time, and what the notes said."""
+
+    events: pa.Table
+    clock: TraceClock
+    skipped_by_code: dict[int, int]
+    process_notes: int
+    comms: dict[int, str]
+
+
+def _indices(letters: set[str]) -> np.ndarray:
+    return np.array(sorted(_LETTER_INDEX[a] for a in letters), dtype=np.int64)
+
+
+def _rwbs_codes(cat: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
+    op = np.where(cat & TC_DISCARD, 2, np.where(cat & TC_WRITE, 1, np.where(nbytes > 0, 0, 3)))
+    return ((cat & TC_FLUSH) != 0) | (op << 1) | (((cat & TC_FUA) != 0) << 3) | \
+        (((cat & TC_AHEAD) != 0) << 4) | (((cat & TC_SYNC) != 0) << 5) | \
+        (((cat & TC_META) != 0) << 6)
+
+
+def _be64_payload(files: Sequence[RecordFile], file_idx: np.ndarray, rec_idx: np.ndarray,
+                  skip: np.ndarray) -> np.ndarray:
+    """Read the big-endian u64 at the start of each selected payload (after any cgroup id)."""
+    out = np.zeros(len(rec_idx), dtype=np.uint64)
+    for f_i, f in enumerate(files):
+        sel = np.flatnonzero(file_idx == f_i)
+        if not len(sel):
+            continue
+        starts = f.offsets[rec_idx[sel]] + 48 + skip[sel]
+        raw = f.data[starts[:, None] + np.arange(8)]
+        out[sel] = raw.copy().view(">u8").reshape(-1)
+    return out
+
+
+def _decode_text(pdu: bytes) -> str:
+    return pdu.split(b"\x00", 1)[0].decode("utf-8", "surrogateescape")
+
+
+def _notes(files: Sequence[RecordFile], notify: list[tuple[int, int]], clock: TraceClock,
+           ) -> tuple[dict[int, str], list[tuple[int, int, str]]]:
+    """Read process-name, timestamp and message notes; return comms by pid and messages."""
+    comms: dict[int, str] = {}
+    messages: list[tuple[int, int, str]] = []
+    for f_i, r_i in notify:
+        rec = files[f_i].records[r_i]
+        pdu = files[f_i].pdu(r_i)
+        action = int(rec["action"])
+        if action & TA_CGROUP:
+            pdu = pdu[8:]
+        code = action & 0xFF
+        if code == TN_PROCESS:
+            comms[int(rec["pid"])] = _decode_text(pdu)
+        elif code == TN_TIMESTAMP and len(pdu) >= 8:
+            sec, nsec = np.frombuffer(pdu[:8], dtype="<u4").tolist()
+            dev = int(rec["device"])
+            clock.wall_notes.append({
+                "dev_major": dev >> 20, "dev_minor": dev & 0xFFFFF, "cpu": int(rec["cpu"]),
+                "time": int(rec["time"]), "wall_ns": sec * 1_000_000_000 + nsec})
+        elif code == TN_MESSAGE:
+            messages.append((f_i, r_i, _decode_text(pdu)))
+    return comms, messages
+
+
+def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrace:
+    """Merge the per-CPU files by (time, cpu, sequence) and build the events table."""
+    recs = np.concatenate([f.records for f in files])
+    file_idx = np.concatenate([np.full(len(f.records), i, dtype=np.int64)
+                               for i, f in enumerate(files)])
+    rec_idx = np.concatenate([np.arange(len(f.records), dtype=np.int64) for f in files])
+    base = int(recs["time"].min())
+    clock = TraceClock(base_time_ns=base)
+    action = recs["action"].astype(np.int64)
+    cat = action >> 16
+    code = action & 0xFF
+    is_note = (cat & TC_NOTIFY) != 0
+    note_rows = np.flatnonzero(is_note)
+    comms, messages = _notes(files, list(zip(file_idx[note_rows].tolist(),
+                                             rec_idx[note_rows].tolist(), strict=True)), clock)
+    letter = np.where(is_note, -1, _CODE_TO_INDEX[code])
+    file_start = np.cumsum([0] + [len(f.records) for f in files])
+    msg_rows = np.array([file_start[f] + r for f, r, _ in messages], dtype=np.int64)
+    letter[msg_rows] = _M_INDEX
+    skipped = np.flatnonzero((letter < 0) & ~is_note)
+    skipped_by_code = {int(c): int(n) for c, n in zip(*np.unique(code[skipped],
+                                                                return_counts=True), strict=True)}
+    keep = np.flatnonzero(letter >= 0)
+    keep = _blkparse_order(keep, recs["time"], recs["cpu"], recs["sequence"])
+    msg_text = {int(row): text for row, (_, _, text) in zip(msg_rows, messages, strict=True)}
+    table = _events_table(files, recs[keep], letter[keep], file_idx[keep], rec_idx[keep],
+                          base, comms, [msg_text.get(int(k)) for k in keep]
+                          if msg_text else None, np.asarray(input_ids, dtype=np.int16))
+    return DecodedTrace(table, clock, skipped_by_code, len(note_rows) - len(messages), comms)
+
+
+def _blkparse_order(rows: np.ndarray, time: np.ndarray, cpu: np.ndarray, seq: np.ndarray,
+                    ) -> np.ndarray:
+    """Order rows by time then CPU, except that on a time tie blkparse keeps printing from the
+    CPU it printed last (its merge only switches CPU on a strictly earlier time)."""
+    rows = rows[np.lexsort((seq[rows], cpu[rows], time[rows]))]
+    t, c = time[rows], cpu[rows]
+    tie = np.flatnonzero((t[1:] == t[:-1]) & (c[1:] != c[:-1]))
+    done = 0
+    for k in tie.tolist():
+        if k < done:
+            continue
+        start = k
+        while start > 0 and t[start - 1] == t[k]:
+            start -= 1
+        if start == 0:
+            continue
+        end = k + 2
+        while end < len(rows) and t[end] == t[k]:
+            end += 1
+        group = rows[start:end]
+        last_cpu = cpu[rows[start - 1]]
+        rows[start:end] = group[np.lexsort((seq[group], cpu[group], cpu[group] != last_cpu))]
+        done = end
+    return rows
+
+
+def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
+    return pa.array(values, type_, mask=~valid)
+
+
+def _events_table(files: Sequence[RecordFile], r: np.ndarray, letter: np.ndarray,
+                  file_idx: np.ndarray, rec_idx: np.ndarray, base: int, comms: dict[int, str],
+                  messages: list[str | None] | None, input_ids: np.ndarray) -> pa.Table:
+    n = len(r)
+    action = r["action"].astype(np.int64)
+    cat = action >> 16
+    nbytes = r["bytes"].astype(np.int64)
+    rwbs = np.where(letter == _M_INDEX, 3 << 1, _rwbs_codes(cat, nbytes))
+    sector = r["sector"].astype(np.int64)
+    is_plus = np.isin(letter, _indices(_SECTOR_PLUS)) & (nbytes > 0)
+    is_cr = np.isin(letter, _indices(_COMPLETION))
+    is_x = letter == _LETTER_INDEX["X"]
+    is_u = np.isin(letter, _indices(_UNPLUG))
+    is_a = letter == _LETTER_INDEX["A"]
+    has_sector = is_plus | is_cr | is_x
+    skip = np.where(action & TA_CGROUP, 8, 0)
+    pdu_rows = np.flatnonzero((is_x | is_u | is_a) & (r["pdu_len"] >= skip + 8))
+    pdu64 = np.zeros(n, dtype=np.uint64)
+    pdu64[pdu_rows] = _be64_payload(files, file_idx[pdu_rows], rec_idx[pdu_rows], skip[pdu_rows])
+    pid = r["pid"].astype(np.int64)
+    has_comm = ~np.isin(letter, _indices(_NO_COMM))
+    dev = r["device"].astype(np.int64)
+    remap = _remap_columns(files, file_idx, rec_idx, is_a, skip)
+    null = pa.nulls
+    arrays = [
+        pa.array(dev >> 20, pa.int32()),
+        pa.array(dev & 0xFFFFF, pa.int32()),
+        pa.array(r["cpu"], pa.int32()),
+        pa.array(r["sequence"], pa.int64()),
+        pa.array(r["time"].astype(np.int64) - base, pa.int64()),
+        pa.array(pid, pa.int64()),
+        _ACTION_STRINGS.take(pa.array(letter)),
+        _RWBS_STRINGS.take(pa.array(rwbs)),
+        _OP_STRINGS.take(pa.array((rwbs >> 1) & 3)),
+        pa.array((rwbs & 1) != 0),
+        pa.array((rwbs & 8) != 0),
+        pa.array((rwbs & 16) != 0),
+        pa.array((rwbs & 32) != 0),
+        pa.array((rwbs & 64) != 0),
+        _masked(sector, has_sector, pa.int64()),
+        _masked(nbytes >> 9, is_plus | is_cr, pa.int32()),
+        _masked(pdu64.astype(np.int64), is_x, pa.int64()),
+        *remap,
+        _masked(r["error"].astype(np.int32), is_cr, pa.int32()),
+        *_comm_arrays(pid, has_comm, comms),
+        _masked((pdu64 & 0xFFFFFFFF).astype(np.int64), is_u, pa.int32()),
+        pa.array(messages, pa.string()) if messages else null(n, pa.string()),
+        null(n, pa.int64()),
+        null(n, pa.string()),
+        null(n, pa.int64()),
+        pa.array(rec_idx + 1, pa.int64()),
+        pa.array(input_ids[file_idx], pa.int16()),
+    ]
+    return pa.Table.from_arrays(arrays, schema=EVENTS)
+
+
+def _remap_columns(files: Sequence[RecordFile], file_idx: np.ndarray, rec_idx: np.ndarray,
+                   is_a: np.ndarray, skip: np.ndarray) -> list[pa.Array]:
+    """A's payload: be32 device_from, be32 device_to, be64 sector_from (blk_io_trace_remap)."""
+    n = len(is_a)
+    rows = np.flatnonzero(is_a)
+    major: list[int | None] = [None] * n
+    minor: list[int | None] = [None] * n
+    sector: list[int | None] = [None] * n
+    for i in rows.tolist():
+        pdu = files[int(file_idx[i])].pdu(int(rec_idx[i]))[int(skip[i]):]
+        if len(pdu) < 16:
+            continue
+        dev_from = int.from_bytes(pdu[0:4], "big")
+        major[i], minor[i] = dev_from >> 20, dev_from & 0xFFFFF
+        sector[i] = int.from_bytes(pdu[8:16], "big")
+    return [pa.array(major, pa.int32()), pa.array(minor, pa.int32()), pa.array(sector, pa.int64())]
+
+
+def _comm_arrays(pid: np.ndarray, has_comm: np.ndarray, comms: dict[int, str],
+                 ) -> list[pa.Array]:
+    """comm and comm_raw by pid, through the distinct pids so big traces stay fast."""
+    uniq, inverse = np.unique(pid, return_inverse=True)
+    names = [comms.get(int(p), "") for p in uniq]
+    raws = [n.encode("utf-8", "surrogateescape") for n in names]
+    text = [b.decode("utf-8", "replace") for b in raws]
+    raw_or_none = [b if t != n else None for b, t, n in zip(raws, text, names, strict=True)]
+    take = pa.array(inverse.reshape(-1), pa.int64(), mask=~has_comm)
+    comm = pa.array(text, pa.string()).take(take)
+    raw = pa.array(raw_or_none, pa.binary()).take(take)
+    return [comm, raw]
