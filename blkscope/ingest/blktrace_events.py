@@ -121,19 +121,22 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
     file_idx = np.concatenate([np.full(len(f.records), i, dtype=np.int64)
                                for i, f in enumerate(files)])
     rec_idx = np.concatenate([np.arange(len(f.records), dtype=np.int64) for f in files])
-    base = int(recs["time"].min())
-    clock = TraceClock(base_time_ns=base)
     action = recs["action"].astype(np.int64)
     cat = action >> 16
     code = action & 0xFF
     is_note = (cat & TC_NOTIFY) != 0
     note_rows = np.flatnonzero(is_note)
+    clock = TraceClock(base_time_ns=0)
     comms, messages = _notes(files, list(zip(file_idx[note_rows].tolist(),
                                              rec_idx[note_rows].tolist(), strict=True)), clock)
     letter = np.where(is_note, -1, _CODE_TO_INDEX[code])
     file_start = np.cumsum([0] + [len(f.records) for f in files])
     msg_rows = np.array([file_start[f] + r for f, r, _ in messages], dtype=np.int64)
     letter[msg_rows] = _M_INDEX
+    # blkparse's time zero is its first printed record: process and clock notes do not count.
+    printed_times = recs["time"][letter >= 0]
+    base = int(printed_times.min()) if len(printed_times) else int(recs["time"].min())
+    clock.base_time_ns = base
     skipped = np.flatnonzero((letter < 0) & ~is_note)
     skipped_by_code = {int(c): int(n) for c, n in zip(*np.unique(code[skipped],
                                                                 return_counts=True), strict=True)}
@@ -254,7 +257,8 @@ def _comm_arrays(pid: np.ndarray, has_comm: np.ndarray, comms: dict[int, str],
                  ) -> list[pa.Array]:
     """comm and comm_raw by pid, through the distinct pids so big traces stay fast."""
     uniq, inverse = np.unique(pid, return_inverse=True)
-    names = [comms.get(int(p), "") for p in uniq]
+    # blkparse prints a NULL name for a pid without a process note, which glibc shows as "(null)".
+    names = [comms.get(int(p), "(null)") for p in uniq]
     raws = [n.encode("utf-8", "surrogateescape") for n in names]
     text = [b.decode("utf-8", "replace") for b in raws]
     raw_or_none = [b if t != n else None for b, t, n in zip(raws, text, names, strict=True)]
