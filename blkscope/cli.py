@@ -48,7 +48,9 @@ def _main(
 
 @app.command()
 def ingest(
-    inputs: Annotated[list[str], typer.Argument(help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin; or blktrace per-CPU files NAME.blktrace.N, or their NAME prefix.")],
+    inputs: Annotated[list[str], typer.Argument(
+        help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin; or blktrace per-CPU "
+             "files NAME.blktrace.N, or their NAME prefix.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Dataset folder to write (replaced atomically).")],
     strict: Annotated[bool, typer.Option("--strict", help="Stop at the first malformed line (exit 2).")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,

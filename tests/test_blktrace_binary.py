@@ -8,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.csv as csv
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -19,6 +21,7 @@ from blkscope.ingest.blktrace_events import decode
 from blkscope.ingest.blktrace_records import RECORD, RECORD_BYTES, blktrace_inputs, read_records
 
 DATA = Path(__file__).parent / "data" / "formats"
+GOLDEN = Path(__file__).parent / "golden" / "formats"
 CAPTURES = Path(__file__).parents[1] / ".." / "shared" / "captures"
 
 
@@ -65,8 +68,9 @@ def test_mq30_sample_clock_and_notes(tmp_path: Path) -> None:
     assert clock == [{"base_time_ns": 585147491082, "dev_major": 254, "dev_minor": 0, "cpu": 0,
                       "note_time_ns": 560342812093, "wall_ns": 1795304269326334032}]
     # clock.txt of that capture: "560418451909 1795304269401973848" (mono, wall taken together).
-    assert 1795304269401973848 - 560418451909 == clock[0]["wall_ns"] - clock[0]["note_time_ns"]
-    assert manifest["trace_clock"]["process_notes"] == 133
+    assert clock[0]["wall_ns"] - clock[0]["note_time_ns"] == 1795304269401973848 - 560418451909
+    assert manifest["trace_clock"]["other_notes"] == 133
+    assert manifest["trace_clock"]["message_notes"] == 0
     assert [i["records"] for i in manifest["inputs"]] == [313, 217]
     assert manifest["events"]["count"] == 397
 
@@ -123,7 +127,8 @@ def test_wrong_version_and_truncation(tmp_path: Path) -> None:
     path.write_bytes(bytes(data[:-5]))
     with pytest.raises(InputFormatError) as err:
         read_records(str(path))
-    assert "truncated blktrace file: record 313 at byte offset 16328 is cut short (43 of its bytes present)" in str(err.value)
+    assert str(err.value) == (f"{path}: truncated blktrace file: record 313 at byte offset 16328 "
+                              "is cut short (43 of its bytes present)")
     data[0] = 0x06
     path.write_bytes(bytes(data))
     with pytest.raises(InputFormatError) as err:
@@ -162,3 +167,16 @@ def test_shared_capture_binary_equals_text(capture: str, tmp_path: Path) -> None
     binary = pq.read_table(tmp_path / "bin" / "events.parquet")
     # Not only the same rows sorted by (time_ns, cpu, seq): the same order as blkparse printed.
     assert _compared(binary).equals(_compared(text))
+
+
+def test_bfq_messages_kept_and_other_events_match_blkparse(tmp_path: Path) -> None:
+    # bfq tags its messages with a cgroup id; blkparse 1.2.0 silently drops those, we keep them.
+    events = _decode(DATA / "bfq")
+    is_message = pc.equal(events["action"], "m")
+    ingest_blkparse([str(DATA / "bfq.blkparse.txt")], tmp_path / "text")
+    text = pq.read_table(tmp_path / "text" / "events.parquet")
+    assert _compared(events.filter(pc.invert(is_message))).equals(_compared(text))
+    messages = events.filter(is_message).select(["cpu", "seq", "time_ns", "pid", "rwbs", "message"])
+    expected = csv.read_csv(GOLDEN / "bfq_messages.csv").cast(messages.schema)
+    assert messages.num_rows == 108
+    assert messages.equals(expected)

@@ -145,7 +145,7 @@ def ingest_blktrace(paths: Sequence[str], out: Path,
         manifest["ingest"]["error_lines"] = 0
         manifest["trace_clock"] = {
             "base_time_ns": trace.clock.base_time_ns, "wall_notes": trace.clock.wall_notes,
-            "process_notes": trace.process_notes,
+            "other_notes": trace.other_notes, "message_notes": trace.messages,
             "skipped_records_by_action_code": trace.skipped_by_code,
         }
         ds.commit(manifest)

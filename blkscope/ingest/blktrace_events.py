@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+
 import numpy as np
 import pyarrow as pa
 
 from blkscope.ingest.blkparse_line import OPS, render_rwbs
-from blkscope.ingest.blktrace_records import RecordFile
+from blkscope.ingest.blktrace_records import RECORD_BYTES, RecordFile, gather_payloads
 from blkscope.schemas import EVENTS
 
 # Category bits (top 16 bits of `action`), blktrace_api.h BLK_TC_*.
@@ -57,7 +58,8 @@ class DecodedTrace:
     events: pa.Table
     clock: TraceClock
     skipped_by_code: dict[int, int]
-    process_notes: int
+    other_notes: int
+    messages: int
     comms: dict[int, str]
 
 
@@ -91,10 +93,9 @@ def _decode_text(pdu: bytes) -> str:
 
 
 def _notes(files: Sequence[RecordFile], notify: list[tuple[int, int]], clock: TraceClock,
-           ) -> tuple[dict[int, str], list[tuple[int, int, str]]]:
-    """Read process-name, timestamp and message notes; return comms by pid and messages."""
+           ) -> dict[int, str]:
+    """Read process-name and timestamp notes (few per trace); return comms by pid."""
     comms: dict[int, str] = {}
-    messages: list[tuple[int, int, str]] = []
     for f_i, r_i in notify:
         rec = files[f_i].records[r_i]
         pdu = files[f_i].pdu(r_i)
@@ -110,13 +111,40 @@ def _notes(files: Sequence[RecordFile], notify: list[tuple[int, int]], clock: Tr
             clock.wall_notes.append({
                 "dev_major": dev >> 20, "dev_minor": dev & 0xFFFFF, "cpu": int(rec["cpu"]),
                 "time": int(rec["time"]), "wall_ns": sec * 1_000_000_000 + nsec})
-        elif code == TN_MESSAGE:
-            messages.append((f_i, r_i, _decode_text(pdu)))
-    return comms, messages
+    return comms
+
+
+def _message_texts(files: Sequence[RecordFile], file_idx: np.ndarray, rec_idx: np.ndarray,
+                   recs: np.ndarray) -> pa.Array:
+    """The text of message notes (there can be millions, e.g. bfq's), without trailing NULs."""
+    skip = np.where(recs["action"] & TA_CGROUP, 8, 0)
+    pieces = []
+    order = []
+    for f_i, f in enumerate(files):
+        sel = np.flatnonzero(file_idx == f_i)
+        starts = f.offsets[rec_idx[sel]] + RECORD_BYTES + skip[sel]
+        lengths = np.maximum(recs["pdu_len"][sel].astype(np.int64) - skip[sel], 0)
+        offsets, data = gather_payloads(f.data, starts, lengths)
+        pieces.append(_strip_nuls(offsets, data))
+        order.append(sel)
+    texts = pa.concat_arrays(pieces) if pieces else pa.array([], pa.string())
+    return texts.take(pa.array(np.argsort(np.concatenate(order)) if order else []))
+
+
+def _strip_nuls(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
+    binary = pa.BinaryArray.from_buffers(pa.binary(), len(offsets) - 1, [
+        None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
+    if np.any(data == 0):
+        binary = pa.array([None if b is None else b.split(b"\x00", 1)[0]
+                           for b in binary.to_pylist()], pa.binary())
+    try:
+        return binary.cast(pa.string())
+    except pa.ArrowInvalid:  # invalid UTF-8 in a message: replace, as for comms
+        return pa.array([b.decode("utf-8", "replace") for b in binary.to_pylist()], pa.string())
 
 
 def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrace:
-    """Merge the per-CPU files by (time, cpu, sequence) and build the events table."""
+    """Merge the per-CPU files by blkparse's print order and build the events table."""
     recs = np.concatenate([f.records for f in files])
     file_idx = np.concatenate([np.full(len(f.records), i, dtype=np.int64)
                                for i, f in enumerate(files)])
@@ -125,16 +153,18 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
     cat = action >> 16
     code = action & 0xFF
     is_note = (cat & TC_NOTIFY) != 0
-    note_rows = np.flatnonzero(is_note)
+    is_msg = is_note & (code == TN_MESSAGE)
+    other_notes = np.flatnonzero(is_note & ~is_msg)
     clock = TraceClock(base_time_ns=0)
-    comms, messages = _notes(files, list(zip(file_idx[note_rows].tolist(),
-                                             rec_idx[note_rows].tolist(), strict=True)), clock)
+    comms = _notes(files, list(zip(file_idx[other_notes].tolist(),
+                                   rec_idx[other_notes].tolist(), strict=True)), clock)
     letter = np.where(is_note, -1, _CODE_TO_INDEX[code])
-    file_start = np.cumsum([0] + [len(f.records) for f in files])
-    msg_rows = np.array([file_start[f] + r for f, r, _ in messages], dtype=np.int64)
-    letter[msg_rows] = _M_INDEX
-    # blkparse's time zero is its first printed record: process and clock notes do not count.
-    printed_times = recs["time"][letter >= 0]
+    letter[is_msg] = _M_INDEX
+    # blkparse's time zero is its first event: notes do not count. Messages do not either, since
+    # blkparse 1.2 drops cgroup-tagged ones (bfq's) and we want its times on such traces.
+    printed_times = recs["time"][(letter >= 0) & ~is_msg]
+    if not len(printed_times):
+        printed_times = recs["time"][letter >= 0]
     base = int(printed_times.min()) if len(printed_times) else int(recs["time"].min())
     clock.base_time_ns = base
     skipped = np.flatnonzero((letter < 0) & ~is_note)
@@ -142,11 +172,17 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
                                                                 return_counts=True), strict=True)}
     keep = np.flatnonzero(letter >= 0)
     keep = _blkparse_order(keep, recs["time"], recs["cpu"], recs["sequence"])
-    msg_text = {int(row): text for row, (_, _, text) in zip(msg_rows, messages, strict=True)}
+    msg_rows = np.flatnonzero(is_msg)
+    messages = None
+    if len(msg_rows):
+        texts = _message_texts(files, file_idx[msg_rows], rec_idx[msg_rows], recs[msg_rows])
+        position = np.full(len(recs), -1, dtype=np.int64)
+        position[msg_rows] = np.arange(len(msg_rows))
+        at = position[keep]
+        messages = texts.take(pa.array(at, mask=at < 0))
     table = _events_table(files, recs[keep], letter[keep], file_idx[keep], rec_idx[keep],
-                          base, comms, [msg_text.get(int(k)) for k in keep]
-                          if msg_text else None, np.asarray(input_ids, dtype=np.int16))
-    return DecodedTrace(table, clock, skipped_by_code, len(note_rows) - len(messages), comms)
+                          base, comms, messages, np.asarray(input_ids, dtype=np.int16))
+    return DecodedTrace(table, clock, skipped_by_code, len(other_notes), len(msg_rows), comms)
 
 
 def _blkparse_order(rows: np.ndarray, time: np.ndarray, cpu: np.ndarray, seq: np.ndarray,
@@ -181,7 +217,7 @@ def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Arr
 
 def _events_table(files: Sequence[RecordFile], r: np.ndarray, letter: np.ndarray,
                   file_idx: np.ndarray, rec_idx: np.ndarray, base: int, comms: dict[int, str],
-                  messages: list[str | None] | None, input_ids: np.ndarray) -> pa.Table:
+                  messages: pa.Array | None, input_ids: np.ndarray) -> pa.Table:
     n = len(r)
     action = r["action"].astype(np.int64)
     cat = action >> 16
@@ -225,7 +261,7 @@ def _events_table(files: Sequence[RecordFile], r: np.ndarray, letter: np.ndarray
         _masked(r["error"].astype(np.int32), is_cr, pa.int32()),
         *_comm_arrays(pid, has_comm, comms),
         _masked((pdu64 & 0xFFFFFFFF).astype(np.int64), is_u, pa.int32()),
-        pa.array(messages, pa.string()) if messages else null(n, pa.string()),
+        messages if messages is not None else null(n, pa.string()),
         null(n, pa.int64()),
         null(n, pa.string()),
         null(n, pa.int64()),

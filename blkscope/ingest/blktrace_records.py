@@ -63,6 +63,26 @@ def _walk(buf, offsets, packed):  # type: ignore[no-untyped-def]
     return k, o
 
 
+@njit(cache=True, nogil=True)
+def _gather(data, starts, lengths, offsets, out):  # type: ignore[no-untyped-def]
+    pos = 0
+    for i in range(len(starts)):
+        offsets[i] = pos
+        for j in range(lengths[i]):
+            out[pos + j] = data[starts[i] + j]
+        pos += lengths[i]
+    offsets[len(starts)] = pos
+
+
+def gather_payloads(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray,
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate byte spans of `data`; return (offsets with a final end, bytes)."""
+    offsets = np.empty(len(starts) + 1, dtype=np.int64)
+    out = np.empty(int(lengths.sum()), dtype=np.uint8)
+    _gather(data, starts.astype(np.int64), lengths.astype(np.int64), offsets, out)
+    return offsets, out
+
+
 def _check_magic(path: str, records: np.ndarray, offsets: np.ndarray,
                  first_index: int = 0) -> None:
     magic = records["magic"]
@@ -85,7 +105,8 @@ def _check_magic(path: str, records: np.ndarray, offsets: np.ndarray,
     if len(bad):
         i = int(bad[0])
         raise InputFormatError(path, f"unsupported blktrace version {int(magic[i]) & 0xFF} in "
-                               f"record {i + first_index + 1} (only version {VERSION} is supported)")
+                               f"record {i + first_index + 1} (only version {VERSION} is "
+                               "supported)")
 
 
 def read_records(path: str) -> RecordFile:

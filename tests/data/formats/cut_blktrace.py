@@ -1,6 +1,6 @@
 """Cut a small blktrace sample: every note plus the records in a time window, per CPU.
 
-Usage: PYTHONPATH=. python tests/data/formats/cut_blktrace.py CAPTURE_PREFIX START_S END_S OUT_PREFIX
+Usage: PYTHONPATH=. python tests/data/formats/cut_blktrace.py PREFIX START_S END_S OUT_PREFIX
 Then: blkparse -i OUT_PREFIX -o OUT_PREFIX.blkparse.txt (the expected text for the golden test).
 """
 
@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from blkscope.ingest.blktrace_events import TC_NOTIFY
+from blkscope.ingest.blktrace_events import TC_NOTIFY, TN_MESSAGE
 from blkscope.ingest.blktrace_records import RECORD_BYTES, read_records
 
 
@@ -21,7 +21,8 @@ def main(prefix: str, start_s: float, end_s: float, out: str) -> None:
     lo, hi = base + int(start_s * 1e9), base + int(end_s * 1e9)
     for f in files:
         r = f.records
-        note = ((r["action"] >> 16) & TC_NOTIFY) != 0
+        # Message notes are events of their own (bfq writes millions): window them too.
+        note = (((r["action"] >> 16) & TC_NOTIFY) != 0) & ((r["action"] & 0xFF) != TN_MESSAGE)
         keep = np.flatnonzero(note | ((r["time"] >= lo) & (r["time"] < hi)))
         cpu = int(r["cpu"][0])
         with open(f"{out}.blktrace.{cpu}", "wb") as fh:
