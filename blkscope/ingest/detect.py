@@ -13,7 +13,7 @@ FORMAT_NAMES: dict[str, str] = {
     "iostat": "iostat -x output",
     "vmstat": "vmstat output",
     "meminfo": "/proc/meminfo samples",
-    "writeback": "a writeback.bt log (TIME DEVICE PAGES REASON ms)",
+    "writeback": "a writeback.bt log",
     "writeback_ns": "a monotonic writeback log (MONO_NS DEVICE PAGES REASON us)",
     "biosnoop": "a bcc/libbpf-tools biosnoop log",
     "biosnoop_bt": "a bpftrace biosnoop.bt log",

@@ -35,7 +35,7 @@ CPU_COLUMNS = {"%user": "user_pct", "%nice": "nice_pct", "%system": "system_pct"
 _US_TIME = re.compile(r"(\d{2})/(\d{2})/(\d{2}|\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?: ([AP]M))?")
 _ISO_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})([+-]\d{4}|Z)?")
 _BANNER = re.compile(r"Linux \S+ \(.*\)")
-EXPECTED = "iostat -x output"
+FORMATS = ("iostat",)
 HINT = "record it with 'iostat -xt 1' (or -xmt) so every report has a timestamp"
 
 
@@ -150,13 +150,13 @@ def parse_iostat(path: str) -> dict[str, pa.Table]:
             continue
         elif st.header is None and st.cpu_header is None:
             if detect_text(text[:65536]) != "iostat":
-                raise wrong_format(path, text, EXPECTED, HINT)
+                raise wrong_format(path, text, FORMATS, HINT)
             raise ParseError(path, line_no, f"unexpected line before the first report: "
                              f"{stripped[:60]!r}")
         else:
             raise ParseError(path, line_no, f"unexpected line outside a report section: "
                              f"{stripped[:60]!r}")
     if not st.devices:
-        raise wrong_format(path, text, EXPECTED, HINT)
+        raise wrong_format(path, text, FORMATS, HINT)
     return {"iostat": pa.Table.from_pylist(st.devices, schema=IOSTAT),
             "iostat_cpu": pa.Table.from_pylist(st.cpus, schema=IOSTAT_CPU)}

@@ -68,14 +68,16 @@ def to_ns(path: str, line_no: int, text: str, unit: str, what: str) -> int:
     return ns
 
 
-def wrong_format(path: str, text: str, expected: str, hint: str) -> InputFormatError:
-    """The error for an input that is not the expected log, naming what it looks like."""
+def wrong_format(path: str, text: str, formats: tuple[str, ...], hint: str) -> InputFormatError:
+    """The error for an input in none of `formats` (detect names), naming what it looks like."""
     from blkscope.ingest.detect import FORMAT_NAMES, detect_text
 
+    expected = FORMAT_NAMES[formats[0]]
     if not text.strip():
         return InputFormatError(path, f"empty input: expected {expected}", hint=hint)
     found = detect_text(text[:65536])
-    if found is not None and FORMAT_NAMES[found] != expected:
+    if found is not None and found not in formats:
         return InputFormatError(path, f"this looks like {FORMAT_NAMES[found]}, not {expected}",
                                 hint=hint)
-    return InputFormatError(path, f"no {expected} found", hint=hint)
+    return InputFormatError(path, f"not {expected}: its header or rows were not found",
+                            hint=hint)
