@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from decimal import Decimal, InvalidOperation
 
 from blkscope.errors import InputFormatError, ParseError
 from blkscope.ingest.sources import open_source
 
 _DECIMAL = re.compile(r"[+-]?\d+(?:\.\d*)?|[+-]?\.\d+")
-_SCALE_NS = {"s": 1_000_000_000, "ms": 1_000_000, "us": 1_000, "ns": 1}
+_SCALE_DIGITS = {"s": 9, "ms": 6, "us": 3, "ns": 0}
 
 
 def read_text(path: str) -> str:
@@ -35,13 +34,16 @@ def numbered_lines(text: str) -> Iterator[tuple[int, str]]:
 
 
 def decimal_to_ns(text: str, unit: str) -> int | None:
-    """Exact integer ns of a printed decimal in `unit` (s, ms, us, ns); None if not a number."""
+    """Exact integer ns of a printed decimal in `unit` (s, ms, us, ns); None if not a number.
+
+    Digits finer than 1 ns are dropped (truncated toward zero).
+    """
     if not _DECIMAL.fullmatch(text):
         return None
-    try:
-        return int(Decimal(text) * _SCALE_NS[unit])
-    except InvalidOperation:
-        return None
+    digits = _SCALE_DIGITS[unit]
+    whole, _, frac = text.lstrip("+-").partition(".")
+    ns = int(whole or "0") * 10 ** digits + int(frac[:digits].ljust(digits, "0") or "0")
+    return -ns if text.startswith("-") else ns
 
 
 def to_int(path: str, line_no: int, text: str, what: str) -> int:
