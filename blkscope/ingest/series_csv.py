@@ -1,4 +1,4 @@
-"""Parse a user's time series CSV (`time,value[,value...]`, e.g. prober.csv `mono_ns,latency_us`)."""
+"""Parse a user's time series CSV (`time,value[,...]`, e.g. prober.csv `mono_ns,latency_us`)."""
 
 from __future__ import annotations
 

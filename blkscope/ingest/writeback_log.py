@@ -11,7 +11,7 @@ from blkscope.errors import ParseError
 from blkscope.ingest.textlog import numbered_lines, read_text, to_int, to_ns, wrong_format
 from blkscope.schemas.bpf_logs import WRITEBACK
 
-HEADERS = {
+HEADERS: dict[tuple[str, ...], tuple[str, str]] = {
     ("TIME", "DEVICE", "PAGES", "REASON", "ms"): ("time_of_day", "ms"),
     ("MONO_NS", "DEVICE", "PAGES", "REASON", "us"): ("monotonic", "us"),
 }

@@ -21,8 +21,8 @@ SERIES = schema(
         field("clock", pa.string(), "The time column's header as printed, e.g. mono_ns, "
               "epoch_s: which clock the times are on.", nullable=False),
         field("time_ns", pa.int64(), "The time column as printed, converted exactly to ns by "
-              "its unit suffix (_ns, _us, _ms, _s); without one, times with a decimal point are read "
-              "as seconds and integers as ns.", nullable=False),
+              "its unit suffix (_ns, _us, _ms, _s); without one, times with a decimal point "
+              "are read as seconds and integers as ns.", nullable=False),
         field("t_ns", pa.int64(), T_NS_DOC),
         field("value", pa.float64(), "The value as printed; null when the cell is empty."),
         field("unit", pa.string(), "Value unit from the value header's suffix (latency_us -> "
