@@ -69,6 +69,8 @@ def test_mq30_sample_clock_and_notes(tmp_path: Path) -> None:
                       "note_time_ns": 560342812093, "wall_ns": 1795304269326334032}]
     # clock.txt of that capture: "560418451909 1795304269401973848" (mono, wall taken together).
     assert clock[0]["wall_ns"] - clock[0]["note_time_ns"] == 1795304269401973848 - 560418451909
+    # The notes are stamped at the whole capture's first event, before this window's first one.
+    assert manifest["trace_clock"]["smallest_record_time_ns"] == 560342812093
     assert manifest["trace_clock"]["other_notes"] == 133
     assert manifest["trace_clock"]["message_notes"] == 0
     assert [i["records"] for i in manifest["inputs"]] == [313, 217]

@@ -128,14 +128,15 @@ def ingest_blktrace(paths: Sequence[str], out: Path,
     devices: dict[tuple[int, int], _DeviceStats] = {}
     with DatasetWriter(out) as ds:
         events_sink = ds.table("events", EVENTS)
-        for start in range(0, trace.events.num_rows, _EVENT_SLICE):
-            chunk = trace.events.slice(start, _EVENT_SLICE)
+        counts: dict[int, int] = {}
+        for chunk in trace.slices(_EVENT_SLICE):
             events_sink.write(chunk)
             _tally(devices, chunk)
+            per_input = chunk.group_by("input_id").aggregate([("input_id", "count")])
+            for i, n in zip(per_input["input_id"].to_pylist(),
+                            per_input["input_id_count"].to_pylist(), strict=True):
+                counts[i] = counts.get(i, 0) + n
         ds.table("trace_clock", TRACE_CLOCK).write(_clock_table(trace))
-        per_input = trace.events.group_by("input_id").aggregate([("input_id", "count")])
-        counts = dict(zip(per_input["input_id"].to_pylist(),
-                          per_input["input_id_count"].to_pylist(), strict=True))
         input_docs = [{
             "id": i, "path": f.path, "format": "blktrace", "compression": f.compression,
             "bytes": f.raw_bytes, "sha256": f.sha256, "records": len(f.records),
@@ -144,7 +145,9 @@ def ingest_blktrace(paths: Sequence[str], out: Path,
         manifest = _manifest(input_docs, devices, strict=False)
         manifest["ingest"]["error_lines"] = 0
         manifest["trace_clock"] = {
-            "base_time_ns": trace.clock.base_time_ns, "wall_notes": trace.clock.wall_notes,
+            "base_time_ns": trace.clock.base_time_ns,
+            "smallest_record_time_ns": trace.clock.smallest_time_ns,
+            "wall_notes": trace.clock.wall_notes,
             "other_notes": trace.other_notes, "message_notes": trace.messages,
             "skipped_records_by_action_code": trace.skipped_by_code,
         }

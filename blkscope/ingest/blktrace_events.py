@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,6 +48,7 @@ class TraceClock:
     """What a later clock model needs: the trace's time zero and its wall-clock notes."""
 
     base_time_ns: int
+    smallest_time_ns: int = 0
     wall_notes: list[dict[str, int]] = field(default_factory=list)
 
 
@@ -55,12 +56,23 @@ class TraceClock:
 class DecodedTrace:
     """The events of a set of per-CPU files, merged by time, and what the notes said."""
 
-    events: pa.Table
+    num_rows: int
+    build: Callable[[int, int], pa.Table]
     clock: TraceClock
     skipped_by_code: dict[int, int]
     other_notes: int
     messages: int
     comms: dict[int, str]
+
+    def slices(self, rows: int = 1 << 20) -> Iterator[pa.Table]:
+        """The events table in print order, `rows` at a time (bounded memory on big traces)."""
+        for start in range(0, self.num_rows, rows):
+            yield self.build(start, min(start + rows, self.num_rows))
+
+    @property
+    def events(self) -> pa.Table:
+        """The whole events table."""
+        return self.build(0, self.num_rows)
 
 
 def _indices(letters: set[str]) -> np.ndarray:
@@ -167,22 +179,29 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
         printed_times = recs["time"][letter >= 0]
     base = int(printed_times.min()) if len(printed_times) else int(recs["time"].min())
     clock.base_time_ns = base
+    clock.smallest_time_ns = int(recs["time"].min())
     skipped = np.flatnonzero((letter < 0) & ~is_note)
     skipped_by_code = {int(c): int(n) for c, n in zip(*np.unique(code[skipped],
                                                                 return_counts=True), strict=True)}
     keep = np.flatnonzero(letter >= 0)
     keep = _blkparse_order(keep, recs["time"], recs["cpu"], recs["sequence"])
     msg_rows = np.flatnonzero(is_msg)
-    messages = None
+    texts = pa.array([], pa.string())
+    position = np.full(len(recs), -1, dtype=np.int64)
     if len(msg_rows):
         texts = _message_texts(files, file_idx[msg_rows], rec_idx[msg_rows], recs[msg_rows])
-        position = np.full(len(recs), -1, dtype=np.int64)
         position[msg_rows] = np.arange(len(msg_rows))
-        at = position[keep]
-        messages = texts.take(pa.array(at, mask=at < 0))
-    table = _events_table(files, recs[keep], letter[keep], file_idx[keep], rec_idx[keep],
-                          base, comms, messages, np.asarray(input_ids, dtype=np.int16))
-    return DecodedTrace(table, clock, skipped_by_code, len(other_notes), len(msg_rows), comms)
+    ids = np.asarray(input_ids, dtype=np.int16)
+
+    def build(start: int, stop: int) -> pa.Table:
+        rows = keep[start:stop]
+        at = position[rows]
+        messages = texts.take(pa.array(at, mask=at < 0)) if len(msg_rows) else None
+        return _events_table(files, recs[rows], letter[rows], file_idx[rows], rec_idx[rows],
+                             base, comms, messages, ids)
+
+    return DecodedTrace(len(keep), build, clock, skipped_by_code, len(other_notes),
+                        len(msg_rows), comms)
 
 
 def _blkparse_order(rows: np.ndarray, time: np.ndarray, cpu: np.ndarray, seq: np.ndarray,
