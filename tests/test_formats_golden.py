@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from formats_golden import CAPTURES, DATA, assert_golden
 
@@ -162,3 +164,14 @@ def test_shared_capture_logs(capture: str, counts: tuple[int | None, ...]) -> No
            if (folder / "prober.csv").exists() else None]
     assert tuple(got) == counts
     assert parse_writeback(str(folder / "writeback_ns.txt")).num_rows == counts[4]
+
+
+def test_biosnoop_timestamp_column(tmp_path: Path) -> None:
+    # libbpf-tools can print TIMESTAMP (seconds) where bcc prints TIME(s); same rows otherwise.
+    text = (DATA / "biosnoop_capture.txt").read_text().replace("TIME(s)    ", "TIMESTAMP  ")
+    path = tmp_path / "biosnoop_ts.txt"
+    path.write_text(text)
+    rows = parse_biosnoop(str(path)).to_pylist()
+    base = parse_biosnoop(str(DATA / "biosnoop_capture.txt")).to_pylist()
+    assert {r["clock"] for r in rows} == {"timestamp"}
+    assert [{**r, "clock": None} for r in rows] == [{**r, "clock": None} for r in base]
