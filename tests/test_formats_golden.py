@@ -175,3 +175,17 @@ def test_biosnoop_timestamp_column(tmp_path: Path) -> None:
     base = parse_biosnoop(str(DATA / "biosnoop_capture.txt")).to_pylist()
     assert {r["clock"] for r in rows} == {"timestamp"}
     assert [{**r, "clock": None} for r in rows] == [{**r, "clock": None} for r in base]
+
+
+def test_libbpf_tools_lost_lines_and_unknown_queue_time(tmp_path: Path) -> None:
+    # libbpf-tools prints "%7.3f" of -1 for QUE(ms) when it saw no insert, and reports drops
+    # on stderr as "lost N events on CPU #C" (users often capture both streams).
+    lines = (DATA / "biosnoop_que.txt").read_text().splitlines()
+    lines[2] = lines[2].replace("   0.01       0.17", " -1.000       0.17")
+    lines.insert(4, "lost 7 events on CPU #1")
+    path = tmp_path / "biosnoop_libbpf.txt"
+    path.write_text("\n".join(lines) + "\n")
+    table = parse_biosnoop(str(path))
+    first = table.slice(0, 1).to_pylist()[0]
+    assert (first["queue_ns"], first["latency_ns"]) == (None, 170_000)
+    assert table.num_rows == 118 and table.schema.metadata[b"lost_events"] == b"7"

@@ -24,7 +24,7 @@ HINT = ("expected a header like 'TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)' (
         "'TIME(ms) DISK COMM PID LAT(ms)' (biosnoop.bt)")
 _CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|@.*")
 # bpftrace and bcc say so when their ring buffer dropped events: the log has gaps there.
-_LOST = re.compile(r"(?:Lost|Possibly lost) (\d+) (?:events|samples)")
+_LOST = re.compile(r"(?:Lost|lost|Possibly lost) (\d+) (?:events|samples)(?: on CPU #\d+)?")
 _TOKEN = re.compile(r"\S+")
 _OP = re.compile(r"F?([DWRN])")
 
@@ -70,6 +70,8 @@ def _row(path: str, line_no: int, line: str, names: list[str]) -> dict[str, Any]
             row[column] = text
         else:
             row[column] = to_ns(path, line_no, text, kind, name)
+    if row.get("queue_ns") is not None and row["queue_ns"] < 0:
+        row["queue_ns"] = None  # libbpf-tools prints -1 when it saw no insert for the request
     if row.get("rwbs") is not None:
         op = _OP.match(row["rwbs"])
         if op is None:

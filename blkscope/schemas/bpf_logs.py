@@ -59,7 +59,7 @@ BIOSNOOP = schema(
         field("sector", pa.int64(), "SECTOR (512-byte units); null when not printed."),
         field("bytes", pa.int64(), "BYTES; null when not printed."),
         field("queue_ns", pa.int64(), "QUE(ms): time queued in the OS before issue, exact ns; "
-              "null unless biosnoop ran with -Q."),
+              "null unless biosnoop ran with -Q, and null where it printed -1 (not seen)."),
         field("latency_ns", pa.int64(), "LAT(ms): issue to completion, exact ns at the printed "
               "resolution.", nullable=False),
         field("line_no", pa.int64(), LINE_DOC, nullable=False),
