@@ -182,3 +182,24 @@ def test_bfq_messages_kept_and_other_events_match_blkparse(tmp_path: Path) -> No
     expected = csv.read_csv(GOLDEN / "bfq_messages.csv").cast(messages.schema)
     assert messages.num_rows == 108
     assert messages.equals(expected)
+
+
+def test_every_shape_matches_blkparse(tmp_path: Path) -> None:
+    # syn.blktrace.0 (make_synthetic_blktrace.py) holds remap A, PC (SCSI) Q/I/D/C/R, zero-byte
+    # Q/D/C, discard, FUA, error 65531, a message, a pid without a note, UT depth > u32, an ABORT
+    # and a cgroup-tagged Q; syn.blkparse.txt is blkparse 1.2.0's output for it (events only).
+    ingest_blkparse([str(DATA / "syn.blkparse.txt")], tmp_path / "text")
+    text = pq.read_table(tmp_path / "text" / "events.parquet")
+    trace = decode([read_records(str(DATA / "syn.blktrace.0"))], [0])
+    assert trace.skipped_by_code == {16: 1}  # ABORT: "Bad fs action" in blkparse too
+    events = trace.events
+    # blkparse 1.2.0 rejects the cgroup-tagged Q ("Bad fs action 1020101"); newer ones print it.
+    cgroup_q = pc.fill_null(pc.and_(pc.equal(events["action"], "Q"),
+                                    pc.equal(events["sector"], 9000)), False)
+    assert events.filter(cgroup_q).num_rows == 1
+    assert _compared(events.filter(pc.invert(cgroup_q))).equals(_compared(text))
+    rows = {(r["action"], r["rwbs"]): r for r in events.to_pylist()}
+    assert (rows["A", "W"]["remap_dev_minor"], rows["A", "W"]["remap_sector"]) == (17, 1000)
+    assert (rows["I", "W"]["pc_bytes"], rows["I", "W"]["pdu"]) == (512, "0a 0b 0c 0d 0e 0f")
+    assert (rows["m", "N"]["seq"], rows["m", "N"]["pid"]) == (0, 0)
+    assert rows["UT", "W"]["depth"] == 3

@@ -9,15 +9,21 @@ import numpy as np
 import pyarrow as pa
 
 from blkscope.ingest.blkparse_line import OPS, render_rwbs
-from blkscope.ingest.blktrace_records import RECORD_BYTES, RecordFile, gather_payloads
+from blkscope.ingest.blktrace_payloads import (
+    TA_CGROUP,
+    be64_payload,
+    comm_arrays,
+    message_texts,
+    pc_payload_hex,
+    remap_columns,
+)
+from blkscope.ingest.blktrace_records import RecordFile
 from blkscope.schemas import EVENTS
 
 # Category bits (top 16 bits of `action`), blktrace_api.h BLK_TC_*.
 TC_WRITE, TC_FLUSH, TC_SYNC = 1 << 1, 1 << 2, 1 << 3
 TC_PC, TC_NOTIFY, TC_AHEAD, TC_META, TC_DISCARD, TC_FUA = (
     1 << 9, 1 << 10, 1 << 11, 1 << 12, 1 << 13, 1 << 15)
-# Low-half flag: the payload starts with an 8-byte cgroup id.
-TA_CGROUP = 1 << 8
 TN_PROCESS, TN_TIMESTAMP, TN_MESSAGE = 0, 1, 2
 
 # Action code (low byte) -> letter blkparse prints; codes absent here are not printed.
@@ -41,6 +47,7 @@ _SECTOR_PLUS = {"Q", "G", "I", "D", "B", "M", "F", "S", "A"}
 _COMPLETION = {"C", "R"}
 _NO_COMM = {"C", "R", "A", "m"}
 _UNPLUG = {"U", "UT"}
+_PC_SHAPES = {"Q", "I", "D", "B", "C", "R"}
 
 
 @dataclass
@@ -86,20 +93,6 @@ def _rwbs_codes(cat: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
         (((cat & TC_META) != 0) << 6)
 
 
-def _be64_payload(files: Sequence[RecordFile], file_idx: np.ndarray, rec_idx: np.ndarray,
-                  skip: np.ndarray) -> np.ndarray:
-    """Read the big-endian u64 at the start of each selected payload (after any cgroup id)."""
-    out = np.zeros(len(rec_idx), dtype=np.uint64)
-    for f_i, f in enumerate(files):
-        sel = np.flatnonzero(file_idx == f_i)
-        if not len(sel):
-            continue
-        starts = f.offsets[rec_idx[sel]] + 48 + skip[sel]
-        raw = f.data[starts[:, None] + np.arange(8)]
-        out[sel] = raw.copy().view(">u8").reshape(-1)
-    return out
-
-
 def _decode_text(pdu: bytes) -> str:
     return pdu.split(b"\x00", 1)[0].decode("utf-8", "surrogateescape")
 
@@ -124,35 +117,6 @@ def _notes(files: Sequence[RecordFile], notify: list[tuple[int, int]], clock: Tr
                 "dev_major": dev >> 20, "dev_minor": dev & 0xFFFFF, "cpu": int(rec["cpu"]),
                 "time": int(rec["time"]), "wall_ns": sec * 1_000_000_000 + nsec})
     return comms
-
-
-def _message_texts(files: Sequence[RecordFile], file_idx: np.ndarray, rec_idx: np.ndarray,
-                   recs: np.ndarray) -> pa.Array:
-    """The text of message notes (there can be millions, e.g. bfq's), without trailing NULs."""
-    skip = np.where(recs["action"] & TA_CGROUP, 8, 0)
-    pieces = []
-    order = []
-    for f_i, f in enumerate(files):
-        sel = np.flatnonzero(file_idx == f_i)
-        starts = f.offsets[rec_idx[sel]] + RECORD_BYTES + skip[sel]
-        lengths = np.maximum(recs["pdu_len"][sel].astype(np.int64) - skip[sel], 0)
-        offsets, data = gather_payloads(f.data, starts, lengths)
-        pieces.append(_strip_nuls(offsets, data))
-        order.append(sel)
-    texts = pa.concat_arrays(pieces) if pieces else pa.array([], pa.string())
-    return texts.take(pa.array(np.argsort(np.concatenate(order)) if order else []))
-
-
-def _strip_nuls(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
-    binary = pa.BinaryArray.from_buffers(pa.binary(), len(offsets) - 1, [
-        None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)])
-    if np.any(data == 0):
-        binary = pa.array([None if b is None else b.split(b"\x00", 1)[0]
-                           for b in binary.to_pylist()], pa.binary())
-    try:
-        return binary.cast(pa.string())
-    except pa.ArrowInvalid:  # invalid UTF-8 in a message: replace, as for comms
-        return pa.array([b.decode("utf-8", "replace") for b in binary.to_pylist()], pa.string())
 
 
 def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrace:
@@ -189,7 +153,7 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
     texts = pa.array([], pa.string())
     position = np.full(len(recs), -1, dtype=np.int64)
     if len(msg_rows):
-        texts = _message_texts(files, file_idx[msg_rows], rec_idx[msg_rows], recs[msg_rows])
+        texts = message_texts(files, file_idx[msg_rows], rec_idx[msg_rows], recs[msg_rows])
         position[msg_rows] = np.arange(len(msg_rows))
     ids = np.asarray(input_ids, dtype=np.int16)
 
@@ -248,21 +212,32 @@ def _events_table(files: Sequence[RecordFile], r: np.ndarray, letter: np.ndarray
     is_x = letter == _LETTER_INDEX["X"]
     is_u = np.isin(letter, _indices(_UNPLUG))
     is_a = letter == _LETTER_INDEX["A"]
+    # SCSI pass-through: blkparse prints bytes (Q I D B) or the command bytes (I D B C).
+    is_pc = ((cat & TC_PC) != 0) & np.isin(letter, _indices(_PC_SHAPES))
+    is_pc_bytes = is_pc & np.isin(letter, _indices({"Q", "I", "D", "B"}))
+    is_plus &= ~is_pc
+    is_cr &= ~is_pc
     has_sector = is_plus | is_cr | is_x
     skip = np.where(action & TA_CGROUP, 8, 0)
     pdu_rows = np.flatnonzero((is_x | is_u | is_a) & (r["pdu_len"] >= skip + 8))
     pdu64 = np.zeros(n, dtype=np.uint64)
-    pdu64[pdu_rows] = _be64_payload(files, file_idx[pdu_rows], rec_idx[pdu_rows], skip[pdu_rows])
+    pdu64[pdu_rows] = be64_payload(files, file_idx[pdu_rows], rec_idx[pdu_rows], skip[pdu_rows])
     pid = r["pid"].astype(np.int64)
+    seq = r["sequence"].astype(np.int64)
+    is_m = letter == _M_INDEX
+    # blkparse prints messages with sequence and pid 0, whatever the record holds.
+    pid[is_m] = 0
+    seq[is_m] = 0
     has_comm = ~np.isin(letter, _indices(_NO_COMM))
     dev = r["device"].astype(np.int64)
-    remap = _remap_columns(files, file_idx, rec_idx, is_a, skip)
+    remap = remap_columns(files, file_idx, rec_idx, is_a, skip)
+    pc_hex_rows = np.flatnonzero(is_pc & np.isin(letter, _indices({"I", "D", "B", "C"})))
     null = pa.nulls
     arrays = [
         pa.array(dev >> 20, pa.int32()),
         pa.array(dev & 0xFFFFF, pa.int32()),
         pa.array(r["cpu"], pa.int32()),
-        pa.array(r["sequence"], pa.int64()),
+        pa.array(seq, pa.int64()),
         pa.array(r["time"].astype(np.int64) - base, pa.int64()),
         pa.array(pid, pa.int64()),
         _ACTION_STRINGS.take(pa.array(letter)),
@@ -277,47 +252,15 @@ def _events_table(files: Sequence[RecordFile], r: np.ndarray, letter: np.ndarray
         _masked(nbytes >> 9, is_plus | is_cr, pa.int32()),
         _masked(pdu64.astype(np.int64), is_x, pa.int64()),
         *remap,
-        _masked(r["error"].astype(np.int32), is_cr, pa.int32()),
-        *_comm_arrays(pid, has_comm, comms),
+        _masked(r["error"].astype(np.int32), is_cr | (is_pc & ~is_pc_bytes), pa.int32()),
+        *comm_arrays(pid, has_comm, comms),
         _masked((pdu64 & 0xFFFFFFFF).astype(np.int64), is_u, pa.int32()),
         messages if messages is not None else null(n, pa.string()),
-        null(n, pa.int64()),
-        null(n, pa.string()),
+        _masked(nbytes, is_pc_bytes, pa.int64()),
+        pc_payload_hex(files, file_idx, rec_idx, pc_hex_rows, n) if len(pc_hex_rows)
+        else null(n, pa.string()),
         null(n, pa.int64()),
         pa.array(rec_idx + 1, pa.int64()),
         pa.array(input_ids[file_idx], pa.int16()),
     ]
     return pa.Table.from_arrays(arrays, schema=EVENTS)
-
-
-def _remap_columns(files: Sequence[RecordFile], file_idx: np.ndarray, rec_idx: np.ndarray,
-                   is_a: np.ndarray, skip: np.ndarray) -> list[pa.Array]:
-    """A's payload: be32 device_from, be32 device_to, be64 sector_from (blk_io_trace_remap)."""
-    n = len(is_a)
-    rows = np.flatnonzero(is_a)
-    major: list[int | None] = [None] * n
-    minor: list[int | None] = [None] * n
-    sector: list[int | None] = [None] * n
-    for i in rows.tolist():
-        pdu = files[int(file_idx[i])].pdu(int(rec_idx[i]))[int(skip[i]):]
-        if len(pdu) < 16:
-            continue
-        dev_from = int.from_bytes(pdu[0:4], "big")
-        major[i], minor[i] = dev_from >> 20, dev_from & 0xFFFFF
-        sector[i] = int.from_bytes(pdu[8:16], "big")
-    return [pa.array(major, pa.int32()), pa.array(minor, pa.int32()), pa.array(sector, pa.int64())]
-
-
-def _comm_arrays(pid: np.ndarray, has_comm: np.ndarray, comms: dict[int, str],
-                 ) -> list[pa.Array]:
-    """comm and comm_raw by pid, through the distinct pids so big traces stay fast."""
-    uniq, inverse = np.unique(pid, return_inverse=True)
-    # blkparse prints a NULL name for a pid without a process note, which glibc shows as "(null)".
-    names = [comms.get(int(p), "(null)") for p in uniq]
-    raws = [n.encode("utf-8", "surrogateescape") for n in names]
-    text = [b.decode("utf-8", "replace") for b in raws]
-    raw_or_none = [b if t != n else None for b, t, n in zip(raws, text, names, strict=True)]
-    take = pa.array(inverse.reshape(-1), pa.int64(), mask=~has_comm)
-    comm = pa.array(text, pa.string()).take(take)
-    raw = pa.array(raw_or_none, pa.binary()).take(take)
-    return [comm, raw]
