@@ -148,7 +148,7 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
     skipped_by_code = {int(c): int(n) for c, n in zip(*np.unique(code[skipped],
                                                                 return_counts=True), strict=True)}
     keep = np.flatnonzero(letter >= 0)
-    keep = _blkparse_order(keep, recs["time"], recs["cpu"], recs["sequence"])
+    keep = _blkparse_order(keep, recs["time"], recs["cpu"], recs["sequence"], is_msg)
     msg_rows = np.flatnonzero(is_msg)
     texts = pa.array([], pa.string())
     position = np.full(len(recs), -1, dtype=np.int64)
@@ -169,9 +169,11 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
 
 
 def _blkparse_order(rows: np.ndarray, time: np.ndarray, cpu: np.ndarray, seq: np.ndarray,
-                    ) -> np.ndarray:
+                    is_msg: np.ndarray) -> np.ndarray:
     """Order rows by time then CPU, except that on a time tie blkparse keeps printing from the
-    CPU it printed last (its merge only switches CPU on a strictly earlier time)."""
+    CPU of the event it printed last (its merge only switches CPU on a strictly earlier time).
+    Messages do not count as that last event: blkparse 1.2 drops bfq's, and the fio-sched
+    capture's order agrees only this way."""
     rows = rows[np.lexsort((seq[rows], cpu[rows], time[rows]))]
     t, c = time[rows], cpu[rows]
     tie = np.flatnonzero((t[1:] == t[:-1]) & (c[1:] != c[:-1]))
@@ -182,15 +184,18 @@ def _blkparse_order(rows: np.ndarray, time: np.ndarray, cpu: np.ndarray, seq: np
         start = k
         while start > 0 and t[start - 1] == t[k]:
             start -= 1
-        if start == 0:
-            continue
         end = k + 2
         while end < len(rows) and t[end] == t[k]:
             end += 1
-        group = rows[start:end]
-        last_cpu = cpu[rows[start - 1]]
-        rows[start:end] = group[np.lexsort((seq[group], cpu[group], cpu[group] != last_cpu))]
+        before = start - 1
+        while before >= 0 and is_msg[rows[before]]:
+            before -= 1
         done = end
+        if before < 0:
+            continue
+        group = rows[start:end]
+        last_cpu = cpu[rows[before]]
+        rows[start:end] = group[np.lexsort((seq[group], cpu[group], cpu[group] != last_cpu))]
     return rows
 
 
