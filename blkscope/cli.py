@@ -53,7 +53,9 @@ def _main(
 def ingest(
     inputs: Annotated[
         list[str],
-        typer.Argument(help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin."),
+        typer.Argument(
+            help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin; or blktrace per-CPU files NAME.blktrace.N, or their NAME prefix."
+        ),
     ],
     output: Annotated[
         Path, typer.Option("-o", "--output", help="Dataset folder to write (replaced atomically).")
@@ -66,13 +68,13 @@ def ingest(
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
 ) -> None:
-    """Parse blkparse text into a Parquet dataset (events, blkparse summary, ingest errors)."""
-    from blkscope.ingest.blkparse_ingest import ingest_blkparse
+    """Parse blkparse text or blktrace binaries into a Parquet dataset of events."""
+    from blkscope.ingest.blkparse_ingest import ingest_events
     from blkscope.progress import byte_progress
 
     try:
         with byte_progress(enabled=not quiet and not as_json) as progress:
-            manifest = ingest_blkparse(inputs, output, strict=strict, progress=progress)
+            manifest = ingest_events(inputs, output, strict=strict, progress=progress)
     except BlkscopeError as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt:

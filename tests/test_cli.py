@@ -103,9 +103,10 @@ GARBAGE = {
         bytes(range(256)) * 8,
         "{p}: binary data: expected blkparse default-format text",
     ),
-    "blktrace binary": (
+    "corrupt blktrace binary": (
         b"\x07\x74\x61\x65" + bytes(60),
-        "{p}: this looks like a blktrace binary, not blkparse text",
+        "{p}: corrupted blktrace file: bad magic 0x00000000 in record 2 at byte offset 48 "
+        "(expected 0x65617407)",
     ),
     "iostat log": (
         b"Linux 6.18.44 (vm) \t11/21/26 \t_x86_64_\t(2 CPU)\n\n11/21/26 23:33:29\navg-cpu:  %user"

@@ -13,9 +13,17 @@ import pyarrow as pa
 
 from blkscope import __version__
 from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
+from blkscope.ingest.blktrace_events import DecodedTrace, decode
+from blkscope.ingest.blktrace_records import blktrace_inputs, read_records
 from blkscope.ingest.dataset import DatasetWriter
 from blkscope.ingest.sources import Source, open_source
-from blkscope.schemas import BLKPARSE_SUMMARY, EVENTS, INGEST_ERRORS, SCHEMA_VERSION
+from blkscope.schemas import (
+    BLKPARSE_SUMMARY,
+    EVENTS,
+    INGEST_ERRORS,
+    SCHEMA_VERSION,
+    TRACE_CLOCK,
+)
 
 Progress = Callable[..., None]
 
@@ -118,6 +126,87 @@ def ingest_blkparse(
     return manifest
 
 
+def ingest_events(
+    inputs: Sequence[str], out: Path, strict: bool = False, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Ingest blkparse text, or blktrace per-CPU binaries (files or a NAME prefix)."""
+    binaries = blktrace_inputs(inputs)
+    if binaries is None:
+        return ingest_blkparse(inputs, out, strict=strict, progress=progress)
+    return ingest_blktrace(binaries, out, progress=progress)
+
+
+_EVENT_SLICE = 1 << 20
+
+
+def ingest_blktrace(
+    paths: Sequence[str], out: Path, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Read the per-CPU blktrace files of one trace into the dataset folder `out`."""
+    files = []
+    for path in paths:
+        files.append(read_records(path))
+        if progress:
+            progress(path, files[-1].raw_bytes, files[-1].raw_bytes)
+    trace = decode(files, list(range(len(files))))
+    devices: dict[tuple[int, int], _DeviceStats] = {}
+    with DatasetWriter(out) as ds:
+        events_sink = ds.table("events", EVENTS)
+        counts: dict[int, int] = {}
+        for chunk in trace.slices(_EVENT_SLICE):
+            events_sink.write(chunk)
+            _tally(devices, chunk)
+            per_input = chunk.group_by("input_id").aggregate([("input_id", "count")])
+            for i, n in zip(
+                per_input["input_id"].to_pylist(),
+                per_input["input_id_count"].to_pylist(),
+                strict=True,
+            ):
+                counts[i] = counts.get(i, 0) + n
+        ds.table("trace_clock", TRACE_CLOCK).write(_clock_table(trace))
+        input_docs = [
+            {
+                "id": i,
+                "path": f.path,
+                "format": "blktrace",
+                "compression": f.compression,
+                "bytes": f.raw_bytes,
+                "sha256": f.sha256,
+                "records": len(f.records),
+                "event_records": counts.get(i, 0),
+            }
+            for i, f in enumerate(files)
+        ]
+        manifest = _manifest(input_docs, devices, strict=False)
+        manifest["ingest"]["error_lines"] = 0
+        manifest["trace_clock"] = {
+            "base_time_ns": trace.clock.base_time_ns,
+            "smallest_record_time_ns": trace.clock.smallest_time_ns,
+            "wall_notes": trace.clock.wall_notes,
+            "other_notes": trace.other_notes,
+            "message_notes": trace.messages,
+            "skipped_records_by_action_code": trace.skipped_by_code,
+        }
+        ds.commit(manifest)
+    return manifest
+
+
+def _clock_table(trace: DecodedTrace) -> pa.Table:
+    base = trace.clock.base_time_ns
+    rows = [
+        {
+            "base_time_ns": base,
+            "dev_major": n["dev_major"],
+            "dev_minor": n["dev_minor"],
+            "cpu": n["cpu"],
+            "note_time_ns": n["time"],
+            "wall_ns": n["wall_ns"],
+        }
+        for n in trace.clock.wall_notes
+    ] or [{"base_time_ns": base}]
+    return pa.Table.from_pylist(rows, schema=TRACE_CLOCK)
+
+
 def _manifest(
     inputs: list[dict[str, Any]], devices: dict[tuple[int, int], _DeviceStats], strict: bool
 ) -> dict[str, Any]:
@@ -151,5 +240,5 @@ def _manifest(
             }
             for k, d in sorted(devices.items())
         ],
-        "ingest": {"strict": strict, "error_lines": sum(i["error_lines"] for i in inputs)},
+        "ingest": {"strict": strict, "error_lines": sum(i.get("error_lines", 0) for i in inputs)},
     }

@@ -26,6 +26,11 @@ def size_cnv(num: int, in_kb: bool) -> str:
     return f"{num}{suffixes[i]}"
 
 
+def _fits_int64(value: int) -> int | None:
+    """blkparse prints wrapped-around u64 counters (e.g. 18446744073PiB): keep those as null."""
+    return value if value < 2**63 else None
+
+
 def _metric(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
@@ -111,7 +116,7 @@ class SummaryParser:
                 "block": block or "device",
                 "cpu": self.cpu if block == self.block else None,
                 "metric": metric,
-                "value": int(m.group(1).replace(",", "")) * scale,
+                "value": _fits_int64(int(m.group(1).replace(",", "")) * scale),
                 "scale": scale,
                 "text": text,
                 "line_no": line_no,

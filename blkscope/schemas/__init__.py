@@ -6,13 +6,17 @@ import pyarrow as pa
 
 from blkscope.schemas._declare import doc_of, field, schema
 from blkscope.schemas.bios import BIOS
+from blkscope.schemas.blktrace import TRACE_CLOCK
+from blkscope.schemas.bpf_logs import BIOSNOOP, HISTOGRAM, WRITEBACK
 from blkscope.schemas.distributions import DEPTH, IO_DIST, LATENCY_HIST
 from blkscope.schemas.events import EVENTS
 from blkscope.schemas.findings import PERIODS, SPIKES
 from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
 from blkscope.schemas.iostat import IOSTAT
 from blkscope.schemas.requests import REQUESTS
+from blkscope.schemas.series import SERIES
 from blkscope.schemas.stage_stats import STAGE_STATS
+from blkscope.schemas.sysstat import IOSTAT_CPU, IOSTAT_LOG, MEMINFO, VMSTAT
 
 SCHEMA_VERSION = 1
 
@@ -20,6 +24,7 @@ TABLES: dict[str, pa.Schema] = {
     "events": EVENTS,
     "blkparse_summary": BLKPARSE_SUMMARY,
     "ingest_errors": INGEST_ERRORS,
+    "trace_clock": TRACE_CLOCK,
     "requests": REQUESTS,
     "bios": BIOS,
     "stage_stats": STAGE_STATS,
@@ -29,23 +34,40 @@ TABLES: dict[str, pa.Schema] = {
     "io_dist": IO_DIST,
     "spikes": SPIKES,
     "periods": PERIODS,
+    "iostat_log": IOSTAT_LOG,
+    "iostat_cpu": IOSTAT_CPU,
+    "vmstat": VMSTAT,
+    "meminfo": MEMINFO,
+    "writeback": WRITEBACK,
+    "biosnoop": BIOSNOOP,
+    "histogram": HISTOGRAM,
+    "series": SERIES,
 }
 
 __all__ = [
     "BIOS",
+    "BIOSNOOP",
     "BLKPARSE_SUMMARY",
     "DEPTH",
     "EVENTS",
+    "HISTOGRAM",
     "INGEST_ERRORS",
     "IOSTAT",
+    "IOSTAT_CPU",
+    "IOSTAT_LOG",
     "IO_DIST",
     "LATENCY_HIST",
+    "MEMINFO",
     "PERIODS",
     "REQUESTS",
     "SCHEMA_VERSION",
+    "SERIES",
     "SPIKES",
     "STAGE_STATS",
     "TABLES",
+    "TRACE_CLOCK",
+    "VMSTAT",
+    "WRITEBACK",
     "doc_of",
     "field",
     "schema",

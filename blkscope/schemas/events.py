@@ -114,7 +114,7 @@ EVENTS = schema(
         field(
             "line_no",
             pa.int64(),
-            "1-based line number of the event in its input file.",
+            "1-based line number of the event in its input file; for blktrace binaries, the 1-based record number in its per-CPU file (notes count).",
             nullable=False,
         ),
         field(

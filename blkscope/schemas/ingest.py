@@ -44,8 +44,8 @@ BLKPARSE_SUMMARY = schema(
         field(
             "value",
             pa.int64(),
-            "The number with blkparse's K/M/G suffix resolved (x1000 each, as blkparse divides), so the true value lies in [value, value + scale).",
-            nullable=False,
+            "The number with blkparse's K/M/G suffix resolved (x1000 each, as blkparse divides), so the true value lies in [value, value + scale); null when it does not fit int64 (a wrapped-around counter).",
+            nullable=True,
         ),
         field(
             "scale",

@@ -1,0 +1,87 @@
+"""Recognise an input's format from its content (first lines), never from its file name."""
+
+from __future__ import annotations
+
+import re
+
+from blkscope.errors import BlkscopeError
+from blkscope.ingest.sources import BLKTRACE_MAGIC_BE, BLKTRACE_MAGIC_LE, open_source
+
+FORMAT_NAMES: dict[str, str] = {
+    "blktrace": "a blktrace per-CPU binary file",
+    "blkparse": "blkparse text",
+    "iostat": "iostat -x output",
+    "vmstat": "vmstat output",
+    "meminfo": "/proc/meminfo samples",
+    "writeback": "a writeback.bt log",
+    "writeback_ns": "a monotonic writeback log (MONO_NS DEVICE PAGES REASON us)",
+    "biosnoop": "a bcc/libbpf-tools biosnoop log",
+    "biosnoop_bt": "a bpftrace biosnoop.bt log",
+    "hist_bcc": "a bcc histogram (biolatency/bitesize)",
+    "hist_bpftrace": "a bpftrace histogram",
+    "hist_json": "a JSON histogram (bpftrace -f json or biolatency -j)",
+    "series_csv": "a time series CSV (time,value)",
+}
+
+# First match wins; each pattern is anchored on a line of the file's head.
+_RULES: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "blkparse",
+        re.compile(
+            r"^\s*\d+,\d+\s+\d+\s+\d+\s+\d+\.\d{9}\s+\d+\s+[A-Za-z]{1,2}\s+"
+            r"[A-Z]+\b",
+            re.M,
+        ),
+    ),
+    ("iostat", re.compile(r"^avg-cpu:\s+%user|^Device:?\s+.*%util\s*$", re.M)),
+    ("vmstat", re.compile(r"^procs -+memory|^\s*r\s+b\s+swpd\s+free", re.M)),
+    ("writeback_ns", re.compile(r"^MONO_NS\s+DEVICE\s+PAGES\s+REASON", re.M)),
+    ("writeback", re.compile(r"^TIME\s+DEVICE\s+PAGES\s+REASON", re.M)),
+    ("biosnoop", re.compile(r"^(?:TIME\(s\)|TIMESTAMP)\s+COMM\s+PID\s+DISK\s+T\s+SECTOR", re.M)),
+    ("biosnoop_bt", re.compile(r"^TIME\(ms\)\s+DISK\s+COMM\s+PID\s+LAT\(ms\)", re.M)),
+    (
+        "hist_json",
+        re.compile(r"""^\{(?:.*"(?:type": "hist|data": \{"@)|'ts': .*'val_type')""", re.M),
+    ),
+    ("hist_bcc", re.compile(r"^\s*\S+\s+: count\s+distribution\s*$", re.M)),
+    ("hist_bpftrace", re.compile(r"^\[(?:\d+[KMGT]?, \d+[KMGT]?\)|\d+\])\s+\d+\s+\|", re.M)),
+    ("meminfo", re.compile(r"^\d+(?:\.\d+)?\s+\w+:\s+\d+ kB|^MemTotal:\s+\d+ kB", re.M)),
+    (
+        "series_csv",
+        re.compile(
+            r"\A\s*[A-Za-z_][\w.()/ -]*,[A-Za-z_][\w.()/ -]*\r?\n"
+            r"[-+]?\d[\d.eE+-]*,[-+]?\d",
+            re.M,
+        ),
+    ),
+]
+
+
+def detect_text(head: str) -> str | None:
+    """Name of the format the text's first lines are in, or None."""
+    for name, pattern in _RULES:
+        if pattern.search(head):
+            return name
+    return None
+
+
+def detect_format(path: str, head_bytes: int = 65536) -> str | None:
+    """Name of the format of the file at `path` (plain or compressed), or None if unknown."""
+    try:
+        source = open_source(path)
+    except BlkscopeError:  # a folder or an unreadable path has no format
+        return None
+    try:
+        head = source.stream.read(head_bytes)
+    except Exception:  # unreadable or damaged: not a format we know
+        return None
+    finally:
+        source.close()
+    if head[:4] in (BLKTRACE_MAGIC_LE, BLKTRACE_MAGIC_BE):
+        return "blktrace"
+    if b"\x00" in head[:4096]:
+        return None
+    text = head.decode("utf-8", "replace")
+    if len(head) == head_bytes:  # the last line may be cut: judge whole lines only
+        text = text[: text.rfind("\n") + 1]
+    return detect_text(text)

@@ -1,0 +1,201 @@
+"""Parse latency/size histograms: bcc text, bpftrace text, bpftrace -f json, bcc biolatency -j."""
+
+from __future__ import annotations
+
+import ast
+import datetime as dt
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import pyarrow as pa
+
+from blkscope.errors import ParseError
+from blkscope.ingest.detect import detect_text
+from blkscope.ingest.textlog import numbered_lines, read_text, wrong_format
+from blkscope.schemas.bpf_logs import HISTOGRAM
+
+FORMATS = ("hist_bpftrace", "hist_bcc", "hist_json")
+HINT = (
+    "expected bcc rows 'lo -> hi : count |***|', bpftrace rows '[lo, hi)  count |@@|' "
+    "or JSON lines from bpftrace -f json / biolatency -j"
+)
+_SUFFIX = {
+    "": 1,
+    "K": 1 << 10,
+    "M": 1 << 20,
+    "G": 1 << 30,
+    "T": 1 << 40,
+    "P": 1 << 50,
+    "E": 1 << 60,
+}
+_NUM = r"-?\d+[KMGTPE]?"
+_BT_MAP = re.compile(r"(@\w*)(?:\[(.*)\])?:")
+_BT_RANGE = re.compile(rf"\[({_NUM}), ({_NUM})\)\s+(\d+)\s+\|.*\|")
+_BT_SINGLE = re.compile(rf"\[({_NUM})\]\s+(\d+)\s+\|.*\|")
+_BT_UNDER = re.compile(rf"\(\.\.\., ({_NUM})\)\s+(\d+)\s+\|.*\|")
+_BT_OVER = re.compile(rf"\[({_NUM}), \.\.\.\)\s+(\d+)\s+\|.*\|")
+_BCC_HEADER = re.compile(r"(\S+)\s+: count\s+distribution")
+_BCC_ROW = re.compile(r"(\d+) -> (\d+)\s+: (\d+)\s+\|.*\|")
+_BCC_LABEL = re.compile(r"(?:Bucket )?(.+?) = (.*)")
+_CLOCK = re.compile(r"(\d{2}):(\d{2}):(\d{2})")
+_CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|\^C")
+
+
+def _value(text: str) -> int:
+    return int(text[:-1]) * _SUFFIX[text[-1]] if text[-1] in _SUFFIX else int(text)
+
+
+@dataclass
+class _State:
+    path: str
+    snapshot: int = 0
+    time_text: str | None = None
+    time_ns: int | None = None
+    name: str | None = None
+    key: str | None = None
+    label: str | None = None
+    seen: set[tuple[str | None, str | None]] = field(default_factory=set)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    last_high: int | None = None
+    last_text: str = ""
+
+    def clock(self, text: str, ns: int | None) -> None:
+        if self.rows or self.seen:
+            self.snapshot += 1
+        self.time_text, self.time_ns, self.seen = text, ns, set()
+
+    def start(self, name: str, key: str | None) -> None:
+        """A histogram begins; the same one again means the next snapshot."""
+        if (name, key) in self.seen:
+            self.snapshot += 1
+            self.seen = set()
+        self.seen.add((name, key))
+        self.name, self.key, self.last_high = name, key, None
+
+    def bucket(
+        self, line_no: int, low: int | None, high: int | None, count: int, text: str
+    ) -> None:
+        if self.name is None:
+            raise ParseError(
+                self.path, line_no, "histogram row before any histogram header", hint=HINT
+            )
+        if low is not None and self.last_high is not None and low != self.last_high:
+            raise ParseError(
+                self.path,
+                line_no,
+                f"bucket {text.split('|')[0].strip()!r} does "
+                f"not follow {self.last_text!r}: rows are missing "
+                "(truncated or edited histogram)",
+            )
+        self.rows.append(
+            {
+                "snapshot": self.snapshot,
+                "time_text": self.time_text,
+                "time_ns": self.time_ns,
+                "name": self.name,
+                "key": self.key,
+                "low": low,
+                "high": high,
+                "count": count,
+                "line_no": line_no,
+            }
+        )
+        self.last_high, self.last_text = high, text.split("|")[0].strip()
+
+
+def _clock_ns(text: str) -> int | None:
+    m = _CLOCK.fullmatch(text)
+    if m is None:
+        return None
+    return ((int(m.group(1)) * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000_000
+
+
+def _text_line(st: _State, line_no: int, line: str) -> None:
+    s = line.strip()
+    if _CHATTER.fullmatch(s):
+        return
+    clock = _clock_ns(s)
+    if clock is not None:
+        st.clock(s, clock)
+        return
+    if m := _BT_RANGE.fullmatch(s):
+        st.bucket(line_no, _value(m.group(1)), _value(m.group(2)), int(m.group(3)), s)
+    elif m := _BT_SINGLE.fullmatch(s):
+        low = _value(m.group(1))
+        st.bucket(line_no, low, low + 1, int(m.group(2)), s)
+    elif m := _BT_UNDER.fullmatch(s):
+        st.bucket(line_no, None, _value(m.group(1)), int(m.group(2)), s)
+    elif m := _BT_OVER.fullmatch(s):
+        st.bucket(line_no, _value(m.group(1)), None, int(m.group(2)), s)
+    elif m := _BCC_ROW.fullmatch(s):
+        st.bucket(line_no, int(m.group(1)), int(m.group(2)) + 1, int(m.group(3)), s)
+    elif m := _BT_MAP.fullmatch(s):
+        st.start(m.group(1), m.group(2))
+    elif m := _BCC_HEADER.fullmatch(s):
+        st.start(m.group(1), st.label)
+    elif m := _BCC_LABEL.fullmatch(s):
+        st.label = m.group(2).strip("'\"")
+    elif s.startswith(("[", "(")) or re.match(r"\d+ ->", s):
+        raise ParseError(st.path, line_no, f"truncated or malformed histogram row {s!r}", hint=HINT)
+    else:
+        raise ParseError(st.path, line_no, f"unexpected line in a histogram: {s[:60]!r}", hint=HINT)
+
+
+def _json_buckets(st: _State, line_no: int, buckets: list[dict[str, Any]]) -> None:
+    for b in buckets:
+        if "interval-start" in b:  # bcc -j: inclusive interval-end
+            st.bucket(line_no, b["interval-start"], b["interval-end"] + 1, b["count"], "")
+        else:  # bpftrace: inclusive max; no min = underflow, no max = overflow
+            high = b["max"] + 1 if "max" in b else None
+            st.bucket(line_no, b.get("min"), high, b["count"], "")
+
+
+def _json_line(st: _State, line_no: int, line: str) -> None:
+    try:
+        doc = json.loads(line) if line.startswith('{"') else ast.literal_eval(line)
+    except (ValueError, SyntaxError) as exc:
+        raise ParseError(
+            st.path,
+            line_no,
+            f"not a complete JSON object ({exc.__class__.__name__}): {line[:60]!r}",
+            hint=HINT,
+        ) from None
+    if not isinstance(doc, dict):
+        raise ParseError(st.path, line_no, "expected a JSON object per line", hint=HINT)
+    if "val_type" in doc:  # bcc biolatency -j, one histogram per line
+        ts = dt.datetime.strptime(doc["ts"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.timezone.utc)
+        if doc["ts"] != st.time_text:
+            st.clock(doc["ts"], int(ts.timestamp()) * 1_000_000_000)
+        extra = [k for k in doc if k not in ("ts", "val_type", "data")]
+        st.start(doc["val_type"], str(doc[extra[0]]) if extra else None)
+        _json_buckets(st, line_no, doc["data"])
+    elif doc.get("type") == "time":
+        text = str(doc["data"]).strip()
+        st.clock(text, _clock_ns(text))
+    elif doc.get("type") == "hist":
+        for name, value in doc["data"].items():
+            per_key = value.items() if isinstance(value, dict) else [(None, value)]
+            for key, buckets in per_key:
+                st.start(name, key)
+                _json_buckets(st, line_no, buckets)
+
+
+def parse_histogram(path: str) -> pa.Table:
+    """Parse a histogram log of any supported layout into the `histogram` table."""
+    text = read_text(path)
+    kind = detect_text(text[:65536])
+    if kind not in FORMATS:
+        raise wrong_format(path, text, FORMATS, HINT)
+    st = _State(path)
+    for line_no, line in numbered_lines(text):
+        if not line.strip():
+            continue
+        if kind == "hist_json":
+            _json_line(st, line_no, line.strip())
+        else:
+            _text_line(st, line_no, line)
+    if not st.rows:
+        raise wrong_format(path, text, FORMATS, HINT)
+    return pa.Table.from_pylist(st.rows, schema=HISTOGRAM)

@@ -1,0 +1,73 @@
+"""Parse a user's time series CSV (`time,value[,...]`, e.g. prober.csv `mono_ns,latency_us`)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from blkscope.errors import ParseError
+from blkscope.ingest.textlog import read_text, to_ns, wrong_format
+from blkscope.schemas.series import SERIES
+
+HINT = "expected a header like 'mono_ns,latency_us': a time column, then value columns"
+_UNIT = re.compile(r"(?:^|[_ (])(ns|us|ms|s)\)?$")
+
+
+def _unit(header: str) -> str | None:
+    m = _UNIT.search(header.strip().lower())
+    return m.group(1) if m else None
+
+
+def parse_series(path: str, name: str | None = None) -> pa.Table:
+    """Parse a CSV whose first column is a time into the long `series` table."""
+    text = read_text(path)
+    series = name or Path(path).name.split(".")[0]
+    reader = csv.reader(io.StringIO(text))
+    header = next(reader, None)
+    if (
+        not header
+        or len(header) < 2
+        or any(not h.strip() or h.strip()[0].isdigit() for h in header)
+    ):
+        raise wrong_format(path, text, ("series_csv",), HINT)
+    time_unit = _unit(header[0])
+    names = [series if len(header) == 2 else f"{series}.{h.strip()}" for h in header[1:]]
+    units = [_unit(h) for h in header[1:]]
+    rows: list[dict[str, Any]] = []
+    for line_no, record in enumerate(reader, start=2):
+        if not record or not "".join(record).strip():
+            continue
+        if len(record) != len(header):
+            raise ParseError(
+                path,
+                line_no,
+                f"expected {len(header)} columns ({','.join(header)}), got {len(record)}",
+            )
+        if time_unit is None:  # no suffix: a decimal point means seconds, else ns
+            time_unit = "s" if "." in record[0] else "ns"
+        time_ns = to_ns(path, line_no, record[0].strip(), time_unit, header[0])
+        for column, (series_name, unit, cell) in enumerate(
+            zip(names, units, record[1:], strict=True), start=1
+        ):
+            try:
+                value = float(cell) if cell.strip() else None
+            except ValueError:
+                raise ParseError(
+                    path, line_no, f"{header[column]}: expected a number, got {cell!r}"
+                ) from None
+            rows.append(
+                {
+                    "series": series_name,
+                    "clock": header[0].strip(),
+                    "time_ns": time_ns,
+                    "value": value,
+                    "unit": unit,
+                    "line_no": line_no,
+                }
+            )
+    return pa.Table.from_pylist(rows, schema=SERIES)

@@ -1,0 +1,89 @@
+"""Parse writeback.bt logs: `TIME DEVICE PAGES REASON ms` and `MONO_NS DEVICE PAGES REASON us`."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pyarrow as pa
+
+from blkscope.errors import ParseError
+from blkscope.ingest.textlog import numbered_lines, read_text, to_int, to_ns, wrong_format
+from blkscope.schemas.bpf_logs import WRITEBACK
+
+HEADERS: dict[tuple[str, ...], tuple[str, str]] = {
+    ("TIME", "DEVICE", "PAGES", "REASON", "ms"): ("time_of_day", "ms"),
+    ("MONO_NS", "DEVICE", "PAGES", "REASON", "us"): ("monotonic", "us"),
+}
+FORMATS = ("writeback", "writeback_ns")
+HINT = (
+    "expected a header 'TIME DEVICE PAGES REASON ms' (writeback.bt) or "
+    "'MONO_NS DEVICE PAGES REASON us'"
+)
+_CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|@.*")
+_CLOCK = re.compile(r"(\d{1,2}):(\d{2}):(\d{2})")
+_DEV = re.compile(r"(\d+):(\d+)")
+DAY_NS = 86_400 * 1_000_000_000
+
+
+def _time_of_day(path: str, line_no: int, text: str) -> int:
+    m = _CLOCK.fullmatch(text)
+    if m is None or int(m.group(1)) > 23 or int(m.group(2)) > 59 or int(m.group(3)) > 60:
+        raise ParseError(path, line_no, f"TIME: expected HH:MM:SS, got {text!r}")
+    return ((int(m.group(1)) * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000_000
+
+
+def parse_writeback(path: str) -> pa.Table:
+    """Parse a writeback.bt log (either clock) into the `writeback` table."""
+    text = read_text(path)
+    layout: tuple[str, str] | None = None
+    rows: list[dict[str, Any]] = []
+    day = 0
+    previous = None
+    for line_no, line in numbered_lines(text):
+        fields = line.split()
+        if not fields or (layout is None and _CHATTER.fullmatch(line.strip())):
+            continue
+        if layout is None:
+            if tuple(fields) not in HEADERS:
+                if fields[0] in ("TIME", "MONO_NS") and "DEVICE" in fields:
+                    raise ParseError(
+                        path, line_no, f"unexpected columns {' '.join(fields)!r}", hint=HINT
+                    )
+                raise wrong_format(path, text, FORMATS, HINT)
+            layout = HEADERS[tuple(fields)]
+            continue
+        if line.startswith("@"):
+            continue  # maps bpftrace prints at exit
+        if len(fields) != 5:
+            raise ParseError(
+                path,
+                line_no,
+                f"expected 5 fields (TIME DEVICE PAGES REASON DURATION), got {len(fields)}",
+            )
+        clock, unit = layout
+        if clock == "time_of_day":
+            time_ns = _time_of_day(path, line_no, fields[0])
+            if previous is not None and time_ns + day < previous - DAY_NS // 2:
+                day += DAY_NS  # the log crossed midnight
+            time_ns += day
+        else:
+            time_ns = to_int(path, line_no, fields[0], "MONO_NS")
+        previous = time_ns
+        dev = _DEV.fullmatch(fields[1])
+        rows.append(
+            {
+                "clock": clock,
+                "time_ns": time_ns,
+                "device": fields[1],
+                "dev_major": int(dev.group(1)) if dev else None,
+                "dev_minor": int(dev.group(2)) if dev else None,
+                "pages": to_int(path, line_no, fields[2], "PAGES"),
+                "reason": fields[3],
+                "duration_ns": to_ns(path, line_no, fields[4], unit, unit),
+                "line_no": line_no,
+            }
+        )
+    if layout is None:
+        raise wrong_format(path, text, FORMATS, HINT)
+    return pa.Table.from_pylist(rows, schema=WRITEBACK)
