@@ -31,7 +31,7 @@ def test_analyze_json_summary(analyzed: dict[str, Path]) -> None:
 
 def test_analyze_text_summary(analyzed: dict[str, Path]) -> None:
     result = runner.invoke(app, ["analyze", str(analyzed["mq-writeback-30s"])])
-    assert result.exit_code == 0
+    assert result.exit_code == 0, result.output
     assert "device 254,0" in result.output
     d2c = next(line for line in result.output.splitlines() if line.split()[:1] == ["D2C"])
     assert d2c.split()[1:3] == ["11,039", "0.023990"]
