@@ -88,6 +88,44 @@ def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
     return "\n".join(lines)
 
 
+@app.command(context_settings={"allow_interspersed_args": False})
+def capture(
+    device: Annotated[list[str], typer.Option(
+        "--device", "-d", help="Block device name as in /sys/block (repeatable).")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Capture folder to create.")],
+    command: Annotated[list[str] | None, typer.Argument(
+        help="Optional command (after --) to record while it runs.")] = None,
+    duration: Annotated[float | None, typer.Option(
+        "--duration", help="Seconds to record (an upper bound when a command is given).")] = None,
+    max_size: Annotated[int, typer.Option(
+        "--max-size", min=1, help="Stop once the block trace reaches this many MiB.")] = 1024,
+    buffer_kb: Annotated[int, typer.Option(
+        "--buffer-kb", min=256, max=262144, help="Kernel trace buffer per CPU, KiB.")] = 8192,
+    method: Annotated[str, typer.Option(
+        "--method", help="auto (blktrace, else ftrace blk tracer), blktrace, ftrace.")] = "auto",
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an existing capture folder.")] = False,
+) -> None:
+    """Record block and writeback events, iostat and dirty pages into a capture folder (root)."""
+    from blkscope.capture.runner import CaptureOptions, run_capture
+
+    if method not in ("auto", "blktrace", "ftrace"):
+        raise typer.BadParameter("must be auto, blktrace or ftrace", param_hint="--method")
+    opts = CaptureOptions(devices=device, out=output, duration_s=duration, command=command or None,
+                          max_size_mb=max_size, buffer_kb=buffer_kb, force=force, method=method)
+    try:
+        manifest = run_capture(opts, say=lambda s: typer.echo(s, err=True))
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+    typer.echo(f"wrote {output}: {manifest.get('block_events', 'n/a')} block events via "
+               f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
+               f"{manifest.get('dropped_events', 0)} dropped")
+    code = manifest.get("command_exit_code")
+    if code:
+        typer.echo(f"the command exited with {code}; the capture is complete", err=True)
+        raise typer.Exit(EXIT_FAILED)
+
+
 def main() -> None:
     """Console-script entry point."""
     app(prog_name="blkscope")

@@ -1,0 +1,277 @@
+"""Run one capture: set up, record until duration/command/size/signal, always restore tracefs."""
+
+from __future__ import annotations
+
+import atexit
+import datetime as dt
+import json
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from blkscope.capture import host
+from blkscope.capture.blkbin import convert, copy_cmdlines
+from blkscope.capture.blktrace_native import BlktraceProcess
+from blkscope.capture.ftrace_blk import FtraceBlkSession
+from blkscope.capture.samplers import IostatProcess, ProcSampler
+from blkscope.capture.tracefs import TracefsJournal, ensure_tracefs, require_root
+from blkscope.capture.writeback import WritebackSession
+from blkscope.errors import BlkscopeError, CaptureError
+
+MANIFEST = "capture.json"
+TRACE_NAME = "trace"
+POLL_S = 0.1
+COMMAND_STOP_TIMEOUT_S = 10.0
+
+
+@dataclass
+class CaptureOptions:
+    """What to capture and where; duration and command may each be absent, not both."""
+
+    devices: list[str]
+    out: Path
+    duration_s: float | None = None
+    command: list[str] | None = None
+    max_size_mb: int = 1024
+    buffer_kb: int = 8192
+    force: bool = False
+    method: str = "auto"  # auto | blktrace | ftrace
+
+
+@dataclass
+class _Run:
+    opts: CaptureOptions
+    journal: TracefsJournal = field(default_factory=TracefsJournal)
+    stop_reason: str | None = None
+    stop_event: threading.Event = field(default_factory=threading.Event)
+    notes: list[str] = field(default_factory=list)
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+
+def check_devices(devices: list[str]) -> None:
+    """Every device must be a whole block device under /sys/block with a trace folder."""
+    if not devices:
+        raise CaptureError("--device", "no device given", "name one, e.g. --device sda")
+    for dev in devices:
+        base = Path("/sys/block") / dev
+        if "/" in dev or not base.is_dir():
+            names = " ".join(sorted(p.name for p in Path("/sys/block").iterdir()))
+            raise CaptureError(f"/dev/{dev}", "no such block device",
+                               f"use a name from /sys/block: {names}")
+        if not (base / "trace" / "enable").exists():
+            raise CaptureError(str(base / "trace"), "the kernel has no block tracing for it",
+                               "the kernel needs CONFIG_BLK_DEV_IO_TRACE")
+
+
+def prepare_output(out: Path, force: bool) -> None:
+    """Create the capture folder; refuse to overwrite a non-empty one unless --force."""
+    if out.exists() and not out.is_dir():
+        raise CaptureError(str(out), "exists and is not a folder", "choose another -o")
+    if out.is_dir() and any(out.iterdir()):
+        if not force:
+            raise CaptureError(str(out), "already holds files; refusing to overwrite",
+                               "pass --force to replace an earlier capture, or pick another -o")
+        if not (out / MANIFEST).exists() and not (out / "clock.txt").exists():
+            raise CaptureError(str(out), "is not a capture folder; --force only replaces captures",
+                               "empty it yourself or pick another -o")
+        shutil.rmtree(out)
+    out.mkdir(parents=True, exist_ok=True)
+
+
+@contextmanager
+def _stop_on_signals(run: _Run) -> Iterator[None]:
+    """SIGINT/SIGTERM end the recording cleanly instead of killing the process mid-restore."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: FrameType | None) -> None:
+        run.stop_reason = run.stop_reason or f"signal {signal.Signals(signum).name}"
+        run.stop_event.set()
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for s, h in old.items():
+            signal.signal(s, h)
+
+
+def _stop_command(proc: subprocess.Popen[bytes] | None) -> int | None:
+    if proc is None:
+        return None
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(timeout=COMMAND_STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
+
+
+def _record(run: _Run, size: Callable[[], int], proc: subprocess.Popen[bytes] | None) -> None:
+    """Wait for the first reason to stop."""
+    opts = run.opts
+    limit = opts.max_size_mb * 1024 * 1024
+    deadline = time.monotonic() + opts.duration_s if opts.duration_s else None
+    while run.stop_reason is None:
+        if proc is not None and proc.poll() is not None:
+            run.stop_reason = f"command exited with {proc.returncode}"
+        elif deadline is not None and time.monotonic() >= deadline:
+            run.stop_reason = "duration"
+        elif size() >= limit:
+            run.stop_reason = f"max-size {opts.max_size_mb} MiB reached"
+        else:
+            run.stop_event.wait(POLL_S)
+
+
+def run_capture(opts: CaptureOptions,
+                say: Callable[[str], None] = lambda s: None) -> dict[str, Any]:
+    """Record a capture folder and return its manifest; tracefs is restored on every exit path."""
+    if opts.duration_s is None and not opts.command:
+        raise CaptureError("blkscope capture", "nothing bounds the capture",
+                           "give --duration SECONDS, a command after --, or both")
+    require_root()
+    check_devices(opts.devices)
+    prepare_output(opts.out, opts.force)
+    run = _Run(opts)
+    atexit.register(run.journal.restore)  # last resort if something bypasses the finally below
+    try:
+        with _stop_on_signals(run):
+            _capture(run, say)
+    except OSError as exc:
+        raise CaptureError(str(exc.filename or opts.out), exc.strerror or str(exc),
+                           "the capture folder keeps what was recorded so far") from None
+    finally:
+        problems = run.journal.restore()
+        atexit.unregister(run.journal.restore)
+        if problems:
+            say("warning: could not restore: " + "; ".join(problems))
+    _finish(run, say)
+    return run.manifest
+
+
+def _capture(run: _Run, say: Callable[[str], None]) -> None:
+    opts, out, m = run.opts, run.opts.out, run.manifest
+    root = ensure_tracefs(run.journal)
+    m.update({"format": "blkscope-capture", "format_version": 1, "host": host.host_info(),
+              "devices": [host.device_info(d) for d in opts.devices],
+              "vm_sysctls": host.vm_sysctls(), "tools": host.tool_versions(),
+              "command": opts.command, "duration_s": opts.duration_s,
+              "max_size_mb": opts.max_size_mb, "buffer_kb": opts.buffer_kb,
+              "trace_name": TRACE_NAME})
+    native = BlktraceProcess(opts.devices, out, TRACE_NAME, opts.buffer_kb)
+    ftrace: FtraceBlkSession | None = None
+    wb: WritebackSession | None = None
+    sampler: ProcSampler | None = None
+    iostat: IostatProcess | None = None
+    proc: subprocess.Popen[bytes] | None = None
+    mono, wall = host.clock_pair()
+    try:
+        why_not = "--method ftrace" if opts.method == "ftrace" else native.start()
+        if why_not is None:
+            m["block_source"] = "blktrace"
+            size = lambda: native.bytes  # noqa: E731
+        elif opts.method == "blktrace":
+            raise CaptureError("blktrace", f"blktrace failed: {why_not}",
+                               "use --method auto to fall back to the ftrace blk tracer")
+        else:
+            m["block_source"] = "ftrace-blk"
+            m["blktrace_unavailable_because"] = why_not
+            ftrace = FtraceBlkSession(root, run.journal, opts.devices, out / "raw.bin",
+                                      opts.buffer_kb)
+            ftrace.start()
+            size = lambda: ftrace.bytes if ftrace else 0  # noqa: E731
+        say(f"block events: {m['block_source']}"
+            + (f" (blktrace failed: {why_not})" if why_not else ""))
+        if WritebackSession.available(root):
+            wb = WritebackSession(root, run.journal, out)
+            wb.start()
+            m["writeback_source"] = "tracefs-instance"
+        else:
+            m["writeback_source"] = None
+        sampler = ProcSampler(out)
+        iostat = IostatProcess(out)
+        m["iostat"] = iostat.proc is not None
+        m["clock"] = {"mono_ns": mono, "wall_ns": wall, "clock": "CLOCK_MONOTONIC"}
+        (out / "clock.txt").write_text(f"{mono} {wall}\n")
+        m["start_wall"] = _iso(wall)
+        m["start_mono_ns"] = mono
+        if opts.command:
+            try:
+                proc = subprocess.Popen(opts.command)
+            except OSError as exc:
+                raise CaptureError(opts.command[0], f"cannot run the command: {exc.strerror}",
+                                   "give the command's full path after --") from None
+        say("recording" + (f" for {opts.duration_s:g} s" if opts.duration_s else "")
+            + (f" while {opts.command[0]} runs" if opts.command else "") + "; Ctrl-C stops")
+        _record(run, size, proc)
+    finally:
+        m["stop_reason"] = run.stop_reason or "error"
+        m["command_exit_code"] = _stop_command(proc)
+        end_mono, end_wall = host.clock_pair()
+        m["end_wall"], m["end_mono_ns"] = _iso(end_wall), end_mono
+        native.stop()
+        if ftrace is not None:
+            m["ring_buffer_stats"] = ftrace.stop()
+            copy_cmdlines(root, out / "cmdlines.txt")
+        if wb is not None:
+            m["writeback_events"] = wb.stop()
+        if sampler is not None:
+            sampler.stop()
+            m["proc_samples"] = sampler.samples
+        if iostat is not None:
+            iostat.stop()
+
+
+def _iso(wall_ns: int) -> str:
+    return dt.datetime.fromtimestamp(wall_ns / 1e9, dt.timezone.utc).isoformat()
+
+
+def _finish(run: _Run, say: Callable[[str], None]) -> None:
+    """After tracefs is restored: write the blktrace files, blkparse.txt and capture.json."""
+    out, m = run.opts.out, run.manifest
+    if m.get("block_source") == "ftrace-blk":
+        from blkscope.capture.blkbin import read_cmdlines
+        comms = read_cmdlines(out / "cmdlines.txt")
+        res = convert(out / "raw.bin", out, TRACE_NAME, comms, (m["clock"]["mono_ns"],
+                                                                 m["clock"]["wall_ns"]))
+        m["block_events"] = res.events
+        m["first_event_mono_ns"], m["last_event_mono_ns"] = res.first_ns, res.last_ns
+        stats = m.get("ring_buffer_stats", {})
+        m["dropped_events"] = sum(s.get("dropped_events", 0) for s in stats.values())
+        m["overrun_events"] = sum(s.get("overrun", 0) for s in stats.values())
+        (out / "raw.bin").unlink()
+    m["blktrace_files"] = sorted(p.name for p in out.glob(f"{TRACE_NAME}.blktrace.*"))
+    m["blkparse"] = _blkparse(out, m["blktrace_files"])
+    m["files"] = [*sorted(p.name for p in out.iterdir()), MANIFEST]
+    (out / MANIFEST).write_text(json.dumps(m, indent=2) + "\n")
+    if m.get("dropped_events") or m.get("overrun_events"):
+        say(f"warning: the kernel dropped {m['dropped_events']} and overwrote "
+            f"{m['overrun_events']} events; use a larger --buffer-kb")
+
+
+def _blkparse(out: Path, files: list[str]) -> str | None:
+    """Run blkparse over the per-CPU files into blkparse.txt when blkparse is installed."""
+    exe = shutil.which("blkparse")
+    if exe is None or not files:
+        return None
+    with open(out / "blkparse.log", "w") as log:
+        done = subprocess.run([exe, "-i", TRACE_NAME, "-o", "blkparse.txt"], cwd=out,
+                              stdout=log, stderr=subprocess.STDOUT, check=False)
+    if done.returncode != 0:
+        raise CaptureError(str(out / "blkparse.log"), f"blkparse failed ({done.returncode})",
+                           "the blktrace files are kept; run blkparse by hand to see why")
+    return "blkparse.txt"
+
+
+__all__ = ["BlkscopeError", "CaptureOptions", "run_capture"]
