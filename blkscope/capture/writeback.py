@@ -15,7 +15,7 @@ HEADER = f"{'MONO_NS':<20} {'DEVICE':<8} {'PAGES':<8} {'REASON':<6} us\n"
 # "  kworker/u8:0-12  [000] ...1.  952.644116: writeback_written: bdi 254:0: sb_dev 0:0
 #  nr_pages=62327 ... reason=periodic ..."  (the irq-info column is optional)
 LINE = re.compile(r"\[\d+\]\s+(?:\S+\s+)?(?P<sec>\d+)\.(?P<usec>\d{6}):\s+"
-                  r"(?P<event>writeback_start|writeback_written):\s+bdi (?P<bdi>\S+?):"
+                  r"(?P<event>writeback_start|writeback_written):\s+bdi (?P<bdi>\S+):\s+sb_dev"
                   r".*?nr_pages=(?P<pages>-?\d+).*?reason=(?P<reason>\w+)")
 # bpftrace's writeback_ns.bt prints nr_pages & 0xffff; keep that so both sources compare equal.
 PAGES_MASK = 0xFFFF
