@@ -66,7 +66,8 @@ class FtraceBlkSession:
 
     def stop(self) -> dict[str, dict[str, int]]:
         """Stop tracing, drain the pipe, return per-CPU ring-buffer stats (overruns, drops)."""
-        write_setting(self.root / "tracing_on", "0")
+        # Through the journal: if start() failed early, tracing_on was never saved yet.
+        self.journal.set(self.root / "tracing_on", "0")
         try:
             if self._reader is not None:
                 self._reader.stop()

@@ -170,17 +170,17 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
               "max_size_mb": opts.max_size_mb, "buffer_kb": opts.buffer_kb,
               "trace_name": TRACE_NAME})
     native = BlktraceProcess(opts.devices, out, TRACE_NAME, opts.buffer_kb)
-    ftrace: FtraceBlkSession | None = None
-    wb: WritebackSession | None = None
-    sampler: ProcSampler | None = None
-    iostat: IostatProcess | None = None
+    # Each part registers how to stop it *before* starting, so a half-started part is undone too.
+    stoppers: list[tuple[str, Callable[[], None]]] = []
     proc: subprocess.Popen[bytes] | None = None
     mono, wall = host.clock_pair()
+    failed = False
     try:
         why_not = "--method ftrace" if opts.method == "ftrace" else native.start()
+        stoppers.append(("blktrace", native.stop))
         if why_not is None:
             m["block_source"] = "blktrace"
-            size = lambda: native.bytes  # noqa: E731
+            size: Callable[[], int] = lambda: native.bytes  # noqa: E731
         elif opts.method == "blktrace":
             raise CaptureError("blktrace", f"blktrace failed: {why_not}",
                                "use --method auto to fall back to the ftrace blk tracer")
@@ -189,18 +189,26 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
             m["blktrace_unavailable_because"] = why_not
             ftrace = FtraceBlkSession(root, run.journal, opts.devices, out / "raw.bin",
                                       opts.buffer_kb)
+
+            def stop_ftrace() -> None:
+                m["ring_buffer_stats"] = ftrace.stop()
+                copy_cmdlines(root, out / "cmdlines.txt")
+
+            stoppers.append(("block tracer", stop_ftrace))
             ftrace.start()
-            size = lambda: ftrace.bytes if ftrace else 0  # noqa: E731
+            size = lambda: ftrace.bytes  # noqa: E731
         say(f"block events: {m['block_source']}"
             + (f" (blktrace failed: {why_not})" if why_not else ""))
+        m["writeback_source"] = None
         if WritebackSession.available(root):
             wb = WritebackSession(root, run.journal, out)
+            stoppers.append(("writeback", lambda: m.update(writeback_events=wb.stop())))
             wb.start()
             m["writeback_source"] = "tracefs-instance"
-        else:
-            m["writeback_source"] = None
         sampler = ProcSampler(out)
+        stoppers.append(("sampler", lambda: m.update(proc_samples=sampler.stop())))
         iostat = IostatProcess(out)
+        stoppers.append(("iostat", iostat.stop))
         m["iostat"] = iostat.proc is not None
         m["clock"] = {"mono_ns": mono, "wall_ns": wall, "clock": "CLOCK_MONOTONIC"}
         (out / "clock.txt").write_text(f"{mono} {wall}\n")
@@ -215,22 +223,29 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
         say("recording" + (f" for {opts.duration_s:g} s" if opts.duration_s else "")
             + (f" while {opts.command[0]} runs" if opts.command else "") + "; Ctrl-C stops")
         _record(run, size, proc)
+    except BaseException:
+        failed = True
+        raise
     finally:
         m["stop_reason"] = run.stop_reason or "error"
         m["command_exit_code"] = _stop_command(proc)
         end_mono, end_wall = host.clock_pair()
         m["end_wall"], m["end_mono_ns"] = _iso(end_wall), end_mono
-        native.stop()
-        if ftrace is not None:
-            m["ring_buffer_stats"] = ftrace.stop()
-            copy_cmdlines(root, out / "cmdlines.txt")
-        if wb is not None:
-            m["writeback_events"] = wb.stop()
-        if sampler is not None:
-            sampler.stop()
-            m["proc_samples"] = sampler.samples
-        if iostat is not None:
-            iostat.stop()
+        _stop_all(stoppers, failed, say)
+
+
+def _stop_all(stoppers: list[tuple[str, Callable[[], None]]], failed: bool,
+              say: Callable[[str], None]) -> None:
+    """Stop every part (newest first) even if some fail; never hide the error that got us here."""
+    errors: list[BaseException] = []
+    for name, stop in reversed(stoppers):
+        try:
+            stop()
+        except Exception as exc:
+            errors.append(exc)
+            say(f"warning: stopping the {name} failed: {exc}")
+    if errors and not failed:
+        raise errors[0]
 
 
 def _iso(wall_ns: int) -> str:

@@ -50,12 +50,13 @@ class ProcSampler:
             if self._stop.wait(self.interval_s):
                 return
 
-    def stop(self) -> None:
-        """Stop sampling and close the files."""
+    def stop(self) -> int:
+        """Stop sampling, close the files, return the number of samples taken."""
         self._stop.set()
         self._thread.join()
         self._meminfo.close()
         self._vmstat.close()
+        return self.samples
 
 
 class IostatProcess:

@@ -100,11 +100,13 @@ class WritebackSession:
     def stop(self) -> int:
         """Stop the instance, drain it, disable its events; return the writeback_written count."""
         try:
-            (self.inst / "tracing_on").write_text("0\n")
+            if self.inst.is_dir():  # start() may have failed before creating it
+                (self.inst / "tracing_on").write_text("0\n")
             if self._reader is not None:
                 self._reader.stop()
-            for event in EVENTS:
-                (self.inst / "events" / "writeback" / event / "enable").write_text("0\n")
+            if self.inst.is_dir():
+                for event in EVENTS:
+                    (self.inst / "events" / "writeback" / event / "enable").write_text("0\n")
         finally:
             if self.recorder is not None:
                 self.recorder.close()

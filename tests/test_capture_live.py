@@ -1,0 +1,139 @@
+"""Live captures of a loop device (root, tracefs): event counts, tracefs restored on every exit."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from blkscope.capture import runner
+from blkscope.capture.runner import CaptureOptions, run_capture
+from blkscope.capture.tracefs import find_tracefs, snapshot
+from blkscope.capture.writeback import WritebackSession
+from blkscope.errors import CaptureError
+from blkscope.ingest.blkparse_ingest import ingest_blkparse
+
+REPO = Path(__file__).resolve().parents[1]
+TRACEFS = find_tracefs()
+pytestmark = [
+    pytest.mark.skipif(os.geteuid() != 0, reason="capture needs root (tracefs, losetup)"),
+    pytest.mark.skipif(TRACEFS is None, reason="tracefs is not mounted"),
+    pytest.mark.skipif(shutil.which("losetup") is None or shutil.which("dd") is None,
+                       reason="needs losetup and dd (util-linux, coreutils)"),
+]
+WRITES = 300
+
+
+def _traceable() -> list[str]:
+    return sorted(p.name for p in Path("/sys/block").iterdir() if (p / "trace/enable").exists())
+
+
+def _state() -> dict[str, str]:
+    assert TRACEFS is not None
+    return snapshot(TRACEFS, _traceable())
+
+
+@pytest.fixture
+def loop_dev(tmp_path: Path) -> Iterator[str]:
+    """A 16 MiB loop device on a file in tmp_path, detached afterwards."""
+    backing = tmp_path / "loop.img"
+    with open(backing, "wb") as fh:
+        fh.truncate(16 << 20)
+    dev = subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True,
+                         text=True, check=True).stdout.strip()
+    try:
+        yield Path(dev).name
+    finally:
+        subprocess.run(["losetup", "-d", dev], check=False)
+
+
+def _dd(dev: str, count: int) -> list[str]:
+    return ["dd", "if=/dev/zero", f"of=/dev/{dev}", "bs=4k", f"count={count}", "oflag=direct",
+            "status=none"]
+
+
+@pytest.mark.skipif(shutil.which("blkparse") is None, reason="needs blkparse (apt blktrace)")
+def test_capture_counts_every_issued_4k_direct_write(loop_dev: str, tmp_path: Path) -> None:
+    before = _state()
+    out = tmp_path / "cap"
+    m = run_capture(CaptureOptions([loop_dev], out, duration_s=60, command=_dd(loop_dev, WRITES)))
+    assert _state() == before
+    assert m["stop_reason"] == "command exited with 0"
+    assert m["block_source"] in ("ftrace-blk", "blktrace")
+    saved = json.loads((out / "capture.json").read_text())
+    assert saved["devices"][0]["name"] == loop_dev
+    assert saved["devices"][0]["backing_file"] == str(tmp_path / "loop.img")
+    mono, wall = (int(v) for v in (out / "clock.txt").read_text().split())
+    assert (mono, wall) == (saved["clock"]["mono_ns"], saved["clock"]["wall_ns"])
+    ingest_blkparse([str(out / "blkparse.txt")], tmp_path / "ds", strict=True)
+    ev = pq.read_table(tmp_path / "ds" / "events.parquet").to_pylist()
+    minor = int((Path("/sys/block") / loop_dev / "dev").read_text().split(":")[1])
+    queued_4k_writes = [e for e in ev if e["action"] == "Q" and e["op"] == "W"
+                        and e["nsectors"] == 8 and (e["dev_major"], e["dev_minor"]) == (7, minor)]
+    assert len(queued_4k_writes) == WRITES
+    assert sorted(e["sector"] for e in queued_4k_writes) == list(range(0, WRITES * 8, 8))
+
+
+def test_failing_command_still_finishes_and_restores(loop_dev: str, tmp_path: Path) -> None:
+    before = _state()
+    m = run_capture(CaptureOptions([loop_dev], tmp_path / "cap", duration_s=30,
+                                   command=["sh", "-c", "exit 3"]))
+    assert (m["stop_reason"], m["command_exit_code"]) == ("command exited with 3", 3)
+    assert (tmp_path / "cap" / "capture.json").exists()
+    assert _state() == before
+
+
+def test_missing_command_is_an_error_and_restores(loop_dev: str, tmp_path: Path) -> None:
+    before = _state()
+    with pytest.raises(CaptureError) as err:
+        run_capture(CaptureOptions([loop_dev], tmp_path / "cap", duration_s=30,
+                                   command=["/nonexistent/prog"]))
+    assert str(err.value) == "/nonexistent/prog: cannot run the command: No such file or directory"
+    assert _state() == before
+
+
+def test_failure_midway_restores(loop_dev: str, tmp_path: Path,
+                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    before = _state()
+
+    def broken_start(self: WritebackSession) -> None:
+        # The block tracer is already on when this runs: the worst moment to fail.
+        assert TRACEFS is not None
+        assert (TRACEFS / "current_tracer").read_text().strip() == "blk"
+        raise OSError(errno.EIO, "Input/output error", str(self.inst))
+
+    monkeypatch.setattr(runner, "WritebackSession", type(
+        "BrokenWriteback", (WritebackSession,), {"start": broken_start}))
+    with pytest.raises(CaptureError) as err:
+        run_capture(CaptureOptions([loop_dev], tmp_path / "cap", duration_s=30, method="ftrace"))
+    assert str(err.value).endswith(": Input/output error")
+    assert _state() == before
+
+
+def test_sigterm_stops_cleanly_and_restores(loop_dev: str, tmp_path: Path) -> None:
+    before = _state()
+    out = tmp_path / "cap"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "blkscope.cli", "capture", "--device", loop_dev,
+                             "--duration", "120", "-o", str(out)],
+                            stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # wait until it is really recording
+        if line.startswith("recording"):
+            break
+    subprocess.run(_dd(loop_dev, 10), check=True)
+    proc.send_signal(signal.SIGTERM)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, stdout
+    m = json.loads((out / "capture.json").read_text())
+    assert m["stop_reason"] == "signal SIGTERM"
+    assert _state() == before
