@@ -137,3 +137,15 @@ def test_sigterm_stops_cleanly_and_restores(loop_dev: str, tmp_path: Path) -> No
     m = json.loads((out / "capture.json").read_text())
     assert m["stop_reason"] == "signal SIGTERM"
     assert _state() == before
+
+
+def test_max_size_stops_the_capture_and_the_command(loop_dev: str, tmp_path: Path) -> None:
+    before = _state()
+    forever = ["sh", "-c", "while :; do " + " ".join(_dd(loop_dev, 4096)) + "; done"]
+    m = run_capture(CaptureOptions([loop_dev], tmp_path / "cap", duration_s=120, command=forever,
+                                   max_size_mb=1, method="ftrace"))
+    assert m["stop_reason"] == "max-size 1 MiB reached"
+    assert m["command_exit_code"] == -signal.SIGTERM
+    # Each blk tracer record is at least 64 bytes with its ftrace header.
+    assert m["block_events"] >= (1 << 20) // 64
+    assert _state() == before

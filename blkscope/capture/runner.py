@@ -5,13 +5,14 @@ from __future__ import annotations
 import atexit
 import datetime as dt
 import json
+import os
 import shutil
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
@@ -108,14 +109,21 @@ def _stop_on_signals(run: _Run) -> Iterator[None]:
 def _stop_command(proc: subprocess.Popen[bytes] | None) -> int | None:
     if proc is None:
         return None
+    # The command runs in its own process group so that its children stop with it.
     if proc.poll() is None:
-        proc.terminate()
+        _signal_group(proc, signal.SIGTERM)
         try:
             proc.wait(timeout=COMMAND_STOP_TIMEOUT_S)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            _signal_group(proc, signal.SIGKILL)
             proc.wait()
     return proc.returncode
+
+
+def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    # Only called while proc is unreaped, so its pid (the group id) cannot have been reused.
+    with suppress(ProcessLookupError):
+        os.killpg(proc.pid, sig)
 
 
 def _record(run: _Run, size: Callable[[], int], proc: subprocess.Popen[bytes] | None) -> None:
@@ -216,7 +224,7 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
         m["start_mono_ns"] = mono
         if opts.command:
             try:
-                proc = subprocess.Popen(opts.command)
+                proc = subprocess.Popen(opts.command, start_new_session=True)
             except OSError as exc:
                 raise CaptureError(opts.command[0], f"cannot run the command: {exc.strerror}",
                                    "give the command's full path after --") from None
