@@ -9,6 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
+from numba import njit
+
 from blkscope.errors import InputFormatError
 
 # ftrace's bin output puts pid u32, cpu u32, ts u64 before each struct blk_io_trace.
@@ -22,6 +25,8 @@ TN_PROCESS = 1 << 26  # BLK_TC_NOTIFY category with action __BLK_TN_PROCESS (0)
 TN_TIMESTAMP = (1 << 26) | 1
 COMM_LEN = 16
 CHUNK = 1 << 22
+WINDOW = 64 << 20  # bytes of raw.bin indexed at a time
+ENTRY_MIN = 64  # ftrace header + struct blk_io_trace, no pdu
 
 
 @dataclass
@@ -79,106 +84,151 @@ def convert(raw: Path, out_dir: Path, name: str, comms: dict[int, str],
             clock_pair: tuple[int, int]) -> ConvertResult:
     """Split raw.bin into out_dir/NAME.blktrace.CPU with process and wall-clock notes first."""
     result = ConvertResult()
-    bodies: dict[int, BinaryIO] = {}
+    size = raw.stat().st_size
+    if size == 0:
+        return result
+    buf = np.memmap(raw, dtype=np.uint8, mode="r")
+    # Pass 1 learns the CPUs, devices, pids and first time that the leading notes need.
+    for win in _windows(buf, str(raw)):
+        result.events += len(win.cpu)
+        lo, hi = int(win.time.min()), int(win.time.max())
+        result.first_ns = lo if result.first_ns is None else min(result.first_ns, lo)
+        result.last_ns = hi if result.last_ns is None else max(result.last_ns, hi)
+        result.devices.update(int(d) for d in np.unique(win.dev))
+        result.cpus.update(int(c) for c in np.unique(win.cpu))
+        result.pids.update(int(p) for p in np.unique(win.pid))
+    devs = sorted(result.devices)
+    dev_index = np.zeros(len(devs), dtype=np.uint32)
+    dev_index[:] = devs
     # Sequence numbers are per (device, cpu), like the kernel's relay path; notes take the first.
-    seqs: dict[tuple[int, int], int] = {}
-    pending: list[tuple[list[int], bytes]] = []
+    seqs = {cpu: np.zeros(len(devs), dtype=np.int64) for cpu in result.cpus}
+    outs: dict[int, BinaryIO] = {}
     try:
-        with open(raw, "rb") as stream:
-            for rec, pdu in iter_records(stream, str(raw)):
-                pending.append((rec, pdu))
-                _account(result, rec)
-                if len(pending) >= 65536:
-                    _spill(pending, bodies, out_dir, name)
-            _spill(pending, bodies, out_dir, name)
-        for body in bodies.values():
-            body.close()
-        if result.first_ns is None:
-            return result
         for cpu in sorted(result.cpus):
-            _write_cpu_file(out_dir, name, cpu, result, comms, clock_pair, seqs)
-        # blkparse -i NAME opens NAME.blktrace.0, .1, ... and stops at the first missing one.
-        for cpu in range(max(result.cpus)):
-            empty = out_dir / f"{name}.blktrace.{cpu}"
-            if cpu not in result.cpus:
-                empty.touch()
-                result.files.append(empty.name)
+            outs[cpu] = open(out_dir / f"{name}.blktrace.{cpu}", "wb")  # noqa: SIM115
+            outs[cpu].write(_notes(cpu, result, comms, clock_pair, seqs[cpu], devs))
+        # Pass 2 copies each record to its CPU's file with the sequence rewritten.
+        for win in _windows(buf, str(raw)):
+            which = np.searchsorted(dev_index, win.dev).astype(np.int64)
+            for cpu in np.unique(win.cpu):
+                sel = win.cpu == cpu
+                data = _gather(buf, win.start[sel], win.pdu_len[sel], which[sel],
+                               seqs[int(cpu)])
+                outs[int(cpu)].write(data.tobytes())
     finally:
-        for body in bodies.values():
-            body.close()
-        for cpu in bodies:
-            (out_dir / f".{name}.body.{cpu}").unlink(missing_ok=True)
+        for fh in outs.values():
+            fh.close()
+    result.files = [f"{name}.blktrace.{cpu}" for cpu in sorted(result.cpus)]
+    # blkparse -i NAME opens NAME.blktrace.0, .1, ... and stops at the first missing one.
+    for cpu in range(max(result.cpus)):
+        if cpu not in result.cpus:
+            (out_dir / f"{name}.blktrace.{cpu}").touch()
+            result.files.append(f"{name}.blktrace.{cpu}")
     return result
 
 
-def _account(result: ConvertResult, rec: list[int]) -> None:
-    result.events += 1
-    t = rec[2]
-    result.first_ns = t if result.first_ns is None else min(result.first_ns, t)
-    result.last_ns = t if result.last_ns is None else max(result.last_ns, t)
-    result.devices.add(rec[7])
-    result.cpus.add(rec[8])
-    result.pids.add(rec[6])
-
-
-def _spill(pending: list[tuple[list[int], bytes]], bodies: dict[int, BinaryIO],
-           out_dir: Path, name: str) -> None:
-    for rec, pdu in pending:
-        body = bodies.get(rec[8])
-        if body is None:
-            body = bodies[rec[8]] = open(out_dir / f".{name}.body.{rec[8]}", "wb")  # noqa: SIM115
-        body.write(BLK_IO_TRACE.pack(*rec) + pdu)
-    pending.clear()
-
-
-def _write_cpu_file(out_dir: Path, name: str, cpu: int, result: ConvertResult,
-                    comms: dict[int, str], clock_pair: tuple[int, int],
-                    seqs: dict[tuple[int, int], int]) -> None:
+def _notes(cpu: int, result: ConvertResult, comms: dict[int, str],
+           clock_pair: tuple[int, int], seqs: np.ndarray, devs: list[int]) -> bytes:
     assert result.first_ns is not None
     first = result.first_ns
     mono_ns, wall_ns = clock_pair
     wall_at_first = wall_ns + (first - mono_ns)
-    path = out_dir / f"{name}.blktrace.{cpu}"
-    with open(path, "wb") as out:
-        for dev in sorted(result.devices):
-            def bump(dev: int = dev) -> int:
-                seqs[dev, cpu] = seqs.get((dev, cpu), 0) + 1
-                return seqs[dev, cpu]
-            if cpu == min(result.cpus):
-                stamp = struct.pack("<II", wall_at_first // 10**9, wall_at_first % 10**9)
-                out.write(_note(bump(), first, TN_TIMESTAMP, 0, dev, cpu, stamp))
-            for pid in sorted(result.pids):
-                if pid in comms:
-                    out.write(_note(bump(), first, TN_PROCESS, pid, dev, cpu,
-                                    _comm_pdu(comms[pid])))
-        with open(out_dir / f".{name}.body.{cpu}", "rb") as body:
-            _copy_renumbered(body, out, cpu, seqs)
-    result.files.append(path.name)
+    notes = []
+    for i, dev in enumerate(devs):
+        if cpu == min(result.cpus):
+            seqs[i] += 1
+            stamp = struct.pack("<II", wall_at_first // 10**9, wall_at_first % 10**9)
+            notes.append(_note(int(seqs[i]), first, TN_TIMESTAMP, 0, dev, cpu, stamp))
+        for pid in sorted(result.pids):
+            if pid in comms:
+                seqs[i] += 1
+                notes.append(_note(int(seqs[i]), first, TN_PROCESS, pid, dev, cpu,
+                                   _comm_pdu(comms[pid])))
+    return b"".join(notes)
 
 
-def _copy_renumbered(body: BinaryIO, out: BinaryIO, cpu: int,
-                     seqs: dict[tuple[int, int], int]) -> None:
-    # The body holds whole records we wrote ourselves, so no magic check is needed here.
-    buf = b""
-    while True:
-        chunk = body.read(CHUNK)
-        buf += chunk
-        pos = 0
-        parts: list[bytes] = []
-        while len(buf) - pos >= BLK_IO_TRACE.size:
-            rec = list(BLK_IO_TRACE.unpack_from(buf, pos))
-            end = pos + BLK_IO_TRACE.size + rec[10]
-            if end > len(buf):
-                break
-            key = (rec[7], cpu)
-            seqs[key] = rec[1] = seqs.get(key, 0) + 1
-            parts.append(BLK_IO_TRACE.pack(*rec))
-            parts.append(buf[pos + BLK_IO_TRACE.size:end])
-            pos = end
-        out.write(b"".join(parts))
-        buf = buf[pos:]
-        if not chunk:
+@dataclass
+class _Window:
+    start: np.ndarray
+    pdu_len: np.ndarray
+    cpu: np.ndarray
+    dev: np.ndarray
+    pid: np.ndarray
+    time: np.ndarray
+
+
+def _windows(buf: np.ndarray, name: str) -> Iterator[_Window]:
+    """Index the records window by window, so memory stays bounded for any capture size."""
+    pos, size = 0, len(buf)
+    while pos < size:
+        stop = min(size, pos + WINDOW)
+        n, end, bad, cols = _index(buf, pos, stop, (stop - pos) // ENTRY_MIN + 1)
+        if bad >= 0:
+            magic = int.from_bytes(bytes(buf[bad + FTRACE_HEADER.size:bad + 20]), "little")
+            raise InputFormatError(name, f"byte {bad}: not a blk tracer record "
+                                   f"(magic {magic:#x})",
+                                   "was another tracer or options/bin changed mid-capture?")
+        if n == 0:
+            if stop < size:  # one record longer than a window: cannot happen (pdu_len is u16)
+                raise InputFormatError(name, f"byte {pos}: record does not fit a window")
+            raise InputFormatError(name, f"byte {pos}: {size - pos} trailing bytes are a torn "
+                                   "record", "the trace pipe was cut mid-record")
+        start, pdu_len, cpu, dev, pid, time_ns = (c[:n] for c in cols)
+        yield _Window(start, pdu_len, cpu, dev, pid, time_ns)
+        pos = end
+
+
+@njit(cache=True, nogil=True)
+def _u32(buf: np.ndarray, at: int) -> int:
+    return (np.uint32(buf[at]) | (np.uint32(buf[at + 1]) << 8) | (np.uint32(buf[at + 2]) << 16)
+            | (np.uint32(buf[at + 3]) << 24))
+
+
+@njit(cache=True, nogil=True)
+def _index(buf: np.ndarray, pos: int, stop: int, cap: int) -> tuple[
+        int, int, int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+                             np.ndarray]]:
+    """Find whole records in buf[pos:stop]: (count, end offset, bad-magic offset or -1, columns)."""
+    start = np.empty(cap, np.int64)
+    pdu_len = np.empty(cap, np.int64)
+    cpu = np.empty(cap, np.uint32)
+    dev = np.empty(cap, np.uint32)
+    pid = np.empty(cap, np.uint32)
+    time_ns = np.empty(cap, np.uint64)
+    n = 0
+    while pos + 64 <= stop:
+        r = pos + 16  # skip ftrace's pid/cpu/ts header
+        if (_u32(buf, r) & 0xFFFFFF00) != 0x65617400:
+            return n, pos, pos, (start, pdu_len, cpu, dev, pid, time_ns)
+        plen = np.int64(buf[r + 46]) | (np.int64(buf[r + 47]) << 8)
+        if pos + 64 + plen > stop:
             break
+        start[n] = pos
+        pdu_len[n] = plen
+        pid[n] = _u32(buf, r + 32)
+        dev[n] = _u32(buf, r + 36)
+        cpu[n] = _u32(buf, r + 40)
+        time_ns[n] = np.uint64(_u32(buf, r + 8)) | (np.uint64(_u32(buf, r + 12)) << np.uint64(32))
+        n += 1
+        pos += 64 + plen
+    return n, pos, -1, (start, pdu_len, cpu, dev, pid, time_ns)
+
+
+@njit(cache=True, nogil=True)
+def _gather(buf: np.ndarray, start: np.ndarray, pdu_len: np.ndarray, dev_idx: np.ndarray,
+            seqs: np.ndarray) -> np.ndarray:
+    """Copy records (without ftrace's header) back to back, renumbering per-device sequences."""
+    out = np.empty(int(np.sum(pdu_len)) + 48 * len(start), np.uint8)
+    o = 0
+    for i in range(len(start)):
+        length = 48 + pdu_len[i]
+        out[o:o + length] = buf[start[i] + 16:start[i] + 16 + length]
+        seqs[dev_idx[i]] += 1
+        seq = seqs[dev_idx[i]]
+        for b in range(4):
+            out[o + 4 + b] = (seq >> (8 * b)) & 0xFF
+        o += length
+    return out
 
 
 def read_cmdlines(path: Path) -> dict[int, str]:
