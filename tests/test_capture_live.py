@@ -69,6 +69,7 @@ def test_capture_counts_every_issued_4k_direct_write(loop_dev: str, tmp_path: Pa
     assert _state() == before
     assert m["stop_reason"] == "command exited with 0"
     assert m["block_source"] in ("ftrace-blk", "blktrace")
+    assert m["tracefs_restore_problems"] == []
     saved = json.loads((out / "capture.json").read_text())
     assert saved["devices"][0]["name"] == loop_dev
     assert saved["devices"][0]["backing_file"] == str(tmp_path / "loop.img")
@@ -149,3 +150,20 @@ def test_max_size_stops_the_capture_and_the_command(loop_dev: str, tmp_path: Pat
     # Each blk tracer record is at least 64 bytes with its ftrace header.
     assert m["block_events"] >= (1 << 20) // 64
     assert _state() == before
+
+
+@pytest.mark.skipif(shutil.which("mkfs.ext4") is None, reason="needs mkfs.ext4 (e2fsprogs)")
+def test_manifest_records_mount_and_journal_mode(loop_dev: str, tmp_path: Path) -> None:
+    subprocess.run(["mkfs.ext4", "-q", "-F", f"/dev/{loop_dev}"], check=True)
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    subprocess.run(["mount", "-o", "data=journal", f"/dev/{loop_dev}", str(mnt)], check=True)
+    try:
+        m = run_capture(CaptureOptions([loop_dev], tmp_path / "cap", duration_s=0.2))
+    finally:
+        subprocess.run(["umount", str(mnt)], check=True)
+    (mount,) = m["devices"][0]["mounts"]
+    assert (mount["mountpoint"], mount["fstype"], mount["journal_mode"]) == (
+        str(mnt), "ext4", "journal")
+    assert m["stop_reason"] == "duration"
+    assert set(m["vm_sysctls"]) >= {"vm.dirty_expire_centisecs", "vm.dirty_writeback_centisecs"}

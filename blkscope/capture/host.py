@@ -58,14 +58,24 @@ def mounts_on(dev: str) -> list[dict[str, Any]]:
                                  "fstype": tail[0], "source": tail[1],
                                  "mount_options": fields[5], "super_options": tail[2]}
         # ext4 hides defaults such as data=ordered in mountinfo; /proc/fs/ext4 lists them all.
-        ext4 = _read(Path("/proc/fs/ext4") / Path(tail[1]).name / "options")
+        name = Path(tail[1]).name
+        ext4 = _read(Path("/proc/fs/ext4") / name / "options")
         if tail[0] == "ext4" and ext4:
             opts = ext4.splitlines()
             entry["ext4_options"] = opts
-            entry["journal_mode"] = next((o.split("=", 1)[1] for o in opts
-                                          if o.startswith("data=")), None)
+            entry["journal_mode"] = _ext4_journal_mode(name, opts)
         found.append(entry)
     return found
+
+
+def _ext4_journal_mode(name: str, opts: list[str]) -> str:
+    """data=MODE when listed; else ordered if a jbd2 journal runs for it, else `no journal`."""
+    for opt in opts:
+        if opt.startswith("data="):
+            return opt.split("=", 1)[1]
+    if any(Path("/proc/fs/jbd2").glob(f"{name}-*")):
+        return "ordered"
+    return "no journal"
 
 
 def device_info(dev: str) -> dict[str, Any]:

@@ -23,7 +23,13 @@ from blkscope.capture.blkbin import convert, copy_cmdlines
 from blkscope.capture.blktrace_native import BlktraceProcess
 from blkscope.capture.ftrace_blk import FtraceBlkSession
 from blkscope.capture.samplers import IostatProcess, ProcSampler
-from blkscope.capture.tracefs import TracefsJournal, ensure_tracefs, require_root
+from blkscope.capture.tracefs import (
+    TracefsJournal,
+    ensure_tracefs,
+    find_tracefs,
+    require_root,
+    snapshot,
+)
 from blkscope.capture.writeback import WritebackSession
 from blkscope.errors import BlkscopeError, CaptureError
 
@@ -55,6 +61,7 @@ class _Run:
     stop_event: threading.Event = field(default_factory=threading.Event)
     notes: list[str] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
+    before: dict[str, str] = field(default_factory=dict)
 
 
 def check_devices(devices: list[str]) -> None:
@@ -162,15 +169,28 @@ def run_capture(opts: CaptureOptions,
     finally:
         problems = run.journal.restore()
         atexit.unregister(run.journal.restore)
+        problems += _compare_state(run)
+        run.manifest["tracefs_restore_problems"] = problems
         if problems:
-            say("warning: could not restore: " + "; ".join(problems))
+            say("warning: tracefs not as before: " + "; ".join(problems))
     _finish(run, say)
     return run.manifest
+
+
+def _compare_state(run: _Run) -> list[str]:
+    """Read the settings again and name any that differ from before the capture."""
+    root = find_tracefs()
+    if not run.before or root is None:
+        return []
+    after = snapshot(root, run.opts.devices)
+    return [f"{k} was {v!r}, now {after.get(k)!r}" for k, v in run.before.items()
+            if after.get(k) != v]
 
 
 def _capture(run: _Run, say: Callable[[str], None]) -> None:
     opts, out, m = run.opts, run.opts.out, run.manifest
     root = ensure_tracefs(run.journal)
+    run.before = snapshot(root, opts.devices)
     m.update({"format": "blkscope-capture", "format_version": 1, "host": host.host_info(),
               "devices": [host.device_info(d) for d in opts.devices],
               "vm_sysctls": host.vm_sysctls(), "tools": host.tool_versions(),
@@ -237,9 +257,12 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
     finally:
         m["stop_reason"] = run.stop_reason or "error"
         m["command_exit_code"] = _stop_command(proc)
+        stop_mono, stop_wall = host.clock_pair()
+        m["stop_wall"], m["stop_mono_ns"] = _iso(stop_wall), stop_mono
+        _stop_all(stoppers, failed, say)
+        # Events keep coming until each part is stopped, so the end is taken after that.
         end_mono, end_wall = host.clock_pair()
         m["end_wall"], m["end_mono_ns"] = _iso(end_wall), end_mono
-        _stop_all(stoppers, failed, say)
 
 
 def _stop_all(stoppers: list[tuple[str, Callable[[], None]]], failed: bool,
