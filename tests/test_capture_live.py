@@ -158,12 +158,21 @@ def test_manifest_records_mount_and_journal_mode(loop_dev: str, tmp_path: Path) 
     mnt = tmp_path / "mnt"
     mnt.mkdir()
     subprocess.run(["mount", "-o", "data=journal", f"/dev/{loop_dev}", str(mnt)], check=True)
+    write_and_sync = ["sh", "-c", f"dd if=/dev/zero of={mnt}/f bs=64k count=16 status=none; sync"]
     try:
-        m = run_capture(CaptureOptions([loop_dev], tmp_path / "cap", duration_s=0.2))
+        m = run_capture(CaptureOptions([loop_dev], tmp_path / "cap", duration_s=30,
+                                       command=write_and_sync))
     finally:
         subprocess.run(["umount", str(mnt)], check=True)
     (mount,) = m["devices"][0]["mounts"]
     assert (mount["mountpoint"], mount["fstype"], mount["journal_mode"]) == (
         str(mnt), "ext4", "journal")
-    assert m["stop_reason"] == "duration"
+    assert m["stop_reason"] == "command exited with 0"
+    # sync wakes the flusher for the loop device's bdi: its writeback must be recorded.
+    bdi = (Path("/sys/block") / loop_dev / "dev").read_text().strip()
+    rows = [line.split() for line in (tmp_path / "cap" / "writeback_ns.txt").open()][1:]
+    assert m["writeback_events"] == len(rows) > 0
+    ours = [r for r in rows if r[1] == bdi]
+    assert "sync" in {r[3] for r in ours}
+    assert all(m["start_mono_ns"] <= int(r[0]) <= m["end_mono_ns"] for r in rows)
     assert set(m["vm_sysctls"]) >= {"vm.dirty_expire_centisecs", "vm.dirty_writeback_centisecs"}

@@ -17,6 +17,7 @@ HEADER = f"{'MONO_NS':<20} {'DEVICE':<8} {'PAGES':<8} {'REASON':<6} us\n"
 LINE = re.compile(r"\[\d+\]\s+(?:\S+\s+)?(?P<sec>\d+)\.(?P<usec>\d{6}):\s+"
                   r"(?P<event>writeback_start|writeback_written):\s+bdi (?P<bdi>\S+):\s+sb_dev"
                   r".*?nr_pages=(?P<pages>-?\d+).*?reason=(?P<reason>\w+)")
+INSTANCE_OPTIONS = {"bin": "0", "raw": "0", "hex": "0", "context-info": "1"}
 # bpftrace's writeback_ns.bt prints nr_pages & 0xffff; keep that so both sources compare equal.
 PAGES_MASK = 0xFFFF
 
@@ -86,6 +87,9 @@ class WritebackSession:
         self.inst.mkdir()
         self.journal.made_dir(self.inst)
         (self.inst / "tracing_on").write_text("0\n")
+        # A new instance copies the global trace options, and the blk tracer has set options/bin.
+        for option, value in INSTANCE_OPTIONS.items():
+            (self.inst / "options" / option).write_text(value + "\n")
         (self.inst / "trace_clock").write_text("mono\n")
         (self.inst / "buffer_size_kb").write_text("256\n")
         for event in EVENTS:
