@@ -117,6 +117,11 @@ def capture(
         manifest = run_capture(opts, say=lambda s: typer.echo(s, err=True))
     except BlkscopeError as exc:
         raise _fail(exc) from None
+    except KeyboardInterrupt:
+        # Recording already ended cleanly; this second Ctrl-C came while writing the files.
+        typer.echo(f"interrupted while writing {output}; tracefs settings were restored",
+                   err=True)
+        raise typer.Exit(130) from None
     typer.echo(f"wrote {output}: {manifest.get('block_events', 'n/a')} block events via "
                f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
                f"{manifest.get('dropped_events', 0)} dropped")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import subprocess
@@ -59,6 +60,14 @@ class BlktraceProcess:
     def bytes(self) -> int:
         """Bytes written so far into the per-CPU files."""
         return sum(p.stat().st_size for p in self.out_dir.glob(f"{self.name}.blktrace.*"))
+
+    @staticmethod
+    def dropped_in(out_dir: Path) -> int | None:
+        """Events blktrace says it dropped (its `Total: ... (dropped N)` line), if it said."""
+        log = out_dir / "blktrace.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        found = re.findall(r"\(dropped (\d+)\)", text)  # one Total line per device
+        return sum(int(n) for n in found) if found else None
 
     def stop(self) -> None:
         """SIGINT makes blktrace flush, tear down the kernel side and exit; kill if it hangs."""

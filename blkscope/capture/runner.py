@@ -297,6 +297,8 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
         m["dropped_events"] = sum(s.get("dropped_events", 0) for s in stats.values())
         m["overrun_events"] = sum(s.get("overrun", 0) for s in stats.values())
         (out / "raw.bin").unlink()
+    elif m.get("block_source") == "blktrace":
+        m["dropped_events"] = BlktraceProcess.dropped_in(out)
     m["blktrace_files"] = sorted(p.name for p in out.glob(f"{TRACE_NAME}.blktrace.*"))
     m["blkparse"] = _blkparse(out, m["blktrace_files"])
     m["files"] = [*sorted(p.name for p in out.iterdir()), MANIFEST]
