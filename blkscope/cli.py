@@ -126,7 +126,7 @@ def capture(
                f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
                f"{manifest.get('dropped_events', 0)} dropped")
     code = manifest.get("command_exit_code")
-    if code:
+    if code and manifest["stop_reason"].startswith("command exited"):  # not when we stopped it
         typer.echo(f"the command exited with {code}; the capture is complete", err=True)
         raise typer.Exit(EXIT_FAILED)
 

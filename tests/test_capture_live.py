@@ -120,7 +120,9 @@ def test_failure_midway_restores(loop_dev: str, tmp_path: Path,
     assert _state() == before
 
 
-def test_sigterm_stops_cleanly_and_restores(loop_dev: str, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_signal_stops_cleanly_and_restores(sig: signal.Signals, loop_dev: str,
+                                           tmp_path: Path) -> None:
     before = _state()
     out = tmp_path / "cap"
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -132,11 +134,12 @@ def test_sigterm_stops_cleanly_and_restores(loop_dev: str, tmp_path: Path) -> No
         if line.startswith("recording"):
             break
     subprocess.run(_dd(loop_dev, 10), check=True)
-    proc.send_signal(signal.SIGTERM)
+    proc.send_signal(sig)
     stdout, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, stdout
     m = json.loads((out / "capture.json").read_text())
-    assert m["stop_reason"] == "signal SIGTERM"
+    assert m["stop_reason"] == f"signal {sig.name}"
+    assert m["block_events"] >= 10 * 4  # at least Q, G, D, C for each of the 10 writes
     assert _state() == before
 
 
