@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from blkscope.capture import tracefs
+from blkscope.capture.ftrace_blk import per_cpu_buffer_kb
 from blkscope.capture.runner import CaptureOptions, run_capture
 from blkscope.cli import app
 from blkscope.errors import CaptureError
@@ -82,3 +84,19 @@ def test_cli_prints_error_and_hint(monkeypatch: pytest.MonkeyPatch, tmp_path: Pa
     assert result.output == (
         "error: blkscope capture: must run as root (it changes tracefs settings)\n"
         "hint: run it with sudo, e.g. `sudo blkscope capture --device sda ...`\n")
+
+
+def test_tracefs_missing_and_unmountable(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setattr(tracefs, "TRACEFS_CANDIDATES", (tmp_path / "no" / "tracing",))
+    with pytest.raises(CaptureError) as err:
+        tracefs.ensure_tracefs(tracefs.TracefsJournal())
+    assert str(err.value) == (
+        f"{tmp_path}/no/tracing: tracefs is not mounted and could not be mounted")
+    assert err.value.hint == ("the kernel needs CONFIG_FTRACE and CONFIG_BLK_DEV_IO_TRACE; try "
+                              "`mount -t tracefs nodev /sys/kernel/tracing`")
+
+
+def test_ring_buffer_total_stays_bounded() -> None:
+    assert per_cpu_buffer_kb(8192, 2) == 8192
+    assert per_cpu_buffer_kb(8192, 256) == 4096  # 256 CPUs x 4 MiB = 1 GiB
+    assert per_cpu_buffer_kb(8192, 100000) == 256

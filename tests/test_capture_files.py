@@ -113,3 +113,17 @@ def test_meminfo_and_vmstat_lines() -> None:
         "1795304269.500000000 Dirty: 1427920 kB Writeback: 12 kB\n")
     assert vmstat_line("nr_dirty 5\nnr_writeback 0\n", 2.0) == (
         "2.000000000 nr_dirty=5 nr_writeback=0\n")
+
+
+def test_convert_asks_lookup_for_pids_saved_cmdlines_forgot(tmp_path: Path) -> None:
+    asked: list[int] = []
+
+    def lookup(pid: int) -> str | None:
+        asked.append(pid)
+        return {22: "ksoftirqd/1"}.get(pid)
+
+    res = convert(DATA / "dd20_raw.bin", tmp_path, "trace", {18139: "dd"}, _clock(), lookup)
+    assert sorted(asked) == [22, 18140]
+    assert res.comms == {18139: "dd", 22: "ksoftirqd/1"}
+    notes = [r for r, _ in _records(tmp_path / "trace.blktrace.1") if r[5] == TN_PROCESS]
+    assert [r[6] for r in notes] == [22, 18139]

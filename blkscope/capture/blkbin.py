@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shutil
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO
@@ -40,6 +40,7 @@ class ConvertResult:
     cpus: set[int] = field(default_factory=set)
     pids: set[int] = field(default_factory=set)
     files: list[str] = field(default_factory=list)
+    comms: dict[int, str] = field(default_factory=dict)
 
 
 def iter_records(stream: BinaryIO, name: str) -> Iterator[tuple[list[int], bytes]]:
@@ -81,7 +82,8 @@ def _comm_pdu(comm: str) -> bytes:
 
 
 def convert(raw: Path, out_dir: Path, name: str, comms: dict[int, str],
-            clock_pair: tuple[int, int]) -> ConvertResult:
+            clock_pair: tuple[int, int],
+            lookup: Callable[[int], str | None] = lambda pid: None) -> ConvertResult:
     """Split raw.bin into out_dir/NAME.blktrace.CPU with process and wall-clock notes first."""
     result = ConvertResult()
     size = raw.stat().st_size
@@ -97,6 +99,13 @@ def convert(raw: Path, out_dir: Path, name: str, comms: dict[int, str],
         result.devices.update(int(d) for d in np.unique(win.dev))
         result.cpus.update(int(c) for c in np.unique(win.cpu))
         result.pids.update(int(p) for p in np.unique(win.pid))
+    # saved_cmdlines is a small ring: ask `lookup` (e.g. /proc) for the pids it forgot.
+    comms = dict(comms)
+    for pid in result.pids - comms.keys():
+        found = lookup(pid)
+        if found:
+            comms[pid] = found
+    result.comms = comms
     devs = sorted(result.devices)
     dev_index = np.zeros(len(devs), dtype=np.uint32)
     dev_index[:] = devs
@@ -239,6 +248,16 @@ def read_cmdlines(path: Path) -> dict[int, str]:
         if pid.isdigit() and comm:
             comms[int(pid)] = comm
     return comms
+
+
+def proc_comm(pid: int) -> str | None:
+    """The comm of a still-running process (kernel threads and daemons outlive the capture)."""
+    if pid == 0:
+        return None
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip() or None
+    except OSError:
+        return None
 
 
 def copy_cmdlines(root: Path, out: Path) -> dict[int, str]:

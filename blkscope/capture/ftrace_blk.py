@@ -10,6 +10,14 @@ from blkscope.capture.pipe import PipeReader
 from blkscope.capture.tracefs import TracefsJournal, read_setting, write_setting
 from blkscope.errors import CaptureError
 
+SAVED_CMDLINES = 8192
+TOTAL_BUFFER_CAP_KB = 1 << 20  # all CPUs together: 1 GiB at most
+
+
+def per_cpu_buffer_kb(requested_kb: int, cpus: int) -> int:
+    """The per-CPU ring size: as requested, but the sum over CPUs stays under 1 GiB."""
+    return max(256, min(requested_kb, TOTAL_BUFFER_CAP_KB // max(1, cpus)))
+
 
 def device_enable_path(dev: str) -> Path:
     """The sysfs switch that attaches the blk tracer to one device."""
@@ -50,6 +58,9 @@ class FtraceBlkSession:
         j.set(root / "options/context-info", "1")  # the pid/cpu/ts header blkbin expects
         j.set(root / "trace_clock", "mono")
         j.set(root / "buffer_size_kb", str(self.buffer_kb))
+        # The default ring of 128 names forgets most pids of a busy host before the end.
+        if int(read_setting(root / "saved_cmdlines_size")) < SAVED_CMDLINES:
+            j.set(root / "saved_cmdlines_size", str(SAVED_CMDLINES))
         for dev in self.devices:
             j.set(device_enable_path(dev), "1")
         j.set(root / "current_tracer", "blk")

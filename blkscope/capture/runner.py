@@ -19,9 +19,9 @@ from types import FrameType
 from typing import Any
 
 from blkscope.capture import host
-from blkscope.capture.blkbin import convert, copy_cmdlines
+from blkscope.capture.blkbin import convert, copy_cmdlines, proc_comm, read_cmdlines
 from blkscope.capture.blktrace_native import BlktraceProcess
-from blkscope.capture.ftrace_blk import FtraceBlkSession
+from blkscope.capture.ftrace_blk import FtraceBlkSession, per_cpu_buffer_kb
 from blkscope.capture.samplers import IostatProcess, ProcSampler
 from blkscope.capture.tracefs import (
     TracefsJournal,
@@ -215,8 +215,9 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
         else:
             m["block_source"] = "ftrace-blk"
             m["blktrace_unavailable_because"] = why_not
+            m["buffer_kb_per_cpu"] = per_cpu_buffer_kb(opts.buffer_kb, os.cpu_count() or 1)
             ftrace = FtraceBlkSession(root, run.journal, opts.devices, out / "raw.bin",
-                                      opts.buffer_kb)
+                                      m["buffer_kb_per_cpu"])
 
             def stop_ftrace() -> None:
                 m["ring_buffer_stats"] = ftrace.stop()
@@ -287,10 +288,10 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
     """After tracefs is restored: write the blktrace files, blkparse.txt and capture.json."""
     out, m = run.opts.out, run.manifest
     if m.get("block_source") == "ftrace-blk":
-        from blkscope.capture.blkbin import read_cmdlines
         comms = read_cmdlines(out / "cmdlines.txt")
-        res = convert(out / "raw.bin", out, TRACE_NAME, comms, (m["clock"]["mono_ns"],
-                                                                 m["clock"]["wall_ns"]))
+        res = convert(out / "raw.bin", out, TRACE_NAME, comms,
+                      (m["clock"]["mono_ns"], m["clock"]["wall_ns"]), lookup=proc_comm)
+        m["pids_without_name"] = sorted(res.pids - res.comms.keys())
         m["block_events"] = res.events
         m["first_event_mono_ns"], m["last_event_mono_ns"] = res.first_ns, res.last_ns
         stats = m.get("ring_buffer_stats", {})

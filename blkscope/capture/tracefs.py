@@ -117,7 +117,7 @@ def require_root() -> None:
 def snapshot(root: Path, devices: list[str]) -> dict[str, str]:
     """Read every setting capture may touch; tests compare snapshots taken before and after."""
     names = ["current_tracer", "options/bin", "options/context-info", "trace_clock",
-             "buffer_size_kb", "tracing_on"]
+             "buffer_size_kb", "tracing_on", "saved_cmdlines_size"]
     state = {name: read_setting(root / name) for name in names}
     for dev in devices:
         state[f"{dev}/trace/enable"] = read_setting(Path("/sys/block") / dev / "trace" / "enable")
