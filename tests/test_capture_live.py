@@ -100,6 +100,12 @@ def test_missing_command_is_an_error_and_restores(loop_dev: str, tmp_path: Path)
                                    command=["/nonexistent/prog"]))
     assert str(err.value) == "/nonexistent/prog: cannot run the command: No such file or directory"
     assert _state() == before
+    manifest = json.loads((tmp_path / "cap" / "capture.json").read_text())
+    assert manifest == {"format": "blkscope-capture", "complete": False}
+    # An interrupted capture is still ours: --force replaces it.
+    m = run_capture(CaptureOptions([loop_dev], tmp_path / "cap", duration_s=0.1, force=True))
+    assert (m["complete"], m["stop_reason"]) == (True, "duration")
+    assert _state() == before
 
 
 def test_failure_midway_restores(loop_dev: str, tmp_path: Path,

@@ -87,21 +87,25 @@ def prepare_output(out: Path, force: bool) -> None:
         if not force:
             raise CaptureError(str(out), "already holds files; refusing to overwrite",
                                "pass --force to replace an earlier capture, or pick another -o")
-        if not (out / MANIFEST).exists() and not (out / "clock.txt").exists():
+        if not (out / MANIFEST).exists():
             raise CaptureError(str(out), "is not a capture folder; --force only replaces captures",
                                "empty it yourself or pick another -o")
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
+    # Marks the folder as ours at once, so --force can replace even an interrupted capture.
+    (out / MANIFEST).write_text(json.dumps({"format": "blkscope-capture", "complete": False}))
 
 
 @contextmanager
-def _stop_on_signals(run: _Run) -> Iterator[None]:
+def _stop_on_signals(run: _Run, say: Callable[[str], None]) -> Iterator[None]:
     """SIGINT/SIGTERM end the recording cleanly instead of killing the process mid-restore."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
 
     def handler(signum: int, frame: FrameType | None) -> None:
+        if run.stop_event.is_set():
+            say("already stopping: finishing the capture files, please wait")
         run.stop_reason = run.stop_reason or f"signal {signal.Signals(signum).name}"
         run.stop_event.set()
 
@@ -147,6 +151,7 @@ def _record(run: _Run, size: Callable[[], int], proc: subprocess.Popen[bytes] | 
             run.stop_reason = f"max-size {opts.max_size_mb} MiB reached"
         else:
             run.stop_event.wait(POLL_S)
+    run.stop_event.set()
 
 
 def run_capture(opts: CaptureOptions,
@@ -160,21 +165,29 @@ def run_capture(opts: CaptureOptions,
     prepare_output(opts.out, opts.force)
     run = _Run(opts)
     atexit.register(run.journal.restore)  # last resort if something bypasses the finally below
-    try:
-        with _stop_on_signals(run):
+    # Signals stay caught until the files are written: a stop request must not lose the capture.
+    with _stop_on_signals(run, say):
+        try:
             _capture(run, say)
-    except OSError as exc:
-        raise CaptureError(str(exc.filename or opts.out), exc.strerror or str(exc),
-                           "the capture folder keeps what was recorded so far") from None
-    finally:
-        problems = run.journal.restore()
-        atexit.unregister(run.journal.restore)
-        problems += _compare_state(run)
-        run.manifest["tracefs_restore_problems"] = problems
-        if problems:
-            say("warning: tracefs not as before: " + "; ".join(problems))
-    _finish(run, say)
+        except OSError as exc:
+            raise _os_error(exc, opts.out) from None
+        finally:
+            problems = run.journal.restore()
+            atexit.unregister(run.journal.restore)
+            problems += _compare_state(run)
+            run.manifest["tracefs_restore_problems"] = problems
+            if problems:
+                say("warning: tracefs not as before: " + "; ".join(problems))
+        try:
+            _finish(run, say)
+        except OSError as exc:
+            raise _os_error(exc, opts.out) from None
     return run.manifest
+
+
+def _os_error(exc: OSError, out: Path) -> CaptureError:
+    return CaptureError(str(exc.filename or out), exc.strerror or str(exc),
+                        "the capture folder keeps what was recorded so far")
 
 
 def _compare_state(run: _Run) -> list[str]:
@@ -302,6 +315,7 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
         m["dropped_events"] = BlktraceProcess.dropped_in(out)
     m["blktrace_files"] = sorted(p.name for p in out.glob(f"{TRACE_NAME}.blktrace.*"))
     m["blkparse"] = _blkparse(out, m["blktrace_files"])
+    m["complete"] = True
     m["files"] = [*sorted(p.name for p in out.iterdir()), MANIFEST]
     (out / MANIFEST).write_text(json.dumps(m, indent=2) + "\n")
     if m.get("dropped_events") or m.get("overrun_events"):
