@@ -48,8 +48,11 @@ def loop_dev(tmp_path: Path) -> Iterator[str]:
     backing = tmp_path / "loop.img"
     with open(backing, "wb") as fh:
         fh.truncate(16 << 20)
-    dev = subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True,
-                         text=True, check=True).stdout.strip()
+    done = subprocess.run(["losetup", "--find", "--show", str(backing)], capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot create a loop device: {done.stderr.strip()}")
+    dev = done.stdout.strip()
     try:
         yield Path(dev).name
     finally:
