@@ -127,3 +127,16 @@ def test_convert_asks_lookup_for_pids_saved_cmdlines_forgot(tmp_path: Path) -> N
     assert res.comms == {18139: "dd", 22: "ksoftirqd/1"}
     notes = [r for r, _ in _records(tmp_path / "trace.blktrace.1") if r[5] == TN_PROCESS]
     assert [r[6] for r in notes] == [22, 18139]
+
+
+def test_small_windows_give_the_same_files(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    comms = read_cmdlines(DATA / "dd20_cmdlines.txt")
+    convert(DATA / "dd20_raw.bin", tmp_path, "trace", comms, _clock())
+    whole = (tmp_path / "trace.blktrace.1").read_bytes()
+    # 1000 bytes is not a multiple of any record size, so records straddle window edges.
+    monkeypatch.setattr("blkscope.capture.blkbin.WINDOW", 1000)
+    small = tmp_path / "small"
+    small.mkdir()
+    res = convert(DATA / "dd20_raw.bin", small, "trace", comms, _clock())
+    assert res.events == 144
+    assert (small / "trace.blktrace.1").read_bytes() == whole

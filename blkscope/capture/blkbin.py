@@ -25,7 +25,7 @@ TN_PROCESS = 1 << 26  # BLK_TC_NOTIFY category with action __BLK_TN_PROCESS (0)
 TN_TIMESTAMP = (1 << 26) | 1
 COMM_LEN = 16
 CHUNK = 1 << 22
-WINDOW = 64 << 20  # bytes of raw.bin indexed at a time
+WINDOW = 16 << 20  # bytes of raw.bin read and indexed at a time
 ENTRY_MIN = 64  # ftrace header + struct blk_io_trace, no pdu
 
 
@@ -89,9 +89,8 @@ def convert(raw: Path, out_dir: Path, name: str, comms: dict[int, str],
     size = raw.stat().st_size
     if size == 0:
         return result
-    buf = np.memmap(raw, dtype=np.uint8, mode="r")
     # Pass 1 learns the CPUs, devices, pids and first time that the leading notes need.
-    for win in _windows(buf, str(raw)):
+    for win in _windows(raw):
         result.events += len(win.cpu)
         lo, hi = int(win.time.min()), int(win.time.max())
         result.first_ns = lo if result.first_ns is None else min(result.first_ns, lo)
@@ -117,13 +116,13 @@ def convert(raw: Path, out_dir: Path, name: str, comms: dict[int, str],
             outs[cpu] = open(out_dir / f"{name}.blktrace.{cpu}", "wb")  # noqa: SIM115
             outs[cpu].write(_notes(cpu, result, comms, clock_pair, seqs[cpu], devs))
         # Pass 2 copies each record to its CPU's file with the sequence rewritten.
-        for win in _windows(buf, str(raw)):
+        for win in _windows(raw):
             which = np.searchsorted(dev_index, win.dev).astype(np.int64)
             for cpu in np.unique(win.cpu):
                 sel = win.cpu == cpu
-                data = _gather(buf, win.start[sel], win.pdu_len[sel], which[sel],
+                data = _gather(win.chunk, win.start[sel], win.pdu_len[sel], which[sel],
                                seqs[int(cpu)])
-                outs[int(cpu)].write(data.tobytes())
+                outs[int(cpu)].write(memoryview(data))
     finally:
         for fh in outs.values():
             fh.close()
@@ -158,6 +157,7 @@ def _notes(cpu: int, result: ConvertResult, comms: dict[int, str],
 
 @dataclass
 class _Window:
+    chunk: np.ndarray  # the bytes the offsets in start refer to
     start: np.ndarray
     pdu_len: np.ndarray
     cpu: np.ndarray
@@ -166,25 +166,25 @@ class _Window:
     time: np.ndarray
 
 
-def _windows(buf: np.ndarray, name: str) -> Iterator[_Window]:
-    """Index the records window by window, so memory stays bounded for any capture size."""
-    pos, size = 0, len(buf)
-    while pos < size:
-        stop = min(size, pos + WINDOW)
-        n, end, bad, cols = _index(buf, pos, stop, (stop - pos) // ENTRY_MIN + 1)
-        if bad >= 0:
-            magic = int.from_bytes(bytes(buf[bad + FTRACE_HEADER.size:bad + 20]), "little")
-            raise InputFormatError(name, f"byte {bad}: not a blk tracer record "
-                                   f"(magic {magic:#x})",
-                                   "was another tracer or options/bin changed mid-capture?")
-        if n == 0:
-            if stop < size:  # one record longer than a window: cannot happen (pdu_len is u16)
-                raise InputFormatError(name, f"byte {pos}: record does not fit a window")
-            raise InputFormatError(name, f"byte {pos}: {size - pos} trailing bytes are a torn "
-                                   "record", "the trace pipe was cut mid-record")
-        start, pdu_len, cpu, dev, pid, time_ns = (c[:n] for c in cols)
-        yield _Window(start, pdu_len, cpu, dev, pid, time_ns)
-        pos = end
+def _windows(raw: Path) -> Iterator[_Window]:
+    """Read and index raw.bin one window at a time, so memory stays bounded for any size."""
+    size, pos, name = raw.stat().st_size, 0, str(raw)
+    with open(raw, "rb") as fh:
+        while pos < size:
+            fh.seek(pos)
+            chunk = np.fromfile(fh, dtype=np.uint8, count=WINDOW)
+            n, end, bad, cols = _index(chunk, 0, len(chunk), len(chunk) // ENTRY_MIN + 1)
+            if bad >= 0:
+                magic = int.from_bytes(bytes(chunk[bad + FTRACE_HEADER.size:bad + 20]), "little")
+                raise InputFormatError(name, f"byte {pos + bad}: not a blk tracer record "
+                                       f"(magic {magic:#x})",
+                                       "was another tracer or options/bin changed mid-capture?")
+            if n == 0:  # a record never exceeds a window (pdu_len is u16), so this is the tail
+                raise InputFormatError(name, f"byte {pos}: {size - pos} trailing bytes are a "
+                                       "torn record", "the trace pipe was cut mid-record")
+            start, pdu_len, cpu, dev, pid, time_ns = (c[:n] for c in cols)
+            yield _Window(chunk, start, pdu_len, cpu, dev, pid, time_ns)
+            pos += end
 
 
 @njit(cache=True, nogil=True)
