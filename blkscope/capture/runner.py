@@ -31,7 +31,7 @@ from blkscope.capture.tracefs import (
     snapshot,
 )
 from blkscope.capture.writeback import WritebackSession
-from blkscope.errors import BlkscopeError, CaptureError
+from blkscope.errors import CaptureError
 
 MANIFEST = "capture.json"
 TRACE_NAME = "trace"
@@ -59,7 +59,6 @@ class _Run:
     journal: TracefsJournal = field(default_factory=TracefsJournal)
     stop_reason: str | None = None
     stop_event: threading.Event = field(default_factory=threading.Event)
-    notes: list[str] = field(default_factory=list)
     manifest: dict[str, Any] = field(default_factory=dict)
     before: dict[str, str] = field(default_factory=dict)
 
@@ -217,7 +216,7 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
     mono, wall = host.clock_pair()
     failed = False
     try:
-        why_not = "--method ftrace" if opts.method == "ftrace" else native.start()
+        why_not = "not tried (--method ftrace)" if opts.method == "ftrace" else native.start()
         stoppers.append(("blktrace", native.stop))
         if why_not is None:
             m["block_source"] = "blktrace"
@@ -240,7 +239,7 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
             ftrace.start()
             size = lambda: ftrace.bytes  # noqa: E731
         say(f"block events: {m['block_source']}"
-            + (f" (blktrace failed: {why_not})" if why_not else ""))
+            + (f" (blktrace: {why_not})" if why_not else ""))
         m["writeback_source"] = None
         if WritebackSession.available(root):
             wb = WritebackSession(root, run.journal, out)
@@ -316,11 +315,11 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
     m["blktrace_files"] = sorted(p.name for p in out.glob(f"{TRACE_NAME}.blktrace.*"))
     m["blkparse"] = _blkparse(out, m["blktrace_files"])
     m["complete"] = True
-    m["files"] = [*sorted(p.name for p in out.iterdir()), MANIFEST]
+    m["files"] = sorted(p.name for p in out.iterdir())  # capture.json exists since the start
     (out / MANIFEST).write_text(json.dumps(m, indent=2) + "\n")
     if m.get("dropped_events") or m.get("overrun_events"):
-        say(f"warning: the kernel dropped {m['dropped_events']} and overwrote "
-            f"{m['overrun_events']} events; use a larger --buffer-kb")
+        say(f"warning: the kernel dropped {m.get('dropped_events')} and overwrote "
+            f"{m.get('overrun_events', 0)} events; use a larger --buffer-kb")
 
 
 def _blkparse(out: Path, files: list[str]) -> str | None:
@@ -336,5 +335,3 @@ def _blkparse(out: Path, files: list[str]) -> str | None:
                            "the blktrace files are kept; run blkparse by hand to see why")
     return "blkparse.txt"
 
-
-__all__ = ["BlkscopeError", "CaptureOptions", "run_capture"]
