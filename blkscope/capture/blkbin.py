@@ -122,7 +122,7 @@ def convert(raw: Path, out_dir: Path, name: str, comms: dict[int, str],
                 sel = win.cpu == cpu
                 data = _gather(win.chunk, win.start[sel], win.pdu_len[sel], which[sel],
                                seqs[int(cpu)])
-                outs[int(cpu)].write(memoryview(data))
+                data.tofile(outs[int(cpu)])
     finally:
         for fh in outs.values():
             fh.close()
