@@ -15,7 +15,9 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from blkscope.capture import ftrace_blk as ftrace_mod
 from blkscope.capture import runner
+from blkscope.capture import tracefs as tracefs_mod
 from blkscope.capture.runner import CaptureOptions, run_capture
 from blkscope.capture.tracefs import find_tracefs, snapshot
 from blkscope.capture.writeback import WritebackSession
@@ -188,3 +190,26 @@ def test_manifest_records_mount_and_journal_mode(loop_dev: str, tmp_path: Path) 
     assert "sync" in {r[3] for r in ours}
     assert all(m["start_mono_ns"] <= int(r[0]) <= m["end_mono_ns"] for r in rows)
     assert set(m["vm_sysctls"]) >= {"vm.dirty_expire_centisecs", "vm.dirty_writeback_centisecs"}
+
+
+def test_busy_tracefs_is_refused_without_touching_anything(
+        loop_dev: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert TRACEFS is not None
+    writes: list[str] = []
+    real_write = tracefs_mod.write_setting
+    monkeypatch.setattr(tracefs_mod, "write_setting",
+                        lambda path, value: writes.append(f"{path}={value}"))
+    monkeypatch.setattr(ftrace_mod, "write_setting",
+                        lambda path, value: writes.append(f"{path}={value}"))
+    real_write(TRACEFS / "current_tracer", "blk")  # someone else's tracer, with no device on
+    try:
+        before = _state()
+        with pytest.raises(CaptureError) as err:
+            run_capture(CaptureOptions([loop_dev], tmp_path / "cap", duration_s=5,
+                                       method="ftrace"))
+        after = _state()
+    finally:
+        real_write(TRACEFS / "current_tracer", "nop")
+    assert str(err.value) == f"{TRACEFS}/current_tracer: another tracer (blk) is active"
+    assert writes == []
+    assert after == before

@@ -36,6 +36,7 @@ class FtraceBlkSession:
         self.buffer_kb = buffer_kb
         self._out: BinaryIO | None = None
         self._reader: PipeReader | None = None
+        self.started = False  # stays False when tracefs was busy: then stop() touches nothing
 
     def check_free(self) -> None:
         """Refuse to share tracefs with another user of the global tracer or of a device."""
@@ -53,6 +54,7 @@ class FtraceBlkSession:
         """Apply the settings (each journaled first) and start reading trace_pipe."""
         j, root = self.journal, self.root
         self.check_free()
+        self.started = True
         j.set(root / "tracing_on", "0")
         j.set(root / "options/bin", "0")
         j.set(root / "options/context-info", "1")  # the pid/cpu/ts header blkbin expects
@@ -77,6 +79,8 @@ class FtraceBlkSession:
 
     def stop(self) -> dict[str, dict[str, int]]:
         """Stop tracing, drain the pipe, return per-CPU ring-buffer stats (overruns, drops)."""
+        if not self.started:
+            return {}
         # Through the journal: if start() failed early, tracing_on was never saved yet.
         self.journal.set(self.root / "tracing_on", "0")
         try:

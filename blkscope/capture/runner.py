@@ -233,7 +233,8 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
 
             def stop_ftrace() -> None:
                 m["ring_buffer_stats"] = ftrace.stop()
-                copy_cmdlines(root, out / "cmdlines.txt")
+                if ftrace.started:
+                    copy_cmdlines(root, out / "cmdlines.txt")
 
             stoppers.append(("block tracer", stop_ftrace))
             ftrace.start()
