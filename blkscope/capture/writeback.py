@@ -75,6 +75,7 @@ class WritebackSession:
         self._files: list[TextIO] = []
         self._reader: PipeReader | None = None
         self.recorder: WritebackRecorder | None = None
+        self.created = False  # only an instance we made is ever written to or removed
 
     @staticmethod
     def available(root: Path) -> bool:
@@ -85,6 +86,7 @@ class WritebackSession:
     def start(self) -> None:
         """Create the instance, enable the events on the mono clock, start reading."""
         self.inst.mkdir()
+        self.created = True
         self.journal.made_dir(self.inst)
         (self.inst / "tracing_on").write_text("0\n")
         # A new instance copies the global trace options, and the blk tracer has set options/bin.
@@ -104,11 +106,11 @@ class WritebackSession:
     def stop(self) -> int:
         """Stop the instance, drain it, disable its events; return the writeback_written count."""
         try:
-            if self.inst.is_dir():  # start() may have failed before creating it
+            if self.created:  # start() may have failed before creating it
                 (self.inst / "tracing_on").write_text("0\n")
             if self._reader is not None:
                 self._reader.stop()
-            if self.inst.is_dir():
+            if self.created:
                 for event in EVENTS:
                     (self.inst / "events" / "writeback" / event / "enable").write_text("0\n")
         finally:
