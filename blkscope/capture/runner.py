@@ -22,7 +22,7 @@ from blkscope.capture import host
 from blkscope.capture.blkbin import convert, copy_cmdlines, proc_comm, read_cmdlines
 from blkscope.capture.blktrace_native import BlktraceProcess
 from blkscope.capture.ftrace_blk import FtraceBlkSession, per_cpu_buffer_kb
-from blkscope.capture.samplers import IostatProcess, ProcSampler
+from blkscope.capture.samplers import ProcSampler, ToolProcess
 from blkscope.capture.tracefs import (
     TracefsJournal,
     ensure_tracefs,
@@ -249,9 +249,10 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
             m["writeback_source"] = "tracefs-instance"
         sampler = ProcSampler(out)
         stoppers.append(("sampler", lambda: m.update(proc_samples=sampler.stop())))
-        iostat = IostatProcess(out)
-        stoppers.append(("iostat", iostat.stop))
-        m["iostat"] = iostat.proc is not None
+        for tool, argv in (("iostat", ["iostat", "-xmt", "1"]), ("vmstat", ["vmstat", "1"])):
+            sampler_proc = ToolProcess(out / f"{tool}.txt", argv)
+            stoppers.append((tool, sampler_proc.stop))
+            m[tool] = sampler_proc.proc is not None
         m["clock"] = {"mono_ns": mono, "wall_ns": wall, "clock": "CLOCK_MONOTONIC"}
         (out / "clock.txt").write_text(f"{mono} {wall}\n")
         m["start_wall"] = _iso(wall)

@@ -59,23 +59,23 @@ class ProcSampler:
         return self.samples
 
 
-class IostatProcess:
-    """`iostat -xmt 1` into iostat.txt, when sysstat is installed."""
+class ToolProcess:
+    """A once-a-second tool (`iostat -xmt 1`, `vmstat 1`) writing into the capture, if installed."""
 
-    def __init__(self, out_dir: Path) -> None:
+    def __init__(self, out_file: Path, argv: list[str]) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
-        exe = shutil.which("iostat")
+        exe = shutil.which(argv[0])
         if exe is None:
             return
-        with open(out_dir / "iostat.txt", "wb") as out:
+        with open(out_file, "wb") as out:
             # LC_ALL=C and TZ=UTC: same timestamp shape as the shared captures on any host.
-            self.proc = subprocess.Popen([exe, "-xmt", "1"], stdout=out,
+            self.proc = subprocess.Popen([exe, *argv[1:]], stdout=out,
                                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                          env={"LC_ALL": "C", "TZ": "UTC", "PATH": "/usr/bin:/bin"},
                                          start_new_session=True)
 
     def stop(self) -> None:
-        """Terminate iostat and reap it."""
+        """Terminate the tool and reap it."""
         if self.proc is None:
             return
         self.proc.terminate()
