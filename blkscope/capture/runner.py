@@ -278,6 +278,18 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
         # Events keep coming until each part is stopped, so the end is taken after that.
         end_mono, end_wall = host.clock_pair()
         m["end_wall"], m["end_mono_ns"] = _iso(end_wall), end_mono
+        m["device_changes"] = _device_changes(m.get("devices", []))
+
+
+def _device_changes(at_start: list[dict[str, Any]]) -> list[str]:
+    """Scheduler or queue settings that changed while recording (someone switched to bfq...)."""
+    changes = []
+    for before in at_start:
+        after = host.device_info(before["name"])
+        for key in ("scheduler", "scheduler_tunables", "queue"):
+            if after[key] != before[key]:
+                changes.append(f"{before['name']} {key}: {before[key]} -> {after[key]}")
+    return changes
 
 
 def _stop_all(stoppers: list[tuple[str, Callable[[], None]]], failed: bool,
