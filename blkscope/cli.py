@@ -124,7 +124,7 @@ def capture(
         raise typer.Exit(130) from None
     typer.echo(f"wrote {output}: {manifest.get('block_events', 'n/a')} block events via "
                f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
-               f"{manifest.get('dropped_events', 0)} dropped")
+               f"{manifest.get('lost_events', 0)} lost")
     code = manifest.get("command_exit_code")
     if code and manifest["stop_reason"].startswith("command exited"):  # not when we stopped it
         typer.echo(f"the command exited with {code}; the capture is complete", err=True)

@@ -79,20 +79,50 @@ def test_convert_then_blkparse_matches_golden(tmp_path: Path) -> None:
     assert (tmp_path / "out.txt").read_text() == (GOLDEN / "dd20_blkparse.txt").read_text()
 
 
-def test_torn_record_is_reported_with_offset(tmp_path: Path) -> None:
+@pytest.mark.parametrize("read", ["convert", "iter_records"])
+def test_torn_record_is_reported_with_offset(tmp_path: Path, read: str) -> None:
     torn = tmp_path / "raw.bin"
     torn.write_bytes((DATA / "dd20_raw.bin").read_bytes()[:100])
     with pytest.raises(InputFormatError) as err, open(torn, "rb") as fh:
-        list(iter_records(fh, str(torn)))
+        if read == "convert":
+            convert(torn, tmp_path, "trace", {}, _clock())
+        else:
+            list(iter_records(fh, str(torn)))
     assert str(err.value) == f"{torn}: byte 64: 36 trailing bytes are a torn record"
 
 
-def test_foreign_bytes_are_rejected(tmp_path: Path) -> None:
+@pytest.mark.parametrize("read", ["convert", "iter_records"])
+def test_foreign_bytes_are_rejected(tmp_path: Path, read: str) -> None:
     junk = tmp_path / "raw.bin"
     junk.write_bytes(b"  kworker/u8:1-32  [000] ...1.  1101.124054: writeback_start: bdi 254:0\n")
     with pytest.raises(InputFormatError) as err, open(junk, "rb") as fh:
-        list(iter_records(fh, str(junk)))
+        if read == "convert":
+            convert(junk, tmp_path, "trace", {}, _clock())
+        else:
+            list(iter_records(fh, str(junk)))
     assert str(err.value) == (f"{junk}: byte 0: not a blk tracer record (magic 0x5b202032)")
+
+
+@pytest.mark.parametrize("window", [16 << 20, 1000, 5000])
+def test_lost_event_markers_are_counted_and_skipped(tmp_path: Path, window: int,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """trace_pipe writes `CPU:N [LOST M EVENTS]` into the binary stream after an overrun."""
+    comms = read_cmdlines(DATA / "dd20_cmdlines.txt")
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    convert(DATA / "dd20_raw.bin", clean, "trace", comms, _clock())
+    data = (DATA / "dd20_raw.bin").read_bytes()
+    with open(DATA / "dd20_raw.bin", "rb") as fh:
+        cut = sum(64 + len(pdu) for _, pdu in list(iter_records(fh, "dd20"))[:15])
+    marked = tmp_path / "raw.bin"
+    marked.write_bytes(b"CPU:1 [LOST 1560 EVENTS]\n" + data[:cut] + b"CPU:0 [LOST 7 EVENTS]\n"
+                       + data[cut:] + b"CPU:1 [LOST 2 EVENTS]\n")
+    monkeypatch.setattr("blkscope.capture.blkbin.WINDOW", window)
+    out = tmp_path / "out"
+    out.mkdir()
+    res = convert(marked, out, "trace", comms, _clock())
+    assert (res.events, res.lost) == (144, {1: 1562, 0: 7})
+    assert (out / "trace.blktrace.1").read_bytes() == (clean / "trace.blktrace.1").read_bytes()
 
 
 def test_writeback_trace_gives_golden_writeback_ns() -> None:

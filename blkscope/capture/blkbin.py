@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import struct
 from collections.abc import Callable, Iterator
@@ -26,7 +27,7 @@ TN_TIMESTAMP = (1 << 26) | 1
 COMM_LEN = 16
 CHUNK = 1 << 22
 WINDOW = 16 << 20  # bytes of raw.bin read and indexed at a time
-ENTRY_MIN = 64  # ftrace header + struct blk_io_trace, no pdu
+LOST_MARKER = re.compile(rb"CPU:(\d+) \[LOST (\d+) EVENTS\]\n")
 
 
 @dataclass
@@ -41,6 +42,7 @@ class ConvertResult:
     pids: set[int] = field(default_factory=set)
     files: list[str] = field(default_factory=list)
     comms: dict[int, str] = field(default_factory=dict)
+    lost: dict[int, int] = field(default_factory=dict)  # cpu -> events the ring buffer lost
 
 
 def iter_records(stream: BinaryIO, name: str) -> Iterator[tuple[list[int], bytes]]:
@@ -90,7 +92,7 @@ def convert(raw: Path, out_dir: Path, name: str, comms: dict[int, str],
     if size == 0:
         return result
     # Pass 1 learns the CPUs, devices, pids and first time that the leading notes need.
-    for win in _windows(raw):
+    for win in _windows(raw, result.lost):
         result.events += len(win.cpu)
         lo, hi = int(win.time.min()), int(win.time.max())
         result.first_ns = lo if result.first_ns is None else min(result.first_ns, lo)
@@ -116,7 +118,7 @@ def convert(raw: Path, out_dir: Path, name: str, comms: dict[int, str],
             outs[cpu] = open(out_dir / f"{name}.blktrace.{cpu}", "wb")  # noqa: SIM115
             outs[cpu].write(_notes(cpu, result, comms, clock_pair, seqs[cpu], devs))
         # Pass 2 copies each record to its CPU's file with the sequence rewritten.
-        for win in _windows(raw):
+        for win in _windows(raw, {}):
             which = np.searchsorted(dev_index, win.dev).astype(np.int64)
             for cpu in np.unique(win.cpu):
                 sel = win.cpu == cpu
@@ -166,25 +168,43 @@ class _Window:
     time: np.ndarray
 
 
-def _windows(raw: Path) -> Iterator[_Window]:
-    """Read and index raw.bin one window at a time, so memory stays bounded for any size."""
+def _windows(raw: Path, lost: dict[int, int]) -> Iterator[_Window]:
+    """Read and index raw.bin one window at a time, so memory stays bounded for any size.
+
+    trace_pipe puts a text line `CPU:N [LOST M EVENTS]` into the binary stream where the ring
+    buffer overflowed; those are skipped and counted into `lost` (cpu -> events).
+    """
     size, pos, name = raw.stat().st_size, 0, str(raw)
     with open(raw, "rb") as fh:
         while pos < size:
             fh.seek(pos)
             chunk = np.fromfile(fh, dtype=np.uint8, count=WINDOW)
-            n, end, bad, cols = _index(chunk, 0, len(chunk), len(chunk) // ENTRY_MIN + 1)
-            if bad >= 0:
-                magic = int.from_bytes(bytes(chunk[bad + FTRACE_HEADER.size:bad + 20]), "little")
-                raise InputFormatError(name, f"byte {pos + bad}: not a blk tracer record "
-                                       f"(magic {magic:#x})",
-                                       "was another tracer or options/bin changed mid-capture?")
-            if n == 0:  # a record never exceeds a window (pdu_len is u16), so this is the tail
+            off = 0
+            while True:
+                n, end, bad, cols = _index(chunk, off, len(chunk), (len(chunk) - off) // 64 + 1)
+                if n:
+                    start, pdu_len, cpu, dev, pid, time_ns = (c[:n] for c in cols)
+                    yield _Window(chunk, start, pdu_len, cpu, dev, pid, time_ns)
+                if bad < 0:
+                    break
+                marker = LOST_MARKER.match(bytes(chunk[bad:bad + 64]))
+                if marker is None:
+                    if bad + 64 > len(chunk) and pos + len(chunk) < size:
+                        end = bad  # may be a marker cut by the window edge: read it again
+                        break
+                    raise _not_blk(name, pos + bad, chunk[bad:bad + 20])
+                lost[int(marker[1])] = lost.get(int(marker[1]), 0) + int(marker[2])
+                off = end = bad + len(marker[0])
+            if end == 0:  # a record never exceeds a window (pdu_len is u16), so this is the tail
                 raise InputFormatError(name, f"byte {pos}: {size - pos} trailing bytes are a "
                                        "torn record", "the trace pipe was cut mid-record")
-            start, pdu_len, cpu, dev, pid, time_ns = (c[:n] for c in cols)
-            yield _Window(chunk, start, pdu_len, cpu, dev, pid, time_ns)
             pos += end
+
+
+def _not_blk(name: str, at: int, head: np.ndarray) -> InputFormatError:
+    magic = int.from_bytes(bytes(head[FTRACE_HEADER.size:FTRACE_HEADER.size + 4]), "little")
+    return InputFormatError(name, f"byte {at}: not a blk tracer record (magic {magic:#x})",
+                            "was another tracer or options/bin changed mid-capture?")
 
 
 @njit(cache=True, nogil=True)
@@ -205,10 +225,12 @@ def _index(buf: np.ndarray, pos: int, stop: int, cap: int) -> tuple[
     pid = np.empty(cap, np.uint32)
     time_ns = np.empty(cap, np.uint64)
     n = 0
-    while pos + 64 <= stop:
+    while pos + 20 <= stop:
         r = pos + 16  # skip ftrace's pid/cpu/ts header
         if (_u32(buf, r) & 0xFFFFFF00) != 0x65617400:
             return n, pos, pos, (start, pdu_len, cpu, dev, pid, time_ns)
+        if pos + 64 > stop:
+            break
         plen = np.int64(buf[r + 46]) | (np.int64(buf[r + 47]) << 8)
         if pos + 64 + plen > stop:
             break

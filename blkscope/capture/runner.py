@@ -31,7 +31,7 @@ from blkscope.capture.tracefs import (
     snapshot,
 )
 from blkscope.capture.writeback import WritebackSession
-from blkscope.errors import CaptureError
+from blkscope.errors import CaptureError, InputFormatError
 
 MANIFEST = "capture.json"
 TRACE_NAME = "trace"
@@ -315,8 +315,16 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
     out, m = run.opts.out, run.manifest
     if m.get("block_source") == "ftrace-blk":
         comms = read_cmdlines(out / "cmdlines.txt")
-        res = convert(out / "raw.bin", out, TRACE_NAME, comms,
-                      (m["clock"]["mono_ns"], m["clock"]["wall_ns"]), lookup=proc_comm)
+        try:
+            res = convert(out / "raw.bin", out, TRACE_NAME, comms,
+                          (m["clock"]["mono_ns"], m["clock"]["wall_ns"]), lookup=proc_comm)
+        except InputFormatError as exc:
+            # Keep raw.bin and say what happened, so nothing recorded is lost.
+            m["convert_error"] = str(exc)
+            (out / MANIFEST).write_text(json.dumps(m, indent=2) + "\n")
+            raise
+        m["lost_events"] = sum(res.lost.values())
+        m["lost_events_by_cpu"] = {str(cpu): n for cpu, n in sorted(res.lost.items())}
         m["pids_without_name"] = sorted(res.pids - res.comms.keys())
         m["block_events"] = res.events
         m["first_event_mono_ns"], m["last_event_mono_ns"] = res.first_ns, res.last_ns
@@ -331,9 +339,10 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
     m["complete"] = True
     m["files"] = sorted(p.name for p in out.iterdir())  # capture.json exists since the start
     (out / MANIFEST).write_text(json.dumps(m, indent=2) + "\n")
-    if m.get("dropped_events") or m.get("overrun_events"):
-        say(f"warning: the kernel dropped {m.get('dropped_events')} and overwrote "
-            f"{m.get('overrun_events', 0)} events; use a larger --buffer-kb")
+    if m.get("dropped_events") or m.get("overrun_events") or m.get("lost_events"):
+        say(f"warning: the kernel lost {m.get('lost_events', 0)} events (ring buffer full: "
+            f"{m.get('overrun_events', 0)} overwritten, {m.get('dropped_events')} dropped); "
+            "use a larger --buffer-kb")
 
 
 def _blkparse(out: Path, files: list[str]) -> str | None:
