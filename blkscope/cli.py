@@ -100,7 +100,7 @@ def capture(
     max_size: Annotated[int, typer.Option(
         "--max-size", min=1, help="Stop once the block trace reaches this many MiB.")] = 1024,
     buffer_kb: Annotated[int, typer.Option(
-        "--buffer-kb", min=256, max=262144, help="Kernel trace buffer per CPU, KiB.")] = 8192,
+        "--buffer-kb", min=256, max=262144, help="Kernel trace buffer per CPU, KiB.")] = 65536,
     method: Annotated[str, typer.Option(
         "--method", help="auto (blktrace, else ftrace blk tracer), blktrace, ftrace.")] = "auto",
     force: Annotated[bool, typer.Option(

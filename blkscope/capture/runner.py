@@ -48,7 +48,7 @@ class CaptureOptions:
     duration_s: float | None = None
     command: list[str] | None = None
     max_size_mb: int = 1024
-    buffer_kb: int = 8192
+    buffer_kb: int = 65536  # 8 MiB lost 1.4% of a bfq fio run on 2 CPUs; 64 MiB lost none
     force: bool = False
     method: str = "auto"  # auto | blktrace | ftrace
 
