@@ -111,7 +111,7 @@ def capture(
 
     if method not in ("auto", "blktrace", "ftrace"):
         raise typer.BadParameter("must be auto, blktrace or ftrace", param_hint="--method")
-    opts = CaptureOptions(devices=device, out=output, duration_s=duration, command=command or None,
+    opts = CaptureOptions(devices=list(dict.fromkeys(device)), out=output, duration_s=duration, command=command or None,
                           max_size_mb=max_size, buffer_kb=buffer_kb, force=force, method=method)
     try:
         manifest = run_capture(opts, say=lambda s: typer.echo(s, err=True))
@@ -125,6 +125,9 @@ def capture(
     typer.echo(f"wrote {output}: {manifest.get('block_events', 'n/a')} block events via "
                f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
                f"{manifest.get('lost_events', 0)} lost")
+    if manifest.get("blkparse") is None:
+        typer.echo(f"blkparse is not installed: run `blkparse -i trace -o blkparse.txt` in "
+                   f"{output} where it is, then `blkscope ingest`", err=True)
     code = manifest.get("command_exit_code")
     if code and manifest["stop_reason"].startswith("command exited"):  # not when we stopped it
         typer.echo(f"the command exited with {code}; the capture is complete", err=True)
