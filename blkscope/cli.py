@@ -111,8 +111,9 @@ def capture(
 
     if method not in ("auto", "blktrace", "ftrace"):
         raise typer.BadParameter("must be auto, blktrace or ftrace", param_hint="--method")
-    opts = CaptureOptions(devices=list(dict.fromkeys(device)), out=output, duration_s=duration, command=command or None,
-                          max_size_mb=max_size, buffer_kb=buffer_kb, force=force, method=method)
+    opts = CaptureOptions(devices=list(dict.fromkeys(device)), out=output, duration_s=duration,
+                          command=command or None, max_size_mb=max_size, buffer_kb=buffer_kb,
+                          force=force, method=method)
     try:
         manifest = run_capture(opts, say=lambda s: typer.echo(s, err=True))
     except BlkscopeError as exc:
