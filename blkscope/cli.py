@@ -135,6 +135,24 @@ def capture(
         raise typer.Exit(EXIT_FAILED)
 
 
+@app.command("capture-restore")
+def capture_restore(
+    folder: Annotated[Path, typer.Argument(help="Folder of a capture that was killed (SIGKILL).")],
+) -> None:
+    """Put back the tracefs settings a killed `blkscope capture` had changed (root)."""
+    from blkscope.capture.runner import restore_from
+
+    try:
+        problems = restore_from(folder)
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+    for problem in problems:
+        typer.echo(f"warning: {problem}", err=True)
+    if problems:
+        raise typer.Exit(EXIT_FAILED)
+    typer.echo("tracefs settings restored")
+
+
 def main() -> None:
     """Console-script entry point."""
     app(prog_name="blkscope")

@@ -213,3 +213,60 @@ def test_busy_tracefs_is_refused_without_touching_anything(
     assert str(err.value) == f"{TRACEFS}/current_tracer: another tracer (blk) is active"
     assert writes == []
     assert after == before
+
+
+def _children(pid: int) -> list[int]:
+    kids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            kids.append(int(stat.parent.name))
+    return kids
+
+
+def _force_back(before: dict[str, str]) -> None:
+    """Last resort for this test only: write the snapshot back by hand."""
+    assert TRACEFS is not None
+    for key in ("options/bin", "current_tracer", "trace_clock", "buffer_size_kb", "tracing_on"):
+        if before[key] != tracefs_mod.read_setting(TRACEFS / key):
+            tracefs_mod.write_setting(TRACEFS / key, before[key])
+    for key, value in before.items():
+        if key.endswith("/trace/enable"):
+            tracefs_mod.write_setting(Path("/sys/block") / key, value)
+    for inst in (TRACEFS / "instances").iterdir():
+        if inst.name not in before["instances"].split():
+            inst.rmdir()
+
+
+def test_sigkill_leaves_a_journal_for_capture_restore(loop_dev: str, tmp_path: Path) -> None:
+    before = _state()
+    out = tmp_path / "cap"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cli = [sys.executable, "-m", "blkscope.cli"]
+    proc = subprocess.Popen([*cli, "capture", "--device", loop_dev, "--duration", "120",
+                             "-o", str(out)], stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.startswith("recording"):
+                break
+        tools = _children(proc.pid)
+        proc.kill()
+        proc.wait()
+        assert _state()["current_tracer"] == "blk"  # SIGKILL cannot be caught
+        done = subprocess.run([*cli, "capture-restore", str(out)], capture_output=True,
+                              text=True, env=env)
+        assert (done.returncode, done.stdout) == (0, "tracefs settings restored\n")
+        assert _state() == before
+        assert not (out / "tracefs_saved.json").exists()
+        for pid in tools:  # iostat and vmstat die with the capture (setpriv --pdeathsig)
+            assert not Path(f"/proc/{pid}").exists() or "Z" in Path(
+                f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if _state() != before:
+            _force_back(before)

@@ -44,7 +44,8 @@ class FtraceBlkSession:
         if tracer != "nop":
             raise CaptureError(str(self.root / "current_tracer"),
                                f"another tracer ({tracer}) is active",
-                               "stop it first: `echo nop > /sys/kernel/tracing/current_tracer`")
+                               "if a `blkscope capture` was killed, `blkscope capture-restore "
+                               "ITS_FOLDER` puts tracefs back; else stop the other tracer first")
         for dev in self.devices:
             if read_setting(device_enable_path(dev)) != "0":
                 raise CaptureError(str(device_enable_path(dev)), "block tracing is already on "

@@ -34,6 +34,7 @@ from blkscope.capture.writeback import WritebackSession
 from blkscope.errors import CaptureError, InputFormatError
 
 MANIFEST = "capture.json"
+JOURNAL = "tracefs_saved.json"  # present only while tracefs settings are changed
 TRACE_NAME = "trace"
 POLL_S = 0.1
 COMMAND_STOP_TIMEOUT_S = 10.0
@@ -162,7 +163,7 @@ def run_capture(opts: CaptureOptions,
     require_root()
     check_devices(opts.devices)
     prepare_output(opts.out, opts.force)
-    run = _Run(opts)
+    run = _Run(opts, journal=TracefsJournal(opts.out / JOURNAL))
     atexit.register(run.journal.restore)  # last resort if something bypasses the finally below
     # Signals stay caught until the files are written: a stop request must not lose the capture.
     with _stop_on_signals(run, say):
@@ -182,6 +183,17 @@ def run_capture(opts: CaptureOptions,
         except OSError as exc:
             raise _os_error(exc, opts.out) from None
     return run.manifest
+
+
+def restore_from(out: Path) -> list[str]:
+    """Put back the tracefs settings a killed capture in `out` had changed; return problems."""
+    require_root()
+    record = out / JOURNAL
+    if not record.exists():
+        raise CaptureError(str(record), "nothing to restore",
+                           "a capture that ended normally, by error or by a signal restores "
+                           "tracefs itself and removes this file")
+    return TracefsJournal.load(record).restore()
 
 
 def _os_error(exc: OSError, out: Path) -> CaptureError:

@@ -67,9 +67,12 @@ class ToolProcess:
         exe = shutil.which(argv[0])
         if exe is None:
             return
+        # setpriv --pdeathsig: the tool dies with us even if we are SIGKILLed.
+        guard = shutil.which("setpriv")
+        prefix = [guard, "--pdeathsig", "TERM"] if guard else []
         with open(out_file, "wb") as out:
             # LC_ALL=C and TZ=UTC: same timestamp shape as the shared captures on any host.
-            self.proc = subprocess.Popen([exe, *argv[1:]], stdout=out,
+            self.proc = subprocess.Popen([*prefix, exe, *argv[1:]], stdout=out,
                                          stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                                          env={"LC_ALL": "C", "TZ": "UTC", "PATH": "/usr/bin:/bin"},
                                          start_new_session=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -42,27 +43,53 @@ def write_setting(path: Path, value: str) -> None:
 class TracefsJournal:
     """Remembers the value each setting had before we first changed it, and restores in reverse."""
 
-    def __init__(self) -> None:
+    def __init__(self, record: Path | None = None) -> None:
         self._saved: list[tuple[Path, str]] = []
         self._seen: set[Path] = set()
         self._made_dirs: list[Path] = []
         self._mounted: Path | None = None
+        # Kept on disk before each change: SIGKILL cannot be caught, `capture-restore` reads it.
+        self.record = record
+
+    @classmethod
+    def load(cls, record: Path) -> TracefsJournal:
+        """Rebuild the journal a killed capture left in its folder."""
+        doc = json.loads(record.read_text())
+        journal = cls(record)
+        journal._saved = [(Path(p), v) for p, v in doc["saved"]]
+        journal._seen = {p for p, _ in journal._saved}
+        journal._made_dirs = [Path(p) for p in doc["made_dirs"]]
+        journal._mounted = Path(doc["mounted"]) if doc["mounted"] else None
+        return journal
+
+    def _persist(self) -> None:
+        if self.record is None:
+            return
+        doc = {"saved": [[str(p), v] for p, v in self._saved],
+               "made_dirs": [str(p) for p in self._made_dirs],
+               "mounted": str(self._mounted) if self._mounted else None}
+        tmp = self.record.with_suffix(".tmp")
+        tmp.write_text(json.dumps(doc, indent=1))
+        tmp.replace(self.record)
 
     def set(self, path: Path, value: str) -> None:
         """Change a setting, remembering its original value the first time."""
         if path not in self._seen:
             self._saved.append((path, read_setting(path)))
             self._seen.add(path)
+            self._persist()
         if read_setting(path) != value:
             write_setting(path, value)
 
     def made_dir(self, path: Path) -> None:
         """Remember a tracefs instance folder we created, so restore removes it."""
         self._made_dirs.append(path)
+        self._persist()
 
     def mounted(self, path: Path) -> None:
         """Remember that we mounted tracefs ourselves, so restore unmounts it."""
         self._mounted = path
+        self._persist()
 
     def restore(self) -> list[str]:
         """Put every setting back (newest change first); return the problems, never raise."""
@@ -87,6 +114,8 @@ class TracefsJournal:
             if done.returncode != 0:
                 problems.append(f"{self._mounted}: umount failed: {done.stderr.strip()}")
             self._mounted = None
+        if not problems and self.record is not None:
+            self.record.unlink(missing_ok=True)
         return problems
 
 
