@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from blkscope.capture import tracefs
 from blkscope.capture.ftrace_blk import per_cpu_buffer_kb
-from blkscope.capture.runner import CaptureOptions, run_capture
+from blkscope.capture.runner import CaptureOptions, restore_from, run_capture
 from blkscope.cli import app
 from blkscope.errors import CaptureError
 
@@ -100,3 +100,20 @@ def test_ring_buffer_total_stays_bounded() -> None:
     assert per_cpu_buffer_kb(8192, 2) == 8192
     assert per_cpu_buffer_kb(8192, 256) == 4096  # 256 CPUs x 4 MiB = 1 GiB
     assert per_cpu_buffer_kb(8192, 100000) == 256
+
+
+@pytest.mark.usefixtures("as_root")
+def test_force_keeps_a_killed_captures_journal(tmp_path: Path) -> None:
+    (tmp_path / "capture.json").write_text("{}")
+    (tmp_path / "tracefs_saved.json").write_text("{}")
+    err = _refused(CaptureOptions([_a_device()], tmp_path, duration_s=1, force=True))
+    assert str(err) == (f"{tmp_path}/tracefs_saved.json: a killed capture's tracefs changes are "
+                        "still to be undone")
+    assert err.hint == f"run `blkscope capture-restore {tmp_path}` first"
+
+
+@pytest.mark.usefixtures("as_root")
+def test_capture_restore_without_journal(tmp_path: Path) -> None:
+    with pytest.raises(CaptureError) as err:
+        restore_from(tmp_path)
+    assert str(err.value) == f"{tmp_path}/tracefs_saved.json: nothing to restore"

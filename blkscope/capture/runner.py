@@ -90,6 +90,9 @@ def prepare_output(out: Path, force: bool) -> None:
         if not (out / MANIFEST).exists():
             raise CaptureError(str(out), "is not a capture folder; --force only replaces captures",
                                "empty it yourself or pick another -o")
+        if (out / JOURNAL).exists():
+            raise CaptureError(str(out / JOURNAL), "a killed capture's tracefs changes are "
+                               "still to be undone", f"run `blkscope capture-restore {out}` first")
         shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     # Marks the folder as ours at once, so --force can replace even an interrupted capture.
