@@ -69,3 +69,19 @@ class DatasetError(BlkscopeError):
 
     def message(self) -> str:
         return self.reason
+
+
+class CaptureError(BlkscopeError):
+    """A capture cannot start or run on this machine (not root, no tracefs, no such device)."""
+
+    def __init__(self, path: str, reason: str, hint: str | None = None) -> None:
+        super().__init__(path, reason)
+        self.path = path
+        self.reason = reason
+        self.hint = hint
+
+    def location(self) -> str:
+        return self.path
+
+    def message(self) -> str:
+        return self.reason
