@@ -27,6 +27,14 @@ from blkscope.schemas import (
 
 Progress = Callable[..., None]
 
+# Dictionary-encode only the repetitive strings and keep statistics where queries filter:
+# integer dictionaries and per-column min/max cost a third of the ingest time for little.
+EVENTS_PARQUET: dict[str, Any] = {
+    "use_dictionary": ["action", "rwbs", "op", "comm"],
+    "write_statistics": ["dev_major", "dev_minor", "time_ns", "sector", "line_no", "input_id"],
+    "column_encoding": {c: "DELTA_BINARY_PACKED" for c in ("time_ns", "line_no", "seq")},
+}
+
 
 @dataclass
 class _DeviceStats:
@@ -83,7 +91,7 @@ def ingest_blkparse(
     devices: dict[tuple[int, int], _DeviceStats] = {}
     input_docs = []
     with DatasetWriter(out) as ds:
-        events_sink = ds.table("events", EVENTS)
+        events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
         errors_sink = ds.table("ingest_errors", INGEST_ERRORS)
         summary_sink = ds.table("blkparse_summary", BLKPARSE_SUMMARY)
         for input_id, path in enumerate(inputs):
@@ -151,7 +159,7 @@ def ingest_blktrace(
     trace = decode(files, list(range(len(files))))
     devices: dict[tuple[int, int], _DeviceStats] = {}
     with DatasetWriter(out) as ds:
-        events_sink = ds.table("events", EVENTS)
+        events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
         counts: dict[int, int] = {}
         for chunk in trace.slices(_EVENT_SLICE):
             events_sink.write(chunk)
