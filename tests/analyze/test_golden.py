@@ -7,6 +7,9 @@ The cuts (tests/data/analyze) each hold one hard case, with IOs cut at both ends
   unplug), whose bios end in the D of the request they were merged into.
 - loop-flush-split: 2048-sector bios split into 16 pieces, a `Q FWFSM` with a preflush and
   post-flush, and the zero-length `C WSM 524560 [0]` ending it.
+- synthetic-dm-remap: the one hand-written cut (the capture VM's kernel has neither device
+  mapper nor partition scanning, so no real A events exist here): a bio-based device 253,0
+  (Q and C only) remapped (A) onto 8,0, the second IO cut by the trace end.
 Regenerate with BLKSCOPE_REGEN_GOLDEN=1 after checking the diff by eye.
 """
 
@@ -23,7 +26,8 @@ from blkscope.analyze.build import analyze_dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from tests.analyze.conftest import DATA, GOLDEN
 
-SAMPLES = ["mq30-flush", "mq30-requeue", "mq30-request-merge", "loop-flush-split"]
+SAMPLES = ["mq30-flush", "mq30-requeue", "mq30-request-merge", "loop-flush-split",
+           "synthetic-dm-remap"]
 TABLES = {
     "requests": "SELECT * FROM requests ORDER BY d_eid NULLS LAST, c_eid",
     "bios": "SELECT * FROM bios ORDER BY q_eid",
