@@ -7,6 +7,8 @@ The cuts (tests/data/analyze) each hold one hard case, with IOs cut at both ends
   unplug), whose bios end in the D of the request they were merged into.
 - loop-flush-split: 2048-sector bios split into 16 pieces, a `Q FWFSM` with a preflush and
   post-flush, and the zero-length `C WSM 524560 [0]` ending it.
+- fio-same-sector (from the 8 M-event fio_sched capture): two writers' requests for the same
+  sector in flight at once (D D C C), paired first-in first-out.
 - synthetic-dm-remap: the one hand-written cut (the capture VM's kernel has neither device
   mapper nor partition scanning, so no real A events exist here): a bio-based device 253,0
   (Q and C only) remapped (A) onto 8,0, the second IO cut by the trace end.
@@ -27,7 +29,7 @@ from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from tests.analyze.conftest import DATA, GOLDEN
 
 SAMPLES = ["mq30-flush", "mq30-requeue", "mq30-request-merge", "loop-flush-split",
-           "synthetic-dm-remap"]
+           "fio-same-sector", "synthetic-dm-remap"]
 TABLES = {
     "requests": "SELECT * FROM requests ORDER BY d_eid NULLS LAST, c_eid",
     "bios": "SELECT * FROM bios ORDER BY q_eid",
