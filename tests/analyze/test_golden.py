@@ -1,4 +1,4 @@
-"""Golden tests: small real cuts of the captures -> ingest -> analyze -> requests/bios CSVs.
+"""Golden tests: small real cuts of captures -> ingest -> analyze -> CSVs of the tables.
 
 The cuts (tests/data/analyze) each hold one hard case, with IOs cut at both ends:
 - mq30-flush: `Q FWS` / `G FWS` / `D FN` / `C FN 0` / `C WS 0 [0]` flush sequences.
@@ -33,6 +33,8 @@ SAMPLES = ["mq30-flush", "mq30-requeue", "mq30-request-merge", "loop-flush-split
 TABLES = {
     "requests": "SELECT * FROM requests ORDER BY d_eid NULLS LAST, c_eid",
     "bios": "SELECT * FROM bios ORDER BY q_eid",
+    "stage_stats": "SELECT * FROM stage_stats WHERE level IN ('device', 'op') ORDER BY ALL",
+    "depth": "SELECT * FROM depth ORDER BY ALL",
 }
 
 
