@@ -7,6 +7,8 @@ The cuts (tests/data/analyze) each hold one hard case, with IOs cut at both ends
   unplug), whose bios end in the D of the request they were merged into.
 - loop-flush-split: 2048-sector bios split into 16 pieces, a `Q FWFSM` with a preflush and
   post-flush, and the zero-length `C WSM 524560 [0]` ending it.
+- mq60-two-flushes: two processes' `Q FWS` / `G FWS` back to back, then two `D FN`, `C FN 0`,
+  `C WS 0 [0]` sequences, paired first-in first-out.
 - fio-same-sector (from the 8 M-event fio_sched capture): two writers' requests for the same
   sector in flight at once (D D C C), paired first-in first-out.
 - synthetic-dm-remap: the one hand-written cut (the capture VM's kernel has neither device
@@ -29,7 +31,7 @@ from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from tests.analyze.conftest import DATA, GOLDEN
 
 SAMPLES = ["mq30-flush", "mq30-requeue", "mq30-request-merge", "loop-flush-split",
-           "fio-same-sector", "synthetic-dm-remap"]
+           "mq60-two-flushes", "fio-same-sector", "synthetic-dm-remap"]
 TABLES = {
     "requests": "SELECT * FROM requests ORDER BY d_eid NULLS LAST, c_eid",
     "bios": "SELECT * FROM bios ORDER BY q_eid",
