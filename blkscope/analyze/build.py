@@ -86,6 +86,13 @@ def analyze_dataset(
             rows = _write_table(con, view, TABLES[name], path)
         except OSError as exc:
             raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
+        except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+            # a table not matching its declared schema is a bug; report it without a traceback
+            raise DatasetError(
+                str(path),
+                f"cannot build table {name}: {exc}",
+                hint="please report this with the dataset's manifest.json",
+            ) from None
         manifest["tables"][name] = {"file": path.name, "rows": rows}
         register_table(con, name, path)
     for name, table in zip(("spikes", "periods"), _findings(con, dataset, manifest), strict=True):
