@@ -233,6 +233,58 @@ def compare(
     typer.echo(json.dumps(result, indent=2) if as_json else render(result))
 
 
+@app.command()
+def partitions(
+    dataset: Annotated[
+        Path, typer.Argument(help="Dataset folder (analysed on the fly if needed).")
+    ],
+    listings: Annotated[
+        list[Path],
+        typer.Argument(
+            help="/proc/partitions, `fdisk -l` or `lsblk --json -b -o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE` output."
+        ),
+    ],
+    device: Annotated[
+        str | None,
+        typer.Option(
+            help="Traced device MAJOR,MINOR the listed disk is (when the trace has several)."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+) -> None:
+    """Map trace sectors to partitions: IO, bytes and latency per partition."""
+    from blkscope.analyze.partitions import attach_partitions
+
+    override = None
+    if device is not None:
+        try:
+            major, minor = (int(x) for x in device.split(","))
+        except ValueError:
+            raise typer.BadParameter(
+                "expected MAJOR,MINOR like 8,0", param_hint="--device"
+            ) from None
+        override = (major, minor)
+    try:
+        _analysed(dataset)
+        rows = attach_partitions(dataset, listings, override)
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    typer.echo(
+        f"{'device':>7} {'partition':<12} {'start':>10} {'sectors':>10} {'bios':>8} "
+        f"{'MiB':>9} {'q2c p99':>9}"
+    )
+    for r in rows:
+        p99 = "-" if r["q2c_p99_ns"] is None else f"{r['q2c_p99_ns'] / 1e6:.3f}ms"
+        typer.echo(
+            f"{r['dev_major']},{r['dev_minor']:<3} {r['partition']:<12} "
+            f"{r['start_sector']:>10} {r['sectors']:>10} {r['bios']:>8} "
+            f"{r['bytes'] / 2**20:>9.1f} {p99:>9}"
+        )
+
+
 @app.command(context_settings={"allow_interspersed_args": False})
 def capture(
     device: Annotated[

@@ -122,3 +122,19 @@ def read_manifest(path: Path) -> dict[str, Any]:
         )
     manifest: dict[str, Any] = json.loads((path / MANIFEST).read_text())
     return manifest
+
+
+def add_table(dataset: Path, name: str, table: pa.Table) -> None:
+    """Write (or replace) one table of an existing dataset, then record it in the manifest."""
+    manifest = read_manifest(dataset)
+    path = dataset / f"{name}.parquet"
+    tmp = dataset / f".{name}.parquet.tmp-{os.getpid()}"
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+        manifest.setdefault("tables", {})[name] = {"file": path.name, "rows": table.num_rows}
+        tmp_manifest = dataset / f".{MANIFEST}.tmp-{os.getpid()}"
+        tmp_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
+        os.replace(tmp_manifest, dataset / MANIFEST)
+    except OSError as exc:
+        raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
