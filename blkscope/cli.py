@@ -176,6 +176,7 @@ def spikes(
     as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
 ) -> None:
     """Find windows of abnormal IO latency and say what was in flight (writeback, jbd2, who)."""
+    from blkscope.analyze.correlation import writeback_intervals, writeback_verdict
     from blkscope.analyze.findings import find_spikes
     from blkscope.analyze.views import connect
     from blkscope.reports.text import render_spikes
@@ -186,13 +187,18 @@ def spikes(
     limit = _duration(threshold, "--threshold") if threshold else None
     try:
         _analysed(dataset)
+        con = connect(dataset)
         table = find_spikes(
-            connect(dataset), window_ns=window_ns, metric=metric, k=k, threshold_ns=limit, min_ios=5
+            con, window_ns=window_ns, metric=metric, k=k, threshold_ns=limit, min_ios=5
         )
+        verdict = writeback_verdict(con, table, writeback_intervals(con))
     except BlkscopeError as exc:
         raise _fail(exc) from None
     rows = table.to_pylist()
-    typer.echo(json.dumps(rows, indent=2) if as_json else render_spikes(rows))
+    if as_json:
+        typer.echo(json.dumps({"spikes": rows, "writeback": verdict}, indent=2))
+    else:
+        typer.echo(render_spikes(rows, verdict["sentence"]))
 
 
 @app.command()

@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from blkscope.analyze.findings import find_dataset_periods, find_spikes, knobs_from_manifest
-from blkscope.analyze.views import connect, register_table, register_views
+from blkscope.analyze.views import connect, optional_views, register_table, register_views
 from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import MANIFEST, read_manifest
 from blkscope.schemas import TABLES
@@ -101,7 +101,9 @@ def analyze_dataset(
         manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
         register_table(con, name, path)
     _save_manifest(dataset, manifest)
-    left_out = register_views(con)
-    if left_out:  # every view must bind once all tables exist; anything else is a bug
+    # Every view must bind once the analysis tables exist, except those over tables that only
+    # some captures bring (a partition listing, a writeback log): anything else is a bug.
+    left_out = [v for v in register_views(con) if v not in optional_views(manifest)]
+    if left_out:
         raise DatasetError(str(dataset), f"views failed to bind: {', '.join(left_out)}")
     return con

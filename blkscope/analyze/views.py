@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -48,6 +50,19 @@ def register_views(con: duckdb.DuckDBPyConnection) -> list[str]:
         if not done:
             break
     return sorted(pending)
+
+
+OPTIONAL_TABLES = ("partitions", "writeback", "series", "iostat_log", "meminfo", "biosnoop")
+
+
+def optional_views(manifest: dict[str, Any]) -> set[str]:
+    """Views that read a table this dataset lacks and only some captures bring."""
+    missing = [t for t in OPTIONAL_TABLES if t not in manifest.get("tables", {})]
+    return {
+        name
+        for name, select in sql_views().items()
+        if any(re.search(rf"\b{t}\b", select) for t in missing)
+    }
 
 
 def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
