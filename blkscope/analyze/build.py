@@ -79,6 +79,9 @@ def analyze_dataset(
     con = connect(dataset)
     con.execute(f"SET VARIABLE blkscope_interval_ns = {int(interval_ns)}")
     con.execute(f"SET VARIABLE blkscope_origin_ns = {int(origin_ns)}")
+    # requests and bios both follow every bio through its pieces: compute that chain once.
+    for view in ("_bio_pieces", "_piece_requests"):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
     for name, view in BUILD_ORDER:
         register_views(con)
         path = dataset / f"{name}.parquet"
