@@ -141,6 +141,49 @@ def sql(
         raise _fail(exc) from None
 
 
+@app.command()
+def report(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="Dataset folder, capture folder, or blkparse text (plain or compressed)."
+        ),
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write.")],
+    no_timestamp: Annotated[
+        bool, typer.Option("--no-timestamp", help="Leave out the generation time (same bytes).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
+) -> None:
+    """Write one self-contained HTML report (and summary.json beside it) for a trace."""
+    from blkscope.progress import byte_progress
+    from blkscope.reports.run import make_report
+
+    try:
+        with byte_progress(enabled=not quiet) as progress:
+            done = make_report(source, output, timestamp=not no_timestamp, progress=progress)
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(130) from None
+    if not quiet:
+        typer.echo(_report_summary(done.summary_doc, output, done.summary, done.dataset))
+
+
+def _report_summary(doc: dict[str, Any], output: Path, summary: Path, dataset: Path) -> str:
+    lines = [f"wrote {output} and {summary} (dataset {dataset})"]
+    for d in doc["devices"]:
+        spikes = "not computed" if d["spikes"] is None else d["spikes"]
+        periods = ", ".join(f"{p['series']} {p['period_ns'] / 1e9:.2f} s" for p in d["periods"])
+        lines.append(
+            f"  device {d['dev']}: {d['ios']:,} IOs, D2C p99 {d['d2c']['p99_ns'] / 1e6:.3f} ms, "
+            f"Q2C p99 {d['q2c']['p99_ns'] / 1e6:.3f} ms, spikes {spikes}, "
+            f"periods {periods or 'none'}"
+        )
+    return "\n".join(lines)
+
+
 def main() -> None:
     """Console-script entry point."""
     app(prog_name="blkscope")
