@@ -184,6 +184,40 @@ def _report_summary(doc: dict[str, Any], output: Path, summary: Path, dataset: P
     return "\n".join(lines)
 
 
+@app.command()
+def check(
+    target: Annotated[
+        Path,
+        typer.Argument(help="Dataset, capture folder, trace, or a folder of datasets/captures."),
+    ],
+    maxima: Annotated[
+        list[str],
+        typer.Option(
+            "--max",
+            help="METRIC=VALUE that must not be exceeded, e.g. d2c.p99=5ms, spikes=0 (repeatable). "
+            "Metrics: {d2c,q2c}.{p50,p90,p99,p999,max} (ns/us/ms/s), spikes, periods, requeues, "
+            "errors.",
+        ),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """CI gate: exit 1 when any threshold is exceeded, 0 when all pass, 2 on bad usage or input."""
+    from blkscope.reports.check import check as run_check
+    from blkscope.reports.check import parse_threshold, render_results, results_json
+
+    try:
+        thresholds = [parse_threshold(spec) for spec in maxima]
+        results = run_check(target, thresholds)
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps(results_json(results), indent=2))
+    else:
+        typer.echo(render_results(results))
+    if not all(r.passed for r in results):
+        raise typer.Exit(EXIT_FAILED)
+
+
 def main() -> None:
     """Console-script entry point."""
     app(prog_name="blkscope")

@@ -71,6 +71,10 @@ def to_svg(fig: Figure, chart_id: str) -> str:
     plt.close(fig)
     svg = buf.getvalue()
     svg = svg[svg.index("<svg") :]
+    # The page must hold no URL at all: drop the RDF metadata (creator links) and the namespace
+    # declarations, which the HTML parser supplies itself for inline SVG (xlink:href included).
+    svg = re.sub(r"<metadata>.*?</metadata>\s*", "", svg, flags=re.S)
+    svg = re.sub(r'\s+xmlns(:\w+)?="[^"]*"', "", svg)
     # Several SVGs share one HTML document: prefix their ids so clip paths cannot collide.
     svg = re.sub(r'id="([^"]+)"', rf'id="{chart_id}-\1"', svg)
     svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{chart_id}-\1)", svg)
