@@ -63,14 +63,12 @@ def _dev_filter(major: int, minor: int) -> str:
 def latency_band(
     con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins, metric: str
 ) -> Band:
-    """p50/p99/max per bin of d2c (requests, at completion) or q2c (bios, at completion).
+    """p50/p99/max per bin of a bio latency (d2c or q2c), binned at the bio's completion.
 
-    The max is kept per bin, so downsampling never hides a spike.
+    Bios, not requests, so the bands agree with the stage statistics. The max is kept per bin,
+    so downsampling never hides a spike.
     """
-    if metric == "d2c":
-        table, t, v = "requests", "c_time_ns", "d2c_ns"
-    else:
-        table, t, v = "bios", "q_time_ns + q2c_ns", "q2c_ns"
+    table, t, v = "bios", "c_time_ns", f"{metric}_ns"
     rows = con.execute(
         f"SELECT (({t}) - $s) // $w AS b, quantile_disc({v}, 0.5), quantile_disc({v}, 0.99), "
         f"max({v}), count(*) FROM {table} WHERE {_dev_filter(*dev)} AND {v} IS NOT NULL "
