@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -141,12 +142,17 @@ def test_a_capture_folder_is_ingested_and_its_settings_shown(
     assert text[text.index("vm.dirty_writeback_centisecs") + 1] == "500"
 
 
-def test_cli_report_prints_where_it_wrote_and_the_numbers(tmp_path: Path, cut_dataset: Path) -> None:
+def test_cli_report_prints_where_it_wrote_and_the_numbers(
+    tmp_path: Path, cut_dataset: Path
+) -> None:
     out = tmp_path / "r.html"
     result = CliRunner().invoke(app, ["report", str(cut_dataset), "-o", str(out), "--no-timestamp"])
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0] == f"wrote {out} and {tmp_path / 'summary.json'} (dataset {tmp_path / 'r.dataset'})"
+    assert (
+        lines[0]
+        == f"wrote {out} and {tmp_path / 'summary.json'} (dataset {tmp_path / 'r.dataset'})"
+    )
     assert lines[1].startswith("  device 254,0: ")
 
 
@@ -158,7 +164,11 @@ def test_cli_report_prints_where_it_wrote_and_the_numbers(tmp_path: Path, cut_da
          "capture (no blkparse.txt[.zst])"),
     ],
 )  # fmt: skip
-def test_bad_inputs_say_why_with_exit_2(tmp_path: Path, make, message: str) -> None:  # type: ignore[no-untyped-def]
-    result = CliRunner().invoke(app, ["report", str(make(tmp_path)), "-o", str(tmp_path / "r.html")])
+def test_bad_inputs_say_why_with_exit_2(
+    tmp_path: Path, make: Callable[[Path], Path], message: str
+) -> None:
+    result = CliRunner().invoke(
+        app, ["report", str(make(tmp_path)), "-o", str(tmp_path / "r.html")]
+    )
     assert result.exit_code == 2
     assert result.stderr.splitlines()[0] == message.format(p=tmp_path)
