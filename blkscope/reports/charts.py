@@ -123,7 +123,7 @@ def latency_chart(dev: Device, chart_id: str) -> str:
             ax.plot(x, _ms(band.max), ".", color=OKABE_ITO["vermillion"], ms=2.5, label="max")
             ax.set_yscale("log")
             ax.set_ylabel(f"{name} latency (ms, log)")
-            ax.legend(loc="upper right", ncols=5)
+            ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=5)
             ax.set_title(f"{name} per {dev.bins.width_ns / 1e6:g} ms bin", loc="left")
         axes[1].set_xlabel("time since trace start (s)")
         return to_svg(fig, chart_id)
@@ -143,7 +143,7 @@ def throughput_chart(dev: Device, chart_id: str) -> str:
         axes[0].set_ylabel("IOs per second")
         axes[1].set_ylabel("throughput (MiB/s)")
         axes[1].set_xlabel("time since trace start (s)")
-        axes[0].legend(loc="upper right", ncols=6)
+        axes[0].legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=6)
         return to_svg(fig, chart_id)
 
 
@@ -159,7 +159,7 @@ def depth_chart(dev: Device, chart_id: str) -> str:
                 drawstyle="steps-mid")  # fmt: skip
         ax.set_ylabel("requests in flight")
         ax.set_xlabel("time since trace start (s)")
-        ax.legend(loc="upper right", ncols=4)
+        ax.legend(loc="lower right", bbox_to_anchor=(1.0, 1.0), ncols=4)
         return to_svg(fig, chart_id)
 
 
@@ -190,7 +190,7 @@ def stages_chart(dev: Device, chart_id: str) -> str:
         ax.invert_yaxis()
         ax.set_xscale("log")
         ax.set_xlabel("time in stage (ms, log)")
-        ax.legend(loc="lower right", ncols=2)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncols=4)
         return to_svg(fig, chart_id)
 
 
