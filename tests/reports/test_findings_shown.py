@@ -1,7 +1,8 @@
 """When the findings tables exist, the report shows them: spikes, causes, periods, writeback.
 
 The findings step is not merged yet, so the tables here are written by hand in its declared
-schemas, over two real windows of the mq fixture (the 30 s expiry burst and one quiet second).
+schemas, over two windows of the mq fixture: the big writeback burst at 19.7 s (its real peak,
+p99 and IO count) and a made-up quiet one.
 """
 
 from __future__ import annotations
@@ -31,9 +32,9 @@ SPIKE = {
 def _spikes() -> pa.Table:
     rows = [
         {**SPIKE, "spike_id": 1, "start_ns": 19_700 * MS, "end_ns": 19_900 * MS,
-         "peak_ns": 19_850 * MS, "peak_latency_ns": 53_065_207, "p99_ns": 34 * MS, "ios": 160,
-         "writeback_ios": 140, "writeback_share": 0.875, "cause": "writeback",
-         "processes": "kworker/u8:4 (140), python3 (20)"},
+         "peak_ns": 19_884_892_515, "peak_latency_ns": 36_724_293, "p99_ns": 35_057_422, "ios": 129,
+         "writeback_ios": 110, "writeback_share": 0.85, "cause": "writeback",
+         "processes": "kworker/u8:4 (110), python3 (19)"},
         {**SPIKE, "spike_id": 2, "start_ns": 10_000 * MS, "end_ns": 10_100 * MS,
          "peak_ns": 10_050 * MS, "peak_latency_ns": 5 * MS, "p99_ns": 4 * MS, "ios": 12,
          "writeback_ios": 0, "writeback_share": 0.0, "cause": "unexplained",
@@ -68,7 +69,7 @@ def test_the_headline_names_spikes_causes_and_the_period(with_findings: Written)
     lines = parse(with_findings.report.read_text()).headlines
     assert lines[2:] == [
         "2 latency spikes (causes: unexplained 50%, writeback 50%); worst at 19.70 s: "
-        "Q2C peak 53.1 ms, cause writeback.",
+        "Q2C peak 36.7 ms, cause writeback.",
         "Periodic: kworker_writes every 5.01 s (matches vm.dirty_writeback_centisecs, "
         "jbd2 commit interval).",
     ]
@@ -77,7 +78,7 @@ def test_the_headline_names_spikes_causes_and_the_period(with_findings: Written)
 def test_the_spike_table_escapes_and_lists_every_spike(with_findings: Written) -> None:
     page = parse(with_findings.report.read_text())
     text = [t.strip() for t in page.text if t.strip()]
-    assert "kworker/u8:4 (140), python3 (20)" in text
+    assert "kworker/u8:4 (110), python3 (19)" in text
     assert "python3 (12)" in text
     assert "Spikes: not computed (the findings step is not available)." not in text
 
@@ -95,7 +96,7 @@ def test_summary_json_carries_the_findings(with_findings: Written) -> None:
     ]
     assert dev["periods_source"] == "findings"
     assert dev["worst_spike"]["cause"] == "writeback"
-    assert dev["worst_spike"]["peak_latency_ns"] == 53_065_207
+    assert dev["worst_spike"]["peak_latency_ns"] == 36_724_293
 
 
 def test_stages_during_spikes_come_from_the_spike_windows(with_findings: Written) -> None:
