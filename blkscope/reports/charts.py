@@ -86,8 +86,22 @@ def _ms(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=float) / 1e6
 
 
+BURST_MARKERS = {"kworker_writes": ("v", "vermillion"), "jbd2_writes": ("^", "blue")}
+
+
 def _spans(ax: Any, dev: Device) -> None:
-    """Shade detected spikes and mark writeback events on a time axis."""
+    """Shade detected spikes, mark writeback events and writeback/journal IO bursts in time."""
+    for sp in dev.spectra:
+        marker, colour = BURST_MARKERS.get(sp.series, ("v", "black"))
+        ax.plot(
+            sp.burst_starts_ns / 1e9,
+            np.full(sp.burst_starts_ns.size, 0.97),
+            marker,
+            color=OKABE_ITO[colour],
+            ms=5,
+            transform=ax.get_xaxis_transform(),  # x in seconds, y as a fraction of the axes
+            label=f"{sp.series} burst",
+        )
     for i, s in enumerate(dev.spikes or []):
         ax.axvspan(
             s["start_ns"] / 1e9,
@@ -229,7 +243,7 @@ def periodogram_chart(dev: Device, chart_id: str) -> str:
     with _style():
         fig, ax = plt.subplots(figsize=(WIDTH_IN, 3.0))
         colours = {"kworker_writes": OKABE_ITO["vermillion"], "jbd2_writes": OKABE_ITO["blue"]}
-        for sp in dev.spectra:
+        for sp in (sp for sp in dev.spectra if sp.z2.size):
             ax.plot(sp.period_s, sp.z2, color=colours.get(sp.series, OKABE_ITO["black"]), lw=0.9,
                     label=f"{sp.series} ({sp.bursts} bursts)")  # fmt: skip
         for i, p in enumerate(dev.periods or []):
@@ -240,7 +254,7 @@ def periodogram_chart(dev: Device, chart_id: str) -> str:
         ax.set_xscale("log")
         ax.set_xlabel("period (s, log)")
         ax.set_ylabel("Rayleigh Z² (unitless)")
-        if dev.spectra or dev.periods:
+        if any(sp.z2.size for sp in dev.spectra) or dev.periods:
             ax.legend(loc="upper left")
         return to_svg(fig, chart_id)
 

@@ -42,6 +42,7 @@ class Spectrum:
     period_s: np.ndarray
     z2: np.ndarray
     bursts: int
+    burst_starts_ns: np.ndarray  # trace ns where each burst of the series began
 
 
 def _rows(table: pa.Table | None) -> list[dict[str, Any]] | None:
@@ -79,20 +80,23 @@ def _series_times(con: duckdb.DuckDBPyConnection, dev: tuple[int, int], where: s
 def spectra_and_periods(
     con: duckdb.DuckDBPyConnection, dev: tuple[int, int], span: tuple[int, int]
 ) -> tuple[list[Spectrum], list[dict[str, Any]]]:
-    """Z² periodogram and significant periods of each writeback-like series of the device."""
+    """Bursts, Z² periodogram and significant periods of each writeback-like series of a device.
+
+    The periodogram is empty when there are under 3 bursts or the span is under 3 s.
+    """
     spectra, found = [], []
     span_s = (span[1] - span[0]) / 1e9
     longest = span_s / 3
-    if longest <= 1.0:
-        return [], []
     for series, where in SERIES_FILTERS.items():
         times = _series_times(con, dev, where)
         starts = periodicity.bursts(times, BURST_GAP_S)
-        if starts.size < 3:
+        if starts.size == 0:
             continue
-        freqs = np.arange(1 / longest, 1.0, 1 / (10 * span_s))
+        freqs = np.arange(1 / longest, 1.0, 1 / (10 * span_s)) if longest > 1.0 else np.zeros(0)
+        if starts.size < 3 or freqs.size == 0:
+            freqs = np.zeros(0)
         z2, _ = periodicity._z2((starts - span[0]) / 1e9, freqs)
-        spectra.append(Spectrum(series, 1 / freqs, z2, int(starts.size)))
+        spectra.append(Spectrum(series, 1 / freqs, z2, int(starts.size), starts))
         for p in periodicity.find_periods(times, span):
             found.append(
                 {

@@ -30,7 +30,9 @@ NOTES = {
     "slowest IO (dots) of the IOs completing in it; the log axis keeps fast and slow IO visible "
     "together. D2C is time in the driver and device, Q2C the whole life from queueing. Shaded "
     "windows are detected spikes; dashed lines are writeback wakeups, when a writeback log was "
-    "ingested. Dots far above the band are rare slow IOs; a band that rises is a slow period.",
+    "ingested; triangles at the top mark where bursts of flusher (kworker) writes or journal "
+    "(jbd2) IO began. Dots far above the band are rare slow IOs; a band that rises is a slow "
+    "period; a rise right after a triangle points at writeback.",
     "throughput": "Requests completed per second and MiB/s per operation (R read, W write, "
     "D discard, F flush). Writeback shows as write bursts; compare their times with the "
     "latency chart above.",

@@ -172,3 +172,16 @@ def test_bad_inputs_say_why_with_exit_2(
     )
     assert result.exit_code == 2
     assert result.stderr.splitlines()[0] == message.format(p=tmp_path)
+
+
+def test_writeback_bursts_are_marked_on_the_time_charts(mq_report: Written) -> None:
+    from blkscope.reports.model import load_report
+
+    (dev,) = load_report(mq_report.dataset).devices
+    (kworker,) = dev.spectra
+    assert kworker.series == "kworker_writes"
+    assert (kworker.burst_starts_ns // 10_000_000).tolist() == [1970, 2482, 3046]  # 10 ms
+    assert kworker.z2.size > 0  # 3 bursts: a periodogram, but no significant period
+    assert dev.periods == []
+    # Legends: D2C and Q2C panels, the IOPS panel, the depth chart.
+    assert mq_report.report.read_text().count(">kworker_writes burst<") == 4
