@@ -185,3 +185,9 @@ def test_writeback_bursts_are_marked_on_the_time_charts(mq_report: Written) -> N
     assert dev.periods == []
     # Legends: D2C and Q2C panels, the IOPS panel, the depth chart.
     assert mq_report.report.read_text().count(">kworker_writes burst<") == 4
+
+
+def test_element_ids_are_unique_across_the_inline_svgs(mq_report: Written) -> None:
+    ids = re.findall(r' id="([^"]+)"', mq_report.report.read_text())
+    assert len(ids) > 100
+    assert len(set(ids)) == len(ids)
