@@ -18,4 +18,4 @@ bench *ARGS:
 
 # the README's main job on the bundled fixture capture
 demo:
-    blkscope ingest fixtures/mq-writeback-30s/blkparse.txt.zst -o build/demo-mq-writeback-30s
+    blkscope report fixtures/mq-writeback-30s/blkparse.txt.zst -o build/report.html

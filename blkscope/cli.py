@@ -179,7 +179,7 @@ def spikes(
     from blkscope.analyze.correlation import writeback_intervals, writeback_verdict
     from blkscope.analyze.findings import find_spikes
     from blkscope.analyze.views import connect
-    from blkscope.reports.text import render_spikes
+    from blkscope.reports.terminal import render_spikes
 
     if metric not in ("q2c", "d2c"):
         raise typer.BadParameter("must be q2c or d2c", param_hint="--metric")
@@ -210,7 +210,7 @@ def periods(
 ) -> None:
     """Report significant periods of writeback IO, journal IO, writeback events and spikes."""
     from blkscope.analyze.views import connect, query_table
-    from blkscope.reports.text import render_periods
+    from blkscope.reports.terminal import render_periods
 
     try:
         _analysed(dataset)
@@ -380,6 +380,83 @@ def capture_restore(
     if problems:
         raise typer.Exit(EXIT_FAILED)
     typer.echo("tracefs settings restored")
+
+
+@app.command()
+def report(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="Dataset folder, capture folder, or blkparse text (plain or compressed)."
+        ),
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write.")],
+    no_timestamp: Annotated[
+        bool, typer.Option("--no-timestamp", help="Leave out the generation time (same bytes).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
+) -> None:
+    """Write one self-contained HTML report (and summary.json beside it) for a trace."""
+    from blkscope.progress import byte_progress
+    from blkscope.reports.run import make_report
+
+    try:
+        with byte_progress(enabled=not quiet) as progress:
+            done = make_report(source, output, timestamp=not no_timestamp, progress=progress)
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(130) from None
+    if not quiet:
+        typer.echo(_report_summary(done.summary_doc, output, done.summary, done.dataset))
+
+
+def _report_summary(doc: dict[str, Any], output: Path, summary: Path, dataset: Path) -> str:
+    lines = [f"wrote {output} and {summary} (dataset {dataset})"]
+    for d in doc["devices"]:
+        spikes = "not computed" if d["spikes"] is None else d["spikes"]
+        periods = ", ".join(f"{p['series']} {p['period_ns'] / 1e9:.2f} s" for p in d["periods"])
+        lines.append(
+            f"  device {d['dev']}: {d['ios']:,} IOs, D2C p99 {d['d2c']['p99_ns'] / 1e6:.3f} ms, "
+            f"Q2C p99 {d['q2c']['p99_ns'] / 1e6:.3f} ms, spikes {spikes}, "
+            f"periods {periods or 'none'}"
+        )
+    return "\n".join(lines)
+
+
+@app.command()
+def check(
+    target: Annotated[
+        Path,
+        typer.Argument(help="Dataset, capture folder, trace, or a folder of datasets/captures."),
+    ],
+    maxima: Annotated[
+        list[str],
+        typer.Option(
+            "--max",
+            help="METRIC=VALUE that must not be exceeded, e.g. d2c.p99=5ms, spikes=0 (repeatable). "
+            "Metrics: {d2c,q2c}.{p50,p90,p99,p999,max} (ns/us/ms/s), spikes, periods, requeues, "
+            "errors.",
+        ),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """CI gate: exit 1 when any threshold is exceeded, 0 when all pass, 2 on bad usage or input."""
+    from blkscope.reports.check import check as run_check
+    from blkscope.reports.check import parse_threshold, render_results, results_json
+
+    try:
+        thresholds = [parse_threshold(spec) for spec in maxima]
+        results = run_check(target, thresholds)
+    except BlkscopeError as exc:
+        raise _fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps(results_json(results), indent=2))
+    else:
+        typer.echo(render_results(results))
+    if not all(r.passed for r in results):
+        raise typer.Exit(EXIT_FAILED)
 
 
 def main() -> None:

@@ -1,0 +1,1 @@
+"""HTML report and CI gate: model, charts, page, summary.json, check."""

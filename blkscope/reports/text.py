@@ -1,54 +1,89 @@
-"""Plain-text tables of findings for the terminal."""
+"""Human wording of numbers and findings, shared by the page and the headline."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from blkscope.units import format_ns
+import numpy as np
+
+from blkscope.reports.model import Device
 
 
-def render_spikes(rows: list[dict[str, Any]], verdict: str | None = None) -> str:
-    """Spikes grouped by what was judged: when, how bad against normal, what was in flight."""
-    if not rows:
-        return "no latency spikes: every window's p99 is within the normal range"
-    lines: list[str] = []
-    for metric in dict.fromkeys(r["metric"] for r in rows):
-        group = [r for r in rows if r["metric"] == metric]
-        first = group[0]
-        lines += [
-            f"{len(group)} spike{'s' * (len(group) != 1)} in {metric} (p99 per "
-            f"{format_ns(first['window_ns'])} window above {format_ns(first['threshold_ns'])}; "
-            f"normal p99 {format_ns(first['baseline_p99_ns'])})",
-            f"{'dev':>7} {'#':>3} {'start':>9} {'end':>9} {'p99':>8} {'worst':>8} {'n':>6} "
-            f"{'wb share':>8}  cause / processes",
-        ]
-        for r in group:
-            dev = f"{r['dev_major']},{r['dev_minor']}"
-            lines.append(
-                f"{dev:>7} {r['spike_id']:>3} {r['start_ns'] / 1e9:>8.1f}s "
-                f"{r['end_ns'] / 1e9:>8.1f}s {format_ns(r['p99_ns']):>8} "
-                f"{format_ns(r['peak_latency_ns']):>8} {r['ios']:>6} {r['writeback_share']:>8.0%}  "
-                f"{r['cause']}: {r['processes']}"
-            )
-        lines.append("")
-    if verdict:
-        lines.append(verdict)
-    return "\n".join(lines).rstrip()
+def dur(ns: float | int | None) -> str:
+    """A duration in the unit that reads best: 812 ns, 67.7 us, 27.4 ms, 2.14 s."""
+    if ns is None or (isinstance(ns, float) and np.isnan(ns)):
+        return "-"
+    value = float(ns)
+    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+        if abs(value) >= scale:
+            return f"{value / scale:.3g} {unit}"
+    return f"{value:.0f} ns"
 
 
-def render_periods(rows: list[dict[str, Any]]) -> str:
-    """One line per significant period, with the kernel setting it matches."""
-    if not rows:
-        return "no significant period in any series"
-    lines = [
-        f"{'device':>7} {'series':<18} {'period':>8} {'strength':>8} {'p-value':>9} "
-        f"{'bursts':>6}  matches"
+def count(n: int | float | None) -> str:
+    """Thousands separators; '-' for missing."""
+    return "-" if n is None else f"{int(n):,}"
+
+
+def worst_bin(dev: Device, metric: str) -> tuple[float, float] | None:
+    """(bin centre s, p99 ns) of the bin with the highest p99 of a metric."""
+    band = dev.d2c if metric == "d2c" else dev.q2c
+    if np.all(np.isnan(band.p99)):
+        return None
+    k = int(np.nanargmax(band.p99))
+    return float(dev.bins.centers_s()[k]), float(band.p99[k])
+
+
+def cause_shares(spikes: list[dict[str, Any]]) -> dict[str, float]:
+    """Share of spikes per cause, most frequent first (ties by name)."""
+    total = len(spikes)
+    counts: dict[str, int] = {}
+    for s in spikes:
+        counts[s["cause"]] = counts.get(s["cause"], 0) + 1
+    ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return {cause: round(n / total, 4) for cause, n in ordered}
+
+
+def worst_spike(spikes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The spike with the slowest IO."""
+    if not spikes:
+        return None
+    return max(spikes, key=lambda s: (s["peak_latency_ns"], -s["start_ns"]))
+
+
+def period_phrase(p: dict[str, Any]) -> str:
+    """'kworker_writes every 5.00 s (matches vm.dirty_writeback_centisecs)'."""
+    knobs = f" (matches {p['knobs']})" if p.get("knobs") else ""
+    return f"{p['series']} every {p['period_ns'] / 1e9:.2f} s{knobs}"
+
+
+def headline(dev: Device, spikes_computed: bool) -> list[str]:
+    """Sentences saying what was found on the device, most important first."""
+    d2c, q2c = dev.stages.get("D2C", {}), dev.stages.get("Q2C", {})
+    out = [
+        f"{count(dev.counts.get('queued'))} IOs queued, {count(dev.counts.get('completions'))} "
+        f"completions: D2C p99 {dur(d2c.get('p99_ns'))} (max {dur(d2c.get('max_ns'))}), "
+        f"Q2C p99 {dur(q2c.get('p99_ns'))} (max {dur(q2c.get('max_ns'))})."
     ]
-    for r in rows:
-        dev = "-" if r["dev_major"] is None else f"{r['dev_major']},{r['dev_minor']}"
-        lines.append(
-            f"{dev:>7} {r['series']:<18} {r['period_ns'] / 1e9:>7.2f}s "
-            f"{r['strength']:>8.2f} {r['p_value']:>9.1e} {r['bursts']:>6}  "
-            f"{r['knobs'] or '-'}"
+    worst = worst_bin(dev, "q2c")
+    if worst:
+        out.append(
+            f"Worst {dev.bins.width_ns / 1e6:g} ms bin: Q2C p99 {dur(worst[1])} at {worst[0]:.2f} s."
         )
-    return "\n".join(lines)
+    if dev.spikes is None or not spikes_computed:
+        out.append("Latency spikes: not computed (findings are not available for this dataset).")
+    elif not dev.spikes:
+        out.append("No latency spikes detected.")
+    else:
+        shares = ", ".join(f"{c} {v:.0%}" for c, v in cause_shares(dev.spikes).items())
+        w = worst_spike(dev.spikes) or {}
+        out.append(
+            f"{len(dev.spikes)} latency spike{'s' if len(dev.spikes) != 1 else ''} "
+            f"(causes: {shares}); worst at {w['start_ns'] / 1e9:.2f} s: "
+            f"{w['metric'].upper()} peak {dur(w['peak_latency_ns'])}, cause {w['cause']}."
+        )
+    if dev.periods:
+        out.append("Periodic: " + "; ".join(period_phrase(p) for p in dev.periods) + ".")
+    elif dev.periods is not None:
+        out.append("No significant period found in writeback or journal IO.")
+    return out

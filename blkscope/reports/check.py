@@ -1,0 +1,174 @@
+"""`blkscope check`: the CI gate. Compare a dataset's headline numbers with --max thresholds."""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from blkscope.errors import InputFormatError
+from blkscope.ingest.dataset import is_dataset
+from blkscope.reports.run import capture_trace, ensure_analysed, ensure_dataset
+from blkscope.reports.summary import PERCENTILES
+
+LATENCY_METRICS = [f"{stage}.{p}" for stage in ("d2c", "q2c") for p in PERCENTILES]
+COUNT_METRICS = ["spikes", "periods", "requeues", "errors"]
+METRICS = LATENCY_METRICS + COUNT_METRICS
+UNITS_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
+_THRESHOLD = re.compile(r"^\s*([a-z0-9.]+)\s*=\s*([0-9]+(?:\.[0-9]*)?)\s*([a-z]*)\s*$")
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """metric <= limit; limit in ns for latencies, a count otherwise."""
+
+    metric: str
+    limit: int
+    text: str  # as the user wrote the value
+
+
+@dataclass(frozen=True)
+class Result:
+    """One threshold judged on one device of one dataset."""
+
+    target: str
+    device: str
+    metric: str
+    threshold: str
+    limit: int
+    actual: int | None  # None: the dataset cannot tell (spikes not computed)
+    passed: bool
+
+
+def parse_threshold(spec: str) -> Threshold:
+    """'d2c.p99=5ms' -> Threshold('d2c.p99', 5_000_000, '5ms')."""
+    m = _THRESHOLD.match(spec.lower())
+    if not m:
+        raise InputFormatError(
+            "--max",
+            f"cannot read {spec!r}",
+            hint="write METRIC=VALUE, e.g. d2c.p99=5ms or spikes=0",
+        )
+    metric, number, unit = m.groups()
+    if metric not in METRICS:
+        raise InputFormatError(
+            "--max", f"unknown metric {metric!r}", hint=f"metrics: {', '.join(METRICS)}"
+        )
+    if metric in COUNT_METRICS:
+        if unit or "." in number:
+            raise InputFormatError(
+                "--max", f"{metric} is a count: got {spec!r}", hint=f"e.g. {metric}=0"
+            )
+        return Threshold(metric, int(number), number)
+    if unit not in UNITS_NS and unit != "":
+        raise InputFormatError(
+            "--max", f"unknown unit {unit!r} in {spec!r}", hint="units: ns, us, ms, s"
+        )
+    limit = round(float(number) * UNITS_NS[unit or "ns"])
+    return Threshold(metric, limit, f"{number}{unit or 'ns'}")
+
+
+def actual_value(device: dict[str, Any], metric: str) -> int | None:
+    """A metric's value from a summary.json device entry."""
+    if metric in LATENCY_METRICS:
+        stage, pct = metric.split(".")
+        value = device[stage][f"{pct}_ns"]
+        return None if value is None else int(value)
+    if metric == "periods":
+        return len(device["periods"])
+    value = device[metric]
+    return None if value is None else int(value)
+
+
+def judge(target: str, summary: dict[str, Any], thresholds: list[Threshold]) -> list[Result]:
+    """Every threshold on every device of one summary."""
+    out = []
+    for dev in summary["devices"]:
+        for t in thresholds:
+            actual = actual_value(dev, t.metric)
+            ok = actual is not None and actual <= t.limit
+            out.append(Result(target, dev["dev"], t.metric, t.text, t.limit, actual, ok))
+    return out
+
+
+def targets(path: Path) -> list[Path]:
+    """The datasets, captures or traces to check: path itself, or each one inside a folder."""
+    if not path.exists():
+        raise InputFormatError(str(path), "no such file or folder")
+    if path.is_file() or is_dataset(path) or capture_trace(path):
+        return [path]
+    found = sorted(p for p in path.iterdir() if p.is_dir() and (is_dataset(p) or capture_trace(p)))
+    if not found:
+        raise InputFormatError(
+            str(path),
+            "holds no dataset (manifest.json) and no capture (blkparse.txt[.zst])",
+            hint="pass a dataset, a capture, or a folder of them",
+        )
+    return found
+
+
+@contextmanager
+def _dataset_for(target: Path) -> Iterator[Path]:
+    """A dataset for target; captures and traces go through a throw-away ingest."""
+    with ExitStack() as stack:
+        if is_dataset(target):
+            yield target
+            return
+        tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="blkscope-check-")))
+        dataset, _ = ensure_dataset(target, tmp / "dataset")
+        yield dataset
+
+
+def check(path: Path, thresholds: list[Threshold]) -> list[Result]:
+    """Judge every target under path; a dataset lacking analysis tables gets analysed first."""
+    from blkscope.reports.model import load_report
+    from blkscope.reports.summary import build_summary
+
+    results: list[Result] = []
+    for target in targets(path):
+        with _dataset_for(target) as dataset:
+            ensure_analysed(dataset)
+            results += judge(str(target), build_summary(load_report(dataset)), thresholds)
+    return results
+
+
+def _shown(metric: str, value: int | None) -> str:
+    if value is None:
+        return "not computed"
+    if metric in COUNT_METRICS:
+        return str(value)
+    for unit in ("s", "ms", "us"):
+        if value >= UNITS_NS[unit]:
+            return f"{value / UNITS_NS[unit]:.3f} {unit}"
+    return f"{value} ns"
+
+
+def render_results(results: list[Result]) -> str:
+    """A fixed-width table: target / device / metric / threshold / actual / PASS|FAIL."""
+    header = ["target", "device", "metric", "threshold", "actual", "result"]
+    rows = [
+        [r.target, r.device, r.metric, f"<= {r.threshold}", _shown(r.metric, r.actual),
+         "PASS" if r.passed else "FAIL"]
+        for r in results
+    ]  # fmt: skip
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
+             for row in [header, *rows]]  # fmt: skip
+    failed = sum(not r.passed for r in results)
+    verdict = f"FAIL: {failed} of {len(results)} checks failed" if failed else (
+        f"PASS: all {len(results)} checks passed"
+    )  # fmt: skip
+    return "\n".join([*lines, verdict])
+
+
+def results_json(results: list[Result]) -> dict[str, Any]:
+    """{passed, failed, checks: [...]} for --json."""
+    return {
+        "passed": all(r.passed for r in results),
+        "failed": sum(not r.passed for r in results),
+        "checks": [asdict(r) for r in results],
+    }

@@ -1,0 +1,121 @@
+"""`blkscope report`: from a dataset, a capture folder or a raw trace to report.html + summary.json."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from blkscope.errors import DatasetError, InputFormatError
+from blkscope.ingest.dataset import MANIFEST, is_dataset, read_manifest
+
+ANALYSIS_TABLES = {"requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "io_dist"}
+CAPTURE_TRACES = ("blkparse.txt", "blkparse.txt.zst", "blkparse.txt.gz", "blkparse.txt.xz")
+CAPTURE_MANIFEST = "capture.json"
+SUMMARY_NAME = "summary.json"
+
+
+@dataclass(frozen=True)
+class Written:
+    """What `blkscope report` produced."""
+
+    report: Path
+    summary: Path
+    dataset: Path
+    ingested: bool
+    analyzed: bool
+    summary_doc: dict[str, Any]
+
+
+def capture_trace(folder: Path) -> Path | None:
+    """The blkparse text of a capture folder, when it has one."""
+    for name in CAPTURE_TRACES:
+        if (folder / name).is_file():
+            return folder / name
+    return None
+
+
+def _attach_capture_settings(dataset: Path, capture: Path) -> None:
+    """Copy the capture's manifest into the dataset's, so the report can show its settings."""
+    try:
+        settings = json.loads((capture / CAPTURE_MANIFEST).read_text())
+    except (OSError, ValueError):
+        return  # settings are a bonus: a capture without (readable) capture.json still reports
+    manifest = read_manifest(dataset)
+    manifest["capture"] = settings
+    tmp = dataset / f".{MANIFEST}.tmp-{os.getpid()}"
+    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
+    os.replace(tmp, dataset / MANIFEST)
+
+
+def ensure_dataset(source: Path, dataset_dir: Path, progress: Any = None) -> tuple[Path, bool]:
+    """Return (dataset, ingested): source itself when it is a dataset, else ingest it first."""
+    from blkscope.ingest.blkparse_ingest import ingest_blkparse
+
+    if source.is_dir() and is_dataset(source):
+        return source, False
+    trace, capture = source, None
+    if source.is_dir():
+        found = capture_trace(source)
+        if found is None:
+            raise InputFormatError(
+                str(source),
+                "is a folder but neither a dataset (no manifest.json) nor a capture "
+                "(no blkparse.txt[.zst])",
+                hint="pass a dataset folder, a capture folder or a blkparse text file",
+            )
+        trace, capture = found, source
+    elif not source.exists():
+        raise InputFormatError(str(source), "no such file or folder")
+    ingest_blkparse([str(trace)], dataset_dir, strict=False, progress=progress)
+    if capture is not None:
+        _attach_capture_settings(dataset_dir, capture)
+    return dataset_dir, True
+
+
+def ensure_analysed(dataset: Path) -> bool:
+    """Run the analysis when the manifest lacks any of its tables; True when it ran."""
+    from blkscope.analyze.build import analyze_dataset
+
+    if set(read_manifest(dataset).get("tables", {})) >= ANALYSIS_TABLES:
+        return False
+    analyze_dataset(dataset).close()
+    return True
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
+
+
+def default_dataset_dir(report: Path) -> Path:
+    """Where a raw input's dataset goes: `<report stem>.dataset/` beside the report."""
+    return report.with_name(f"{report.stem}.dataset")
+
+
+def make_report(
+    source: Path, report: Path, *, timestamp: bool = True, progress: Any = None
+) -> Written:
+    """Write report (HTML) and summary.json beside it; ingest and analyse source as needed."""
+    from blkscope.reports.model import load_report
+    from blkscope.reports.page import render_page
+    from blkscope.reports.summary import build_summary
+
+    report.parent.mkdir(parents=True, exist_ok=True)
+    dataset, ingested = ensure_dataset(source, default_dataset_dir(report), progress)
+    analysed = ensure_analysed(dataset)
+    content = load_report(dataset)
+    generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    _write_atomic(report, render_page(content, generated if timestamp else None))
+    summary = build_summary(content)
+    summary_path = report.with_name(SUMMARY_NAME)
+    _write_atomic(summary_path, json.dumps(summary, indent=2) + "\n")
+    return Written(report, summary_path, dataset, ingested, analysed, summary)

@@ -1,0 +1,42 @@
+"""Reports built once per session: the bundled mq-writeback-30s fixture and small real cuts."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from blkscope.reports.run import Written, make_report
+
+ROOT = Path(__file__).resolve().parents[2]
+MQ30_TRACE = ROOT / "fixtures" / "mq-writeback-30s" / "blkparse.txt.zst"
+CUTS = ROOT / "tests" / "data" / "analyze"
+GOLDEN = ROOT / "tests" / "golden" / "report"
+ARTIFACTS = ROOT / "test-artifacts"
+XSS = "<script>alert(1)</script>"
+
+
+@pytest.fixture(scope="session")
+def mq_report(tmp_path_factory: pytest.TempPathFactory) -> Written:
+    """The README's main job on the bundled fixture, without the timestamp."""
+    out = tmp_path_factory.mktemp("mq") / "report.html"
+    return make_report(MQ30_TRACE, out, timestamp=False)
+
+
+@pytest.fixture(scope="session")
+def xss_report(tmp_path_factory: pytest.TempPathFactory) -> Written:
+    """A real cut whose application process is renamed to a script tag."""
+    tmp = tmp_path_factory.mktemp("xss")
+    text = (CUTS / "mq30-requeue.blkparse.txt").read_text().replace("[python3]", f"[{XSS}]")
+    (tmp / "trace.txt").write_text(text)
+    return make_report(tmp / "trace.txt", tmp / "xss.html", timestamp=False)
+
+
+@pytest.fixture
+def cut_dataset(tmp_path: Path) -> Path:
+    """A small real capture folder (blkparse.txt only), to be ingested by the command."""
+    capture = tmp_path / "capture"
+    capture.mkdir()
+    shutil.copy(CUTS / "mq30-requeue.blkparse.txt", capture / "blkparse.txt")
+    return capture

@@ -1,0 +1,193 @@
+"""The report page without a browser: structure, no URLs, determinism, summary.json, inputs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from blkscope.cli import app
+from blkscope.ingest.dataset import read_manifest
+from blkscope.reports.charts import CHARTS
+from blkscope.reports.run import Written, make_report
+from blkscope.reports.series import MAX_BINS, Bins, bin_width_ns, depth_series
+from blkscope.reports.summary import SUMMARY_SCHEMA
+from tests.reports.conftest import GOLDEN
+from tests.reports.page_parser import parse
+
+FINDINGS = importlib.util.find_spec("blkscope.analyze.findings") is not None
+
+
+def test_every_chart_is_there_once_per_device_with_its_svg(mq_report: Written) -> None:
+    page = parse(mq_report.report.read_text())
+    assert page.charts == {"dev0": list(CHARTS)}
+    assert all(n == 1 for n in page.svg_in_chart.values())
+    assert page.tags["svg"] == len(CHARTS)
+    assert page.tags["figure"] == len(CHARTS)
+
+
+def test_the_page_is_self_contained(mq_report: Written) -> None:
+    html = mq_report.report.read_text()
+    assert not re.search(r"https?:", html)
+    assert "<script" not in html and "src=" not in html and "@import" not in html
+    # The only url() references are to the page's own SVG clip paths.
+    assert set(re.findall(r"url\((.)", html)) == {"#"}
+    assert len(html.encode()) < 2_000_000
+
+
+def test_the_headline_says_what_was_measured(mq_report: Written) -> None:
+    page = parse(mq_report.report.read_text())
+    assert page.headlines[:2] == [
+        "11,039 IOs queued, 12,702 completions: D2C p99 27.4 ms (max 36.7 ms), "
+        "Q2C p99 30.9 ms (max 53.1 ms).",
+        "Worst 50 ms bin: Q2C p99 53.1 ms at 25.23 s.",
+    ]
+
+
+@pytest.mark.skipif(FINDINGS, reason="findings exist: the spike sections are filled")
+def test_missing_findings_are_said_not_computed(mq_report: Written) -> None:
+    page = parse(mq_report.report.read_text())
+    assert page.headlines[2] == (
+        "Latency spikes: not computed (findings are not available for this dataset)."
+    )
+    assert "Spikes: not computed (the findings step is not available)." in page.text
+    assert mq_report.summary_doc["spikes_computed"] is False
+    assert mq_report.summary_doc["devices"][0]["spikes"] is None
+
+
+def test_same_dataset_gives_the_same_bytes_but_the_timestamp_line(
+    mq_report: Written, tmp_path: Path
+) -> None:
+    again = make_report(mq_report.dataset, tmp_path / "a.html", timestamp=False)
+    stamped = make_report(mq_report.dataset, tmp_path / "b.html", timestamp=True)
+    assert again.report.read_bytes() == mq_report.report.read_bytes()
+    plain = mq_report.report.read_text().splitlines()
+    with_stamp = stamped.report.read_text().splitlines()
+    extra = [line for line in with_stamp if line not in plain]
+    assert len(with_stamp) == len(plain) + 1
+    assert len(extra) == 1
+    assert re.fullmatch(
+        r'<p class="meta" id="generated">Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.</p>',
+        extra[0],
+    )
+    assert again.summary.read_bytes() == stamped.summary.read_bytes()
+
+
+def test_summary_json_headline_numbers_match_the_golden_file(mq_report: Written) -> None:
+    doc = json.loads(mq_report.summary.read_text())
+    assert mq_report.summary.name == "summary.json"
+    assert mq_report.summary.parent == mq_report.report.parent
+    keep = ["dev", "ios", "requests", "completions", "requeues", "errors", "merged_bios",
+            "split_bios", "d2c", "q2c"]  # fmt: skip
+    got = [{k: d[k] for k in keep} for d in doc["devices"]]
+    assert got == json.loads((GOLDEN / "mq30-summary-devices.json").read_text())
+    assert doc["format"] == "blkscope-summary" and doc["version"] == 1
+    assert doc["events"] == 75_532 and doc["malformed_lines"] == 0
+    documented = {k.split(".")[0].removeprefix("devices[]") for k in SUMMARY_SCHEMA}
+    assert set(doc) <= documented
+    assert {f"devices[].{k}" for k in doc["devices"][0]} <= set(SUMMARY_SCHEMA)
+
+
+def test_raw_input_is_ingested_and_analysed_beside_the_report(mq_report: Written) -> None:
+    assert mq_report.ingested and mq_report.analyzed
+    assert mq_report.dataset == mq_report.report.with_name("report.dataset")
+    tables = read_manifest(mq_report.dataset)["tables"]
+    assert {"events", "requests", "bios", "stage_stats", "latency_hist"} <= set(tables)
+
+
+def test_binning_keeps_the_slowest_io_of_the_whole_trace(mq_report: Written) -> None:
+    from blkscope.reports.model import load_report
+
+    (dev,) = load_report(mq_report.dataset).devices
+    assert dev.bins.count <= MAX_BINS
+    assert np.nanmax(dev.d2c.max) == 36_650_363 == dev.stages["D2C"]["max_ns"]
+    assert np.nanmax(dev.q2c.max) == 53_065_207 == dev.stages["Q2C"]["max_ns"]
+    assert dev.d2c.n.sum() == dev.stages["D2C"]["n"]  # every bio with a D2C, once
+
+
+def test_bin_width_is_a_round_number_covering_the_span() -> None:
+    assert bin_width_ns(34_489_643_432) == 50_000_000
+    assert bin_width_ns(1_000) == 1_000_000
+    assert bin_width_ns(3_600 * 10**9) == 5_000_000_000
+
+
+def test_depth_series_is_exact_on_a_small_example() -> None:
+    peak, mean = depth_series(np.array([1, 2, 12, 25]), np.array([5, 15, 13, 40]), Bins(0, 10, 4))
+    assert peak.tolist() == [2, 2, 1, 1]
+    assert mean.tolist() == [1.2, 0.6, 0.5, 1.0]
+
+
+def test_a_capture_folder_is_ingested_and_its_settings_shown(
+    cut_dataset: Path, tmp_path: Path
+) -> None:
+    (cut_dataset / "capture.json").write_text(
+        json.dumps(
+            {
+                "devices": [{"dev": "254:0", "scheduler": "mq-deadline", "queue": {}}],
+                "vm_sysctls": {"vm.dirty_writeback_centisecs": "500"},
+            }
+        )
+    )
+    done = make_report(cut_dataset, tmp_path / "out" / "r.html", timestamp=False)
+    assert done.ingested and done.dataset == tmp_path / "out" / "r.dataset"
+    page = parse(done.report.read_text())
+    text = [t.strip() for t in page.text if t.strip()]
+    assert text[text.index("scheduler") + 1] == "mq-deadline"
+    assert text[text.index("vm.dirty_writeback_centisecs") + 1] == "500"
+
+
+def test_cli_report_prints_where_it_wrote_and_the_numbers(
+    tmp_path: Path, cut_dataset: Path
+) -> None:
+    out = tmp_path / "r.html"
+    result = CliRunner().invoke(app, ["report", str(cut_dataset), "-o", str(out), "--no-timestamp"])
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert (
+        lines[0]
+        == f"wrote {out} and {tmp_path / 'summary.json'} (dataset {tmp_path / 'r.dataset'})"
+    )
+    assert lines[1].startswith("  device 254,0: ")
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda p: p / "nothing", "error: {p}/nothing: no such file or folder"),
+        (lambda p: p, "error: {p}: is a folder but neither a dataset (no manifest.json) nor a "
+         "capture (no blkparse.txt[.zst])"),
+    ],
+)  # fmt: skip
+def test_bad_inputs_say_why_with_exit_2(
+    tmp_path: Path, make: Callable[[Path], Path], message: str
+) -> None:
+    result = CliRunner().invoke(
+        app, ["report", str(make(tmp_path)), "-o", str(tmp_path / "r.html")]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == message.format(p=tmp_path)
+
+
+def test_writeback_bursts_are_marked_on_the_time_charts(mq_report: Written) -> None:
+    from blkscope.reports.model import load_report
+
+    (dev,) = load_report(mq_report.dataset).devices
+    (kworker,) = dev.spectra
+    assert kworker.series == "kworker_writes"
+    assert (kworker.burst_starts_ns // 10_000_000).tolist() == [1970, 2482, 3046]  # 10 ms
+    assert kworker.z2.size > 0  # 3 bursts: a periodogram, but no significant period
+    assert dev.periods == []
+    # Legends: D2C and Q2C panels, the IOPS panel, the depth chart.
+    assert mq_report.report.read_text().count(">kworker_writes burst<") == 4
+
+
+def test_element_ids_are_unique_across_the_inline_svgs(mq_report: Written) -> None:
+    ids = re.findall(r' id="([^"]+)"', mq_report.report.read_text())
+    assert len(ids) > 100
+    assert len(set(ids)) == len(ids)
