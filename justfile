@@ -12,7 +12,7 @@ lint:
 test:
     python -m pytest
 
-# ingest a >= 4 M-line trace: lines/s, MB/s, peak RSS, against wc -l (see bench/README in bench_ingest.py)
+# ingest and analyze a >= 4 M-line trace: lines/s, MB/s, peak RSS, vs wc -l and blkparse -d + btt
 bench *ARGS:
     python bench/bench_ingest.py {{ARGS}}
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark `blkscope ingest` on a big blkparse trace against `wc -l` and blkparse -d + btt.
+"""Benchmark `blkscope ingest` and `blkscope analyze` on a big trace against `wc -l` and
+`blkparse -d` + `btt` on the same capture.
 
 Usage: python bench/bench_ingest.py [TRACE.txt] [--json]
 
@@ -71,6 +72,12 @@ def main(argv: list[str]) -> int:
             half_input_seconds=round(half_s, 3),
             slower_than_wc_l=round(full_s / wc, 1),
         )
+        analyze_s, analyze_rss = run(
+            [sys.executable, "-m", "blkscope.cli", "analyze", str(work / "ds-full")]
+        )
+        result.update(
+            analyze_seconds=round(analyze_s, 3), analyze_peak_rss_mb=round(analyze_rss / 1024, 1)
+        )
         cpu_files = sorted(trace.parent.glob("*.blktrace.*"))
         if cpu_files and shutil.which("blkparse") and shutil.which("btt"):
             name = cpu_files[0].name.split(".blktrace.")[0]
@@ -82,6 +89,10 @@ def main(argv: list[str]) -> int:
                 blkparse_d_seconds=round(parse_s, 3),
                 btt_seconds=round(btt_s, 3),
                 ingest_vs_blkparse_btt=round(full_s / (parse_s + btt_s), 2),
+                analyze_vs_btt=round(analyze_s / btt_s, 2),
+                ingest_plus_analyze_vs_blkparse_btt=round(
+                    (full_s + analyze_s) / (parse_s + btt_s), 2
+                ),
             )
     if as_json:
         print(json.dumps(result, indent=2))
