@@ -25,9 +25,19 @@ class Alignment:
     candidates: int
     runner_up: int
     method: str
+    mismatch: float | None = None
+    runner_up_mismatch: float | None = None
 
     def as_doc(self) -> dict[str, object]:
         """The manifest form of this alignment."""
+        if self.mismatch is not None:
+            return {
+                "method": self.method,
+                "interval_ns": [self.low_ns, self.high_ns],
+                "rows_used": self.candidates,
+                "mismatch": round(self.mismatch, 4),
+                "runner_up_mismatch": round(self.runner_up_mismatch or 0.0, 4),
+            }
         return {
             "method": self.method,
             "interval_ns": [self.low_ns, self.high_ns],
@@ -42,7 +52,8 @@ def _row_intervals(stamp: int, duration: int, resolution: int, bursts: np.ndarra
     # The work item ended at e, with its IO queued in [e - duration, e]: so e lies in
     # [burst start, burst end + duration] for one burst; the stamp says
     # stamp - lag <= e + offset < stamp + resolution.
-    lows = stamp - PRINT_LAG_NS - bursts[:, 1] - duration
+    lag = PRINT_LAG_NS if resolution > 1 else 0  # exact stamps are taken in the kernel
+    lows = stamp - lag - bursts[:, 1] - duration
     highs = stamp + max(resolution, 1) - bursts[:, 0]
     order = np.argsort(lows)
     lows, highs = lows[order], highs[order]
@@ -143,4 +154,60 @@ def align_by_sector(
         int(log_sectors.size),
         runner_up,
         "completions matched by sector",
+    )
+
+
+GRID_NS = 10_000_000
+MIN_REPORTS = 5
+
+
+def _window_counts(times: np.ndarray, ends: np.ndarray, shifts: np.ndarray) -> np.ndarray:
+    # counts[j, k] = completions in [ends[k] - 1 s - shifts[j], ends[k] - shifts[j])
+    hi = ends[None, :] - shifts[:, None]
+    return np.searchsorted(times, hi) - np.searchsorted(times, hi - SECOND)
+
+
+def align_rates(
+    stamps_ns: np.ndarray, rates: np.ndarray, completion_times: np.ndarray, method: str
+) -> Alignment | None:
+    """Offset (stamp - trace time) that best fits per-second rates to the trace's completions.
+
+    Each stamp ends a 1 s interval whose rate should equal the trace's completions in it. A
+    stamp truncated to the second fixes the interval only within that second, so the offset is
+    known to +-0.5 s; its low/high say so.
+    """
+    times = np.sort(completion_times)
+    if times.size == 0 or stamps_ns.size < MIN_REPORTS:
+        return None
+    span = int(times[-1])
+    first, last = int(stamps_ns.min()), int(stamps_ns.max())
+    coarse = np.arange(first - span - SECOND, last + SECOND, 10 * GRID_NS, dtype=np.int64)
+
+    def score(shifts: np.ndarray) -> np.ndarray:
+        out = np.empty(len(shifts))
+        for j0 in range(0, len(shifts), 512):
+            part = shifts[j0 : j0 + 512]
+            counts = _window_counts(times, stamps_ns, part)
+            lo = stamps_ns[None, :] - part[:, None]
+            inside = (lo - SECOND >= 0) & (lo <= span)
+            n = inside.sum(axis=1)
+            err = (np.abs(counts - rates[None, :]) * inside).sum(axis=1)
+            total = ((counts + rates[None, :]) * inside).sum(axis=1)
+            ok = n >= max(MIN_REPORTS, min(len(stamps_ns), span // SECOND) // 2)
+            out[j0 : j0 + 512] = np.where(ok & (total > 0), err / np.maximum(total, 1), np.inf)
+        return out
+
+    coarse_scores = score(coarse)
+    if not np.isfinite(coarse_scores).any():
+        return None
+    centre = int(coarse[np.argmin(coarse_scores)])
+    fine = np.arange(centre - 10 * GRID_NS, centre + 10 * GRID_NS + 1, GRID_NS, dtype=np.int64)
+    fine_scores = score(fine)
+    shift = int(fine[np.argmin(fine_scores)])
+    far = np.abs(coarse - shift) > SECOND
+    runner = float(coarse_scores[far].min()) if far.any() else float("inf")
+    best = float(fine_scores.min())
+    # The interval may have ended anywhere in the stamped second: centre the offset in it.
+    return Alignment(
+        shift + SECOND // 2, shift, shift + SECOND, 0, len(stamps_ns), 0, method, best, runner
     )

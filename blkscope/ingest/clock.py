@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope.errors import InputFormatError
-from blkscope.ingest.align import Alignment, align_by_sector, align_writeback
+from blkscope.ingest.align import Alignment, align_by_sector, align_rates, align_writeback
 from blkscope.ingest.digest import TraceDigest
 
 SECOND = 1_000_000_000
@@ -164,6 +164,34 @@ def _align_logs(
     return best
 
 
+def _align_iostat(logs: list[LogSource], digest: TraceDigest) -> tuple[Alignment | None, str]:
+    # iostat's per-second w/s vs the trace's write completions, for the best-fitting device pair.
+    best: tuple[Alignment | None, str] = (None, "")
+    for log in logs:
+        table = log.tables.get("iostat_log")
+        if table is None:
+            continue
+        usable = table.filter(
+            pc.and_(pc.invert(table["since_boot"]), pc.is_valid(table["time_ns"]))
+        ).filter(pc.is_valid(pc.field("w_s")))
+        for disk in sorted(set(usable["device"].to_pylist())):
+            rows = usable.filter(pc.equal(usable["device"], disk))
+            stamps = rows["time_ns"].to_numpy().astype(np.int64)
+            rates = np.rint(rows["w_s"].to_numpy()).astype(np.int64)
+            for device in sorted(digest.devices()):
+                found = align_rates(
+                    stamps,
+                    rates,
+                    digest.write_completions(device),
+                    f"iostat {disk} w/s vs write completions of {device[0]},{device[1]}",
+                )
+                if found is not None and (
+                    best[0] is None or (found.mismatch or 0) < (best[0].mismatch or 0)
+                ):
+                    best = (found, log.name)
+    return best
+
+
 def resolve_trace_zero(hints: ClockHints, logs: list[LogSource], digest: TraceDigest) -> TraceZero:
     """Pin the trace's first event on the monotonic and wall clocks, by the best evidence."""
     zero = TraceZero()
@@ -180,6 +208,14 @@ def resolve_trace_zero(hints: ClockHints, logs: list[LogSource], digest: TraceDi
         zero.wall_minus_mono_ns = hints.pair[1] - hints.pair[0]
         zero.pair_how = f"{hints.pair_source} (MONO_NS WALL_NS pair)"
     zero.fill()
+    if zero.mono_ns is None:
+        # Exact monotonic stamps pin the trace far better than 1 s wall stamps: try them first.
+        found, name = _align_logs(logs, digest, "monotonic")
+        if found is not None:
+            zero.mono_ns, zero.mono_how = found.offset_ns, f"automatic alignment of {name}"
+            zero.alignments[name] = found.as_doc()
+            zero.fill()
+    rates, rates_name = _align_iostat(logs, digest) if zero.wall_ns is None else (None, "")
     if zero.wall_ns is None:
         found, name = _align_logs(logs, digest, "wall_time_of_day")
         if found is not None:
@@ -189,13 +225,16 @@ def resolve_trace_zero(hints: ClockHints, logs: list[LogSource], digest: TraceDi
             zero.wall_ns = round(day / DAY) * DAY + found.offset_ns
             zero.wall_how = f"automatic alignment of {name}"
             zero.alignments[name] = found.as_doc()
-            zero.fill()
-    if zero.mono_ns is None:
-        found, name = _align_logs(logs, digest, "monotonic")
-        if found is not None:
-            zero.mono_ns, zero.mono_how = found.offset_ns, f"automatic alignment of {name}"
-            zero.alignments[name] = found.as_doc()
-            zero.fill()
+    if rates is not None:
+        doc = rates.as_doc()
+        if zero.wall_ns is None:
+            zero.wall_ns, zero.wall_how = rates.offset_ns, f"automatic alignment of {rates_name}"
+        else:
+            doc["agrees"] = (
+                rates.low_ns - SECOND // 2 <= zero.wall_ns <= rates.high_ns + SECOND // 2
+            )
+        zero.alignments[rates_name] = doc
+    zero.fill()
     return zero
 
 

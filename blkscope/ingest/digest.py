@@ -8,7 +8,7 @@ import pyarrow.compute as pc
 
 SECOND = 1_000_000_000
 # Queue events closer than this belong to one flusher burst.
-BURST_GAP_NS = 10_000_000
+BURST_GAP_NS = 1_000_000
 
 
 class TraceDigest:
@@ -28,7 +28,7 @@ class TraceDigest:
         cols = ["time_ns", "dev_major", "dev_minor", "sector"]
         self._flusher.append(events.filter(pc.fill_null(flusher, False)).select(cols))
         done = pc.equal(events["action"], "C")
-        self._completions.append(events.filter(pc.fill_null(done, False)).select(cols))
+        self._completions.append(events.filter(pc.fill_null(done, False)).select([*cols, "op"]))
 
     def flusher_bursts(self, devices: set[tuple[int, int]] | None = None) -> np.ndarray:
         """(start, end) ns of flusher write bursts on `devices` (all when None), by time gap."""
@@ -60,6 +60,20 @@ class TraceDigest:
         times = table["time_ns"].to_numpy(zero_copy_only=False).astype(np.int64)
         order = np.lexsort((times, sector))
         return sector[order], times[order]
+
+    def write_completions(self, device: tuple[int, int]) -> np.ndarray:
+        """Sorted times of the write completions on one device."""
+        if not self._completions:
+            return np.empty(0, np.int64)
+        table = pa.concat_tables(self._completions)
+        mask = pc.and_(
+            pc.equal(table["op"], "W"),
+            pc.and_(
+                pc.equal(table["dev_major"], device[0]), pc.equal(table["dev_minor"], device[1])
+            ),
+        )
+        times = table.filter(pc.fill_null(mask, False))["time_ns"]
+        return np.sort(times.to_numpy(zero_copy_only=False).astype(np.int64))
 
     def devices(self) -> set[tuple[int, int]]:
         """Devices the trace has completions or flusher writes on."""

@@ -198,7 +198,12 @@ def _describe(
     for e in entries:
         if e.role == "skipped":
             continue
-        doc = {"name": e.name, "path": e.path, "format": e.fmt or e.reason, "role": e.role}
+        doc: dict[str, Any] = {
+            "name": e.name,
+            "path": e.path,
+            "format": e.fmt or e.reason,
+            "role": e.role,
+        }
         doc.update(by_path.get(e.path, {}))
         if e.name in tables:
             doc["tables"] = {name: t.num_rows for name, t in tables[e.name].items()}
