@@ -29,6 +29,8 @@ from blkscope.schemas import TABLES
 _BTT_AVG = re.compile(r"^=+ All Devices =+$", re.M)
 _PAIRS = re.compile(r"\A(?:[\d.]+ [\d.]+\n)+\Z")
 _CMDLINES = re.compile(r"\A(?:\d+ \S.*\n)+\Z")
+# Files detect_format does not know but ingest still reads.
+_UNKNOWN_FORMATS = {"clock hint": "clock_pair", "capture manifest": "capture_json"}
 TIMELINE = "ns since the trace's first block event (events.time_ns)"
 
 
@@ -86,6 +88,7 @@ def survey(folder: Path) -> list[Entry]:
         fmt = detect_format(str(path))
         if fmt is None:
             role, reason = _unknown_reason(rel.name, _head(str(path)))
+            fmt = _UNKNOWN_FORMATS.get(role)
         elif fmt in ("blktrace", "blkparse"):
             role, reason = "block events", FORMAT_NAMES[fmt]
         else:
@@ -112,7 +115,7 @@ def survey(folder: Path) -> list[Entry]:
 def _parse_logs(entries: list[Entry], strict: bool) -> list[LogSource]:
     logs = []
     for e in entries:
-        if e.role != "side log" or e.fmt is None:
+        if e.role != "side log" or e.fmt not in PARSERS:
             continue
         try:
             logs.append(LogSource(e.name, e.fmt, PARSERS[e.fmt](e.path)))
@@ -201,7 +204,8 @@ def _describe(
         doc: dict[str, Any] = {
             "name": e.name,
             "path": e.path,
-            "format": e.fmt or e.reason,
+            "format": e.fmt,
+            "description": e.reason,
             "role": e.role,
         }
         doc.update(by_path.get(e.path, {}))

@@ -23,7 +23,7 @@ def folder_report(manifest: dict[str, Any]) -> str:
     for doc in manifest["inputs"]:
         tables = ", ".join(f"{t} ({n:,} rows)" for t, n in doc.get("tables", {}).items())
         lines.append(
-            f"  {doc['name']}: {doc['format']}, {doc['role']}{' -> ' if tables else ''}{tables}"
+            f"  {doc['name']}: {doc.get('description', doc['format'])}, {doc['role']}{' -> ' if tables else ''}{tables}"
         )
     lines.append("skipped:" if manifest["skipped"] else "skipped: none")
     lines += [f"  {s['name']}: {s['reason']}" for s in manifest["skipped"]]

@@ -1,0 +1,176 @@
+"""`blkscope ingest CAPTURE_DIR`: every file recognised or skipped with a reason, one dataset."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import pytest
+from typer.testing import CliRunner
+
+from blkscope.cli import app
+from tests.clock_truth import capture
+
+runner = CliRunner()
+GOLDEN = Path(__file__).parent / "golden" / "clock"
+SIDE_TABLES = ["writeback", "iostat_log", "iostat_cpu", "meminfo", "vmstat", "biosnoop", "series"]
+
+
+@pytest.fixture(scope="module")
+def whole(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    """The whole shared 30 s capture folder through the CLI."""
+    folder = capture("mq-writeback-30s")
+    out = tmp_path_factory.mktemp("whole") / "ds"
+    result = runner.invoke(app, ["ingest", str(folder), "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out, result.output
+
+
+def _listing(manifest: dict) -> dict:
+    return {
+        "inputs": [
+            {k: d[k] for k in ("name", "format", "description", "role") if k in d}
+            | {"tables": d.get("tables")}
+            for d in manifest["inputs"]
+        ],
+        "skipped": manifest["skipped"],
+    }
+
+
+def test_recognised_and_skipped_files_match_golden(whole: tuple[Path, str]) -> None:
+    out, _ = whole
+    listing = _listing(json.loads((out / "manifest.json").read_text()))
+    path = GOLDEN / "mq30_folder_listing.json"
+    if os.environ.get("BLKSCOPE_UPDATE_GOLDEN") == "1":
+        path.write_text(json.dumps(listing, indent=1) + "\n")
+    assert listing == json.loads(path.read_text())
+
+
+def test_listing_is_printed(whole: tuple[Path, str]) -> None:
+    _, output = whole
+    assert "  btt/btt.avg: btt output, not an input\n" in output
+    assert "  trace.blktrace.0.zst: a blktrace per-CPU binary file, block events\n" in output
+    assert (
+        "  iostat.txt: iostat -x output, side log -> iostat_log (70 rows), iostat_cpu (35 rows)\n"
+        in output
+    )
+    assert "trace zero: 2026-11-21T23:37:49.326334032Z by blktrace binary" in output
+    assert "wrote " in output and "75,532 events" in output
+
+
+def test_every_side_table_is_on_the_timeline(whole: tuple[Path, str]) -> None:
+    out, _ = whole
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert set(manifest["tables"]) >= {"events", "trace_clock", *SIDE_TABLES}
+    span = manifest["events"]["last_time_ns"]
+    for name in SIDE_TABLES:
+        t_ns = pq.read_table(out / f"{name}.parquet", columns=["t_ns"])["t_ns"]
+        assert t_ns.null_count == 0, name
+        # every sampler ran around the trace: its rows sit within a few seconds of it
+        assert -5e9 < pc.min(t_ns).as_py() < 5e9, name
+        assert span - 5e9 < pc.max(t_ns).as_py() < span + 10e9, name
+    kinds = {(s["source"], s["table"]): s["kind"] for s in manifest["clock"]["sources"]}
+    assert kinds == {
+        ("events", "events"): "relative",
+        ("biosnoop.txt.zst", "biosnoop"): "since_start",
+        ("iostat.txt", "iostat_log"): "epoch",
+        ("iostat.txt", "iostat_cpu"): "epoch",
+        ("meminfo.txt", "meminfo"): "epoch",
+        ("prober.csv", "series"): "monotonic",
+        ("vmstat.txt", "vmstat"): "sample_index",
+        ("writeback.txt", "writeback"): "wall_time_of_day",
+        ("writeback_ns.txt", "writeback"): "monotonic",
+    }
+
+
+def test_biosnoop_meets_the_trace_completions(whole: tuple[Path, str]) -> None:
+    out, _ = whole
+    manifest = json.loads((out / "manifest.json").read_text())
+    bio = next(s for s in manifest["clock"]["sources"] if s["table"] == "biosnoop")
+    assert bio["alignment"]["matched_rows"] > 2000
+    assert bio["alignment"]["runner_up_matched_rows"] < 100
+    # a logged completion's t_ns falls on a trace completion of the same sector, to the us
+    first = pq.read_table(out / "biosnoop.parquet").slice(100, 1).to_pylist()[0]
+    events = pq.read_table(out / "events.parquet", columns=["action", "sector", "time_ns"])
+    same = events.filter(
+        pc.and_(pc.equal(events["action"], "C"), pc.equal(events["sector"], first["sector"]))
+    )
+    gap = min(abs(t - first["t_ns"]) for t in same["time_ns"].to_pylist())
+    assert gap < 1_000_000
+
+
+def test_analyze_works_on_a_folder_dataset(whole: tuple[Path, str]) -> None:
+    out, _ = whole
+    result = runner.invoke(app, ["analyze", str(out), "--json"])
+    assert result.exit_code == 0, result.output
+    devices = json.loads(result.output)["devices"]
+    assert [d["dev"] for d in devices] == ["254,0"]
+
+
+def test_empty_folder_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    result = runner.invoke(app, ["ingest", str(tmp_path / "empty"), "-o", str(tmp_path / "ds")])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {tmp_path / 'empty'}: the folder holds no files\nhint: point at a capture folder\n"
+    )
+    assert not (tmp_path / "ds").exists()
+
+
+def test_folder_without_block_events_is_refused(tmp_path: Path) -> None:
+    folder = capture("mq-writeback-30s")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("iostat.txt", "writeback.txt", "clock.txt"):
+        shutil.copy(folder / name, logs / name)
+    result = runner.invoke(app, ["ingest", str(logs), "-o", str(tmp_path / "ds")])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {logs}: no block events: neither blktrace per-CPU files nor blkparse text\n"
+        "hint: add trace.blktrace.N files or blkparse.txt (blkparse -i trace -o blkparse.txt)\n"
+    )
+
+
+def test_broken_side_log_is_skipped_with_its_error(tmp_path: Path) -> None:
+    folder = capture("mq-writeback-30s")
+    src = tmp_path / "cap"
+    src.mkdir()
+    shutil.copy(folder / "blkparse.txt.zst", src / "blkparse.txt.zst")
+    (src / "wb.txt").write_text("TIME      DEVICE   PAGES    REASON           ms\n25:99:00 x\n")
+    result = runner.invoke(app, ["ingest", str(src), "-o", str(tmp_path / "ds")])
+    assert result.exit_code == 0, result.output
+    skipped = json.loads((tmp_path / "ds" / "manifest.json").read_text())["skipped"]
+    assert skipped == [
+        {
+            "name": "wb.txt",
+            "reason": "a writeback.bt log that does not parse: "
+            f"{src / 'wb.txt'}:2: expected 5 fields (TIME DEVICE PAGES REASON DURATION), got 2",
+        }
+    ]
+    strict = runner.invoke(app, ["ingest", str(src), "-o", str(tmp_path / "ds2"), "--strict"])
+    assert strict.exit_code == 2
+    assert "wb.txt:2: expected 5 fields" in strict.stderr
+
+
+def test_clock_flags_need_a_folder(tmp_path: Path) -> None:
+    folder = capture("mq-writeback-30s")
+    result = runner.invoke(
+        app,
+        [
+            "ingest",
+            str(folder / "blkparse.txt.zst"),
+            "-o",
+            str(tmp_path / "ds"),
+            "--trace-start",
+            "2026-11-21T23:37:49Z",
+        ],
+    )
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {folder / 'blkparse.txt.zst'}: --trace-start and --offset need a capture "
+        "folder as the input\n"
+    )
