@@ -13,6 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from blkscope.cli import app
+from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
+from blkscope.ingest.sources import open_source
 from tests.clock_truth import capture
 
 runner = CliRunner()
@@ -174,3 +176,44 @@ def test_clock_flags_need_a_folder(tmp_path: Path) -> None:
         f"error: {folder / 'blkparse.txt.zst'}: --trace-start and --offset need a capture "
         "folder as the input\n"
     )
+
+
+def test_only_one_per_cpu_set_is_read(tmp_path: Path) -> None:
+    fixture = Path(__file__).parents[1] / "fixtures" / "loop-split-merge-tail"
+    src = tmp_path / "cap"
+    src.mkdir()
+    for name in ("trace.blktrace.0.zst", "trace.blktrace.1.zst", "blkparse.txt.zst"):
+        shutil.copy(fixture / name, src / name)
+    shutil.copy(fixture / "trace.blktrace.0.zst", src / "dump.bin.zst")  # a merged-dump lookalike
+    result = runner.invoke(app, ["ingest", str(src), "-o", str(tmp_path / "ds"), "--json"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.output)
+    assert [(d["name"], d["role"]) for d in manifest["inputs"]] == [
+        ("trace.blktrace.0.zst", "block events"),
+        ("trace.blktrace.1.zst", "block events"),
+    ]
+    assert manifest["skipped"] == [
+        {
+            "name": "blkparse.txt.zst",
+            "reason": "blkparse text of the blktrace binaries, which carry the absolute clock",
+        },
+        {
+            "name": "dump.bin.zst",
+            "reason": "blktrace stream outside the per-CPU set trace.blktrace.N (a merged dump "
+            "or another trace): its events would be counted twice",
+        },
+    ]
+    text = ingest_blkparse_count(fixture / "blkparse.txt.zst")
+    assert manifest["events"]["count"] == text
+
+
+def ingest_blkparse_count(path: Path) -> int:
+    """Events blkparse printed: what the binaries must give, not twice as many."""
+    source = open_source(str(path))
+    try:
+        return sum(
+            c.events.num_rows
+            for c in parse_source(BlkparseTextParser(str(path), 0, False), source, None)
+        )
+    finally:
+        source.close()

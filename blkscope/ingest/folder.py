@@ -26,6 +26,7 @@ from blkscope.ingest.logs import PARSERS
 from blkscope.ingest.sources import open_source
 from blkscope.schemas import TABLES
 
+_PER_CPU = re.compile(r"\.blktrace\.(\d+)(?:\.[A-Za-z0-9]+)?$")
 _BTT_AVG = re.compile(r"^=+ All Devices =+$", re.M)
 _PAIRS = re.compile(r"\A(?:[\d.]+ [\d.]+\n)+\Z")
 _CMDLINES = re.compile(r"\A(?:\d+ \S.*\n)+\Z")
@@ -68,12 +69,32 @@ def _unknown_reason(name: str, head: str) -> tuple[str, str]:
         return "capture manifest", "blkscope capture manifest (sysctls kept)"
     whole = head[: head.rfind("\n") + 1]
     if whole and _PAIRS.match(whole):
-        return "skipped", "btt per-IO data file (time value pairs), not an input"
+        return "skipped", "two-column numbers (btt data output), not an input"
     if whole and _CMDLINES.match(whole):
         return "skipped", "pid -> process name table, not a time series"
     if not head:
         return "skipped", "empty or unreadable"
     return "skipped", "unknown format"
+
+
+def _pick_per_cpu_set(binaries: list[Entry]) -> list[Entry]:
+    # One trace is one NAME.blktrace.N set; any other blktrace stream (another set, or a merged
+    # `blkparse -d` dump of the same events) would count every event twice.
+    sets: dict[str, list[Entry]] = {}
+    for e in binaries:
+        m = _PER_CPU.search(e.name)
+        if m is not None:
+            sets.setdefault(e.name[: m.start()], []).append(e)
+    if not sets:
+        return binaries
+    name, chosen = max(sets.items(), key=lambda kv: len(kv[1]))
+    for e in binaries:
+        if e not in chosen:
+            e.role = "skipped"
+            e.reason = f"blktrace stream outside the per-CPU set {name}.blktrace.N (a merged "
+            e.reason += "dump or another trace): its events would be counted twice"
+    chosen.sort(key=lambda e: int(_PER_CPU.search(e.name).group(1)))  # type: ignore[union-attr]
+    return chosen
 
 
 def survey(folder: Path) -> list[Entry]:
@@ -98,7 +119,7 @@ def survey(folder: Path) -> list[Entry]:
         raise InputFormatError(
             str(folder), "the folder holds no files", hint="point at a capture folder"
         )
-    binaries = [e for e in entries if e.fmt == "blktrace"]
+    binaries = _pick_per_cpu_set([e for e in entries if e.fmt == "blktrace"])
     for e in entries:
         if e.fmt == "blkparse" and binaries:
             e.role = "skipped"
@@ -159,6 +180,8 @@ def ingest_folder(
     logs = _parse_logs(entries, strict)
     hints = _hints(entries, trace_start_ns, offsets)
     block = [e for e in entries if e.role == "block events"]
+    if block[0].fmt == "blktrace":
+        block = _pick_per_cpu_set(block)
     with DatasetWriter(out) as ds:
         digest = TraceDigest()
         if block[0].fmt == "blktrace":
