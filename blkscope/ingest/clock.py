@@ -221,10 +221,17 @@ def resolve_trace_zero(hints: ClockHints, logs: list[LogSource], digest: TraceDi
         if found is not None:
             reference = hints.pair[1] if hints.pair else _first_epoch(logs)
             zero.date_known = reference is not None
-            day = (reference or 0) - found.offset_ns
-            zero.wall_ns = round(day / DAY) * DAY + found.offset_ns
+            midnight = round(((reference or 0) - found.offset_ns) / DAY) * DAY
+            zero.wall_ns = midnight + found.offset_ns
             zero.wall_how = f"automatic alignment of {name}"
             zero.alignments[name] = found.as_doc()
+            if rates is not None:
+                # Both windows hold the truth: their overlap is tighter than either.
+                low = max(midnight + found.low_ns, rates.low_ns)
+                high = min(midnight + found.high_ns, rates.high_ns)
+                if low < high and high - low < found.high_ns - found.low_ns:
+                    zero.wall_ns = (low + high) // 2
+                    zero.wall_how += f", narrowed by {rates_name}"
     if rates is not None:
         doc = rates.as_doc()
         if zero.wall_ns is None:

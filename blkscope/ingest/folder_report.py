@@ -37,14 +37,25 @@ def folder_report(manifest: dict[str, Any]) -> str:
             f"by {zero['monotonic_how']}"
         )
     for name, found in zero["alignments"].items():
-        low, high = found["interval_ns"]
-        lines.append(
-            f"  alignment of {name}: {found['matched_rows']}/{found['rows_used']} rows matched "
-            f"(runner-up {found['runner_up_matched_rows']}), window {(high - low) / 1e6:.0f} ms"
-        )
+        lines.append(f"  alignment of {name}: {_evidence(found)}")
     for src in manifest["clock"]["sources"][1:]:
         lines.append(
             f"  {src['source']} [{src['table']}]: {src['kind']}, {_offset(src['offset_ns'])}"
             f" ({src['method']})"
         )
     return "\n".join(lines)
+
+
+def _evidence(found: dict[str, Any]) -> str:
+    low, high = found["interval_ns"]
+    window = f"window {(high - low) / 1e6:.0f} ms"
+    if "mismatch" in found:
+        agrees = {True: ", agrees", False: ", DISAGREES"}.get(found.get("agrees"), "")
+        return (
+            f"{found['method']}: mismatch {found['mismatch']:.3f} "
+            f"(runner-up {found['runner_up_mismatch']:.3f}), {window}{agrees}"
+        )
+    return (
+        f"{found['method']}: {found['matched_rows']}/{found['rows_used']} rows matched "
+        f"(runner-up {found['runner_up_matched_rows']}), {window}"
+    )
