@@ -41,13 +41,16 @@ def test_trace_zero_wall_time_is_found_to_well_under_a_second(aligned: tuple) ->
     mono, wall = clock_pair(folder)
     truth = trace_zero_mono(folder) + wall - mono
     zero = manifest["clock"]["trace_zero"]
-    assert zero["wall_how"] == "automatic alignment of writeback.txt"
+    assert zero["wall_how"] == "automatic alignment of writeback.txt within iostat.txt's window"
     assert zero["monotonic_ns"] is None  # no clock pair: the monotonic clock stays unknown
     assert abs(zero["wall_ns"] - truth) < 100_000_000
     wb = zero["alignments"]["writeback.txt"]
     assert wb["matched_rows"] == wb["rows_used"] > wb["runner_up_matched_rows"]
     low, high = wb["interval_ns"]
     assert high - low < 500_000_000  # several 1 s stamps intersected: the vernier at work
+    # the flusher's 5 s period gives a runner-up 5 s away; iostat's window rules it out
+    searched = wb["searched_within_wall_ns"]
+    assert searched[1] - searched[0] == 1_200_000_000 and searched[0] < truth < searched[1]
     iostat = zero["alignments"]["iostat.txt"]
     assert iostat["agrees"] is True
     assert iostat["mismatch"] < 0.01 < iostat["runner_up_mismatch"]

@@ -57,13 +57,10 @@ def _row_intervals(stamp: int, duration: int, resolution: int, bursts: np.ndarra
     highs = stamp + max(resolution, 1) - bursts[:, 0]
     order = np.argsort(lows)
     lows, highs = lows[order], highs[order]
-    merged: list[tuple[int, int]] = []
-    for lo, hi in zip(lows.tolist(), highs.tolist(), strict=True):
-        if merged and lo <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
-        else:
-            merged.append((lo, hi))
-    return np.array(merged, np.int64)
+    # Merge overlapping intervals so that a row counts once wherever it fits.
+    reach = np.maximum.accumulate(highs)
+    starts = np.concatenate(([0], np.flatnonzero(lows[1:] > reach[:-1]) + 1))
+    return np.stack([lows[starts], np.maximum.reduceat(highs, starts)], axis=1)
 
 
 def _coverage(intervals: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
@@ -81,8 +78,13 @@ def align_writeback(
     resolution_ns: int,
     bursts: np.ndarray,
     method: str,
+    within: tuple[int, int] | None = None,
 ) -> Alignment | None:
-    """Offset (stamp - trace time) that puts the most work items on a flusher burst."""
+    """Offset (stamp - trace time) that puts the most work items on a flusher burst.
+
+    `within` restricts the answer to offsets another source allows (the flusher's 5 s period
+    makes a 5 s shift the usual runner-up).
+    """
     keep = durations_ns >= MIN_WORK_NS
     stamps, durations = stamps_ns[keep], durations_ns[keep]
     if stamps.size == 0 or bursts.size == 0:
@@ -92,18 +94,22 @@ def align_writeback(
         for s, d in zip(stamps.tolist(), durations.tolist(), strict=True)
     ]
     points, cover = _coverage(intervals)
-    best = int(cover.max())
-    # The best region: the widest run of breakpoints where coverage is maximal.
-    regions = [
-        (int(points[i]), int(points[i + 1]))
-        for i in np.flatnonzero(cover == best)
-        if i + 1 < len(points)
-    ]
-    low, high = max(regions, key=lambda r: r[1] - r[0])
-    centre = (low + high) // 2
-    far = (points < low - SECOND) | (points > high + SECOND)
+    lows, highs = points[:-1], points[1:]
+    cover = cover[:-1]
+    allowed = highs > lows
+    if within is not None:
+        lows, highs = np.maximum(lows, within[0]), np.minimum(highs, within[1])
+        allowed &= highs > lows
+    if not (allowed & (cover > 0)).any():
+        return None
+    best = int(cover[allowed].max())
+    # The best region: the widest stretch where coverage is maximal.
+    pick = np.flatnonzero(allowed & (cover == best))
+    i = int(pick[np.argmax(highs[pick] - lows[pick])])
+    low, high = int(lows[i]), int(highs[i])
+    far = (points[:-1] < low - SECOND) | (points[:-1] > high + SECOND)
     runner_up = int(cover[far].max()) if far.any() else 0
-    return Alignment(centre, low, high, best, int(stamps.size), runner_up, method)
+    return Alignment((low + high) // 2, low, high, best, int(stamps.size), runner_up, method)
 
 
 # Pairs are only looked for among this many log rows: enough to outvote chance coincidences.

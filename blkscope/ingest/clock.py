@@ -17,6 +17,8 @@ from blkscope.ingest.digest import TraceDigest
 
 SECOND = 1_000_000_000
 DAY = 86_400 * SECOND
+# iostat's window assumes its interval ends exactly at the printed second: allow some slack.
+RATES_SLACK_NS = 100_000_000
 _PAIR = re.compile(r"\s*(\d+)\s+(\d{15,})\s*")
 
 
@@ -137,14 +139,20 @@ def _first_epoch(logs: list[LogSource]) -> int | None:
 
 
 def _align_logs(
-    logs: list[LogSource], digest: TraceDigest, kind: str
-) -> tuple[Alignment | None, str]:
+    logs: list[LogSource],
+    digest: TraceDigest,
+    kind: str,
+    reference: int | None = None,
+    window: tuple[int, int] | None = None,
+) -> tuple[Alignment | None, str, int]:
     # Writeback logs on `kind`'s clock vs the trace's flusher bursts, on the traced devices.
+    # Returns the best alignment, its log's name and the epoch of that log's first midnight
+    # (0 for monotonic logs); `window` (epoch ns) bounds the answer.
     traced = digest.devices()
-    best: tuple[Alignment | None, str] = (None, "")
+    best: tuple[Alignment | None, str, int] = (None, "", 0)
     for log in logs:
         table = log.tables.get("writeback")
-        if table is None or source_kind("writeback", table)[0] != kind:
+        if table is None or source_kind("writeback", table)[0] != kind or not table.num_rows:
             continue
         major = table["dev_major"].to_numpy(zero_copy_only=False)
         minor = table["dev_minor"].to_numpy(zero_copy_only=False)
@@ -155,12 +163,22 @@ def _align_logs(
             on_trace[:] = True  # devices named by bdi, not major:minor: use every row
         stamps = table["time_ns"].to_numpy()[on_trace]
         durations = table["duration_ns"].to_numpy()[on_trace]
-        resolution = SECOND if kind == "wall_time_of_day" else 1
+        resolution, midnight, within = 1, 0, None
+        if kind == "wall_time_of_day":
+            resolution = SECOND
+            midnight = round(((reference or 0) - int(stamps[0])) / DAY) * DAY
+            if window is not None:
+                within = (window[0] - midnight, window[1] - midnight)
         found = align_writeback(
-            stamps, durations, resolution, digest.flusher_bursts(traced), "writeback vs flusher"
+            stamps,
+            durations,
+            resolution,
+            digest.flusher_bursts(traced),
+            "writeback vs flusher",
+            within,
         )
         if found is not None and (best[0] is None or found.matched > best[0].matched):
-            best = (found, log.name)
+            best = (found, log.name, midnight)
     return best
 
 
@@ -192,6 +210,37 @@ def _align_iostat(logs: list[LogSource], digest: TraceDigest) -> tuple[Alignment
     return best
 
 
+def _align_wall(
+    zero: TraceZero, hints: ClockHints, logs: list[LogSource], digest: TraceDigest
+) -> None:
+    # iostat's rates fix the wall zero to +-0.5 s; writeback stamps, searched within that
+    # window (so that the flusher's 5 s period cannot fool them), fix it to a fraction of that.
+    rates, rates_name = _align_iostat(logs, digest)
+    reference = hints.pair[1] if hints.pair else _first_epoch(logs)
+    window = None
+    if rates is not None:
+        window = (rates.low_ns - RATES_SLACK_NS, rates.high_ns + RATES_SLACK_NS)
+    found, name, midnight = _align_logs(logs, digest, "wall_time_of_day", reference, window)
+    if found is None and window is not None:
+        found, name, midnight = _align_logs(logs, digest, "wall_time_of_day", reference)
+        window = None
+    if found is not None:
+        zero.date_known = reference is not None
+        zero.wall_ns = midnight + found.offset_ns
+        zero.wall_how = f"automatic alignment of {name}"
+        zero.alignments[name] = found.as_doc()
+        if window is not None:
+            zero.wall_how += f" within {rates_name}'s window"
+            zero.alignments[name]["searched_within_wall_ns"] = list(window)
+    if rates is not None:
+        doc = rates.as_doc()
+        if zero.wall_ns is None:
+            zero.wall_ns, zero.wall_how = rates.offset_ns, f"automatic alignment of {rates_name}"
+        else:
+            doc["agrees"] = window is not None
+        zero.alignments[rates_name] = doc
+
+
 def resolve_trace_zero(hints: ClockHints, logs: list[LogSource], digest: TraceDigest) -> TraceZero:
     """Pin the trace's first event on the monotonic and wall clocks, by the best evidence."""
     zero = TraceZero()
@@ -210,37 +259,13 @@ def resolve_trace_zero(hints: ClockHints, logs: list[LogSource], digest: TraceDi
     zero.fill()
     if zero.mono_ns is None:
         # Exact monotonic stamps pin the trace far better than 1 s wall stamps: try them first.
-        found, name = _align_logs(logs, digest, "monotonic")
+        found, name, _ = _align_logs(logs, digest, "monotonic")
         if found is not None:
             zero.mono_ns, zero.mono_how = found.offset_ns, f"automatic alignment of {name}"
             zero.alignments[name] = found.as_doc()
             zero.fill()
-    rates, rates_name = _align_iostat(logs, digest) if zero.wall_ns is None else (None, "")
     if zero.wall_ns is None:
-        found, name = _align_logs(logs, digest, "wall_time_of_day")
-        if found is not None:
-            reference = hints.pair[1] if hints.pair else _first_epoch(logs)
-            zero.date_known = reference is not None
-            midnight = round(((reference or 0) - found.offset_ns) / DAY) * DAY
-            zero.wall_ns = midnight + found.offset_ns
-            zero.wall_how = f"automatic alignment of {name}"
-            zero.alignments[name] = found.as_doc()
-            if rates is not None:
-                # Both windows hold the truth: their overlap is tighter than either.
-                low = max(midnight + found.low_ns, rates.low_ns)
-                high = min(midnight + found.high_ns, rates.high_ns)
-                if low < high and high - low < found.high_ns - found.low_ns:
-                    zero.wall_ns = (low + high) // 2
-                    zero.wall_how += f", narrowed by {rates_name}"
-    if rates is not None:
-        doc = rates.as_doc()
-        if zero.wall_ns is None:
-            zero.wall_ns, zero.wall_how = rates.offset_ns, f"automatic alignment of {rates_name}"
-        else:
-            doc["agrees"] = (
-                rates.low_ns - SECOND // 2 <= zero.wall_ns <= rates.high_ns + SECOND // 2
-            )
-        zero.alignments[rates_name] = doc
+        _align_wall(zero, hints, logs, digest)
     zero.fill()
     return zero
 

@@ -50,7 +50,8 @@ def _evidence(found: dict[str, Any]) -> str:
     low, high = found["interval_ns"]
     window = f"window {(high - low) / 1e6:.0f} ms"
     if "mismatch" in found:
-        agrees = {True: ", agrees", False: ", DISAGREES"}.get(found.get("agrees"), "")
+        verdict = found.get("agrees")
+        agrees = "" if verdict is None else ", agrees" if verdict else ", DISAGREES"
         return (
             f"{found['method']}: mismatch {found['mismatch']:.3f} "
             f"(runner-up {found['runner_up_mismatch']:.3f}), {window}{agrees}"
