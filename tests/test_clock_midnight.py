@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -41,3 +42,24 @@ def test_writeback_crossing_midnight(tmp_path: Path, trace_start: str, expected:
     ingest_folder(src, tmp_path / "ds", trace_start_ns=parse_trace_start(trace_start))
     table = pq.read_table(tmp_path / "ds" / "writeback.parquet")
     assert table["t_ns"].to_pylist() == expected
+
+
+def test_iostat_without_date_takes_it_from_another_source(tmp_path: Path) -> None:
+    folder = Path(__file__).parents[1] / "fixtures" / "mq-writeback-30s"
+    src = tmp_path / "cap"
+    src.mkdir()
+    text = (folder / "iostat.txt").read_text()
+    (src / "iostat.txt").write_text(text.replace("\n11/21/26 ", "\nTime: "))
+    for name in ("blkparse.txt.zst", "writeback.txt", "meminfo.txt"):
+        (src / name).write_bytes((folder / name).read_bytes())
+    ingest_folder(src, tmp_path / "ds")
+    manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
+    zero = manifest["clock"]["trace_zero"]
+    # the date comes from meminfo's epoch stamps; the trace's wall zero is 23:37:49.326334032
+    assert zero["date_known"] is True
+    assert abs(zero["wall_ns"] - 1795304269326334032) < 100_000_000
+    assert zero["alignments"]["iostat.txt"]["agrees"] is True
+    iostat = pq.read_table(tmp_path / "ds" / "iostat_log.parquet")
+    assert iostat["time_text"][0].as_py() == "Time: 23:37:49"
+    # the first report (23:37:49) is centred at 23:37:49.5, i.e. 0.17 s after trace zero
+    assert abs(iostat["t_ns"][0].as_py() - 173_665_968) < 100_000_000

@@ -122,7 +122,7 @@ def source_kind(table_name: str, table: pa.Table) -> tuple[str, int]:
         return "relative", 1
     if len(times) == 0:
         return ("sample_index", SECOND) if table_name == "vmstat" else ("untimed", 0)
-    if table_name == "histogram" and pc.max(times).as_py() < 2 * DAY:
+    if pc.max(times).as_py() < 2 * DAY:  # a time of day without a date (HH:MM:SS)
         return "wall_time_of_day", SECOND
     return "epoch", (1 if table_name == "meminfo" else SECOND)
 
@@ -182,7 +182,9 @@ def _align_logs(
     return best
 
 
-def _align_iostat(logs: list[LogSource], digest: TraceDigest) -> tuple[Alignment | None, str]:
+def _align_iostat(
+    logs: list[LogSource], digest: TraceDigest, reference: int | None
+) -> tuple[Alignment | None, str]:
     # iostat's per-second w/s vs the trace's write completions, for the best-fitting device pair.
     best: tuple[Alignment | None, str] = (None, "")
     for log in logs:
@@ -195,6 +197,8 @@ def _align_iostat(logs: list[LogSource], digest: TraceDigest) -> tuple[Alignment
         for disk in sorted(set(usable["device"].to_pylist())):
             rows = usable.filter(pc.equal(usable["device"], disk))
             stamps = rows["time_ns"].to_numpy().astype(np.int64)
+            if source_kind("iostat_log", table)[0] == "wall_time_of_day" and len(stamps):
+                stamps += round(((reference or 0) - int(stamps[0])) / DAY) * DAY
             rates = np.rint(rows["w_s"].to_numpy()).astype(np.int64)
             for device in sorted(digest.devices()):
                 found = align_rates(
@@ -215,8 +219,8 @@ def _align_wall(
 ) -> None:
     # iostat's rates fix the wall zero to +-0.5 s; writeback stamps, searched within that
     # window (so that the flusher's 5 s period cannot fool them), fix it to a fraction of that.
-    rates, rates_name = _align_iostat(logs, digest)
     reference = hints.pair[1] if hints.pair else _first_epoch(logs)
+    rates, rates_name = _align_iostat(logs, digest, reference)
     window = None
     if rates is not None:
         window = (rates.low_ns - RATES_SLACK_NS, rates.high_ns + RATES_SLACK_NS)

@@ -40,7 +40,9 @@ IOSTAT_LOG = schema(
             pa.int64(),
             "That timestamp as ns since the Unix epoch. iostat prints "
             "local time without a zone, so it is read as if it were UTC unless it carries an "
-            "offset (S_TIME_FORMAT=ISO); null without -t.",
+            "offset (S_TIME_FORMAT=ISO); null without -t. A time without a date (old sysstat's "
+            "'Time: HH:MM:SS') gives ns since the midnight before the first report instead "
+            "(less than two days), which the clock model dates.",
         ),
         field("t_ns", pa.int64(), T_NS_DOC),
         field(
