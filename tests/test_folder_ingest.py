@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
+from blkscope.analyze.findings import knobs_from_manifest
 from blkscope.cli import app
 from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
 from blkscope.ingest.sources import open_source
@@ -217,3 +218,48 @@ def ingest_blkparse_count(path: Path) -> int:
         )
     finally:
         source.close()
+
+
+def test_a_blkscope_capture_folder(tmp_path: Path) -> None:
+    data, golden = Path(__file__).parent / "data" / "capture", Path(__file__).parent / "golden"
+    src = tmp_path / "cap"
+    src.mkdir()
+    shutil.copy(golden / "capture" / "dd20_blkparse.txt", src / "blkparse.txt")
+    shutil.copy(data / "dd20_clock.txt", src / "clock.txt")
+    shutil.copy(data / "dd20_raw.bin", src / "raw.bin")
+    shutil.copy(data / "writeback_trace.txt", src / "writeback_trace.txt")
+    (src / "proc_vmstat.txt").write_text("1795306524.01 nr_dirty=12 nr_writeback=0\n")
+    capture_json = {
+        "format": "blkscope-capture",
+        "vm_sysctls": {"vm.dirty_writeback_centisecs": "250", "vm.dirty_expire_centisecs": "1000"},
+    }
+    (src / "capture.json").write_text(json.dumps(capture_json))
+    result = runner.invoke(app, ["ingest", str(src), "-o", str(tmp_path / "ds"), "--json"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.output)
+    assert [(d["name"], d["format"], d["role"]) for d in manifest["inputs"]] == [
+        ("blkparse.txt", "blkparse-text", "block events"),
+        ("capture.json", "capture_json", "capture manifest"),
+        ("clock.txt", "clock_pair", "clock hint"),
+    ]
+    assert manifest["skipped"] == [
+        {
+            "name": "proc_vmstat.txt",
+            "reason": "/proc/vmstat counter samples: blkscope has no parser for them yet",
+        },
+        {"name": "raw.bin", "reason": "binary, not a format blkscope reads"},
+        {
+            "name": "writeback_trace.txt",
+            "reason": "ftrace writeback events, raw (writeback_ns.txt holds them parsed)",
+        },
+    ]
+    assert manifest["capture"] == capture_json
+    assert knobs_from_manifest(manifest) == {
+        "vm.dirty_writeback_centisecs": 2.5,
+        "vm.dirty_expire_centisecs": 10.0,
+        "jbd2 commit interval": 5.0,
+    }
+    # blkparse text and a clock pair but no log to align: the trace zero stays unknown
+    zero = manifest["clock"]["trace_zero"]
+    assert (zero["monotonic_ns"], zero["wall_ns"]) == (None, None)
+    assert zero["wall_minus_monotonic_ns"] == 1795306524010577487 - 1092087462553

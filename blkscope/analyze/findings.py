@@ -38,7 +38,9 @@ def compute_findings(
 def knobs_from_manifest(manifest: dict[str, Any]) -> dict[str, float]:
     """Knob intervals in seconds: the capture's sysctls when recorded, else kernel defaults."""
     knobs = dict(KNOBS)
-    sysctl = manifest.get("capture", {}).get("sysctl", {})
+    capture = manifest.get("capture", {})
+    # blkscope capture writes them as capture.json's vm_sysctls; folder ingest keeps it whole
+    sysctl = capture.get("sysctl") or capture.get("vm_sysctls") or {}
     for name in ("vm.dirty_writeback_centisecs", "vm.dirty_expire_centisecs"):
         if str(sysctl.get(name, "")).strip().isdigit():
             knobs[name] = int(sysctl[name]) / 100
