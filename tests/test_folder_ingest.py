@@ -263,3 +263,58 @@ def test_a_blkscope_capture_folder(tmp_path: Path) -> None:
     zero = manifest["clock"]["trace_zero"]
     assert (zero["monotonic_ns"], zero["wall_ns"]) == (None, None)
     assert zero["wall_minus_monotonic_ns"] == 1795306524010577487 - 1092087462553
+
+
+def test_clock_flags_on_the_command_line(tmp_path: Path) -> None:
+    folder = capture("mq-writeback-30s")
+    src = tmp_path / "cap"
+    src.mkdir()
+    for name in ("blkparse.txt.zst", "iostat.txt"):
+        shutil.copy(folder / name, src / name)
+    args = ["ingest", str(src), "-o", str(tmp_path / "ds"), "--json"]
+    flags = ["--trace-start", "2026-11-21T23:37:49.326334032Z", "--offset", "iostat.txt=-1.5"]
+    result = runner.invoke(app, args + flags)
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.output)
+    assert manifest["clock"]["trace_zero"]["wall_ns"] == 1795304269326334032
+    assert manifest["clock"]["trace_zero"]["alignments"] == {}
+    shifts = {s["table"]: s.get("shift_ns") for s in manifest["clock"]["sources"]}
+    assert shifts == {"events": None, "iostat_log": -1_500_000_000, "iostat_cpu": -1_500_000_000}
+    first = pq.read_table(tmp_path / "ds" / "iostat_log.parquet")["t_ns"][0].as_py()
+    assert first == 1795304269_500_000_000 - 1795304269326334032 - 1_500_000_000
+    bad = runner.invoke(app, [*args, "--offset", "iostat"])
+    assert bad.exit_code == 2
+    assert bad.stderr == (
+        "error: --offset: expected SOURCE=+-SECONDS, got 'iostat'\nhint: e.g. writeback=-0.25\n"
+    )
+
+
+def test_two_blkparse_texts_are_two_timelines(tmp_path: Path) -> None:
+    folder = capture("mq-writeback-30s")
+    src = tmp_path / "cap"
+    (src / "b").mkdir(parents=True)
+    shutil.copy(folder / "blkparse.txt.zst", src / "blkparse.txt.zst")
+    shutil.copy(folder / "blkparse.txt.zst", src / "b" / "again.zst")
+    result = runner.invoke(app, ["ingest", str(src), "-o", str(tmp_path / "ds")])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f"error: {src}: several blkparse texts (b/again.zst, blkparse.txt.zst): a capture folder "
+        "holds one trace\nhint: ingest them as files instead: blkscope ingest FILE... -o DATASET\n"
+    )
+
+
+def test_writeback_of_untraced_devices_is_not_aligned(tmp_path: Path) -> None:
+    folder = capture("mq-writeback-30s")
+    src = tmp_path / "cap"
+    src.mkdir()
+    shutil.copy(folder / "blkparse.txt.zst", src / "blkparse.txt.zst")
+    lines = (folder / "writeback.txt").read_text().splitlines(keepends=True)
+    (src / "writeback.txt").write_text("".join(x for x in lines if "254:0" not in x))
+    result = runner.invoke(app, ["ingest", str(src), "-o", str(tmp_path / "ds"), "--json"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.output)
+    assert manifest["clock"]["trace_zero"]["wall_ns"] is None
+    writeback = next(s for s in manifest["clock"]["sources"] if s["table"] == "writeback")
+    assert writeback["offset_ns"] is None
+    assert writeback["method"] == "no clock evidence: t_ns left null (use --trace-start/--offset)"
+    assert pq.read_table(tmp_path / "ds" / "writeback.parquet")["t_ns"].null_count == 7

@@ -160,6 +160,8 @@ def _align_logs(
             [(a, b) in traced for a, b in zip(major.tolist(), minor.tolist(), strict=True)], bool
         )
         if not on_trace.any():
+            if table["dev_major"].null_count < table.num_rows:
+                continue  # only devices the trace did not record
             on_trace[:] = True  # devices named by bdi, not major:minor: use every row
         stamps = table["time_ns"].to_numpy()[on_trace]
         durations = table["duration_ns"].to_numpy()[on_trace]

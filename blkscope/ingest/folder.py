@@ -132,6 +132,14 @@ def survey(folder: Path) -> list[Entry]:
         if e.fmt == "blkparse" and binaries:
             e.role = "skipped"
             e.reason = "blkparse text of the blktrace binaries, which carry the absolute clock"
+    texts = [e.name for e in entries if e.role == "block events" and e.fmt == "blkparse"]
+    if len(texts) > 1:
+        # Each blkparse run counts from its own first event: two texts are two timelines.
+        raise InputFormatError(
+            str(folder),
+            f"several blkparse texts ({', '.join(texts)}): a capture folder holds one trace",
+            hint="ingest them as files instead: blkscope ingest FILE... -o DATASET",
+        )
     if not any(e.role == "block events" for e in entries):
         raise InputFormatError(
             str(folder),
