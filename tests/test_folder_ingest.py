@@ -53,6 +53,15 @@ def test_recognised_and_skipped_files_match_golden(whole: tuple[Path, str]) -> N
     assert listing == json.loads(path.read_text())
 
 
+def test_printed_report_matches_golden(whole: tuple[Path, str]) -> None:
+    out, output = whole
+    text = output.replace(str(out), "DATASET")
+    path = GOLDEN / "mq30_folder_report.txt"
+    if os.environ.get("BLKSCOPE_UPDATE_GOLDEN") == "1":
+        path.write_text(text)
+    assert text == path.read_text()
+
+
 def test_listing_is_printed(whole: tuple[Path, str]) -> None:
     _, output = whole
     assert "  btt/btt.avg: btt output, not an input\n" in output
