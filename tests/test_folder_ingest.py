@@ -327,3 +327,18 @@ def test_writeback_of_untraced_devices_is_not_aligned(tmp_path: Path) -> None:
     assert writeback["offset_ns"] is None
     assert writeback["method"] == "no clock evidence: t_ns left null (use --trace-start/--offset)"
     assert pq.read_table(tmp_path / "ds" / "writeback.parquet")["t_ns"].null_count == 7
+
+
+def test_vmstat_without_timestamps_is_aligned_by_its_bo_column(whole: tuple[Path, str]) -> None:
+    out, _ = whole
+    manifest = json.loads((out / "manifest.json").read_text())
+    vmstat = next(s for s in manifest["clock"]["sources"] if s["table"] == "vmstat")
+    evidence = vmstat["alignment"]
+    assert evidence["rows_used"] == 34  # every sample but the since-boot one
+    assert evidence["mismatch"] < 0.05 < 0.2 < evidence["runner_up_mismatch"]
+    # vmstat was started with iostat, whose first report is stamped 23:37:49: within a second
+    iostat = next(s for s in manifest["clock"]["sources"] if s["table"] == "iostat_log")
+    first_report = 1795304269 * 1_000_000_000 + iostat["offset_ns"]  # t_ns of 23:37:49.5
+    assert abs(vmstat["offset_ns"] - first_report) < 500_000_000
+    t_ns = pq.read_table(out / "vmstat.parquet", columns=["t_ns"])["t_ns"].to_pylist()
+    assert t_ns[:3] == [vmstat["offset_ns"] + k * 1_000_000_000 for k in range(3)]

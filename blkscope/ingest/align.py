@@ -167,24 +167,34 @@ GRID_NS = 10_000_000
 MIN_REPORTS = 5
 
 
-def _window_counts(times: np.ndarray, ends: np.ndarray, shifts: np.ndarray) -> np.ndarray:
-    # counts[j, k] = completions in [ends[k] - 1 s - shifts[j], ends[k] - shifts[j])
+def _window_sums(
+    times: np.ndarray, cumulative: np.ndarray, ends: np.ndarray, shifts: np.ndarray
+) -> np.ndarray:
+    # sums[j, k] = weight of completions in [ends[k] - 1 s - shifts[j], ends[k] - shifts[j])
     hi = ends[None, :] - shifts[:, None]
-    return np.searchsorted(times, hi) - np.searchsorted(times, hi - SECOND)
+    return cumulative[np.searchsorted(times, hi)] - cumulative[np.searchsorted(times, hi - SECOND)]
 
 
 def align_rates(
-    stamps_ns: np.ndarray, rates: np.ndarray, completion_times: np.ndarray, method: str
+    stamps_ns: np.ndarray,
+    rates: np.ndarray,
+    completion_times: np.ndarray,
+    method: str,
+    weights: np.ndarray | None = None,
+    truncated: bool = True,
 ) -> Alignment | None:
     """Offset (stamp - trace time) that best fits per-second rates to the trace's completions.
 
-    Each stamp ends a 1 s interval whose rate should equal the trace's completions in it. A
-    stamp truncated to the second fixes the interval only within that second, so the offset is
-    known to +-0.5 s; its low/high say so.
+    Each stamp ends a 1 s interval whose rate should equal the trace's completions in it (their
+    `weights`, e.g. KiB, when given). A stamp truncated to the second fixes the interval only
+    within that second, so the offset is known to +-0.5 s; its low/high say so.
     """
-    times = np.sort(completion_times)
+    order = np.argsort(completion_times)
+    times = completion_times[order]
     if times.size == 0 or stamps_ns.size < MIN_REPORTS:
         return None
+    mass = np.ones(len(times)) if weights is None else weights[order].astype(np.float64)
+    cumulative = np.concatenate(([0.0], np.cumsum(mass)))
     span = int(times[-1])
     first, last = int(stamps_ns.min()), int(stamps_ns.max())
     coarse = np.arange(first - span - SECOND, last + SECOND, 10 * GRID_NS, dtype=np.int64)
@@ -193,7 +203,7 @@ def align_rates(
         out = np.empty(len(shifts))
         for j0 in range(0, len(shifts), 512):
             part = shifts[j0 : j0 + 512]
-            counts = _window_counts(times, stamps_ns, part)
+            counts = _window_sums(times, cumulative, stamps_ns, part)
             lo = stamps_ns[None, :] - part[:, None]
             inside = (lo - SECOND >= 0) & (lo <= span)
             n = inside.sum(axis=1)
@@ -213,6 +223,10 @@ def align_rates(
     far = np.abs(coarse - shift) > SECOND
     runner = float(coarse_scores[far].min()) if far.any() else float("inf")
     best = float(fine_scores.min())
+    if not truncated:
+        return Alignment(
+            shift, shift - GRID_NS, shift + GRID_NS, 0, len(stamps_ns), 0, method, best, runner
+        )
     # The interval may have ended anywhere in the stamped second: centre the offset in it.
     return Alignment(
         shift + SECOND // 2, shift, shift + SECOND, 0, len(stamps_ns), 0, method, best, runner

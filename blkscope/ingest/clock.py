@@ -325,7 +325,15 @@ def source_offset(
             doc["alignment"] = evidence
     elif kind == "sample_index":
         start = _sampler_start(logs, zero)
-        if start is not None:
+        found = _vmstat_alignment(table, digest)
+        if found is not None:
+            doc.update(
+                offset_ns=-found.offset_ns,
+                method="no timestamps: automatic alignment of bo (KiB written per second) "
+                "with the trace's write completions",
+                alignment=found.as_doc(),
+            )
+        elif start is not None:
             doc.update(
                 offset_ns=start + centre,
                 method="no timestamps: sample k at k s after "
@@ -334,6 +342,21 @@ def source_offset(
     if doc["offset_ns"] is None:
         doc.setdefault("method", "no clock evidence: t_ns left null (use --trace-start/--offset)")
     return doc
+
+
+def _vmstat_alignment(table: pa.Table, digest: TraceDigest) -> Alignment | None:
+    # Sample k (k >= 1; sample 0 averages since boot) ends k s after vmstat started.
+    later = table.filter(pc.greater_equal(table["sample"], 1))
+    later = later.filter(pc.is_valid(later["bo"]))
+    times, kib = digest.write_kib()
+    return align_rates(
+        pc.multiply(pc.cast(later["sample"], pa.int64()), SECOND).to_numpy(),
+        later["bo"].to_numpy().astype(np.float64),
+        times,
+        "vmstat bo vs write completion KiB",
+        weights=kib,
+        truncated=False,
+    )
 
 
 def _sampler_start(logs: list[LogSource], zero: TraceZero) -> int | None:

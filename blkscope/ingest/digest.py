@@ -28,7 +28,9 @@ class TraceDigest:
         cols = ["time_ns", "dev_major", "dev_minor", "sector"]
         self._flusher.append(events.filter(pc.fill_null(flusher, False)).select(cols))
         done = pc.equal(events["action"], "C")
-        self._completions.append(events.filter(pc.fill_null(done, False)).select([*cols, "op"]))
+        self._completions.append(
+            events.filter(pc.fill_null(done, False)).select([*cols, "op", "nsectors"])
+        )
 
     def flusher_bursts(self, devices: set[tuple[int, int]] | None = None) -> np.ndarray:
         """(start, end) ns of flusher write bursts on `devices` (all when None), by time gap."""
@@ -74,6 +76,16 @@ class TraceDigest:
         )
         times = table.filter(pc.fill_null(mask, False))["time_ns"]
         return np.sort(times.to_numpy(zero_copy_only=False).astype(np.int64))
+
+    def write_kib(self) -> tuple[np.ndarray, np.ndarray]:
+        """(time_ns, KiB) of every write completion, all devices."""
+        if not self._completions:
+            return np.empty(0, np.int64), np.empty(0, np.float64)
+        table = pa.concat_tables(self._completions)
+        table = table.filter(pc.fill_null(pc.equal(table["op"], "W"), False))
+        times = table["time_ns"].to_numpy(zero_copy_only=False).astype(np.int64)
+        sectors = pc.fill_null(table["nsectors"], 0).to_numpy(zero_copy_only=False)
+        return times, sectors.astype(np.float64) / 2
 
     def devices(self) -> set[tuple[int, int]]:
         """Devices the trace has completions or flusher writes on."""
