@@ -82,11 +82,7 @@ def ingest(
         ),
     ] = None,
 ) -> None:
-    """Parse blkparse text, blktrace binaries or a whole capture folder into a Parquet dataset.
-
-    A capture folder's files are recognised by content; every table gets t_ns on the trace's
-    timeline.
-    """
+    """Parse blkparse text, blktrace binaries or a capture folder (all logs, one clock) to Parquet."""
     from blkscope.ingest.blkparse_ingest import ingest_events
     from blkscope.progress import byte_progress
 
