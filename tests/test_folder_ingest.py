@@ -351,3 +351,17 @@ def test_vmstat_without_timestamps_is_aligned_by_its_bo_column(whole: tuple[Path
     assert abs(vmstat["offset_ns"] - first_report) < 500_000_000
     t_ns = pq.read_table(out / "vmstat.parquet", columns=["t_ns"])["t_ns"].to_pylist()
     assert t_ns[:3] == [vmstat["offset_ns"] + k * 1_000_000_000 for k in range(3)]
+
+
+def test_a_dataset_inside_the_capture_folder_is_skipped(tmp_path: Path) -> None:
+    folder = capture("mq-writeback-30s")
+    src = tmp_path / "cap"
+    src.mkdir()
+    shutil.copy(folder / "blkparse.txt.zst", src / "blkparse.txt.zst")
+    first = runner.invoke(app, ["ingest", str(src), "-o", str(src / "ds"), "-q"])
+    assert first.exit_code == 0, first.output
+    again = runner.invoke(app, ["ingest", str(src), "-o", str(src / "ds"), "--json"])
+    assert again.exit_code == 0, again.output
+    manifest = json.loads(again.output)
+    assert manifest["skipped"] == [{"name": "ds/", "reason": "a blkscope dataset"}]
+    assert [d["name"] for d in manifest["inputs"]] == ["blkparse.txt.zst"]

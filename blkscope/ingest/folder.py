@@ -19,7 +19,7 @@ from blkscope.ingest.clock import (
     source_offset,
     with_t_ns,
 )
-from blkscope.ingest.dataset import DatasetWriter
+from blkscope.ingest.dataset import MANIFEST, DatasetWriter, is_dataset
 from blkscope.ingest.detect import FORMAT_NAMES, detect_format
 from blkscope.ingest.digest import TraceDigest
 from blkscope.ingest.logs import PARSERS
@@ -110,9 +110,17 @@ def survey(folder: Path) -> list[Entry]:
     if not folder.is_dir():
         raise InputFormatError(str(folder), "not a folder")
     entries = []
+    datasets = {p.parent for p in folder.rglob(MANIFEST) if is_dataset(p.parent)} - {folder}
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts):
+            continue
+        inside = [d for d in datasets if d in path.parents]
+        if inside:
+            # A dataset written into the capture folder: say so once, not per Parquet file.
+            if path.name == MANIFEST:
+                name = inside[0].relative_to(folder).as_posix() + "/"
+                entries.append(Entry(name, str(inside[0]), None, "skipped", "a blkscope dataset"))
             continue
         fmt = detect_format(str(path))
         if fmt is None:
