@@ -38,9 +38,7 @@ def compute_findings(
 def knobs_from_manifest(manifest: dict[str, Any]) -> dict[str, float]:
     """Knob intervals in seconds: the capture's sysctls when recorded, else kernel defaults."""
     knobs = dict(KNOBS)
-    capture = manifest.get("capture", {})
-    # blkscope capture writes them as capture.json's vm_sysctls; folder ingest keeps it whole
-    sysctl = capture.get("sysctl") or capture.get("vm_sysctls") or {}
+    sysctl = manifest.get("capture", {}).get("sysctl", {})
     for name in ("vm.dirty_writeback_centisecs", "vm.dirty_expire_centisecs"):
         if str(sysctl.get(name, "")).strip().isdigit():
             knobs[name] = int(sysctl[name]) / 100
@@ -60,7 +58,6 @@ def find_spikes(
     con.execute(f"SET VARIABLE blkscope_spike_window_ns = {int(window_ns)}")
     con.execute(f"SET VARIABLE blkscope_spike_metric = '{'d2c' if metric == 'd2c' else 'q2c'}'")
     windows = query_table(con, "SELECT * FROM _spike_windows ORDER BY dev_major, dev_minor, win")
-    work = writeback_work(con)
     rows: list[dict[str, Any]] = []
     for (major, minor), w in _by_device(windows):
         busy = w["ios"] >= min_ios
@@ -92,58 +89,9 @@ def find_spikes(
                     **_attribution(con, major, minor, start, end, window_ns),
                 }
             )
-            rows[-1].update(
-                _writeback_fields(work, (major, minor), start, end, rows[-1]["peak_ns"])
-            )
     for device_rank, row in _numbered(rows):
         row["spike_id"] = device_rank
     return pa.Table.from_pylist(rows, schema=SPIKES)
-
-
-def writeback_work(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], np.ndarray] | None:
-    """(start, end) trace ns of the writeback log's work items per device; None without a log.
-
-    With both logs ingested the monotonic one is used (exact), else the 1 s wall-clock one,
-    widened by half a second on each side.
-    """
-    tables = {
-        r[0] for r in con.execute("SELECT table_name FROM information_schema.tables").fetchall()
-    }
-    if "writeback" not in tables:
-        return None
-    placed = con.execute(
-        "SELECT clock, count(*) FROM writeback WHERE t_ns IS NOT NULL GROUP BY 1"
-    ).fetchall()
-    if not placed:
-        return None
-    clock = "monotonic" if "monotonic" in dict(placed) else "time_of_day"
-    slack = 0 if clock == "monotonic" else 500_000_000
-    found = con.execute(f"""
-        SELECT dev_major, dev_minor, t_ns - duration_ns - {slack}, t_ns + {slack} FROM writeback
-        WHERE t_ns IS NOT NULL AND clock = '{clock}' AND dev_major IS NOT NULL ORDER BY 3
-    """).fetchall()
-    work: dict[tuple[int, int], list[tuple[int, int]]] = {}
-    for major, minor, begin, finish in found:
-        work.setdefault((major, minor), []).append((begin, finish))
-    return {dev: np.array(items, dtype=np.int64) for dev, items in work.items()}
-
-
-def _writeback_fields(
-    work: dict[tuple[int, int], np.ndarray] | None,
-    device: tuple[int, int],
-    start: int,
-    end: int,
-    peak: int,
-) -> dict[str, int | None]:
-    if work is None:
-        return {"writeback_events": None, "writeback_lag_ns": None}
-    items = work.get(device, np.empty((0, 2), np.int64))
-    overlapping = int(((items[:, 0] < end) & (items[:, 1] > start)).sum())
-    before = items[items[:, 0] <= peak, 0]
-    return {
-        "writeback_events": overlapping,
-        "writeback_lag_ns": int(peak - before.max()) if before.size else None,
-    }
 
 
 def _by_device(t: pa.Table) -> list[tuple[tuple[int, int], dict[str, np.ndarray]]]:
@@ -221,9 +169,8 @@ _SERIES = {
 def find_dataset_periods(
     con: duckdb.DuckDBPyConnection, spikes: pa.Table, knobs: dict[str, float]
 ) -> pa.Table:
-    """Periods of writeback IO, journal IO, writeback log events and spikes, per device."""
+    """Periods of writeback IO, journal IO and spikes, per device."""
     rows: list[dict[str, Any]] = []
-    work = writeback_work(con)
     devices = con.execute(
         "SELECT dev_major, dev_minor, min(time_ns), max(time_ns) FROM events "
         "GROUP BY ALL ORDER BY 1, 2"
@@ -242,8 +189,6 @@ def find_dataset_periods(
                 spikes["dev_major"].to_pylist(), spikes["dev_minor"].to_pylist(), strict=True
             )
         ]
-        if work is not None:
-            series["writeback_events"] = work.get((major, minor), np.empty((0, 2), np.int64))[:, 0]
         series["spikes"] = np.array(
             [p for p, m in zip(spikes["peak_ns"].to_pylist(), mask, strict=True) if m],
             dtype=np.int64,

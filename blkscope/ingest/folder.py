@@ -259,7 +259,10 @@ def _describe(
         if e.name in tables:
             doc["tables"] = {name: t.num_rows for name, t in tables[e.name].items()}
         if e.role == "capture manifest":
-            manifest["capture"] = json.loads(Path(e.path).read_text())
+            capture = json.loads(Path(e.path).read_text())
+            # The findings read the writeback knobs as capture.sysctl.
+            capture.setdefault("sysctl", capture.get("vm_sysctls") or {})
+            manifest["capture"] = capture
         inputs.append(doc)
     manifest["folder"] = str(folder)
     manifest["inputs"] = inputs
