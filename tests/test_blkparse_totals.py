@@ -111,7 +111,7 @@ def test_device_totals_equal_blkparse_total_block(path: Path, ingested: dict[Pat
     printed = _summary(con, "block = 'Total'")
     cpu_blocks = con.execute(
         "SELECT count(DISTINCT block) FROM blkparse_summary WHERE block LIKE 'CPU%'"
-    ).fetchone()
+    ).fetchall()[0]
     assert cpu_blocks is not None
     if cpu_blocks[0] < 2:
         assert printed == {}
@@ -154,13 +154,13 @@ def test_depth_events_and_throughput_lines(path: Path, ingested: dict[Path, Path
         assert _max_depths(rows) == (printed["read_depth"], printed["write_depth"])
         n, first, last = con.execute(
             f"SELECT count(*), min(time_ns), max(time_ns) FROM events WHERE {dev}"
-        ).fetchone() or (0, 0, 0)
+        ).fetchall()[0] or (0, 0, 0)
         assert n == printed["events"]
         msec = (last - first) // 1_000_000
         kib = con.execute(
             f"SELECT sum(reads_completed_kib), sum(writes_completed_kib) "
             f"FROM blkparse_totals WHERE {dev}"
-        ).fetchone() or (0, 0)
+        ).fetchall()[0] or (0, 0)
         assert (1000 * int(kib[0]) // msec, 1000 * int(kib[1]) // msec) == (
             printed["throughput_read_kib_s"],
             printed["throughput_write_kib_s"],
@@ -171,13 +171,13 @@ def test_a_bare_flush_counts_as_a_read(ingested: dict[Path, Path]) -> None:
     """`D FN` has no write bit, so blkparse counts it under Read Dispatches (0 KiB)."""
     path = INPUTS[1]  # loop-split-merge-tail: jbd2 flush sequences, 3 real reads
     con = connect(ingested[path])
-    assert con.execute(
-        "SELECT count(*) FROM events WHERE action = 'D' AND rwbs = 'FN'"
-    ).fetchone() == (2,)
-    assert con.execute("SELECT sum(read_dispatches) FROM blkparse_totals").fetchone() == (3,)
+    assert con.execute("SELECT count(*) FROM events WHERE action = 'D' AND rwbs = 'FN'").fetchall()[
+        0
+    ] == (2,)
+    assert con.execute("SELECT sum(read_dispatches) FROM blkparse_totals").fetchall()[0] == (3,)
     assert con.execute(
         "SELECT value FROM blkparse_summary WHERE metric = 'read_dispatches'"
-    ).fetchone() == (3,)
+    ).fetchall()[0] == (3,)
 
 
 def test_requeued_kib_come_back_out_of_dispatch_kib(ingested: dict[Path, Path]) -> None:
@@ -186,9 +186,9 @@ def test_requeued_kib_come_back_out_of_dispatch_kib(ingested: dict[Path, Path]) 
     row = con.execute("""
         SELECT sum(nsectors // 2) FILTER (action = 'D' AND op = 'R'),
                sum(nsectors // 2) FILTER (action = 'R' AND op = 'R')
-        FROM events""").fetchone()
+        FROM events""").fetchall()[0]
     assert row == (35264, 48)
     assert con.execute(
         "SELECT value FROM blkparse_summary WHERE block = 'Total' AND "
         "metric = 'read_dispatches_kib'"
-    ).fetchone() == (35264 - 48,)
+    ).fetchall()[0] == (35264 - 48,)

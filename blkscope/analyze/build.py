@@ -12,7 +12,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from blkscope.analyze.findings import find_dataset_periods, find_spikes, knobs_from_manifest
-from blkscope.analyze.views import connect, register_table, register_views
+from blkscope.analyze.views import connect, optional_views, register_table, register_views
 from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import MANIFEST, read_manifest
 from blkscope.schemas import TABLES
@@ -79,6 +79,9 @@ def analyze_dataset(
     con = connect(dataset)
     con.execute(f"SET VARIABLE blkscope_interval_ns = {int(interval_ns)}")
     con.execute(f"SET VARIABLE blkscope_origin_ns = {int(origin_ns)}")
+    # requests and bios both follow every bio through its pieces: compute that chain once.
+    for view in ("_bio_pieces", "_piece_requests"):
+        con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
     for name, view in BUILD_ORDER:
         register_views(con)
         path = dataset / f"{name}.parquet"
@@ -86,6 +89,13 @@ def analyze_dataset(
             rows = _write_table(con, view, TABLES[name], path)
         except OSError as exc:
             raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
+        except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+            # a table not matching its declared schema is a bug; report it without a traceback
+            raise DatasetError(
+                str(path),
+                f"cannot build table {name}: {exc}",
+                hint="please report this with the dataset's manifest.json",
+            ) from None
         manifest["tables"][name] = {"file": path.name, "rows": rows}
         register_table(con, name, path)
     for name, table in zip(("spikes", "periods"), _findings(con, dataset, manifest), strict=True):
@@ -94,7 +104,9 @@ def analyze_dataset(
         manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
         register_table(con, name, path)
     _save_manifest(dataset, manifest)
-    left_out = register_views(con)
-    if left_out:  # every view must bind once all tables exist; anything else is a bug
+    # Every view must bind once the analysis tables exist, except those over tables that only
+    # some captures bring (a partition listing, a writeback log): anything else is a bug.
+    left_out = [v for v in register_views(con) if v not in optional_views(manifest)]
+    if left_out:
         raise DatasetError(str(dataset), f"views failed to bind: {', '.join(left_out)}")
     return con

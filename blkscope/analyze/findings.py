@@ -9,6 +9,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from blkscope.analyze.correlation import annotate_spikes, writeback_intervals
 from blkscope.analyze.periodicity import KNOBS, find_periods, matching_knobs
 from blkscope.analyze.views import connect, query_table
 from blkscope.ingest.dataset import read_manifest
@@ -35,6 +36,15 @@ def compute_findings(
     return spikes, periods
 
 
+def has_writeback_log(con: duckdb.DuckDBPyConnection) -> bool:
+    """True when the dataset holds writeback.bt events placed on the trace timeline."""
+    try:
+        row = con.execute("SELECT count(t_ns) FROM writeback").fetchall()[0]
+    except duckdb.Error:
+        return False
+    return bool(row and row[0])
+
+
 def knobs_from_manifest(manifest: dict[str, Any]) -> dict[str, float]:
     """Knob intervals in seconds: the capture's sysctls when recorded, else kernel defaults."""
     knobs = dict(KNOBS)
@@ -54,44 +64,88 @@ def find_spikes(
     threshold_ns: int | None,
     min_ios: int,
 ) -> pa.Table:
-    """Windows whose p99 exceeds median + k*MAD of all windows (or threshold_ns), merged."""
+    """Windows whose p99 exceeds median + k*MAD of all windows (or threshold_ns), merged, per
+    device; then the same for every user series (an application's own latency log)."""
     con.execute(f"SET VARIABLE blkscope_spike_window_ns = {int(window_ns)}")
     con.execute(f"SET VARIABLE blkscope_spike_metric = '{'d2c' if metric == 'd2c' else 'q2c'}'")
     windows = query_table(con, "SELECT * FROM _spike_windows ORDER BY dev_major, dev_minor, win")
     rows: list[dict[str, Any]] = []
     for (major, minor), w in _by_device(windows):
-        busy = w["ios"] >= min_ios
-        if not busy.any():
-            continue
-        p99 = w["p99_ns"].astype(np.float64)
-        median = float(np.median(p99[busy]))
-        mad = float(np.median(np.abs(p99[busy] - median)))
-        limit = threshold_ns or int(max(median + k * MAD_TO_SIGMA * mad, 2 * median))
-        abnormal = busy & (p99 > limit)
-        for first, last in _runs(w["win"], abnormal):
-            sel = slice(first, last + 1)
-            worst = first + int(np.argmax(w["max_ns"][sel]))
-            start, end = int(w["win"][first]) * window_ns, (int(w["win"][last]) + 1) * window_ns
-            rows.append(
-                {
-                    "dev_major": major,
-                    "dev_minor": minor,
-                    "metric": metric,
-                    "window_ns": window_ns,
-                    "start_ns": start,
-                    "end_ns": end,
-                    "peak_ns": int(w["peak_ns"][worst]),
-                    "peak_latency_ns": int(w["max_ns"][worst]),
-                    "p99_ns": int(p99[sel].max()),
-                    "baseline_p99_ns": int(median),
-                    "threshold_ns": limit,
-                    "ios": int(w["ios"][sel].sum()),
-                    **_attribution(con, major, minor, start, end, window_ns),
-                }
+        for row in _abnormal(w, window_ns, k, threshold_ns, min_ios):
+            row.update(dev_major=major, dev_minor=minor, metric=metric)
+            rows.append(row)
+    for name, w in _user_series_windows(con):
+        for row in _abnormal(w, window_ns, k, threshold_ns, min_ios):
+            major, minor = _busiest_device(con, row["start_ns"], row["end_ns"])
+            row.update(dev_major=major, dev_minor=minor, metric=f"user:{name}")
+            rows.append(row)
+    for row in rows:
+        row.update(
+            _attribution(
+                con, row["dev_major"], row["dev_minor"], row["start_ns"], row["end_ns"], window_ns
             )
+        )
     for device_rank, row in _numbered(rows):
         row["spike_id"] = device_rank
-    return pa.Table.from_pylist(rows, schema=SPIKES)
+    spikes = pa.Table.from_pylist(rows, schema=SPIKES)
+    return annotate_spikes(spikes, writeback_intervals(con), has_writeback_log(con))
+
+
+def _abnormal(
+    w: dict[str, np.ndarray], window_ns: int, k: float, threshold_ns: int | None, min_ios: int
+) -> list[dict[str, Any]]:
+    """Runs of consecutive windows whose p99 is abnormal, as partial spike rows."""
+    busy = w["ios"] >= min_ios
+    if not busy.any():
+        return []
+    p99 = w["p99_ns"].astype(np.float64)
+    median = float(np.median(p99[busy]))
+    mad = float(np.median(np.abs(p99[busy] - median)))
+    limit = threshold_ns or int(max(median + k * MAD_TO_SIGMA * mad, 2 * median))
+    out = []
+    for first, last in _runs(w["win"], busy & (p99 > limit)):
+        sel = slice(first, last + 1)
+        worst = first + int(np.argmax(w["max_ns"][sel]))
+        out.append(
+            {
+                "window_ns": window_ns,
+                "start_ns": int(w["win"][first]) * window_ns,
+                "end_ns": (int(w["win"][last]) + 1) * window_ns,
+                "peak_ns": int(w["peak_ns"][worst]),
+                "peak_latency_ns": int(w["max_ns"][worst]),
+                "p99_ns": int(p99[sel].max()),
+                "baseline_p99_ns": int(median),
+                "threshold_ns": limit,
+                "ios": int(w["ios"][sel].sum()),
+            }
+        )
+    return out
+
+
+def _user_series_windows(con: duckdb.DuckDBPyConnection) -> list[tuple[str, dict[str, np.ndarray]]]:
+    try:
+        t = query_table(con, "SELECT * FROM _series_windows ORDER BY series, win")
+    except duckdb.Error:  # no user series placed on the trace timeline
+        return []
+    cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+    return [
+        (str(name), {n: v[cols["series"] == name] for n, v in cols.items()})
+        for name in dict.fromkeys(cols["series"].tolist())
+    ]
+
+
+def _busiest_device(con: duckdb.DuckDBPyConnection, start: int, end: int) -> tuple[int, int]:
+    """The traced device with the most bytes in flight in [start, end): where to look."""
+    rows = con.execute(f"""
+        SELECT dev_major, dev_minor FROM _inflight_by_process
+        WHERE q_time_ns < {end} AND end_ns > {start}
+        GROUP BY ALL ORDER BY sum(nsectors) DESC, 1, 2 LIMIT 1""").fetchall()
+    row = (
+        rows[0]
+        if rows
+        else con.execute("SELECT dev_major, dev_minor FROM events LIMIT 1").fetchall()[0]
+    )
+    return int(row[0]), int(row[1])
 
 
 def _by_device(t: pa.Table) -> list[tuple[tuple[int, int], dict[str, np.ndarray]]]:
@@ -135,7 +189,7 @@ def _attribution(
         SELECT count(*), count(*) FILTER (writeback), count(*) FILTER (journal),
                coalesce(sum(nsectors), 0), coalesce(sum(nsectors) FILTER (writeback), 0)
         FROM _inflight_by_process WHERE {dev} AND q_time_ns < {end} AND end_ns > {start}
-    """).fetchone() or (0, 0, 0, 0, 0)
+    """).fetchall()[0] or (0, 0, 0, 0, 0)
     total, wb, jbd2, sectors, wb_sectors = (int(x) for x in flight)
     procs = con.execute(f"""
         SELECT coalesce(comm, '?'), count(*) n FROM bios
@@ -193,6 +247,10 @@ def find_dataset_periods(
             [p for p, m in zip(spikes["peak_ns"].to_pylist(), mask, strict=True) if m],
             dtype=np.int64,
         )
+        if has_writeback_log(con):
+            series["writeback_events"] = query_table(
+                con, f"SELECT t_ns FROM writeback WHERE {dev} AND t_ns IS NOT NULL"
+            )["t_ns"].to_numpy()
         for name, times in series.items():
             rows += period_rows(times, (t0, t1), name, knobs, (major, minor))
     return pa.Table.from_pylist(rows, schema=PERIODS)

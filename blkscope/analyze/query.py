@@ -27,7 +27,13 @@ def run_query(dataset: Path, query: str, fmt: str = "table") -> str:
             names = rel.columns
             rows = rel.fetchall()
         except duckdb.Error as exc:
-            raise QueryError(f"query failed: {str(exc).splitlines()[0]}") from None
+            err = QueryError(f"query failed: {str(exc).splitlines()[0]}")
+            if isinstance(exc, duckdb.CatalogException):
+                err.hint = (
+                    "requests, bios, stage_stats, iostat, latency_hist, depth and io_dist "
+                    "are written by 'blkscope analyze DATASET'"
+                )
+            raise err from None
     if fmt == "json":
         return (
             json.dumps([dict(zip(names, r, strict=True)) for r in rows], default=str, indent=1)

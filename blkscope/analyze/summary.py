@@ -11,12 +11,14 @@ _RATIO_COLS = ["queued", "dispatches", "merge_ratio", "split_ratio", "requeues",
 _STAT_COLS = ["n", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
 _COUNTS = """
-SELECT b.dev_major, b.dev_minor, b.queued, b.merged_bios, b.split_bios, b.partial_bios,
-       r.requests, r.dispatches, r.completions, r.requeues, r.partial_requests
+SELECT dev_major, dev_minor, coalesce(b.queued, 0), coalesce(b.merged_bios, 0),
+       coalesce(b.split_bios, 0), coalesce(b.partial_bios, 0), coalesce(r.requests, 0),
+       coalesce(r.dispatches, 0), coalesce(r.completions, 0), coalesce(r.requeues, 0),
+       coalesce(r.partial_requests, 0)
 FROM (SELECT dev_major, dev_minor, count(*) AS queued, count(*) FILTER (merged) AS merged_bios,
              count(*) FILTER (split) AS split_bios, count(*) FILTER (partial) AS partial_bios
       FROM bios GROUP BY ALL) b
-JOIN (SELECT dev_major, dev_minor, count(*) AS requests, sum(dispatches)::BIGINT AS dispatches,
+FULL JOIN (SELECT dev_major, dev_minor, count(*) AS requests, sum(dispatches)::BIGINT AS dispatches,
              count(c_time_ns) AS completions, sum(requeues)::BIGINT AS requeues,
              count(*) FILTER (partial) AS partial_requests
       FROM requests GROUP BY ALL) r USING (dev_major, dev_minor)

@@ -12,14 +12,14 @@ from numba import njit
 # Rows of the int64 output matrix.
 F_MAJOR, F_MINOR, F_CPU, F_SEQ, F_TIME, F_PID = 0, 1, 2, 3, 4, 5
 F_SECTOR, F_NSECT, F_SPLIT, F_ERROR, F_DEPTH = 6, 7, 8, 9, 10
-F_COMM_START, F_COMM_END, F_LINE_START, F_LINE_END = 11, 12, 13, 14
-N_FIELDS = 15
+F_COMM_START, F_COMM_END, F_LINE = 11, 12, 13
+N_FIELDS = 14
 
 # Action codes, in blkparse_line.ACTIONS order.
 A_Q, A_G, A_I, A_D, A_C, A_M, A_F, A_P, A_U, A_UT, A_X, A_A, A_R, A_S, A_T, A_B, A_m = range(17)
 
-STATUS_OK, STATUS_SLOW = 0, 1
-HAS_SECTOR = 1
+# Bits of the per-row validity byte: which optional columns the line printed.
+HAS_SECTOR, HAS_NSECT, HAS_SPLIT, HAS_ERROR, HAS_DEPTH, HAS_COMM = 1, 2, 4, 8, 16, 32
 
 
 @njit(cache=True, nogil=True)
@@ -153,98 +153,115 @@ def _header(buf, p, n, ints, r):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
-def scan_lines(buf, n, ints, action, rwbs, status, flags):  # type: ignore[no-untyped-def]
-    """Parse lines of buf[:n]; fill one column per field; return the number of lines."""
+def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
+    """Parse what follows the RWBS; return the validity bits, or -1 for the slow path."""
+    if a in (A_C, A_R):
+        v, p, nd = _uint(buf, p, e)
+        if nd == 0:
+            return -1
+        ints[F_SECTOR, r] = v
+        ints[F_NSECT, r] = 0
+        if p + 3 < e and buf[p] == 32 and buf[p + 1] == 43 and buf[p + 2] == 32:
+            v, p, nd = _uint(buf, p + 3, e)
+            if nd == 0:
+                return -1
+            ints[F_NSECT, r] = v
+        if p + 1 >= e or buf[p] != 32 or buf[p + 1] != 91 or buf[e - 1] != 93:
+            return -1
+        p += 2
+        neg = False
+        if buf[p] == 45:
+            neg = True
+            p += 1
+        v, p, nd = _uint(buf, p, e)
+        if nd == 0 or p != e - 1:
+            return -1
+        ints[F_ERROR, r] = -v if neg else v
+        return HAS_SECTOR | HAS_NSECT | HAS_ERROR
+    if a in (A_U, A_UT, A_T):
+        q = e - 1
+        while q > p and 48 <= buf[q] <= 57:
+            q -= 1
+        if q == e - 1 or buf[q] != 32 or buf[q - 1] != 93 or buf[p] != 91:
+            return -1
+        v, _q, nd = _uint(buf, q + 1, e)
+        if q - 1 < p + 1 or not _plain_comm(buf, p + 1, q - 1):
+            return -1
+        ints[F_DEPTH, r] = v
+        ints[F_COMM_START, r] = p + 1
+        ints[F_COMM_END, r] = q - 1
+        return HAS_DEPTH | HAS_COMM
+    bits = HAS_COMM
+    if a == A_X:
+        v, p, nd = _uint(buf, p, e)
+        if nd == 0 or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 47 or buf[p + 2] != 32:
+            return -1
+        ints[F_SECTOR, r] = v
+        v, p, nd = _uint(buf, p + 3, e)
+        if nd == 0:
+            return -1
+        ints[F_SPLIT, r] = v
+        p += 1
+        bits |= HAS_SECTOR | HAS_SPLIT
+    elif a != A_P and buf[p] != 91:
+        v, p, nd = _uint(buf, p, e)
+        if nd == 0 or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 43 or buf[p + 2] != 32:
+            return -1
+        ints[F_SECTOR, r] = v
+        v, p, nd = _uint(buf, p + 3, e)
+        if nd == 0 or p >= e or buf[p] != 32:
+            return -1
+        ints[F_NSECT, r] = v
+        p += 1
+        bits |= HAS_SECTOR | HAS_NSECT
+    # "[comm]" runs to the last ']' of the line.
+    if p >= e or buf[p] != 91 or buf[e - 1] != 93 or e - 1 < p + 1:
+        return -1
+    if not _plain_comm(buf, p + 1, e - 1):
+        return -1
+    ints[F_COMM_START, r] = p + 1
+    ints[F_COMM_END, r] = e - 1
+    return bits
+
+
+@njit(cache=True, nogil=True)
+def scan_lines(buf, n, ints, action, rwbs, valid, slow):  # type: ignore[no-untyped-def]
+    """Parse lines of buf[:n] into compact columns; return (lines, fast rows, slow lines).
+
+    Fast rows fill ints[:, :fast] in line order; every other line goes to slow[:, :n_slow]
+    as (line index, start, end) for the reference parser.
+    """
     i = 0
-    row = 0
+    line = 0
+    fast = 0
+    n_slow = 0
     while i < n:
         s = i
-        r = row
-        row += 1
-        status[r] = STATUS_SLOW
-        flags[r] = 0
+        r = fast
+        ints[F_COMM_START, r] = 0
+        ints[F_COMM_END, r] = 0
         a, code, p = _header(buf, s, n, ints, r)
         # Header fields never span a newline, so the line end is found from where parsing stopped.
         e = min(p, n)
         while e < n and buf[e] != 10:
             e += 1
         i = e + 1
-        ints[F_LINE_START, r] = s
-        ints[F_LINE_END, r] = e
-        if a < 0 or p >= e:
-            continue
-        action[r] = a
-        rwbs[r] = code
-        if a in (A_C, A_R):
-            v, p, nd = _uint(buf, p, e)
-            if nd == 0:
-                continue
-            ints[F_SECTOR, r] = v
-            ints[F_NSECT, r] = 0
-            if p + 3 < e and buf[p] == 32 and buf[p + 1] == 43 and buf[p + 2] == 32:
-                v, p, nd = _uint(buf, p + 3, e)
-                if nd == 0:
-                    continue
-                ints[F_NSECT, r] = v
-            if p + 1 >= e or buf[p] != 32 or buf[p + 1] != 91 or buf[e - 1] != 93:
-                continue
-            p += 2
-            neg = False
-            if buf[p] == 45:
-                neg = True
-                p += 1
-            v, p, nd = _uint(buf, p, e)
-            if nd == 0 or p != e - 1:
-                continue
-            ints[F_ERROR, r] = -v if neg else v
-            flags[r] = HAS_SECTOR
-            status[r] = STATUS_OK
-            continue
-        if a in (A_U, A_UT, A_T):
-            q = e - 1
-            while q > p and 48 <= buf[q] <= 57:
-                q -= 1
-            if q == e - 1 or buf[q] != 32 or buf[q - 1] != 93 or buf[p] != 91:
-                continue
-            v, _q, nd = _uint(buf, q + 1, e)
-            ints[F_DEPTH, r] = v
-            ints[F_COMM_START, r] = p + 1
-            ints[F_COMM_END, r] = q - 1
-            if q - 1 < p + 1 or not _plain_comm(buf, p + 1, q - 1):
-                continue
-            status[r] = STATUS_OK
-            continue
-        if a == A_X:
-            v, p, nd = _uint(buf, p, e)
-            if nd == 0 or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 47 or buf[p + 2] != 32:
-                continue
-            ints[F_SECTOR, r] = v
-            v, p, nd = _uint(buf, p + 3, e)
-            if nd == 0:
-                continue
-            ints[F_SPLIT, r] = v
-            p += 1
-            flags[r] = HAS_SECTOR
-        elif a != A_P and buf[p] != 91:
-            v, p, nd = _uint(buf, p, e)
-            if nd == 0 or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 43 or buf[p + 2] != 32:
-                continue
-            ints[F_SECTOR, r] = v
-            v, p, nd = _uint(buf, p + 3, e)
-            if nd == 0 or p >= e or buf[p] != 32:
-                continue
-            ints[F_NSECT, r] = v
-            p += 1
-            flags[r] = HAS_SECTOR
-        # "[comm]" runs to the last ']' of the line.
-        if p >= e or buf[p] != 91 or buf[e - 1] != 93 or e - 1 < p + 1:
-            continue
-        if not _plain_comm(buf, p + 1, e - 1):
-            continue
-        ints[F_COMM_START, r] = p + 1
-        ints[F_COMM_END, r] = e - 1
-        status[r] = STATUS_OK
-    return row
+        bits = -1
+        if a >= 0 and p < e:
+            bits = _tail(buf, p, e, a, ints, r)
+        if bits >= 0:
+            action[r] = a
+            rwbs[r] = code
+            valid[r] = bits
+            ints[F_LINE, r] = line
+            fast += 1
+        else:
+            slow[0, n_slow] = line
+            slow[1, n_slow] = s
+            slow[2, n_slow] = e
+            n_slow += 1
+        line += 1
+    return line, fast, n_slow
 
 
 @njit(cache=True, nogil=True)
@@ -260,12 +277,12 @@ def gather_spans(buf, starts, ends, offsets, out):  # type: ignore[no-untyped-de
     return pos
 
 
-def alloc(nlines: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Allocate scan outputs for up to nlines lines."""
+def alloc(nlines: int) -> tuple[np.ndarray, ...]:
+    """Allocate scan outputs for up to nlines lines: ints, action, rwbs, valid, slow."""
     return (
-        np.zeros((N_FIELDS, nlines), dtype=np.int64),
-        np.zeros(nlines, dtype=np.int8),
-        np.zeros(nlines, dtype=np.int16),
-        np.zeros(nlines, dtype=np.uint8),
-        np.zeros(nlines, dtype=np.uint8),
+        np.empty((N_FIELDS, nlines), dtype=np.int64),
+        np.empty(nlines, dtype=np.int8),
+        np.empty(nlines, dtype=np.int16),
+        np.empty(nlines, dtype=np.uint8),
+        np.empty((3, nlines), dtype=np.int64),
     )

@@ -27,6 +27,14 @@ from blkscope.schemas import (
 
 Progress = Callable[..., None]
 
+# Dictionary-encode only the repetitive strings and keep statistics where queries filter:
+# integer dictionaries and per-column min/max cost a third of the ingest time for little.
+EVENTS_PARQUET: dict[str, Any] = {
+    "use_dictionary": ["action", "rwbs", "op", "comm"],
+    "write_statistics": ["dev_major", "dev_minor", "time_ns", "sector", "line_no", "input_id"],
+    "column_encoding": {c: "DELTA_BINARY_PACKED" for c in ("time_ns", "line_no", "seq")},
+}
+
 
 @dataclass
 class _DeviceStats:
@@ -90,7 +98,7 @@ def write_blkparse(
     """Stream blkparse text inputs into an open dataset; return input docs and device stats."""
     devices: dict[tuple[int, int], _DeviceStats] = {}
     input_docs = []
-    events_sink = ds.table("events", EVENTS)
+    events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
     errors_sink = ds.table("ingest_errors", INGEST_ERRORS)
     summary_sink = ds.table("blkparse_summary", BLKPARSE_SUMMARY)
     for input_id, path in enumerate(inputs, start=first_id):
@@ -174,7 +182,7 @@ def write_blktrace(
             progress(path, files[-1].raw_bytes, files[-1].raw_bytes)
     trace = decode(files, list(range(len(files))))
     devices: dict[tuple[int, int], _DeviceStats] = {}
-    events_sink = ds.table("events", EVENTS)
+    events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
     counts: dict[int, int] = {}
     for chunk in trace.slices(_EVENT_SLICE):
         events_sink.write(chunk)

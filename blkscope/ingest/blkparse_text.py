@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -32,8 +31,6 @@ _RWBS_STRINGS = pa.array(
     pa.string(),
 )
 _OP_STRINGS = pa.array(OPS, pa.string())
-_C_R = (S.A_C, S.A_R)
-_UNPLUGS = (S.A_U, S.A_UT, S.A_T)
 
 
 @dataclass
@@ -46,19 +43,6 @@ class ChunkResult:
     summary_lines: int = 0
 
 
-_THREAD = threading.local()
-
-
-def _buffers(nlines: int) -> tuple[np.ndarray, ...]:
-    """Scan outputs reused per thread across chunks, grown when a chunk has more lines."""
-    capacity = getattr(_THREAD, "capacity", 0)
-    if nlines > capacity:
-        _THREAD.capacity = max(nlines, int(capacity * 1.5))
-        _THREAD.arrays = S.alloc(_THREAD.capacity)
-    arrays: tuple[np.ndarray, ...] = _THREAD.arrays
-    return arrays
-
-
 @dataclass
 class _Scanned:
     """A chunk after the bulk scan: the fast rows as a table, the other lines still to read."""
@@ -67,29 +51,19 @@ class _Scanned:
     table: pa.Table
     first: int
     lines: int
-    slow: list[tuple[int, int, int]]  # (row, start, end) of lines the scanner left alone
+    slow: list[tuple[int, int, int]]  # (line index, start, end) of lines the scanner left alone
 
 
 def scan_chunk(data: bytes, first: int, input_id: int) -> _Scanned:
     """Scan a chunk whose first line is line `first`; safe to run in several threads."""
     nlines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     buf = np.frombuffer(data, dtype=np.uint8)
-    ints, action, rwbs, status, flags = _buffers(nlines)
-    n = S.scan_lines(buf, len(buf), ints, action, rwbs, status, flags)
-    st = status[:n]
-    table = _fast_table(
-        buf, ints, action, rwbs, flags, np.flatnonzero(st == S.STATUS_OK), first, input_id
-    )
-    slow_rows = np.flatnonzero(st != S.STATUS_OK)
-    slow = list(
-        zip(
-            slow_rows.tolist(),
-            ints[S.F_LINE_START, slow_rows].tolist(),
-            ints[S.F_LINE_END, slow_rows].tolist(),
-            strict=True,
-        )
-    )
-    return _Scanned(data, table, first, n, slow)
+    # Fresh arrays per chunk: the Arrow table below wraps them without copying.
+    ints, action, rwbs, valid, slow = S.alloc(nlines)
+    lines, fast, n_slow = S.scan_lines(buf, len(buf), ints, action, rwbs, valid, slow)
+    table = _fast_table(buf, ints, action[:fast], rwbs[:fast], valid[:fast], first, input_id)
+    spans = slow[:, :n_slow].T.tolist()
+    return _Scanned(data, table, first, lines, [(r, s, e) for r, s, e in spans])
 
 
 def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
@@ -102,32 +76,28 @@ def _fast_table(
     buf: np.ndarray,
     ints: np.ndarray,
     action: np.ndarray,
-    rwbs: np.ndarray,
-    flags: np.ndarray,
-    rows: np.ndarray,
+    code: np.ndarray,
+    valid: np.ndarray,
     first_line_no: int,
     input_id: int,
 ) -> pa.Table:
-    m = len(rows)
-    cols = np.ascontiguousarray(ints[:, rows])
-    act = action[rows].astype(np.int64)
-    code = rwbs[rows].astype(np.int64)
-    has_sector = (flags[rows] & S.HAS_SECTOR) != 0
-    is_x = act == S.A_X
-    is_cr = np.isin(act, _C_R)
-    comm_valid = ~is_cr
-    starts = np.where(comm_valid, cols[S.F_COMM_START], 0)
-    ends = np.where(comm_valid, cols[S.F_COMM_END], 0)
+    m = len(action)
+    cols = ints[:, :m]
+    starts, ends = cols[S.F_COMM_START], cols[S.F_COMM_END]
     offsets = np.empty(m + 1, dtype=np.int32)
     data = np.empty(int((ends - starts).sum()), dtype=np.uint8)
     S.gather_spans(buf, starts, ends, offsets, data)
+    has_comm = (valid & S.HAS_COMM) != 0
     comm = pa.StringArray.from_buffers(
         m,
         pa.py_buffer(offsets),
         pa.py_buffer(data),
-        null_bitmap=pa.array(comm_valid).buffers()[1],
-        null_count=int(is_cr.sum()),
+        null_bitmap=pa.array(has_comm).buffers()[1],
+        null_count=m - int(has_comm.sum()),
     )
+
+    def opt(field: int, bit: int, type_: pa.DataType) -> pa.Array:
+        return _masked(cols[field], (valid & bit) != 0, type_)
 
     def null(t: pa.DataType) -> pa.Array:
         return pa.nulls(m, t)
@@ -136,10 +106,10 @@ def _fast_table(
         pa.array(cols[S.F_MAJOR], pa.int32()),
         pa.array(cols[S.F_MINOR], pa.int32()),
         pa.array(cols[S.F_CPU], pa.int32()),
-        pa.array(cols[S.F_SEQ], pa.int64()),
-        pa.array(cols[S.F_TIME], pa.int64()),
-        pa.array(cols[S.F_PID], pa.int64()),
-        _ACTION_STRINGS.take(pa.array(act)),
+        pa.array(cols[S.F_SEQ]),
+        pa.array(cols[S.F_TIME]),
+        pa.array(cols[S.F_PID]),
+        _ACTION_STRINGS.take(pa.array(action)),
         _RWBS_STRINGS.take(pa.array(code)),
         _OP_STRINGS.take(pa.array((code >> 1) & 3)),
         pa.array((code & 1) != 0),
@@ -147,21 +117,21 @@ def _fast_table(
         pa.array((code & 16) != 0),
         pa.array((code & 32) != 0),
         pa.array((code & 64) != 0),
-        _masked(cols[S.F_SECTOR], has_sector, pa.int64()),
-        _masked(cols[S.F_NSECT], has_sector & ~is_x, pa.int32()),
-        _masked(cols[S.F_SPLIT], is_x, pa.int64()),
+        opt(S.F_SECTOR, S.HAS_SECTOR, pa.int64()),
+        opt(S.F_NSECT, S.HAS_NSECT, pa.int32()),
+        opt(S.F_SPLIT, S.HAS_SPLIT, pa.int64()),
         null(pa.int32()),
         null(pa.int32()),
         null(pa.int64()),
-        _masked(cols[S.F_ERROR], is_cr, pa.int32()),
+        opt(S.F_ERROR, S.HAS_ERROR, pa.int32()),
         comm,
         null(pa.binary()),
-        _masked(cols[S.F_DEPTH], np.isin(act, _UNPLUGS), pa.int32()),
+        opt(S.F_DEPTH, S.HAS_DEPTH, pa.int32()),
         null(pa.string()),
         null(pa.int64()),
         null(pa.string()),
         null(pa.int64()),
-        pa.array(rows.astype(np.int64) + first_line_no, pa.int64()),
+        pa.array(cols[S.F_LINE] + first_line_no),
         pa.array(np.full(m, input_id, dtype=np.int16)),
     ]
     return pa.Table.from_arrays(arrays, schema=EVENTS)

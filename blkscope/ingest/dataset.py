@@ -23,8 +23,10 @@ MANIFEST = "manifest.json"
 class _ParquetSink:
     """A Parquet file fed from a bounded queue by a thread, so encoding overlaps parsing."""
 
-    def __init__(self, path: Path, schema: pa.Schema) -> None:
-        self.writer = pq.ParquetWriter(path, schema, compression="zstd", compression_level=1)
+    def __init__(self, path: Path, schema: pa.Schema, **options: Any) -> None:
+        self.writer = pq.ParquetWriter(
+            path, schema, compression="zstd", compression_level=1, **options
+        )
         self.rows = 0
         self.queue: queue.Queue[pa.Table | None] = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
@@ -82,10 +84,10 @@ class DatasetWriter:
                 sink.queue.put(None)
             shutil.rmtree(self.tmp, ignore_errors=True)
 
-    def table(self, name: str, schema: pa.Schema) -> _ParquetSink:
+    def table(self, name: str, schema: pa.Schema, **options: Any) -> _ParquetSink:
         """Return (opening on first use) the streaming sink of table `name`."""
         if name not in self.sinks:
-            self.sinks[name] = _ParquetSink(self.tmp / f"{name}.parquet", schema)
+            self.sinks[name] = _ParquetSink(self.tmp / f"{name}.parquet", schema, **options)
         return self.sinks[name]
 
     def commit(self, manifest: dict[str, Any]) -> None:
@@ -120,3 +122,19 @@ def read_manifest(path: Path) -> dict[str, Any]:
         )
     manifest: dict[str, Any] = json.loads((path / MANIFEST).read_text())
     return manifest
+
+
+def add_table(dataset: Path, name: str, table: pa.Table) -> None:
+    """Write (or replace) one table of an existing dataset, then record it in the manifest."""
+    manifest = read_manifest(dataset)
+    path = dataset / f"{name}.parquet"
+    tmp = dataset / f".{name}.parquet.tmp-{os.getpid()}"
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+        manifest.setdefault("tables", {})[name] = {"file": path.name, "rows": table.num_rows}
+        tmp_manifest = dataset / f".{MANIFEST}.tmp-{os.getpid()}"
+        tmp_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
+        os.replace(tmp_manifest, dataset / MANIFEST)
+    except OSError as exc:
+        raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None

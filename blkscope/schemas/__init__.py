@@ -13,6 +13,7 @@ from blkscope.schemas.events import EVENTS
 from blkscope.schemas.findings import PERIODS, SPIKES
 from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
 from blkscope.schemas.iostat import IOSTAT
+from blkscope.schemas.partitions import PARTITIONS
 from blkscope.schemas.requests import REQUESTS
 from blkscope.schemas.series import SERIES
 from blkscope.schemas.stage_stats import STAGE_STATS
@@ -42,6 +43,7 @@ TABLES: dict[str, pa.Schema] = {
     "biosnoop": BIOSNOOP,
     "histogram": HISTOGRAM,
     "series": SERIES,
+    "partitions": PARTITIONS,
 }
 
 __all__ = [
@@ -58,6 +60,7 @@ __all__ = [
     "IO_DIST",
     "LATENCY_HIST",
     "MEMINFO",
+    "PARTITIONS",
     "PERIODS",
     "REQUESTS",
     "SCHEMA_VERSION",

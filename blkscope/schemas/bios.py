@@ -72,6 +72,14 @@ BIOS = schema(
             nullable=False,
         ),
         field("partial", pa.bool_(), "status = 'partial'.", nullable=False),
+        field(
+            "remap_dev_major",
+            pa.int32(),
+            "When an A (remap) on this device and sector came "
+            "just before the Q: the major of the device it was remapped from.",
+        ),
+        field("remap_dev_minor", pa.int32(), "Minor of the device it was remapped from."),
+        field("remap_sector", pa.int64(), "Sector on the device it was remapped from."),
         field("q_eid", pa.int64(), "Event id (input_id << 40 | line_no) of the Q.", nullable=False),
         field(
             "d_eid",

@@ -15,13 +15,13 @@ SPIKES = schema(
         field(
             "spike_id",
             pa.int32(),
-            "1-based number of the spike on its device, in time order.",
+            "1-based number of the spike on its device (block-level spikes first, then user series), in order.",
             nullable=False,
         ),
         field(
             "metric",
             pa.string(),
-            "Latency judged: q2c (bio queue to completion) or d2c (driver time).",
+            "Latency judged: q2c (bio queue to completion), d2c (driver time), or user:<series> for an application's own latency log.",
             nullable=False,
         ),
         field(

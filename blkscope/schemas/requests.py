@@ -30,7 +30,9 @@ REQUESTS = schema(
             pa.string(),
             "'data' (sized or zero-length D..C), 'flush' (D FN..C FN), or 'flush_end': "
             "the zero-length C that ends a flush sequence (C WS 0 [0], C WSM 524656 [0]), "
-            "which has no D.",
+            "which has no D; or 'bio': a completion on a bio-based device (device mapper, md), "
+            "which traces Q and C but never D; or 'orphan': a C without D that follows an earlier "
+            "C on its key mid-trace (a lost D or a duplicate C), always partial.",
             nullable=False,
         ),
         field(

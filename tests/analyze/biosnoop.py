@@ -11,7 +11,7 @@ import pyarrow as pa
 
 def read_biosnoop(path: Path, disk: str) -> pa.Table:
     """Rows of one DISK from `TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)`; times in ns."""
-    text = subprocess.run(["zstd", "-dc", str(path)], capture_output=True, check=True).stdout
+    text = subprocess.run(["zstd", "-dcf", str(path)], capture_output=True, check=True).stdout
     rows: dict[str, list[object]] = {
         k: [] for k in ("t_ns", "rwbs", "sector", "nsectors", "lat_ns")
     }

@@ -64,3 +64,20 @@ def test_analyze_not_a_dataset(tmp_path: Path) -> None:
         f"error: {missing}: not a blkscope dataset (no manifest.json)\n"
         "hint: create one with 'blkscope ingest INPUT -o DATASET'\n"
     )
+
+
+def test_sql_before_analyze_hints(tmp_path: Path) -> None:
+    from blkscope.ingest.blkparse_ingest import ingest_blkparse
+    from tests.analyze.conftest import DATA
+
+    ds = tmp_path / "ds"
+    ingest_blkparse([str(DATA / "mq30-flush.blkparse.txt")], ds)
+    result = runner.invoke(app, ["sql", str(ds), "SELECT count(*) FROM bios"])
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        "error: query failed: Catalog Error: Table with name bios does not exist!",
+        "hint: requests, bios, stage_stats, iostat, latency_hist, depth and io_dist are written "
+        "by 'blkscope analyze DATASET'",
+    ]
+    count = runner.invoke(app, ["sql", str(ds), "SELECT count(*) AS n FROM events", "--csv"])
+    assert count.output == "n\n41\n"

@@ -83,3 +83,18 @@ def test_io_dist_and_ratios(analyzed: dict[str, Path]) -> None:
         "R": (5988, 5985, 4, 0),
         "W": (3506, 3792, 122, 256),
     }
+
+
+def test_stage_stats_levels_add_up(analyzed: dict[str, Path]) -> None:
+    """Per-process counts add up to their class, classes to ops, ops to the device (not Q2Q:
+    its gaps are taken within each level)."""
+    with connect(analyzed["mq-writeback-30s"]) as con:
+        sums = dict(
+            con.execute("""
+            SELECT level, sum(n) FROM stage_stats WHERE stage = 'Q2C' GROUP BY level""").fetchall()
+        )
+        writers = con.execute("""
+            SELECT process, n FROM stage_stats WHERE level = 'process' AND stage = 'Q2C'
+              AND op_class = 'write' ORDER BY n DESC LIMIT 2""").fetchall()
+    assert sums == {"process": 11039, "class": 11039, "op": 11039, "device": 11039}
+    assert writers[0][0].startswith("kworker/")

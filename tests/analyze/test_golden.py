@@ -1,4 +1,4 @@
-"""Golden tests: small real cuts of the captures -> ingest -> analyze -> requests/bios CSVs.
+"""Golden tests: small real cuts of captures -> ingest -> analyze -> CSVs of the tables.
 
 The cuts (tests/data/analyze) each hold one hard case, with IOs cut at both ends:
 - mq30-flush: `Q FWS` / `G FWS` / `D FN` / `C FN 0` / `C WS 0 [0]` flush sequences.
@@ -7,6 +7,13 @@ The cuts (tests/data/analyze) each hold one hard case, with IOs cut at both ends
   unplug), whose bios end in the D of the request they were merged into.
 - loop-flush-split: 2048-sector bios split into 16 pieces, a `Q FWFSM` with a preflush and
   post-flush, and the zero-length `C WSM 524560 [0]` ending it.
+- mq60-two-flushes: two processes' `Q FWS` / `G FWS` back to back, then two `D FN`, `C FN 0`,
+  `C WS 0 [0]` sequences, paired first-in first-out.
+- fio-same-sector (from the 8 M-event fio_sched capture): two writers' requests for the same
+  sector in flight at once (D D C C), paired first-in first-out.
+- synthetic-dm-remap: the one hand-written cut (the capture VM's kernel has neither device
+  mapper nor partition scanning, so no real A events exist here): a bio-based device 253,0
+  (Q and C only) remapped (A) onto 8,0, the second IO cut by the trace end.
 Regenerate with BLKSCOPE_REGEN_GOLDEN=1 after checking the diff by eye.
 """
 
@@ -23,10 +30,20 @@ from blkscope.analyze.build import analyze_dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from tests.analyze.conftest import DATA, GOLDEN
 
-SAMPLES = ["mq30-flush", "mq30-requeue", "mq30-request-merge", "loop-flush-split"]
+SAMPLES = [
+    "mq30-flush",
+    "mq30-requeue",
+    "mq30-request-merge",
+    "loop-flush-split",
+    "mq60-two-flushes",
+    "fio-same-sector",
+    "synthetic-dm-remap",
+]
 TABLES = {
     "requests": "SELECT * FROM requests ORDER BY d_eid NULLS LAST, c_eid",
     "bios": "SELECT * FROM bios ORDER BY q_eid",
+    "stage_stats": "SELECT * FROM stage_stats WHERE level IN ('device', 'op') ORDER BY ALL",
+    "depth": "SELECT * FROM depth ORDER BY ALL",
 }
 
 

@@ -16,6 +16,7 @@ from tests.analyze.conftest import capture
     [
         ("mq-writeback-30s", "vda", 9256),
         ("loop-split-merge", "loop0", 234645),
+        ("mq-writeback-60s", "vda", 29120),
     ],
 )
 def test_d2c_matches_biosnoop(analyzed: dict[str, Path], name: str, disk: str, sized: int) -> None:

@@ -1,6 +1,8 @@
 -- The `bios` table as `blkscope analyze` stores it: one row per Q, with the requests its pieces
 -- rode in (stored `requests`). A split bio completes when its LAST piece completes; a bio with a
--- preflush completes at the zero-length C that ends its flush sequence (kind 'flush_end').
+-- preflush completes at the zero-length C that ends its flush sequence (kind 'flush_end'). On a
+-- bio-based device (Q and C only) a Q completes at the next C with its sector and length. A Q
+-- right after an A on the same sector was remapped from the A's source device and sector.
 WITH q AS (
     SELECT dev_major, dev_minor, (input_id::BIGINT << 40) + line_no AS q_eid, time_ns AS q_time_ns,
            op, flush, fua, sync, meta, rwbs, sector, nsectors, pid, comm
@@ -16,7 +18,7 @@ WITH q AS (
 ), per_bio AS (
     SELECT q_eid,
            count(*)::INTEGER AS pieces,
-           bool_or(landing_kind IN ('M', 'F')) AS merged,
+           coalesce(bool_or(landing_kind IN ('M', 'F')), FALSE) AS merged,
            bool_or(NOT has_request OR r_partial OR c_time_ns IS NULL) AS cut,
            min(landing_time_ns) FILTER (landing_kind = 'G') AS g_time_ns,
            min(landing_time_ns) FILTER (landing_kind IN ('M', 'F')) AS m_time_ns,
@@ -28,12 +30,33 @@ WITH q AS (
     FROM pieces GROUP BY q_eid
 ), flush_ends AS (
     SELECT dev_major, dev_minor, sector, c_time_ns FROM requests WHERE kind = 'flush_end'
+), bio_done AS (
+    SELECT dev_major, dev_minor, sector, nsectors, c_time_ns FROM requests WHERE kind = 'bio'
+), remaps AS (
+    SELECT eid AS q_eid, remap_dev_major, remap_dev_minor, remap_sector FROM (
+        SELECT (input_id::BIGINT << 40) + line_no AS eid, action,
+               lag(action) OVER w AS prev, lag(remap_dev_major) OVER w AS remap_dev_major,
+               lag(remap_dev_minor) OVER w AS remap_dev_minor,
+               lag(remap_sector) OVER w AS remap_sector
+        FROM events WHERE action IN ('A', 'Q') AND sector IS NOT NULL
+        WINDOW w AS (PARTITION BY dev_major, dev_minor, sector ORDER BY time_ns, input_id, line_no))
+    WHERE action = 'Q' AND prev = 'A'
 ), joined AS (
-    SELECT q.*, b.*, fe.c_time_ns AS flush_end_ns
+    SELECT q.*, b.*, fe.c_time_ns AS flush_end_ns, bd.c_time_ns AS bio_c_ns,
+           rm.remap_dev_major, rm.remap_dev_minor, rm.remap_sector
     FROM q JOIN per_bio b USING (q_eid)
     ASOF LEFT JOIN flush_ends fe
       ON q.flush AND fe.dev_major = q.dev_major AND fe.dev_minor = q.dev_minor
      AND fe.sector = coalesce(q.sector, 0) AND fe.c_time_ns >= b.c_time_ns
+    ASOF LEFT JOIN bio_done bd
+      ON b.pieces = 1 AND b.d_eid IS NULL AND bd.dev_major = q.dev_major
+     AND bd.dev_minor = q.dev_minor AND bd.sector = q.sector AND bd.nsectors = q.nsectors
+     AND bd.c_time_ns >= q.q_time_ns
+    LEFT JOIN remaps rm USING (q_eid)
+), settled AS (
+    SELECT * REPLACE (coalesce(bio_c_ns, c_time_ns) AS c_time_ns,
+                      cut AND bio_c_ns IS NULL AS cut)
+    FROM joined
 )
 SELECT
     dev_major,                                                   -- device major
@@ -60,7 +83,10 @@ SELECT
     CASE WHEN cut THEN 'partial' WHEN merged THEN 'merged'
          ELSE 'completed' END AS status,                         -- completed, merged, or partial
     cut AS partial,                                              -- some piece lost or its request cut
+    remap_dev_major,                                             -- remapped from: device major (A)
+    remap_dev_minor,                                             -- remapped from: device minor
+    remap_sector,                                                -- remapped from: sector there
     q_eid,                                                       -- Q event id
     d_eid                                                        -- first D event id of its requests
-FROM joined
+FROM settled
 ORDER BY q_time_ns, q_eid

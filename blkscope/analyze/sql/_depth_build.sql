@@ -1,17 +1,19 @@
 -- The `depth` table: exact in-flight step functions per device, as time spent at each depth.
 -- level 'driver': requests between D and C (an R takes one back out until its next D; a C
--- whose D came before the trace counts as in flight from the trace start). level 'queue':
--- bios between Q and completion (unfinished ones until the trace end).
+-- whose D came before the trace counts as in flight from the trace start; orphan C's, whose D
+-- is missing mid-trace, and bio-based devices' C's, which have no D, are left out).
+-- level 'queue': bios between Q and completion (unfinished ones until the trace end).
 WITH bounds AS (
     SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events GROUP BY ALL
 ), steps AS (
     SELECT dev_major, dev_minor, 'driver' AS level, time_ns AS t,
            CASE WHEN action = 'D' THEN 1 ELSE -1 END AS delta
-    FROM _request_events WHERE NOT is_flush_end
+    FROM _request_events e WHERE NOT is_flush_end AND NOT EXISTS (
+        SELECT 1 FROM requests o WHERE o.kind IN ('orphan', 'bio') AND o.c_eid = e.eid)
     UNION ALL
     SELECT r.dev_major, r.dev_minor, 'driver', b.t0, 1
     FROM requests r JOIN bounds b USING (dev_major, dev_minor)
-    WHERE r.kind <> 'flush_end' AND r.first_d_time_ns IS NULL
+    WHERE r.kind IN ('data', 'flush') AND r.first_d_time_ns IS NULL
     UNION ALL
     SELECT dev_major, dev_minor, level, t0, 0                  -- depth 0 from the trace start
     FROM bounds, (VALUES ('driver'), ('queue')) AS l(level)

@@ -1,7 +1,8 @@
 -- Each landed bio piece linked to the request it rode in. A G's request is the next D on the
 -- same start sector (via its I when it was inserted into a scheduler); M/F pieces, and G's whose
 -- request changed its start by a front merge, take the first later D on the device whose range
--- covers them (btt's rule, made time-ordered).
+-- covers them (btt's rule, made time-ordered). Data-less flush G's (no sector) pair with the
+-- flush D's first-in first-out, since two processes' flushes can be allocated back to back.
 WITH ev AS (
     SELECT dev_major, dev_minor, (input_id::BIGINT << 40) + line_no AS eid, time_ns, action,
            sector, nsectors, pid, comm, coalesce(sector, -1) AS k_sector
@@ -11,14 +12,29 @@ WITH ev AS (
            lead(action, 2) OVER w AS a2, lead(eid, 2) OVER w AS e2
     FROM ev WHERE action IN ('G', 'I', 'D')
     WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector ORDER BY time_ns, eid)
+), flush_fifo AS (
+    SELECT eid, action, run,
+           row_number() OVER (PARTITION BY dev_major, dev_minor, run, action ORDER BY time_ns, eid)
+             AS n, dev_major, dev_minor
+    FROM (SELECT *, sum(coalesce(action = 'G' AND prev = 'D', FALSE)::INTEGER) OVER w AS run
+          FROM (SELECT *, lag(action) OVER w AS prev FROM ev
+                WHERE k_sector = -1 AND action IN ('G', 'D')
+                WINDOW w AS (PARTITION BY dev_major, dev_minor ORDER BY time_ns, eid))
+          WINDOW w AS (PARTITION BY dev_major, dev_minor ORDER BY time_ns, eid))
+), flush_gd AS (
+    SELECT g.eid AS g_eid, d.eid AS d_eid
+    FROM flush_fifo g JOIN flush_fifo d
+      ON g.action = 'G' AND d.action = 'D' AND d.dev_major = g.dev_major
+     AND d.dev_minor = g.dev_minor AND d.run = g.run AND d.n = g.n
 ), chained AS (
     SELECT p.*, l.time_ns AS landing_time_ns, l.sector, l.nsectors, l.pid, l.comm,
            CASE WHEN p.landing_kind = 'G' AND g.a1 = 'I' THEN g.t1 END AS i_time_ns,
-           CASE WHEN p.landing_kind <> 'G' THEN NULL
+           CASE WHEN p.landing_kind <> 'G' THEN NULL WHEN l.sector IS NULL THEN f.d_eid
                 WHEN g.a1 = 'D' THEN g.e1 WHEN g.a1 = 'I' AND g.a2 = 'D' THEN g.e2 END AS chain_d_eid
     FROM _bio_pieces p
     JOIN ev l ON l.eid = p.landing_eid
     LEFT JOIN gid g ON g.eid = p.landing_eid
+    LEFT JOIN flush_gd f ON f.g_eid = p.landing_eid
 ), covered AS (
     SELECT c.landing_eid, arg_min(d.eid, d.time_ns) AS d_eid
     FROM chained c JOIN ev d

@@ -1,9 +1,36 @@
--- One row per request: its D..C life on one (device, sector, length) key. Events of a key are
--- cut into segments that each end at a C, so a later reuse of the same sector can never pair
--- with an older event. Within a segment the LAST D starts D2C (a requeue R re-dispatches).
--- A segment without D began before the trace; one without C was still in flight at its end.
+-- One row per request: its D..C life on one (device, sector, length) key, in time order.
+-- A key's events are cut into runs: a run starts at a D that follows a C, so a later reuse of
+-- the same sector never pairs with an older event. Inside a run the n-th issuing D pairs with
+-- the n-th C (several requests of one key can be in flight at once: two writers of a sector,
+-- D D C C). A D right after an R re-dispatches the requeued request: the LAST D starts D2C.
+-- A C without D in the key's first run began before the trace; in a later run its D was lost
+-- or it is a duplicate (seen in real traces): kind 'orphan'. A D without C was cut by the end.
 -- Zero-length non-flush C's (flush sequence ends) are rows of their own, kind 'flush_end'.
+-- On a bio-based device (device mapper, md: Q and C, never D) each C is a bio's completion,
+-- kind 'bio', not partial.
 -- Private: `requests` (the stored table) adds the allocating process; see _requests_build.sql.
+WITH keyed AS (
+    SELECT e.*, coalesce(b.bio_based, FALSE) AS bio_based,
+           lag(action) OVER w AS prev_action
+    FROM _request_events e
+    LEFT JOIN (SELECT dev_major, dev_minor, count(*) FILTER (action = 'D') = 0 AS bio_based
+               FROM _request_events GROUP BY ALL) b USING (dev_major, dev_minor)
+    WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector, k_len ORDER BY time_ns, eid)
+), runs AS (
+    SELECT *,
+        sum((action = 'D' AND coalesce(prev_action = 'C', FALSE))::INTEGER) OVER w AS run,
+        sum((action = 'D' AND coalesce(prev_action, '') <> 'R')::INTEGER) OVER wr AS issue_no,
+        sum((action = 'C')::INTEGER) OVER wr AS c_no
+    FROM (SELECT *, sum((action = 'D' AND coalesce(prev_action = 'C', FALSE))::INTEGER) OVER w AS run_id
+          FROM keyed
+          WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector, k_len ORDER BY time_ns, eid))
+    WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector, k_len ORDER BY time_ns, eid),
+           wr AS (PARTITION BY dev_major, dev_minor, k_sector, k_len, run_id ORDER BY time_ns, eid)
+), numbered AS (
+    -- R and re-dispatching D belong to the latest issued request; C to its own ordinal
+    SELECT *, CASE WHEN action = 'C' THEN c_no ELSE greatest(issue_no, 1) END AS ordinal
+    FROM runs
+)
 SELECT
     dev_major,                                                        -- device major
     dev_minor,                                                        -- device minor
@@ -11,7 +38,9 @@ SELECT
     CASE WHEN is_flush THEN NULL ELSE k_sector END AS sector,          -- start sector (null for a flush)
     k_len AS nsectors,                                                -- length in sectors
     CASE WHEN is_flush THEN 'flush' WHEN bool_or(is_flush_end) THEN 'flush_end'
-         ELSE 'data' END AS kind,                                     -- data, flush, or flush_end
+         WHEN bool_or(bio_based) THEN 'bio'
+         WHEN run > 0 AND count(*) FILTER (action = 'D') = 0 THEN 'orphan'
+         ELSE 'data' END AS kind,                           -- data, flush, flush_end, bio, orphan
     arg_min(rwbs, eid) AS flags,                                      -- RWBS of the first event (the D)
     min(time_ns) FILTER (action = 'D') AS first_d_time_ns,            -- first dispatch
     max(time_ns) FILTER (action = 'D') AS d_time_ns,                  -- last dispatch: D2C starts here
@@ -22,15 +51,10 @@ SELECT
     count(*) FILTER (action = 'D')::INTEGER AS dispatches,            -- D events (1 + requeues normally)
     max(error) FILTER (action = 'C') AS error,                        -- completion error code
     (count(*) FILTER (action = 'C') = 0
-      OR (count(*) FILTER (action = 'D') = 0 AND NOT bool_or(is_flush_end))) AS partial, -- cut by trace start/end
+      OR (count(*) FILTER (action = 'D') = 0
+          AND NOT bool_or(is_flush_end OR bio_based))) AS partial,     -- cut by trace start/end
     arg_min(comm, eid) FILTER (action = 'D') AS d_comm,                -- comm on the first D
     min(eid) FILTER (action = 'D') AS d_eid,                          -- event id of the first D (bio link)
     max(eid) FILTER (action = 'C') AS c_eid                           -- event id of the C
-FROM (
-    SELECT *,
-        coalesce(sum((action = 'C')::INTEGER) OVER (
-            PARTITION BY dev_major, dev_minor, k_sector, k_len ORDER BY time_ns, eid
-            ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS segment
-    FROM _request_events
-)
-GROUP BY dev_major, dev_minor, k_sector, k_len, is_flush, segment
+FROM numbered
+GROUP BY dev_major, dev_minor, k_sector, k_len, is_flush, run, ordinal

@@ -1,0 +1,258 @@
+"""Read partition listings (/proc/partitions, fdisk -l, lsblk --json) and place partitions on
+their disks, so trace sectors can be told apart by partition."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+
+from blkscope.errors import InputFormatError, ParseError
+from blkscope.schemas.partitions import PARTITIONS
+
+
+@dataclass
+class Partition:
+    """One partition and where it starts on its disk (512-byte sectors)."""
+
+    name: str
+    disk: str
+    disk_major: int | None
+    disk_minor: int | None
+    dev_major: int | None
+    dev_minor: int | None
+    start_sector: int
+    sectors: int
+    source: str
+
+
+@dataclass
+class BlockDevice:
+    """A /proc/partitions row."""
+
+    major: int
+    minor: int
+    blocks_1k: int
+    name: str
+
+
+_PROC_ROW = re.compile(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s*")
+_FDISK_DISK = re.compile(r"Disk (/dev/)?(\S+): .*?, (\d+) sectors")
+_FDISK_UNITS = re.compile(r"Units: sectors of \d+ \* (\d+) = \d+ bytes")
+_FDISK_HEAD = re.compile(r"Device\s+(Boot\s+)?Start\s+End\s+Sectors")
+_FDISK_ROW = re.compile(r"(/dev/)?(\S+)\s+(\*\s+)?(\d+)\s+(\d+)\s+(\d+)\s")
+
+
+def parse_proc_partitions(path: Path, text: str) -> list[BlockDevice]:
+    """Rows of /proc/partitions (no start sectors: those come from elsewhere)."""
+    out = []
+    for no, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.split()[:2] == ["major", "minor"]:
+            continue
+        m = _PROC_ROW.fullmatch(line)
+        if m is None:
+            raise ParseError(str(path), no, f"expected 'major minor #blocks name', got {line!r}")
+        out.append(BlockDevice(int(m[1]), int(m[2]), int(m[3]), m[4]))
+    return out
+
+
+def parse_fdisk(path: Path, text: str) -> list[Partition]:
+    """Partition rows of `fdisk -l`, converted from its units to 512-byte sectors."""
+    out: list[Partition] = []
+    disk, unit, in_table = "", 512, False
+    for no, line in enumerate(text.splitlines(), 1):
+        if m := _FDISK_DISK.match(line):
+            disk, in_table = m[2], False
+        elif m := _FDISK_UNITS.match(line):
+            unit = int(m[1])
+        elif _FDISK_HEAD.match(line):
+            in_table = True
+        elif in_table and line.strip():
+            m = _FDISK_ROW.match(line + " ")
+            if m is None:
+                raise ParseError(
+                    str(path), no, f"expected 'Device Start End Sectors ...', got {line!r}"
+                )
+            scale = unit // 512
+            out.append(
+                Partition(
+                    m[2],
+                    disk,
+                    None,
+                    None,
+                    None,
+                    None,
+                    int(m[4]) * scale,
+                    int(m[6]) * scale,
+                    "fdisk",
+                )
+            )
+        elif not line.strip():
+            in_table = False
+    return out
+
+
+def parse_lsblk(path: Path, text: str) -> list[Partition]:
+    """Partitions in `lsblk --json` output; it must include the START column."""
+    try:
+        doc = json.loads(text)
+        devices = doc["blockdevices"]
+    except (ValueError, KeyError, TypeError):
+        raise InputFormatError(str(path), "not lsblk --json output (no 'blockdevices')") from None
+    out: list[Partition] = []
+
+    def walk(dev: dict[str, Any], disk: dict[str, Any] | None) -> None:
+        if disk is not None:
+            if dev.get("start") is None:
+                raise InputFormatError(
+                    str(path),
+                    f"lsblk output has no start sector for {dev.get('name')}",
+                    hint="run lsblk --json -b -o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE",
+                )
+            size = dev.get("size")
+            if not isinstance(size, int):
+                raise InputFormatError(
+                    str(path), f"size of {dev.get('name')} is not in bytes", hint="add -b to lsblk"
+                )
+            dmaj, dmin = (int(x) for x in disk["maj:min"].split(":"))
+            pmaj, pmin = (int(x) for x in dev["maj:min"].split(":"))
+            out.append(
+                Partition(
+                    dev["name"],
+                    disk["name"],
+                    dmaj,
+                    dmin,
+                    pmaj,
+                    pmin,
+                    int(dev["start"]),
+                    size // 512,
+                    "lsblk",
+                )
+            )
+        for child in dev.get("children", []) or []:
+            walk(child, dev if disk is None else disk)
+
+    for dev in devices:
+        walk(dev, None)
+    return out
+
+
+def read_partitions(paths: list[Path]) -> tuple[list[Partition], list[BlockDevice]]:
+    """Read any mix of listings; partitions placed by fdisk/lsblk, devices from /proc."""
+    parts: list[Partition] = []
+    devices: list[BlockDevice] = []
+    for path in paths:
+        try:
+            text = path.read_text()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputFormatError(str(path), f"cannot read: {exc}") from None
+        head = text.lstrip()[:200]
+        if head.startswith("{"):
+            parts += parse_lsblk(path, text)
+        elif head.startswith("major") or _PROC_ROW.match(head.splitlines()[0] if head else ""):
+            devices += parse_proc_partitions(path, text)
+        elif _FDISK_DISK.search(text):
+            parts += parse_fdisk(path, text)
+        else:
+            raise InputFormatError(
+                str(path),
+                "not a partition listing",
+                hint="pass /proc/partitions, `fdisk -l` or `lsblk --json -b "
+                "-o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE` output",
+            )
+    by_name = {d.name: d for d in devices}
+    for p in parts:
+        if p.disk_major is None and p.disk in by_name:
+            p.disk_major, p.disk_minor = by_name[p.disk].major, by_name[p.disk].minor
+        if p.dev_major is None and p.name in by_name:
+            p.dev_major, p.dev_minor = by_name[p.name].major, by_name[p.name].minor
+    return parts, devices
+
+
+Remap = tuple[int, int, int, int, int, int]  # disk major, minor, sector, from major, minor, sector
+
+
+def place_from_remaps(devices: list[BlockDevice], remaps: list[Remap]) -> list[Partition]:
+    """Partitions known only from /proc/partitions, placed by the trace's A (remap) events:
+    each A says that sector `from` of a partition is sector `sector` of its disk."""
+    by_dev = {(d.major, d.minor): d for d in devices}
+    placed: dict[tuple[int, int], Partition] = {}
+    for dmaj, dmin, sector, fmaj, fmin, from_sector in remaps:
+        part, disk = by_dev.get((fmaj, fmin)), by_dev.get((dmaj, dmin))
+        if part is None or (fmaj, fmin) in placed:
+            continue
+        placed[(fmaj, fmin)] = Partition(
+            part.name,
+            disk.name if disk else f"{dmaj},{dmin}",
+            dmaj,
+            dmin,
+            fmaj,
+            fmin,
+            sector - from_sector,
+            part.blocks_1k * 2,
+            "remap events (A)",
+        )
+    return list(placed.values())
+
+
+def assign_disk(
+    parts: list[Partition], devices: list[tuple[int, int]], override: tuple[int, int] | None
+) -> list[Partition]:
+    """Give partitions whose disk number is unknown (fdisk) the traced device they sit on."""
+    for p in parts:
+        if p.disk_major is None:
+            if override is None and len(devices) != 1:
+                raise InputFormatError(
+                    p.disk,
+                    f"cannot tell which traced device {p.disk} is "
+                    f"({len(devices)} devices in the trace)",
+                    hint="pass --device MAJOR,MINOR, or /proc/partitions as well",
+                )
+            p.disk_major, p.disk_minor = override or devices[0]
+    return parts
+
+
+def partitions_table(parts: list[Partition]) -> pa.Table:
+    """The partitions table."""
+    return pa.Table.from_pylist([asdict(p) for p in parts], schema=PARTITIONS)
+
+
+def attach_partitions(
+    dataset: Path, listings: list[Path], device: tuple[int, int] | None = None
+) -> list[dict[str, Any]]:
+    """Place the listed partitions on the traced disks, store them in the dataset, and return
+    the partition_io rows."""
+    from blkscope.analyze.views import connect, query_table
+    from blkscope.ingest.dataset import add_table
+
+    parts, devices = read_partitions(listings)
+    con = connect(dataset)
+    traced = [
+        (int(a), int(b))
+        for a, b in con.execute(
+            "SELECT DISTINCT dev_major, dev_minor FROM events ORDER BY 1, 2"
+        ).fetchall()
+    ]
+    if not parts and devices:
+        remaps = [
+            tuple(int(x) for x in r)
+            for r in con.execute(
+                "SELECT dev_major, dev_minor, sector, remap_dev_major, remap_dev_minor, remap_sector "
+                "FROM events WHERE action = 'A'"
+            ).fetchall()
+        ]
+        parts = place_from_remaps(devices, remaps)  # type: ignore[arg-type]
+        if not parts:
+            raise InputFormatError(
+                str(listings[0]),
+                "cannot place partitions: /proc/partitions has no start sectors "
+                "and the trace has no remap (A) events from them",
+                hint="pass `fdisk -l` or `lsblk --json -b -o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE` "
+                "output instead",
+            )
+    add_table(dataset, "partitions", partitions_table(assign_disk(parts, traced, device)))
+    return query_table(connect(dataset), "SELECT * FROM partition_io").to_pylist()

@@ -1,0 +1,54 @@
+"""Plain-text tables of findings for the terminal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from blkscope.units import format_ns
+
+
+def render_spikes(rows: list[dict[str, Any]], verdict: str | None = None) -> str:
+    """Spikes grouped by what was judged: when, how bad against normal, what was in flight."""
+    if not rows:
+        return "no latency spikes: every window's p99 is within the normal range"
+    lines: list[str] = []
+    for metric in dict.fromkeys(r["metric"] for r in rows):
+        group = [r for r in rows if r["metric"] == metric]
+        first = group[0]
+        lines += [
+            f"{len(group)} spike{'s' * (len(group) != 1)} in {metric} (p99 per "
+            f"{format_ns(first['window_ns'])} window above {format_ns(first['threshold_ns'])}; "
+            f"normal p99 {format_ns(first['baseline_p99_ns'])})",
+            f"{'dev':>7} {'#':>3} {'start':>9} {'end':>9} {'p99':>8} {'worst':>8} {'n':>6} "
+            f"{'wb share':>8}  cause / processes",
+        ]
+        for r in group:
+            dev = f"{r['dev_major']},{r['dev_minor']}"
+            lines.append(
+                f"{dev:>7} {r['spike_id']:>3} {r['start_ns'] / 1e9:>8.1f}s "
+                f"{r['end_ns'] / 1e9:>8.1f}s {format_ns(r['p99_ns']):>8} "
+                f"{format_ns(r['peak_latency_ns']):>8} {r['ios']:>6} {r['writeback_share']:>8.0%}  "
+                f"{r['cause']}: {r['processes']}"
+            )
+        lines.append("")
+    if verdict:
+        lines.append(verdict)
+    return "\n".join(lines).rstrip()
+
+
+def render_periods(rows: list[dict[str, Any]]) -> str:
+    """One line per significant period, with the kernel setting it matches."""
+    if not rows:
+        return "no significant period in any series"
+    lines = [
+        f"{'device':>7} {'series':<18} {'period':>8} {'strength':>8} {'p-value':>9} "
+        f"{'bursts':>6}  matches"
+    ]
+    for r in rows:
+        dev = "-" if r["dev_major"] is None else f"{r['dev_major']},{r['dev_minor']}"
+        lines.append(
+            f"{dev:>7} {r['series']:<18} {r['period_ns'] / 1e9:>7.2f}s "
+            f"{r['strength']:>8.2f} {r['p_value']:>9.1e} {r['bursts']:>6}  "
+            f"{r['knobs'] or '-'}"
+        )
+    return "\n".join(lines)

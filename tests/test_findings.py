@@ -1,0 +1,96 @@
+"""Spikes, periods and writeback attribution on real captures, pinned to golden values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from blkscope.analyze.build import analyze_dataset
+from blkscope.analyze.correlation import writeback_intervals, writeback_verdict
+from blkscope.analyze.partitions import attach_partitions
+from blkscope.analyze.views import connect, query_table
+from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from tests.conftest import MQ30
+
+ISSUE5 = Path(__file__).parent / "data" / "issue5"
+GOLDEN = Path(__file__).parent / "golden" / "findings"
+COLUMNS = [
+    "spike_id",
+    "metric",
+    "start_ns",
+    "end_ns",
+    "peak_ns",
+    "peak_latency_ns",
+    "p99_ns",
+    "baseline_p99_ns",
+    "threshold_ns",
+    "ios",
+    "writeback_ios",
+    "jbd2_ios",
+    "cause",
+    "processes",
+]
+
+
+@pytest.fixture(scope="module")
+def mq30(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("mq30") / "ds"
+    ingest_blkparse([str(MQ30 / "blkparse.txt.zst")], out)
+    analyze_dataset(out).close()
+    return out
+
+
+@pytest.fixture(scope="module")
+def loop_parts(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("lp") / "ds"
+    ingest_blkparse([str(ISSUE5 / "loop-parts" / "blkparse.txt.zst")], out)
+    analyze_dataset(out).close()
+    return out
+
+
+def test_spike_table_of_the_mq_fixture_is_golden(mq30: Path) -> None:
+    rows = query_table(
+        connect(mq30), f"SELECT {', '.join(COLUMNS)} FROM spikes ORDER BY spike_id"
+    ).to_pylist()
+    expected = json.loads((GOLDEN / "mq-writeback-30s.spikes.json").read_text())
+    assert rows == expected
+
+
+def test_writeback_explains_the_mq_spikes_but_not_the_start_up_one(mq30: Path) -> None:
+    con = connect(mq30)
+    spikes = query_table(con, "SELECT * FROM spikes")
+    assert [r["cause"] for r in spikes.to_pylist()] == [
+        "unexplained",
+        "writeback",
+        "writeback",
+        "writeback",
+    ]
+    verdict = writeback_verdict(con, spikes, writeback_intervals(con))
+    assert (verdict["spikes"], verdict["spikes_with_writeback"]) == (4, 3)
+    assert verdict["explains"] is True
+    assert round(verdict["tail_latency_share_during_writeback"], 2) == 0.84
+    assert verdict["sentence"].startswith("writeback explains the spikes: 3 of 4 spikes")
+
+
+def test_aperiodic_random_reads_have_no_period_and_no_spike(loop_parts: Path) -> None:
+    con = connect(loop_parts)
+    assert con.execute("SELECT count(*) FROM periods").fetchall()[0] == (0,)
+    assert con.execute("SELECT count(*) FROM spikes").fetchall()[0] == (0,)
+    verdict = writeback_verdict(con, query_table(con, "SELECT * FROM spikes"), {})
+    assert verdict["sentence"] == "no latency spikes to explain"
+
+
+def test_partition_io_equals_what_fio_issued_per_partition(loop_parts: Path) -> None:
+    rows = attach_partitions(
+        loop_parts, [Path(__file__).parent / "data" / "partitions" / "fdisk_gpt_loop0.txt"]
+    )
+    fio = json.loads((ISSUE5 / "loop-parts" / "fio.json").read_text())
+    issued = {f"loop0{j['jobname']}": j["read"]["total_ios"] for j in fio["jobs"]}
+    assert (
+        {r["partition"]: r["bios"] for r in rows}
+        == issued
+        == {"loop0p1": 6000, "loop0p2": 15000, "loop0p3": 3000}
+    )
+    assert {(r["dev_major"], r["dev_minor"]) for r in rows} == {(7, 0)}
