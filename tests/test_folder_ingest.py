@@ -121,6 +121,12 @@ def test_analyze_works_on_a_folder_dataset(whole: tuple[Path, str]) -> None:
     assert result.exit_code == 0, result.output
     devices = json.loads(result.output)["devices"]
     assert [d["dev"] for d in devices] == ["254,0"]
+    # writeback.txt and writeback_ns.txt log the same 79 work items: counted once, exactly
+    windows = runner.invoke(
+        app,
+        ["sql", str(out), "SELECT count(*) n, min(start_ns) s FROM _writeback_windows", "--csv"],
+    )
+    assert windows.output == "n,s\n79,3581223684\n"
 
 
 def test_empty_folder_is_refused(tmp_path: Path) -> None:
