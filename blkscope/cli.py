@@ -54,7 +54,7 @@ def ingest(
     inputs: Annotated[
         list[str],
         typer.Argument(
-            help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin; or blktrace per-CPU files NAME.blktrace.N, or their NAME prefix."
+            help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin; or blktrace per-CPU files NAME.blktrace.N, or their NAME prefix; or one capture folder."
         ),
     ],
     output: Annotated[
@@ -67,14 +67,36 @@ def ingest(
         bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")
     ] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+    trace_start: Annotated[
+        str | None,
+        typer.Option(
+            "--trace-start",
+            help="Capture folder: wall time (ISO, UTC unless zoned) of the trace's first event.",
+        ),
+    ] = None,
+    offset: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--offset",
+            help="Capture folder: SOURCE=+-SECONDS shifts one source (table or file name).",
+        ),
+    ] = None,
 ) -> None:
-    """Parse blkparse text or blktrace binaries into a Parquet dataset of events."""
+    """Parse blkparse text, blktrace binaries or a capture folder (all logs, one clock) to Parquet."""
     from blkscope.ingest.blkparse_ingest import ingest_events
     from blkscope.progress import byte_progress
 
+    folder = Path(inputs[0]) if len(inputs) == 1 and Path(inputs[0]).is_dir() else None
     try:
+        if folder is None and (trace_start or offset):
+            raise InputFormatError(
+                inputs[0], "--trace-start and --offset need a capture folder as the input"
+            )
         with byte_progress(enabled=not quiet and not as_json) as progress:
-            manifest = ingest_events(inputs, output, strict=strict, progress=progress)
+            if folder is not None:
+                manifest = _ingest_folder(folder, output, strict, progress, trace_start, offset)
+            else:
+                manifest = ingest_events(inputs, output, strict=strict, progress=progress)
     except BlkscopeError as exc:
         raise _fail(exc) from None
     except KeyboardInterrupt:
@@ -83,7 +105,32 @@ def ingest(
     if as_json:
         typer.echo(json.dumps(manifest, indent=2))
     elif not quiet:
+        if folder is not None:
+            from blkscope.ingest.folder_report import folder_report
+
+            typer.echo(folder_report(manifest))
         typer.echo(_ingest_summary(manifest, output))
+
+
+def _ingest_folder(
+    folder: Path,
+    output: Path,
+    strict: bool,
+    progress: Any,
+    trace_start: str | None,
+    offsets: list[str] | None,
+) -> dict[str, Any]:
+    from blkscope.ingest.clock import parse_offset, parse_trace_start
+    from blkscope.ingest.folder import ingest_folder
+
+    return ingest_folder(
+        folder,
+        output,
+        strict=strict,
+        progress=progress,
+        trace_start_ns=parse_trace_start(trace_start) if trace_start else None,
+        offsets_ns=dict(parse_offset(o) for o in offsets or []),
+    )
 
 
 def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:

@@ -84,52 +84,70 @@ def _summary_table(
     return pa.Table.from_pylist(out, schema=BLKPARSE_SUMMARY)
 
 
+EventsHook = Callable[[pa.Table], None]
+
+
+def write_blkparse(
+    ds: DatasetWriter,
+    inputs: Sequence[str],
+    strict: bool = False,
+    progress: Progress | None = None,
+    on_events: EventsHook | None = None,
+    first_id: int = 0,
+) -> tuple[list[dict[str, Any]], dict[tuple[int, int], _DeviceStats]]:
+    """Stream blkparse text inputs into an open dataset; return input docs and device stats."""
+    devices: dict[tuple[int, int], _DeviceStats] = {}
+    input_docs = []
+    events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
+    errors_sink = ds.table("ingest_errors", INGEST_ERRORS)
+    summary_sink = ds.table("blkparse_summary", BLKPARSE_SUMMARY)
+    for input_id, path in enumerate(inputs, start=first_id):
+        source: Source = open_source(path)
+        try:
+            parser = BlkparseTextParser(path, input_id, strict)
+            lines = events_n = errors_n = summary_n = 0
+            order_before = len(devices)
+            on_chunk = None
+            if progress is not None:
+                on_chunk = functools.partial(progress, path, total=source.size)
+            for chunk in parse_source(parser, source, on_chunk):
+                events_sink.write(chunk.events)
+                errors_sink.write(pa.Table.from_pylist(chunk.errors, schema=INGEST_ERRORS))
+                _tally(devices, chunk.events)
+                if on_events is not None:
+                    on_events(chunk.events)
+                lines += chunk.lines
+                events_n += chunk.events.num_rows
+                errors_n += len(chunk.errors)
+                summary_n += chunk.summary_lines
+            order = list(devices)[order_before:] or list(devices)
+            summary_sink.write(_summary_table(parser.summary.rows, input_id, order))
+            input_docs.append(
+                {
+                    "id": input_id,
+                    "path": path,
+                    "format": "blkparse-text",
+                    "compression": source.compression,
+                    "bytes": source.bytes_read,
+                    "sha256": source.sha256(),
+                    "lines": lines,
+                    "event_lines": events_n,
+                    "summary_lines": summary_n,
+                    "error_lines": errors_n,
+                }
+            )
+        finally:
+            source.close()
+    return input_docs, devices
+
+
 def ingest_blkparse(
     inputs: Sequence[str], out: Path, strict: bool = False, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Parse blkparse text inputs into the dataset folder `out`; return its manifest."""
-    devices: dict[tuple[int, int], _DeviceStats] = {}
-    input_docs = []
     with DatasetWriter(out) as ds:
-        events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
-        errors_sink = ds.table("ingest_errors", INGEST_ERRORS)
-        summary_sink = ds.table("blkparse_summary", BLKPARSE_SUMMARY)
-        for input_id, path in enumerate(inputs):
-            source: Source = open_source(path)
-            try:
-                parser = BlkparseTextParser(path, input_id, strict)
-                lines = events_n = errors_n = summary_n = 0
-                order_before = len(devices)
-                on_chunk = None
-                if progress is not None:
-                    on_chunk = functools.partial(progress, path, total=source.size)
-                for chunk in parse_source(parser, source, on_chunk):
-                    events_sink.write(chunk.events)
-                    errors_sink.write(pa.Table.from_pylist(chunk.errors, schema=INGEST_ERRORS))
-                    _tally(devices, chunk.events)
-                    lines += chunk.lines
-                    events_n += chunk.events.num_rows
-                    errors_n += len(chunk.errors)
-                    summary_n += chunk.summary_lines
-                order = list(devices)[order_before:] or list(devices)
-                summary_sink.write(_summary_table(parser.summary.rows, input_id, order))
-                input_docs.append(
-                    {
-                        "id": input_id,
-                        "path": path,
-                        "format": "blkparse-text",
-                        "compression": source.compression,
-                        "bytes": source.bytes_read,
-                        "sha256": source.sha256(),
-                        "lines": lines,
-                        "event_lines": events_n,
-                        "summary_lines": summary_n,
-                        "error_lines": errors_n,
-                    }
-                )
-            finally:
-                source.close()
-        manifest = _manifest(input_docs, devices, strict)
+        input_docs, devices = write_blkparse(ds, inputs, strict, progress)
+        manifest = build_manifest(input_docs, devices, strict)
         ds.commit(manifest)
     return manifest
 
@@ -147,10 +165,16 @@ def ingest_events(
 _EVENT_SLICE = 1 << 20
 
 
-def ingest_blktrace(
-    paths: Sequence[str], out: Path, progress: Progress | None = None
-) -> dict[str, Any]:
-    """Read the per-CPU blktrace files of one trace into the dataset folder `out`."""
+def write_blktrace(
+    ds: DatasetWriter,
+    paths: Sequence[str],
+    progress: Progress | None = None,
+    on_events: EventsHook | None = None,
+) -> tuple[list[dict[str, Any]], dict[tuple[int, int], _DeviceStats], dict[str, Any]]:
+    """Stream one trace's per-CPU blktrace files into an open dataset.
+
+    Returns the input docs, the device stats and the manifest's trace_clock section.
+    """
     files = []
     for path in paths:
         files.append(read_records(path))
@@ -158,43 +182,54 @@ def ingest_blktrace(
             progress(path, files[-1].raw_bytes, files[-1].raw_bytes)
     trace = decode(files, list(range(len(files))))
     devices: dict[tuple[int, int], _DeviceStats] = {}
-    with DatasetWriter(out) as ds:
-        events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
-        counts: dict[int, int] = {}
-        for chunk in trace.slices(_EVENT_SLICE):
-            events_sink.write(chunk)
-            _tally(devices, chunk)
-            per_input = chunk.group_by("input_id").aggregate([("input_id", "count")])
-            for i, n in zip(
-                per_input["input_id"].to_pylist(),
-                per_input["input_id_count"].to_pylist(),
-                strict=True,
-            ):
-                counts[i] = counts.get(i, 0) + n
-        ds.table("trace_clock", TRACE_CLOCK).write(_clock_table(trace))
-        input_docs = [
-            {
-                "id": i,
-                "path": f.path,
-                "format": "blktrace",
-                "compression": f.compression,
-                "bytes": f.raw_bytes,
-                "sha256": f.sha256,
-                "records": len(f.records),
-                "event_records": counts.get(i, 0),
-            }
-            for i, f in enumerate(files)
-        ]
-        manifest = _manifest(input_docs, devices, strict=False)
-        manifest["ingest"]["error_lines"] = 0
-        manifest["trace_clock"] = {
-            "base_time_ns": trace.clock.base_time_ns,
-            "smallest_record_time_ns": trace.clock.smallest_time_ns,
-            "wall_notes": trace.clock.wall_notes,
-            "other_notes": trace.other_notes,
-            "message_notes": trace.messages,
-            "skipped_records_by_action_code": trace.skipped_by_code,
+    events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
+    counts: dict[int, int] = {}
+    for chunk in trace.slices(_EVENT_SLICE):
+        events_sink.write(chunk)
+        _tally(devices, chunk)
+        if on_events is not None:
+            on_events(chunk)
+        per_input = chunk.group_by("input_id").aggregate([("input_id", "count")])
+        for i, n in zip(
+            per_input["input_id"].to_pylist(),
+            per_input["input_id_count"].to_pylist(),
+            strict=True,
+        ):
+            counts[i] = counts.get(i, 0) + n
+    ds.table("trace_clock", TRACE_CLOCK).write(_clock_table(trace))
+    input_docs = [
+        {
+            "id": i,
+            "path": f.path,
+            "format": "blktrace",
+            "compression": f.compression,
+            "bytes": f.raw_bytes,
+            "sha256": f.sha256,
+            "records": len(f.records),
+            "event_records": counts.get(i, 0),
         }
+        for i, f in enumerate(files)
+    ]
+    clock_doc = {
+        "base_time_ns": trace.clock.base_time_ns,
+        "smallest_record_time_ns": trace.clock.smallest_time_ns,
+        "wall_notes": trace.clock.wall_notes,
+        "other_notes": trace.other_notes,
+        "message_notes": trace.messages,
+        "skipped_records_by_action_code": trace.skipped_by_code,
+    }
+    return input_docs, devices, clock_doc
+
+
+def ingest_blktrace(
+    paths: Sequence[str], out: Path, progress: Progress | None = None
+) -> dict[str, Any]:
+    """Read the per-CPU blktrace files of one trace into the dataset folder `out`."""
+    with DatasetWriter(out) as ds:
+        input_docs, devices, clock_doc = write_blktrace(ds, paths, progress)
+        manifest = build_manifest(input_docs, devices, strict=False)
+        manifest["ingest"]["error_lines"] = 0
+        manifest["trace_clock"] = clock_doc
         ds.commit(manifest)
     return manifest
 
@@ -215,9 +250,10 @@ def _clock_table(trace: DecodedTrace) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=TRACE_CLOCK)
 
 
-def _manifest(
+def build_manifest(
     inputs: list[dict[str, Any]], devices: dict[tuple[int, int], _DeviceStats], strict: bool
 ) -> dict[str, Any]:
+    """The manifest of a dataset from its input docs and per-device event stats."""
     by_action: dict[str, int] = {}
     for d in devices.values():
         for a, n in d.by_action.items():

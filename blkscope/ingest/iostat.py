@@ -61,9 +61,23 @@ CPU_COLUMNS = {
 
 _US_TIME = re.compile(r"(\d{2})/(\d{2})/(\d{2}|\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?: ([AP]M))?")
 _ISO_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})([+-]\d{4}|Z)?")
+# Old sysstat prints "Time: 03:14:07 PM"; the date then comes from another source.
+_TIME_ONLY = re.compile(r"(?:Time: )?(\d{1,2}):(\d{2}):(\d{2})(?: ([AP]M))?")
+DAY_NS = 86_400 * 1_000_000_000
 _BANNER = re.compile(r"Linux \S+ \(.*\)")
 FORMATS = ("iostat",)
 HINT = "record it with 'iostat -xt 1' (or -xmt) so every report has a timestamp"
+
+
+def parse_time_of_day(text: str) -> int | None:
+    """ns since midnight of a date-less timestamp line ("Time: 03:14:07 PM"), else None."""
+    m = _TIME_ONLY.fullmatch(text)
+    if m is None:
+        return None
+    hour = int(m.group(1))
+    if m.group(4):
+        hour = hour % 12 + (12 if m.group(4) == "PM" else 0)
+    return ((hour * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000_000
 
 
 def parse_timestamp(text: str) -> int | None:
@@ -162,12 +176,18 @@ def parse_iostat(path: str) -> dict[str, pa.Table]:
     text = read_text(path)
     st = _State(path)
     section = None
+    day = 0
     for line_no, line in numbered_lines(text):
         stripped = line.strip()
         if not stripped:
             section = None
             continue
         time_ns = parse_timestamp(stripped)
+        if time_ns is None and (time_ns := parse_time_of_day(stripped)) is not None:
+            # No date: ns since the midnight before the first report, a day more per midnight.
+            if st.time_ns is not None and time_ns + day < st.time_ns - DAY_NS // 2:
+                day += DAY_NS
+            time_ns += day
         if time_ns is not None:
             st.begin("time")
             st.time_text, st.time_ns, section = stripped, time_ns, None

@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from blkscope.errors import DatasetError, InputFormatError
-from blkscope.ingest.dataset import MANIFEST, is_dataset, read_manifest
+from blkscope.ingest.dataset import is_dataset, read_manifest
 
 ANALYSIS_TABLES = {"requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "io_dist"}
 CAPTURE_TRACES = ("blkparse.txt", "blkparse.txt.zst", "blkparse.txt.gz", "blkparse.txt.xz")
-CAPTURE_MANIFEST = "capture.json"
 SUMMARY_NAME = "summary.json"
 
 
@@ -31,48 +30,35 @@ class Written:
 
 
 def capture_trace(folder: Path) -> Path | None:
-    """The blkparse text of a capture folder, when it has one."""
+    """The block trace of a capture folder (blkparse text or per-CPU binaries), if it has one."""
     for name in CAPTURE_TRACES:
         if (folder / name).is_file():
             return folder / name
-    return None
-
-
-def _attach_capture_settings(dataset: Path, capture: Path) -> None:
-    """Copy the capture's manifest into the dataset's, so the report can show its settings."""
-    try:
-        settings = json.loads((capture / CAPTURE_MANIFEST).read_text())
-    except (OSError, ValueError):
-        return  # settings are a bonus: a capture without (readable) capture.json still reports
-    manifest = read_manifest(dataset)
-    manifest["capture"] = settings
-    tmp = dataset / f".{MANIFEST}.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-    os.replace(tmp, dataset / MANIFEST)
+    binaries = sorted(folder.glob("*.blktrace.*"))
+    return binaries[0] if binaries else None
 
 
 def ensure_dataset(source: Path, dataset_dir: Path, progress: Any = None) -> tuple[Path, bool]:
     """Return (dataset, ingested): source itself when it is a dataset, else ingest it first."""
-    from blkscope.ingest.blkparse_ingest import ingest_blkparse
+    from blkscope.ingest.blkparse_ingest import ingest_events
+    from blkscope.ingest.folder import ingest_folder
 
     if source.is_dir() and is_dataset(source):
         return source, False
-    trace, capture = source, None
     if source.is_dir():
-        found = capture_trace(source)
-        if found is None:
+        if capture_trace(source) is None:
             raise InputFormatError(
                 str(source),
                 "is a folder but neither a dataset (no manifest.json) nor a capture "
-                "(no blkparse.txt[.zst])",
+                "(no blkparse.txt[.zst] or NAME.blktrace.N files)",
                 hint="pass a dataset folder, a capture folder or a blkparse text file",
             )
-        trace, capture = found, source
+        # A capture folder: every log in it joins the dataset on the trace's clock.
+        ingest_folder(source, dataset_dir, progress=progress)
     elif not source.exists():
         raise InputFormatError(str(source), "no such file or folder")
-    ingest_blkparse([str(trace)], dataset_dir, strict=False, progress=progress)
-    if capture is not None:
-        _attach_capture_settings(dataset_dir, capture)
+    else:
+        ingest_events([str(source)], dataset_dir, strict=False, progress=progress)
     return dataset_dir, True
 
 

@@ -7,7 +7,9 @@ import pyarrow as pa
 from blkscope.schemas._declare import field, schema
 
 T_NS_DOC = (
-    "Row time on the common clock (ns since the Unix epoch); null until the clock model fills it."
+    "Row time on the capture timeline: ns since the trace's first block event "
+    "(events.time_ns), set by folder ingest's clock model (manifest clock.sources); null "
+    "when the source could not be placed or was parsed alone."
 )
 LINE_DOC = "1-based line number of the row in its input file."
 

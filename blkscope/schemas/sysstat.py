@@ -7,8 +7,9 @@ import pyarrow as pa
 from blkscope.schemas._declare import field, schema
 
 T_NS_DOC = (
-    "Sample time on the common clock (ns since the Unix epoch); null until the clock "
-    "model fills it."
+    "Sample time on the capture timeline: ns since the trace's first block event "
+    "(events.time_ns), set by folder ingest's clock model (manifest clock.sources); null "
+    "when the source could not be placed or was parsed alone."
 )
 LINE_DOC = "1-based line number of the row in its input file."
 SAMPLE_DOC = (
@@ -39,7 +40,9 @@ IOSTAT_LOG = schema(
             pa.int64(),
             "That timestamp as ns since the Unix epoch. iostat prints "
             "local time without a zone, so it is read as if it were UTC unless it carries an "
-            "offset (S_TIME_FORMAT=ISO); null without -t.",
+            "offset (S_TIME_FORMAT=ISO); null without -t. A time without a date (old sysstat's "
+            "'Time: HH:MM:SS') gives ns since the midnight before the first report instead "
+            "(less than two days), which the clock model dates.",
         ),
         field("t_ns", pa.int64(), T_NS_DOC),
         field(

@@ -10,7 +10,7 @@ import pytest
 from blkscope.reports.run import Written, make_report
 
 ROOT = Path(__file__).resolve().parents[2]
-MQ30_TRACE = ROOT / "fixtures" / "mq-writeback-30s" / "blkparse.txt.zst"
+MQ30_CAPTURE = ROOT / "fixtures" / "mq-writeback-30s"
 CUTS = ROOT / "tests" / "data" / "analyze"
 GOLDEN = ROOT / "tests" / "golden" / "report"
 ARTIFACTS = ROOT / "test-artifacts"
@@ -19,9 +19,9 @@ XSS = "<script>alert(1)</script>"
 
 @pytest.fixture(scope="session")
 def mq_report(tmp_path_factory: pytest.TempPathFactory) -> Written:
-    """The README's main job on the bundled fixture, without the timestamp."""
+    """The README's main job on the bundled capture folder, without the timestamp."""
     out = tmp_path_factory.mktemp("mq") / "report.html"
-    return make_report(MQ30_TRACE, out, timestamp=False)
+    return make_report(MQ30_CAPTURE, out, timestamp=False)
 
 
 @pytest.fixture(scope="session")

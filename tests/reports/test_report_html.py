@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 from collections.abc import Callable
@@ -20,8 +19,6 @@ from blkscope.reports.series import MAX_BINS, Bins, bin_width_ns, depth_series
 from blkscope.reports.summary import SUMMARY_SCHEMA
 from tests.reports.conftest import GOLDEN
 from tests.reports.page_parser import parse
-
-FINDINGS = importlib.util.find_spec("blkscope.analyze.findings") is not None
 
 
 def test_every_chart_is_there_once_per_device_with_its_svg(mq_report: Written) -> None:
@@ -48,17 +45,6 @@ def test_the_headline_says_what_was_measured(mq_report: Written) -> None:
         "Q2C p99 30.9 ms (max 53.1 ms).",
         "Worst 50 ms bin: Q2C p99 53.1 ms at 25.23 s.",
     ]
-
-
-@pytest.mark.skipif(FINDINGS, reason="findings exist: the spike sections are filled")
-def test_missing_findings_are_said_not_computed(mq_report: Written) -> None:
-    page = parse(mq_report.report.read_text())
-    assert page.headlines[2] == (
-        "Latency spikes: not computed (findings are not available for this dataset)."
-    )
-    assert "Spikes: not computed (the findings step is not available)." in page.text
-    assert mq_report.summary_doc["spikes_computed"] is False
-    assert mq_report.summary_doc["devices"][0]["spikes"] is None
 
 
 def test_same_dataset_gives_the_same_bytes_but_the_timestamp_line(
@@ -89,6 +75,11 @@ def test_summary_json_headline_numbers_match_the_golden_file(mq_report: Written)
     assert got == json.loads((GOLDEN / "mq30-summary-devices.json").read_text())
     assert doc["format"] == "blkscope-summary" and doc["version"] == 1
     assert doc["events"] == 75_532 and doc["malformed_lines"] == 0
+    device = doc["devices"][0]
+    assert doc["spikes_computed"] is True and device["spikes"] == 10
+    assert device["periods"][0]["series"] == "writeback_events"
+    assert abs(device["periods"][0]["period_ns"] / 1e9 - 5.0) <= 0.3
+    assert "vm.dirty_writeback_centisecs" in device["periods"][0]["knobs"]
     documented = {k.split(".")[0].removeprefix("devices[]") for k in SUMMARY_SCHEMA}
     assert set(doc) <= documented
     assert {f"devices[].{k}" for k in doc["devices"][0]} <= set(SUMMARY_SCHEMA)

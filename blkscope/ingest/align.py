@@ -1,0 +1,233 @@
+"""Last-resort clock alignment: find where a writeback log sits on the trace timeline."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+SECOND = 1_000_000_000
+# bpftrace formats time() in user space when it reads the event, a little after the kernel
+# saw it: a stamp may be late by this much.
+PRINT_LAG_NS = 50_000_000
+# A work item that ran shorter than this wrote nothing (an empty periodic wakeup).
+MIN_WORK_NS = 100_000
+
+
+@dataclass
+class Alignment:
+    """An offset found by alignment: source time - offset_ns = trace time, with its evidence."""
+
+    offset_ns: int
+    low_ns: int
+    high_ns: int
+    matched: int
+    candidates: int
+    runner_up: int
+    method: str
+    mismatch: float | None = None
+    runner_up_mismatch: float | None = None
+
+    def as_doc(self) -> dict[str, object]:
+        """The manifest form of this alignment."""
+        if self.mismatch is not None:
+            return {
+                "method": self.method,
+                "interval_ns": [self.low_ns, self.high_ns],
+                "rows_used": self.candidates,
+                "mismatch": round(self.mismatch, 4),
+                "runner_up_mismatch": round(self.runner_up_mismatch or 0.0, 4),
+            }
+        return {
+            "method": self.method,
+            "interval_ns": [self.low_ns, self.high_ns],
+            "matched_rows": self.matched,
+            "rows_used": self.candidates,
+            "runner_up_matched_rows": self.runner_up,
+            "score_margin": self.matched - self.runner_up,
+        }
+
+
+def _row_intervals(stamp: int, duration: int, resolution: int, bursts: np.ndarray) -> np.ndarray:
+    # The work item ended at e, with its IO queued in [e - duration, e]: so e lies in
+    # [burst start, burst end + duration] for one burst; the stamp says
+    # stamp - lag <= e + offset < stamp + resolution.
+    lag = PRINT_LAG_NS if resolution > 1 else 0  # exact stamps are taken in the kernel
+    lows = stamp - lag - bursts[:, 1] - duration
+    highs = stamp + max(resolution, 1) - bursts[:, 0]
+    order = np.argsort(lows)
+    lows, highs = lows[order], highs[order]
+    # Merge overlapping intervals so that a row counts once wherever it fits.
+    reach = np.maximum.accumulate(highs)
+    starts = np.concatenate(([0], np.flatnonzero(lows[1:] > reach[:-1]) + 1))
+    return np.stack([lows[starts], np.maximum.reduceat(highs, starts)], axis=1)
+
+
+def _coverage(intervals: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    # Sweep: +1 at each interval's start, -1 at its end; coverage between breakpoints.
+    allv = np.concatenate(intervals)
+    points = np.concatenate((allv[:, 0], allv[:, 1]))
+    steps = np.concatenate((np.ones(len(allv), np.int64), -np.ones(len(allv), np.int64)))
+    order = np.lexsort((steps, points))  # ends (-1) before starts at the same point
+    return points[order], np.cumsum(steps[order])
+
+
+def align_writeback(
+    stamps_ns: np.ndarray,
+    durations_ns: np.ndarray,
+    resolution_ns: int,
+    bursts: np.ndarray,
+    method: str,
+    within: tuple[int, int] | None = None,
+) -> Alignment | None:
+    """Offset (stamp - trace time) that puts the most work items on a flusher burst.
+
+    `within` restricts the answer to offsets another source allows (the flusher's 5 s period
+    makes a 5 s shift the usual runner-up).
+    """
+    keep = durations_ns >= MIN_WORK_NS
+    stamps, durations = stamps_ns[keep], durations_ns[keep]
+    if stamps.size == 0 or bursts.size == 0:
+        return None
+    intervals = [
+        _row_intervals(int(s), int(d), resolution_ns, bursts)
+        for s, d in zip(stamps.tolist(), durations.tolist(), strict=True)
+    ]
+    points, cover = _coverage(intervals)
+    lows, highs = points[:-1], points[1:]
+    cover = cover[:-1]
+    allowed = highs > lows
+    if within is not None:
+        lows, highs = np.maximum(lows, within[0]), np.minimum(highs, within[1])
+        allowed &= highs > lows
+    if not (allowed & (cover > 0)).any():
+        return None
+    best = int(cover[allowed].max())
+    # The best region: the widest stretch where coverage is maximal.
+    pick = np.flatnonzero(allowed & (cover == best))
+    i = int(pick[np.argmax(highs[pick] - lows[pick])])
+    low, high = int(lows[i]), int(highs[i])
+    far = (points[:-1] < low - SECOND) | (points[:-1] > high + SECOND)
+    runner_up = int(cover[far].max()) if far.any() else 0
+    return Alignment((low + high) // 2, low, high, best, int(stamps.size), runner_up, method)
+
+
+# Pairs are only looked for among this many log rows: enough to outvote chance coincidences.
+MATCH_ROWS = 5000
+MATCH_PER_SECTOR = 16
+MODE_BIN_NS = 1_000_000
+
+
+def align_by_sector(
+    log_sectors: np.ndarray,
+    log_times: np.ndarray,
+    trace_sectors: np.ndarray,
+    trace_times: np.ndarray,
+) -> Alignment | None:
+    """Offset (log time - trace time) on which most logged completions meet a trace completion.
+
+    trace_sectors must be sorted. Every pair sharing a sector votes for its time difference;
+    the most voted 1 ms bin wins and its median is the offset.
+    """
+    keep = log_sectors >= 0
+    log_sectors, log_times = log_sectors[keep][:MATCH_ROWS], log_times[keep][:MATCH_ROWS]
+    if log_sectors.size == 0 or trace_sectors.size == 0:
+        return None
+    lo = np.searchsorted(trace_sectors, log_sectors, side="left")
+    hi = np.minimum(
+        np.searchsorted(trace_sectors, log_sectors, side="right"), lo + MATCH_PER_SECTOR
+    )
+    diffs = [log_times[i] - trace_times[lo[i] : hi[i]] for i in range(len(lo)) if hi[i] > lo[i]]
+    if not diffs:
+        return None
+    votes = np.concatenate(diffs)
+    bins = np.floor_divide(votes, MODE_BIN_NS)
+    values, counts = np.unique(bins, return_counts=True)
+    order = np.argsort(counts)[::-1]
+    best = values[order[0]]
+    near = votes[np.abs(bins - best) <= 1]
+    runner_up = 0
+    for j in order[1:]:
+        if abs(values[j] - best) > 1:
+            runner_up = int(counts[j])
+            break
+    offset = int(np.median(near))
+    return Alignment(
+        offset,
+        int(near.min()),
+        int(near.max()),
+        int(near.size),
+        int(log_sectors.size),
+        runner_up,
+        "completions matched by sector",
+    )
+
+
+GRID_NS = 10_000_000
+MIN_REPORTS = 5
+
+
+def _window_sums(
+    times: np.ndarray, cumulative: np.ndarray, ends: np.ndarray, shifts: np.ndarray
+) -> np.ndarray:
+    # sums[j, k] = weight of completions in [ends[k] - 1 s - shifts[j], ends[k] - shifts[j])
+    hi = ends[None, :] - shifts[:, None]
+    return cumulative[np.searchsorted(times, hi)] - cumulative[np.searchsorted(times, hi - SECOND)]
+
+
+def align_rates(
+    stamps_ns: np.ndarray,
+    rates: np.ndarray,
+    completion_times: np.ndarray,
+    method: str,
+    weights: np.ndarray | None = None,
+    truncated: bool = True,
+) -> Alignment | None:
+    """Offset (stamp - trace time) that best fits per-second rates to the trace's completions.
+
+    Each stamp ends a 1 s interval whose rate should equal the trace's completions in it (their
+    `weights`, e.g. KiB, when given). A stamp truncated to the second fixes the interval only
+    within that second, so the offset is known to +-0.5 s; its low/high say so.
+    """
+    order = np.argsort(completion_times)
+    times = completion_times[order]
+    if times.size == 0 or stamps_ns.size < MIN_REPORTS:
+        return None
+    mass = np.ones(len(times)) if weights is None else weights[order].astype(np.float64)
+    cumulative = np.concatenate(([0.0], np.cumsum(mass)))
+    span = int(times[-1])
+    first, last = int(stamps_ns.min()), int(stamps_ns.max())
+    coarse = np.arange(first - span - SECOND, last + SECOND, 10 * GRID_NS, dtype=np.int64)
+
+    def score(shifts: np.ndarray) -> np.ndarray:
+        out = np.empty(len(shifts))
+        for j0 in range(0, len(shifts), 512):
+            part = shifts[j0 : j0 + 512]
+            counts = _window_sums(times, cumulative, stamps_ns, part)
+            lo = stamps_ns[None, :] - part[:, None]
+            inside = (lo - SECOND >= 0) & (lo <= span)
+            n = inside.sum(axis=1)
+            err = (np.abs(counts - rates[None, :]) * inside).sum(axis=1)
+            total = ((counts + rates[None, :]) * inside).sum(axis=1)
+            ok = n >= max(MIN_REPORTS, min(len(stamps_ns), span // SECOND) // 2)
+            out[j0 : j0 + 512] = np.where(ok & (total > 0), err / np.maximum(total, 1), np.inf)
+        return out
+
+    coarse_scores = score(coarse)
+    if not np.isfinite(coarse_scores).any():
+        return None
+    centre = int(coarse[np.argmin(coarse_scores)])
+    fine = np.arange(centre - 10 * GRID_NS, centre + 10 * GRID_NS + 1, GRID_NS, dtype=np.int64)
+    fine_scores = score(fine)
+    shift = int(fine[np.argmin(fine_scores)])
+    far = np.abs(coarse - shift) > SECOND
+    runner = float(coarse_scores[far].min()) if far.any() else float("inf")
+    best = float(fine_scores.min())
+    if not truncated:
+        return Alignment(
+            shift, shift - GRID_NS, shift + GRID_NS, 0, len(stamps_ns), 0, method, best, runner
+        )
+    # The interval may have ended anywhere in the stamped second: centre the offset in it.
+    return Alignment(
+        shift + SECOND // 2, shift, shift + SECOND, 0, len(stamps_ns), 0, method, best, runner
+    )

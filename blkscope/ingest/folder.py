@@ -1,0 +1,294 @@
+"""Ingest a whole capture folder: block events plus every recognised log, on one clock."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from blkscope.errors import BlkscopeError, InputFormatError
+from blkscope.ingest.blkparse_ingest import Progress, build_manifest, write_blkparse, write_blktrace
+from blkscope.ingest.clock import (
+    ClockHints,
+    LogSource,
+    TraceZero,
+    read_clock_pair,
+    resolve_trace_zero,
+    source_offset,
+    with_t_ns,
+)
+from blkscope.ingest.dataset import MANIFEST, DatasetWriter, is_dataset
+from blkscope.ingest.detect import FORMAT_NAMES, detect_format
+from blkscope.ingest.digest import TraceDigest
+from blkscope.ingest.logs import PARSERS
+from blkscope.ingest.sources import open_source
+from blkscope.schemas import TABLES
+
+_PER_CPU = re.compile(r"\.blktrace\.(\d+)(?:\.[A-Za-z0-9]+)?$")
+_BTT_AVG = re.compile(r"^=+ All Devices =+$", re.M)
+_PAIRS = re.compile(r"\A(?:[\d.]+ [\d.]+\n)+\Z")
+_FTRACE_WB = re.compile(r"^\s*\S.*\[\d+\] \S+\s+\d+\.\d+: writeback_", re.M)
+_PROC_VMSTAT = re.compile(r"\A\d+\.\d+ \w+=\d+ \w+=\d+")
+_CMDLINES = re.compile(r"\A(?:\d+ \S.*\n)+\Z")
+# Files detect_format does not know but ingest still reads.
+_UNKNOWN_FORMATS = {"clock hint": "clock_pair", "capture manifest": "capture_json"}
+TIMELINE = "ns since the trace's first block event (events.time_ns)"
+
+
+@dataclass
+class Entry:
+    """One file of the capture folder and what ingest makes of it."""
+
+    name: str
+    path: str
+    fmt: str | None
+    role: str
+    reason: str = ""
+
+
+def _head(path: str, size: int = 4096) -> str:
+    try:
+        source = open_source(path)
+    except BlkscopeError:
+        return ""
+    try:
+        return source.stream.read(size).decode("utf-8", "replace")
+    except Exception:  # damaged compressed file: it is skipped as unreadable
+        return ""
+    finally:
+        source.close()
+
+
+def _unknown_reason(name: str, head: str) -> tuple[str, str]:
+    # (role, reason) of a file detect_format does not know.
+    if read_clock_pair(head) is not None:
+        return "clock hint", "MONO_NS WALL_NS clock pair"
+    if _BTT_AVG.search(head):
+        return "skipped", "btt output, not an input"
+    if name.endswith(".json") and '"blkscope-capture"' in head:
+        return "capture manifest", "blkscope capture manifest (sysctls kept)"
+    if _FTRACE_WB.search(head):
+        return "skipped", "ftrace writeback events, raw (writeback_ns.txt holds them parsed)"
+    if _PROC_VMSTAT.match(head):
+        return "skipped", "/proc/vmstat counter samples: blkscope has no parser for them yet"
+    if "\x00" in head:
+        return "skipped", "binary, not a format blkscope reads"
+    whole = head[: head.rfind("\n") + 1]
+    if whole and _PAIRS.match(whole):
+        return "skipped", "two-column numbers (btt data output), not an input"
+    if whole and _CMDLINES.match(whole):
+        return "skipped", "pid -> process name table, not a time series"
+    if not head:
+        return "skipped", "empty or unreadable"
+    return "skipped", "unknown format"
+
+
+def _pick_per_cpu_set(binaries: list[Entry]) -> list[Entry]:
+    # One trace is one NAME.blktrace.N set; any other blktrace stream (another set, or a merged
+    # `blkparse -d` dump of the same events) would count every event twice.
+    sets: dict[str, list[Entry]] = {}
+    for e in binaries:
+        m = _PER_CPU.search(e.name)
+        if m is not None:
+            sets.setdefault(e.name[: m.start()], []).append(e)
+    if not sets:
+        return binaries
+    name, chosen = max(sets.items(), key=lambda kv: len(kv[1]))
+    for e in binaries:
+        if e not in chosen:
+            e.role = "skipped"
+            e.reason = f"blktrace stream outside the per-CPU set {name}.blktrace.N (a merged "
+            e.reason += "dump or another trace): its events would be counted twice"
+    chosen.sort(key=lambda e: int(_PER_CPU.search(e.name).group(1)))  # type: ignore[union-attr]
+    return chosen
+
+
+def survey(folder: Path) -> list[Entry]:
+    """Classify every file under `folder` (sorted, hidden files ignored) by its content."""
+    if not folder.is_dir():
+        raise InputFormatError(str(folder), "not a folder")
+    entries = []
+    datasets = {p.parent for p in folder.rglob(MANIFEST) if is_dataset(p.parent)} - {folder}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder)
+        if any(part.startswith(".") for part in rel.parts):
+            continue
+        inside = [d for d in datasets if d in path.parents]
+        if inside:
+            # A dataset written into the capture folder: say so once, not per Parquet file.
+            if path.name == MANIFEST:
+                name = inside[0].relative_to(folder).as_posix() + "/"
+                entries.append(Entry(name, str(inside[0]), None, "skipped", "a blkscope dataset"))
+            continue
+        fmt = detect_format(str(path))
+        if fmt is None:
+            role, reason = _unknown_reason(rel.name, _head(str(path)))
+            fmt = _UNKNOWN_FORMATS.get(role)
+        elif fmt in ("blktrace", "blkparse"):
+            role, reason = "block events", FORMAT_NAMES[fmt]
+        else:
+            role, reason = "side log", FORMAT_NAMES[fmt]
+        entries.append(Entry(rel.as_posix(), str(path), fmt, role, reason))
+    if not entries:
+        raise InputFormatError(
+            str(folder), "the folder holds no files", hint="point at a capture folder"
+        )
+    binaries = _pick_per_cpu_set([e for e in entries if e.fmt == "blktrace"])
+    for e in entries:
+        if e.fmt == "blkparse" and binaries:
+            e.role = "skipped"
+            e.reason = "blkparse text of the blktrace binaries, which carry the absolute clock"
+    texts = [e.name for e in entries if e.role == "block events" and e.fmt == "blkparse"]
+    if len(texts) > 1:
+        # Each blkparse run counts from its own first event: two texts are two timelines.
+        raise InputFormatError(
+            str(folder),
+            f"several blkparse texts ({', '.join(texts)}): a capture folder holds one trace",
+            hint="ingest them as files instead: blkscope ingest FILE... -o DATASET",
+        )
+    if not any(e.role == "block events" for e in entries):
+        raise InputFormatError(
+            str(folder),
+            "no block events: neither blktrace per-CPU files nor blkparse text",
+            hint="add trace.blktrace.N files or blkparse.txt (blkparse -i trace -o blkparse.txt)",
+        )
+    return entries
+
+
+def _parse_logs(entries: list[Entry], strict: bool) -> list[LogSource]:
+    logs = []
+    for e in entries:
+        if e.role != "side log" or e.fmt not in PARSERS:
+            continue
+        try:
+            logs.append(LogSource(e.name, e.fmt, PARSERS[e.fmt](e.path)))
+        except BlkscopeError as exc:
+            if strict:
+                raise
+            e.role, e.reason = "skipped", f"{FORMAT_NAMES[e.fmt]} that does not parse: {exc}"
+    return logs
+
+
+def _hints(entries: list[Entry], trace_start_ns: int | None, offsets: dict[str, int]) -> ClockHints:
+    hints = ClockHints(trace_start_ns=trace_start_ns, offsets_ns=offsets)
+    for e in entries:
+        if e.role == "clock hint" and hints.pair is None:
+            hints.pair, hints.pair_source = read_clock_pair(_head(e.path)), e.name
+    return hints
+
+
+def _shift(doc: dict[str, Any], source: str, table: str, hints: ClockHints) -> None:
+    # --offset names a table or a file (with or without its folder): it shifts that source.
+    stem = Path(source).name
+    for key in (source, stem, stem.split(".")[0], table):
+        if key in hints.offsets_ns:
+            doc["shift_ns"] = hints.offsets_ns[key]
+            doc["offset_ns"] = (doc["offset_ns"] or 0) + hints.offsets_ns[key]
+            doc["method"] = f"{doc['method']}; shifted by --offset {key}"
+            return
+
+
+def ingest_folder(
+    folder: Path,
+    out: Path,
+    strict: bool = False,
+    progress: Progress | None = None,
+    trace_start_ns: int | None = None,
+    offsets_ns: dict[str, int] | None = None,
+) -> dict[str, Any]:
+    """Ingest a capture folder into one dataset with every table on the trace timeline."""
+    entries = survey(folder)
+    offsets = dict(offsets_ns or {})
+    logs = _parse_logs(entries, strict)
+    hints = _hints(entries, trace_start_ns, offsets)
+    block = [e for e in entries if e.role == "block events"]
+    if block[0].fmt == "blktrace":
+        block = _pick_per_cpu_set(block)
+    with DatasetWriter(out) as ds:
+        digest = TraceDigest()
+        if block[0].fmt == "blktrace":
+            docs, devices, hints.blktrace = write_blktrace(
+                ds, [e.path for e in block], progress, digest.add
+            )
+        else:
+            docs, devices = write_blkparse(
+                ds, [e.path for e in block], strict, progress, digest.add
+            )
+        zero = resolve_trace_zero(hints, logs, digest)
+        sources = []
+        for log in logs:
+            for name, table in log.tables.items():
+                doc = source_offset(name, table, zero, digest, logs)
+                _shift(doc, log.name, name, hints)
+                ds.table(name, TABLES[name]).write(with_t_ns(name, table, doc))
+                sources.append({"source": log.name, "table": name, **doc})
+        manifest = build_manifest(docs, devices, strict)
+        if hints.blktrace is not None:
+            manifest["ingest"]["error_lines"] = 0
+            manifest["trace_clock"] = hints.blktrace
+        _describe(manifest, folder, entries, docs, logs, zero, sources)
+        ds.commit(manifest)
+    return manifest
+
+
+def _describe(
+    manifest: dict[str, Any],
+    folder: Path,
+    entries: list[Entry],
+    block_docs: list[dict[str, Any]],
+    logs: list[LogSource],
+    zero: TraceZero,
+    sources: list[dict[str, Any]],
+) -> None:
+    by_path = {d["path"]: d for d in block_docs}
+    tables = {log.name: log.tables for log in logs}
+    inputs = []
+    for e in entries:
+        if e.role == "skipped":
+            continue
+        doc: dict[str, Any] = {
+            "name": e.name,
+            "path": e.path,
+            "format": e.fmt,
+            "description": e.reason,
+            "role": e.role,
+        }
+        doc.update(by_path.get(e.path, {}))
+        if e.name in tables:
+            doc["tables"] = {name: t.num_rows for name, t in tables[e.name].items()}
+        if e.role == "capture manifest":
+            capture = json.loads(Path(e.path).read_text())
+            # The findings read the writeback knobs as capture.sysctl.
+            capture.setdefault("sysctl", capture.get("vm_sysctls") or {})
+            manifest["capture"] = capture
+        inputs.append(doc)
+    manifest["folder"] = str(folder)
+    manifest["inputs"] = inputs
+    manifest["skipped"] = [
+        {"name": e.name, "reason": e.reason} for e in entries if e.role == "skipped"
+    ]
+    manifest["clock"] = {
+        "timeline": TIMELINE,
+        "trace_zero": {
+            "monotonic_ns": zero.mono_ns,
+            "monotonic_how": zero.mono_how,
+            "wall_ns": zero.wall_ns,
+            "wall_how": zero.wall_how,
+            "wall_minus_monotonic_ns": zero.wall_minus_mono_ns,
+            "wall_minus_monotonic_how": zero.pair_how,
+            "date_known": zero.date_known,
+            "alignments": zero.alignments,
+        },
+        "sources": [
+            {
+                "source": "events",
+                "table": "events",
+                "kind": "relative",
+                "offset_ns": 0,
+                "method": "defines the timeline",
+            },
+            *sources,
+        ],
+    }
