@@ -186,8 +186,10 @@ def test_shared_capture_binary_equals_text(capture: str, tmp_path: Path) -> None
     assert bin_manifest["events"] == text_manifest["events"]
     text = pq.read_table(tmp_path / "text" / "events.parquet")
     binary = pq.read_table(tmp_path / "bin" / "events.parquet")
-    # Not only the same rows sorted by (time_ns, cpu, seq): the same order as blkparse printed.
+    # Not only the same rows sorted by (time_ns, cpu, seq): the same order as blkparse printed,
+    # down to the line number each event is printed on.
     assert _compared(binary).equals(_compared(text))
+    assert binary["line_no"].equals(text["line_no"])
 
 
 def test_bfq_messages_kept_and_other_events_match_blkparse(tmp_path: Path) -> None:

@@ -217,6 +217,7 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
             comms,
             messages,
             ids,
+            start,
         )
 
     return DecodedTrace(
@@ -270,6 +271,7 @@ def _events_table(
     comms: dict[int, str],
     messages: pa.Array | None,
     input_ids: np.ndarray,
+    first_row: int,
 ) -> pa.Table:
     n = len(r)
     action = r["action"].astype(np.int64)
@@ -331,7 +333,9 @@ def _events_table(
         if len(pc_hex_rows)
         else null(n, pa.string()),
         null(n, pa.int64()),
-        pa.array(rec_idx + 1, pa.int64()),
-        pa.array(input_ids[file_idx], pa.int16()),
+        # The line blkparse prints the event on, and one input id for the whole trace: the
+        # analysis orders ties by (input_id, line_no), which must be blkparse's print order.
+        pa.array(np.arange(first_row + 1, first_row + n + 1), pa.int64()),
+        pa.array(np.full(n, input_ids[0]), pa.int16()),
     ]
     return pa.Table.from_arrays(arrays, schema=EVENTS)

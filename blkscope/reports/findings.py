@@ -52,7 +52,7 @@ def _rows(table: pa.Table | None) -> list[dict[str, Any]] | None:
 def _stored(con: duckdb.DuckDBPyConnection, manifest: dict[str, Any], name: str) -> pa.Table | None:
     if name not in manifest.get("tables", {}):
         return None
-    return query_table(con, f"SELECT * FROM {name}")
+    return query_table(con, f"SELECT * FROM {name} ORDER BY ALL")  # stable bytes in the page
 
 
 def _computed(dataset: Path) -> tuple[pa.Table, pa.Table] | None:

@@ -114,13 +114,13 @@ EVENTS = schema(
         field(
             "line_no",
             pa.int64(),
-            "1-based line number of the event in its input file; for blktrace binaries, the 1-based record number in its per-CPU file (notes count).",
+            "1-based line number of the event in its input file; for blktrace binaries, the line blkparse prints it on (its position in blkparse's print order).",
             nullable=False,
         ),
         field(
             "input_id",
             pa.int16(),
-            "Index of the input file in manifest.json 'inputs'.",
+            "Index of the input file in manifest.json 'inputs'; for blktrace binaries, the trace's first per-CPU file.",
             nullable=False,
         ),
     ],

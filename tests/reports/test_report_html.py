@@ -120,6 +120,7 @@ def test_a_capture_folder_is_ingested_and_its_settings_shown(
     (cut_dataset / "capture.json").write_text(
         json.dumps(
             {
+                "format": "blkscope-capture",
                 "devices": [{"dev": "254:0", "scheduler": "mq-deadline", "queue": {}}],
                 "vm_sysctls": {"vm.dirty_writeback_centisecs": "500"},
             }
@@ -152,7 +153,7 @@ def test_cli_report_prints_where_it_wrote_and_the_numbers(
     [
         (lambda p: p / "nothing", "error: {p}/nothing: no such file or folder"),
         (lambda p: p, "error: {p}: is a folder but neither a dataset (no manifest.json) nor a "
-         "capture (no blkparse.txt[.zst])"),
+         "capture (no blkparse.txt[.zst] or NAME.blktrace.N files)"),
     ],
 )  # fmt: skip
 def test_bad_inputs_say_why_with_exit_2(
@@ -173,7 +174,9 @@ def test_writeback_bursts_are_marked_on_the_time_charts(mq_report: Written) -> N
     assert kworker.series == "kworker_writes"
     assert (kworker.burst_starts_ns // 10_000_000).tolist() == [1970, 2482, 3046]  # 10 ms
     assert kworker.z2.size > 0  # 3 bursts: a periodogram, but no significant period
-    assert dev.periods == []
+    # The capture's writeback log, on the trace clock, shows the flusher's 5 s wakeups.
+    assert [p["series"] for p in dev.periods] == ["writeback_events"]
+    assert abs(dev.periods[0]["period_ns"] / 1e9 - 5.0) <= 0.3
     # Legends: D2C and Q2C panels, the IOPS panel, the depth chart.
     assert mq_report.report.read_text().count(">kworker_writes burst<") == 4
 
