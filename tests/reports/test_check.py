@@ -62,12 +62,13 @@ def test_json_output_carries_values_in_ns(mq_report: Written) -> None:
     )
 
 
-def test_spikes_not_computed_cannot_pass(mq_report: Written) -> None:
-    if mq_report.summary_doc["spikes_computed"]:
-        pytest.skip("findings are computed here")
+def test_spike_count_gate_on_the_mq_capture(mq_report: Written) -> None:
+    """The bundled capture has 4 block-level and 6 prober spikes: a 'no spikes' gate fails."""
     code, out, _ = _check(str(mq_report.dataset), "--max", "spikes=0")
     assert code == 1
-    assert out.splitlines()[1].split()[-3:] == ["not", "computed", "FAIL"]
+    assert out.splitlines()[1].split()[-4:] == ["<=", "0", "10", "FAIL"]
+    code, _, _ = _check(str(mq_report.dataset), "--max", "spikes=10")
+    assert code == 0
 
 
 def test_a_folder_fails_when_any_capture_or_dataset_fails(

@@ -1,0 +1,18 @@
+"""The blkscope command line: one thin function per command, grouped in modules by stage."""
+
+from __future__ import annotations
+
+from blkscope.cli import analysis, capture, ingest, report  # noqa: F401 - they register commands
+from blkscope.cli._app import app
+
+# Help lists the commands in the order of the pipeline, not of the imports.
+_ORDER = ["ingest", "analyze", "sql", "spikes", "periods", "compare", "partitions", "report",
+          "check", "capture", "capture-restore"]  # fmt: skip
+app.registered_commands.sort(
+    key=lambda c: _ORDER.index(c.name or (c.callback.__name__ if c.callback else ""))
+)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app(prog_name="blkscope")

@@ -1,0 +1,5 @@
+"""`python -m blkscope.cli`."""
+
+from blkscope.cli import main
+
+main()

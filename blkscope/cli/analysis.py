@@ -1,0 +1,180 @@
+"""Commands over a dataset: analyze, sql, spikes, periods, compare, partitions."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from blkscope.cli._app import analysed, app, duration, fail
+from blkscope.errors import BlkscopeError
+
+
+@app.command()
+def analyze(
+    dataset: Annotated[Path, typer.Argument(help="Dataset folder written by 'blkscope ingest'.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    interval: Annotated[float, typer.Option("--interval", help="iostat interval, seconds.")] = 1.0,
+) -> None:
+    """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
+    from blkscope.analyze.build import analyze_dataset
+    from blkscope.analyze.summary import device_summary, render_summary
+
+    try:
+        with analyze_dataset(dataset, interval_ns=round(interval * 1e9)) as con:
+            devices = device_summary(con)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps({"dataset": str(dataset), "devices": devices}, indent=2))
+    else:
+        typer.echo(render_summary(devices))
+
+
+@app.command()
+def sql(
+    dataset: Annotated[Path, typer.Argument(help="Dataset folder.")],
+    query: Annotated[str, typer.Argument(help="DuckDB SQL; every table and view is registered.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV with a header.")] = False,
+) -> None:
+    """Run ad-hoc DuckDB SQL over a dataset's tables and views and print the result."""
+    from blkscope.analyze.query import run_query
+
+    try:
+        typer.echo(
+            run_query(dataset, query, "json" if as_json else "csv" if as_csv else "table"), nl=False
+        )
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+
+
+@app.command()
+def spikes(
+    dataset: Annotated[
+        Path, typer.Argument(help="Dataset folder (analysed on the fly if needed).")
+    ],
+    window: Annotated[str, typer.Option(help="Window width, e.g. 1s or 100ms.")] = "1s",
+    metric: Annotated[str, typer.Option(help="Latency judged: q2c or d2c.")] = "q2c",
+    k: Annotated[float, typer.Option(help="Abnormal above median + k*MAD of window p99s.")] = 5.0,
+    threshold: Annotated[
+        str | None, typer.Option(help="Fixed p99 threshold instead, e.g. 10ms.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+) -> None:
+    """Find windows of abnormal IO latency and say what was in flight (writeback, jbd2, who)."""
+    from blkscope.analyze.correlation import writeback_intervals, writeback_verdict
+    from blkscope.analyze.findings import find_spikes
+    from blkscope.analyze.views import connect
+    from blkscope.reports.terminal import render_spikes
+
+    if metric not in ("q2c", "d2c"):
+        raise typer.BadParameter("must be q2c or d2c", param_hint="--metric")
+    window_ns = duration(window, "--window")
+    limit = duration(threshold, "--threshold") if threshold else None
+    try:
+        analysed(dataset)
+        con = connect(dataset)
+        table = find_spikes(
+            con, window_ns=window_ns, metric=metric, k=k, threshold_ns=limit, min_ios=5
+        )
+        verdict = writeback_verdict(con, table, writeback_intervals(con))
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    rows = table.to_pylist()
+    if as_json:
+        typer.echo(json.dumps({"spikes": rows, "writeback": verdict}, indent=2))
+    else:
+        typer.echo(render_spikes(rows, verdict["sentence"]))
+
+
+@app.command()
+def periods(
+    dataset: Annotated[
+        Path, typer.Argument(help="Dataset folder (analysed on the fly if needed).")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+) -> None:
+    """Report significant periods of writeback IO, journal IO, writeback events and spikes."""
+    from blkscope.analyze.views import connect, query_table
+    from blkscope.reports.terminal import render_periods
+
+    try:
+        analysed(dataset)
+        rows = query_table(connect(dataset), "SELECT * FROM periods ORDER BY p_value").to_pylist()
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    typer.echo(json.dumps(rows, indent=2) if as_json else render_periods(rows))
+
+
+@app.command()
+def compare(
+    before: Annotated[Path, typer.Argument(help="Dataset before the change.")],
+    after: Annotated[Path, typer.Argument(help="Dataset after the change.")],
+    as_json: Annotated[bool, typer.Option("--json", help="The comparison as JSON.")] = False,
+) -> None:
+    """Compare two captures: latency shifts with 95% intervals, spikes, periods; noise vs real."""
+    from blkscope.analyze.compare import compare as run_compare
+    from blkscope.analyze.compare import render
+
+    try:
+        for dataset in (before, after):
+            analysed(dataset)
+        result = run_compare(before, after)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    typer.echo(json.dumps(result, indent=2) if as_json else render(result))
+
+
+@app.command()
+def partitions(
+    dataset: Annotated[
+        Path, typer.Argument(help="Dataset folder (analysed on the fly if needed).")
+    ],
+    listings: Annotated[
+        list[Path],
+        typer.Argument(
+            help="/proc/partitions, `fdisk -l` or `lsblk --json -b -o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE` output."
+        ),
+    ],
+    device: Annotated[
+        str | None,
+        typer.Option(
+            help="Traced device MAJOR,MINOR the listed disk is (when the trace has several)."
+        ),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+) -> None:
+    """Map trace sectors to partitions: IO, bytes and latency per partition."""
+    from blkscope.analyze.partitions import attach_partitions
+
+    override = None
+    if device is not None:
+        try:
+            major, minor = (int(x) for x in device.split(","))
+        except ValueError:
+            raise typer.BadParameter(
+                "expected MAJOR,MINOR like 8,0", param_hint="--device"
+            ) from None
+        override = (major, minor)
+    try:
+        analysed(dataset)
+        rows = attach_partitions(dataset, listings, override)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    typer.echo(
+        f"{'device':>7} {'partition':<12} {'start':>10} {'sectors':>10} {'bios':>8} "
+        f"{'MiB':>9} {'q2c p99':>9}"
+    )
+    for r in rows:
+        p99 = "-" if r["q2c_p99_ns"] is None else f"{r['q2c_p99_ns'] / 1e6:.3f}ms"
+        typer.echo(
+            f"{r['dev_major']},{r['dev_minor']:<3} {r['partition']:<12} "
+            f"{r['start_sector']:>10} {r['sectors']:>10} {r['bios']:>8} "
+            f"{r['bytes'] / 2**20:>9.1f} {p99:>9}"
+        )

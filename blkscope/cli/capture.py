@@ -1,0 +1,102 @@
+"""`blkscope capture` and `capture-restore`: record on a production box (root)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from blkscope.cli._app import EXIT_FAILED, app, fail
+from blkscope.errors import BlkscopeError
+
+
+@app.command(context_settings={"allow_interspersed_args": False})
+def capture(
+    device: Annotated[
+        list[str],
+        typer.Option("--device", "-d", help="Block device name as in /sys/block (repeatable)."),
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Capture folder to create.")],
+    command: Annotated[
+        list[str] | None,
+        typer.Argument(help="Optional command (after --) to record while it runs."),
+    ] = None,
+    duration: Annotated[
+        float | None,
+        typer.Option(
+            "--duration", help="Seconds to record (an upper bound when a command is given)."
+        ),
+    ] = None,
+    max_size: Annotated[
+        int,
+        typer.Option("--max-size", min=1, help="Stop once the block trace reaches this many MiB."),
+    ] = 1024,
+    buffer_kb: Annotated[
+        int,
+        typer.Option("--buffer-kb", min=256, max=262144, help="Kernel trace buffer per CPU, KiB."),
+    ] = 65536,
+    method: Annotated[
+        str,
+        typer.Option("--method", help="auto (blktrace, else ftrace blk tracer), blktrace, ftrace."),
+    ] = "auto",
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace an existing capture folder.")
+    ] = False,
+) -> None:
+    """Record block and writeback events, iostat and dirty pages into a capture folder (root)."""
+    from blkscope.capture.runner import CaptureOptions, run_capture
+
+    if method not in ("auto", "blktrace", "ftrace"):
+        raise typer.BadParameter("must be auto, blktrace or ftrace", param_hint="--method")
+    opts = CaptureOptions(
+        devices=list(dict.fromkeys(device)),
+        out=output,
+        duration_s=duration,
+        command=command or None,
+        max_size_mb=max_size,
+        buffer_kb=buffer_kb,
+        force=force,
+        method=method,
+    )
+    try:
+        manifest = run_capture(opts, say=lambda s: typer.echo(s, err=True))
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    except KeyboardInterrupt:
+        # Recording already ended cleanly; this second Ctrl-C came while writing the files.
+        typer.echo(f"interrupted while writing {output}; tracefs settings were restored", err=True)
+        raise typer.Exit(130) from None
+    typer.echo(
+        f"wrote {output}: {manifest.get('block_events', 'n/a')} block events via "
+        f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
+        f"{manifest.get('lost_events', 0)} lost"
+    )
+    if manifest.get("blkparse") is None:
+        typer.echo(
+            f"blkparse is not installed: run `blkparse -i trace -o blkparse.txt` in "
+            f"{output} where it is, then `blkscope ingest`",
+            err=True,
+        )
+    code = manifest.get("command_exit_code")
+    if code and manifest["stop_reason"].startswith("command exited"):  # not when we stopped it
+        typer.echo(f"the command exited with {code}; the capture is complete", err=True)
+        raise typer.Exit(EXIT_FAILED)
+
+
+@app.command("capture-restore")
+def capture_restore(
+    folder: Annotated[Path, typer.Argument(help="Folder of a capture that was killed (SIGKILL).")],
+) -> None:
+    """Put back the tracefs settings a killed `blkscope capture` had changed (root)."""
+    from blkscope.capture.runner import restore_from
+
+    try:
+        problems = restore_from(folder)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    for problem in problems:
+        typer.echo(f"warning: {problem}", err=True)
+    if problems:
+        raise typer.Exit(EXIT_FAILED)
+    typer.echo("tracefs settings restored")

@@ -1,0 +1,114 @@
+"""`blkscope ingest`: files or a capture folder into a dataset."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from blkscope.cli._app import app, fail
+from blkscope.errors import BlkscopeError, InputFormatError
+
+
+@app.command()
+def ingest(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(
+            help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin; or blktrace per-CPU files NAME.blktrace.N, or their NAME prefix; or one capture folder."
+        ),
+    ],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", help="Dataset folder to write (replaced atomically).")
+    ],
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Stop at the first malformed line (exit 2).")
+    ] = False,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")
+    ] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+    trace_start: Annotated[
+        str | None,
+        typer.Option(
+            "--trace-start",
+            help="Capture folder: wall time (ISO, UTC unless zoned) of the trace's first event.",
+        ),
+    ] = None,
+    offset: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--offset",
+            help="Capture folder: SOURCE=+-SECONDS shifts one source (table or file name).",
+        ),
+    ] = None,
+) -> None:
+    """Parse blkparse text, blktrace binaries or a capture folder (all logs, one clock) to Parquet."""
+    from blkscope.ingest.blkparse_ingest import ingest_events
+    from blkscope.progress import byte_progress
+
+    folder = Path(inputs[0]) if len(inputs) == 1 and Path(inputs[0]).is_dir() else None
+    try:
+        if folder is None and (trace_start or offset):
+            raise InputFormatError(
+                inputs[0], "--trace-start and --offset need a capture folder as the input"
+            )
+        with byte_progress(enabled=not quiet and not as_json) as progress:
+            if folder is not None:
+                manifest = _ingest_folder(folder, output, strict, progress, trace_start, offset)
+            else:
+                manifest = ingest_events(inputs, output, strict=strict, progress=progress)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted: no dataset written, any previous one is intact", err=True)
+        raise typer.Exit(130) from None
+    if as_json:
+        typer.echo(json.dumps(manifest, indent=2))
+    elif not quiet:
+        if folder is not None:
+            from blkscope.ingest.folder_report import folder_report
+
+            typer.echo(folder_report(manifest))
+        typer.echo(_ingest_summary(manifest, output))
+
+
+def _ingest_folder(
+    folder: Path,
+    output: Path,
+    strict: bool,
+    progress: Any,
+    trace_start: str | None,
+    offsets: list[str] | None,
+) -> dict[str, Any]:
+    from blkscope.ingest.clock import parse_offset, parse_trace_start
+    from blkscope.ingest.folder import ingest_folder
+
+    return ingest_folder(
+        folder,
+        output,
+        strict=strict,
+        progress=progress,
+        trace_start_ns=parse_trace_start(trace_start) if trace_start else None,
+        offsets_ns=dict(parse_offset(o) for o in offsets or []),
+    )
+
+
+def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
+    ev = manifest["events"]
+    span = (ev["last_time_ns"] or 0) - (ev["first_time_ns"] or 0)
+    lines = [f"wrote {output}: {ev['count']:,} events over {span / 1e9:.3f} s"]
+    for d in manifest["devices"]:
+        acts = " ".join(f"{a}={n:,}" for a, n in d["by_action"].items())
+        lines.append(f"  device {d['dev']}: {d['events']:,} events  {acts}")
+    errors = manifest["ingest"]["error_lines"]
+    if errors:
+        lines.append(
+            f"{errors:,} malformed line{'s' if errors != 1 else ''} recorded in "
+            f"ingest_errors (see {output / 'ingest_errors.parquet'})"
+        )
+    else:
+        lines.append("0 malformed lines")
+    return "\n".join(lines)

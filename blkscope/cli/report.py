@@ -1,0 +1,89 @@
+"""`blkscope report` and the `check` CI gate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from blkscope.cli._app import EXIT_FAILED, app, fail
+from blkscope.errors import BlkscopeError
+
+
+@app.command()
+def report(
+    source: Annotated[
+        Path,
+        typer.Argument(
+            help="Dataset folder, capture folder, or blkparse text (plain or compressed)."
+        ),
+    ],
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write.")],
+    no_timestamp: Annotated[
+        bool, typer.Option("--no-timestamp", help="Leave out the generation time (same bytes).")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
+) -> None:
+    """Write one self-contained HTML report (and summary.json beside it) for a trace."""
+    from blkscope.progress import byte_progress
+    from blkscope.reports.run import make_report
+
+    try:
+        with byte_progress(enabled=not quiet) as progress:
+            done = make_report(source, output, timestamp=not no_timestamp, progress=progress)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted", err=True)
+        raise typer.Exit(130) from None
+    if not quiet:
+        typer.echo(_report_summary(done.summary_doc, output, done.summary, done.dataset))
+
+
+def _report_summary(doc: dict[str, Any], output: Path, summary: Path, dataset: Path) -> str:
+    lines = [f"wrote {output} and {summary} (dataset {dataset})"]
+    for d in doc["devices"]:
+        spikes = "not computed" if d["spikes"] is None else d["spikes"]
+        periods = ", ".join(f"{p['series']} {p['period_ns'] / 1e9:.2f} s" for p in d["periods"])
+        lines.append(
+            f"  device {d['dev']}: {d['ios']:,} IOs, D2C p99 {d['d2c']['p99_ns'] / 1e6:.3f} ms, "
+            f"Q2C p99 {d['q2c']['p99_ns'] / 1e6:.3f} ms, spikes {spikes}, "
+            f"periods {periods or 'none'}"
+        )
+    return "\n".join(lines)
+
+
+@app.command()
+def check(
+    target: Annotated[
+        Path,
+        typer.Argument(help="Dataset, capture folder, trace, or a folder of datasets/captures."),
+    ],
+    maxima: Annotated[
+        list[str],
+        typer.Option(
+            "--max",
+            help="METRIC=VALUE that must not be exceeded, e.g. d2c.p99=5ms, spikes=0 (repeatable). "
+            "Metrics: {d2c,q2c}.{p50,p90,p99,p999,max} (ns/us/ms/s), spikes, periods, requeues, "
+            "errors.",
+        ),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """CI gate: exit 1 when any threshold is exceeded, 0 when all pass, 2 on bad usage or input."""
+    from blkscope.reports.check import check as run_check
+    from blkscope.reports.check import parse_threshold, render_results, results_json
+
+    try:
+        thresholds = [parse_threshold(spec) for spec in maxima]
+        results = run_check(target, thresholds)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    if as_json:
+        typer.echo(json.dumps(results_json(results), indent=2))
+    else:
+        typer.echo(render_results(results))
+    if not all(r.passed for r in results):
+        raise typer.Exit(EXIT_FAILED)
