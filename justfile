@@ -18,4 +18,4 @@ bench *ARGS:
 
 # the README's main job on the bundled fixture capture
 demo:
-    blkscope report fixtures/mq-writeback-30s/blkparse.txt.zst -o build/report.html
+    blkscope report fixtures/mq-writeback-30s -o build/report.html
