@@ -100,7 +100,7 @@ def _search(
     freqs = np.arange(f_lo, f_hi, 1 / (10 * span_s))
     if freqs.size < 3:
         return []
-    z, angle = _z2(t_s, freqs)
+    z, _ = _z2(t_s, freqs)
     trials = max(1.0, (f_hi - f_lo) * span_s)  # independent frequencies in the scanned band
     width = 1 / span_s
     found: list[Period] = []
@@ -111,11 +111,12 @@ def _search(
             break
         k = _fundamental(freqs, z, available, k)
         f = _refine(freqs, z, k)
-        phase = (angle[k] / (2 * np.pi)) % 1.0
+        strength = float(np.sqrt(z[k] / (2 * t_s.size)))
+        f, phase = _longest_alignment(t_s, span_s, f, strength)
         found.append(
             Period(
                 period_s=1 / f,
-                strength=float(np.sqrt(z[k] / (2 * t_s.size))),
+                strength=strength,
                 p_value=_p_value(z[k], trials),
                 phase_s=phase / f,
                 cycles=span_s * f,
@@ -125,6 +126,21 @@ def _search(
         for h in range(1, int(f_hi / f) + 2):  # drop this period and its harmonics
             available &= np.abs(freqs - h * f) > width
     return found
+
+
+def _longest_alignment(t_s: np.ndarray, span_s: float, f: float, strength: float
+                       ) -> tuple[float, float]:
+    """Bursts every 2P also line up every P (each P-cycle holds a burst or nothing): when they
+    line up as well at a multiple kP that still fits twice in the span, the period is kP."""
+    best = f
+    for k in (2, 3, 4):
+        if k / f > span_s / 2:
+            break
+        z, _ = _z2(t_s, np.array([f / k]))
+        if np.sqrt(z[0] / (2 * t_s.size)) >= 0.9 * strength:
+            best = f / k
+    _, angle = _z2(t_s, np.array([best]))
+    return best, float((angle[0] / (2 * np.pi)) % 1.0)
 
 
 def _fundamental(freqs: np.ndarray, z: np.ndarray, available: np.ndarray, k: int) -> int:
