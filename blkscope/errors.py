@@ -39,49 +39,29 @@ class ParseError(BlkscopeError):
         return self.reason
 
 
-class InputFormatError(BlkscopeError):
+class _PathError(BlkscopeError):
+    """An error about a whole file or folder: where, why, and what to try."""
+
+    def __init__(self, path: str, reason: str, hint: str | None = None) -> None:
+        super().__init__(path, reason)
+        self.path = path
+        self.reason = reason
+        self.hint = hint
+
+    def location(self) -> str:
+        return self.path
+
+    def message(self) -> str:
+        return self.reason
+
+
+class InputFormatError(_PathError):
     """A whole input is not in the format expected (empty, binary, another tool's log)."""
 
-    def __init__(self, path: str, reason: str, hint: str | None = None) -> None:
-        super().__init__(path, reason)
-        self.path = path
-        self.reason = reason
-        self.hint = hint
 
-    def location(self) -> str:
-        return self.path
-
-    def message(self) -> str:
-        return self.reason
-
-
-class DatasetError(BlkscopeError):
+class DatasetError(_PathError):
     """A dataset folder is missing, incomplete, or cannot be written."""
 
-    def __init__(self, path: str, reason: str, hint: str | None = None) -> None:
-        super().__init__(path, reason)
-        self.path = path
-        self.reason = reason
-        self.hint = hint
 
-    def location(self) -> str:
-        return self.path
-
-    def message(self) -> str:
-        return self.reason
-
-
-class CaptureError(BlkscopeError):
+class CaptureError(_PathError):
     """A capture cannot start or run on this machine (not root, no tracefs, no such device)."""
-
-    def __init__(self, path: str, reason: str, hint: str | None = None) -> None:
-        super().__init__(path, reason)
-        self.path = path
-        self.reason = reason
-        self.hint = hint
-
-    def location(self) -> str:
-        return self.path
-
-    def message(self) -> str:
-        return self.reason

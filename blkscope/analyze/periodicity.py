@@ -128,8 +128,9 @@ def _search(
     return found
 
 
-def _longest_alignment(t_s: np.ndarray, span_s: float, f: float, strength: float
-                       ) -> tuple[float, float]:
+def _longest_alignment(
+    t_s: np.ndarray, span_s: float, f: float, strength: float
+) -> tuple[float, float]:
     """Bursts every 2P also line up every P (each P-cycle holds a burst or nothing): when they
     line up as well at a multiple kP that still fits twice in the span, the period is kP."""
     best = f

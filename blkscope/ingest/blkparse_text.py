@@ -15,22 +15,13 @@ import pyarrow.compute as pc
 
 from blkscope.errors import ParseError
 from blkscope.ingest import _scan as S
-from blkscope.ingest.blkparse_line import ACTIONS, OPS, LineError, parse_event_line, render_rwbs
+from blkscope.ingest.blkparse_line import ACTIONS, LineError, parse_event_line
 from blkscope.ingest.blkparse_summary import SummaryParser
+from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE
 from blkscope.ingest.sources import Source, describe_non_blkparse, iter_chunks
 from blkscope.schemas import EVENTS
 
 _ACTION_STRINGS = pa.array(ACTIONS, pa.string())
-_RWBS_STRINGS = pa.array(
-    [
-        render_rwbs(
-            OPS[(c >> 1) & 3], bool(c & 1), bool(c & 8), bool(c & 16), bool(c & 32), bool(c & 64)
-        )
-        for c in range(128)
-    ],
-    pa.string(),
-)
-_OP_STRINGS = pa.array(OPS, pa.string())
 
 
 @dataclass
@@ -110,8 +101,8 @@ def _fast_table(
         pa.array(cols[S.F_TIME]),
         pa.array(cols[S.F_PID]),
         _ACTION_STRINGS.take(pa.array(action)),
-        _RWBS_STRINGS.take(pa.array(code)),
-        _OP_STRINGS.take(pa.array((code >> 1) & 3)),
+        RWBS_BY_CODE.take(pa.array(code)),
+        OP_BY_CODE.take(pa.array((code >> 1) & 3)),
         pa.array((code & 1) != 0),
         pa.array((code & 8) != 0),
         pa.array((code & 16) != 0),

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
-from blkscope.ingest.blkparse_line import OPS, render_rwbs
 from blkscope.ingest.blktrace_payloads import (
     TA_CGROUP,
     be64_payload,
@@ -18,6 +17,7 @@ from blkscope.ingest.blktrace_payloads import (
     remap_columns,
 )
 from blkscope.ingest.blktrace_records import RecordFile
+from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE
 from blkscope.schemas import EVENTS
 
 # Category bits (top 16 bits of `action`), blktrace_api.h BLK_TC_*.
@@ -57,17 +57,6 @@ for _code, _letter in CODE_LETTERS.items():
     _CODE_TO_INDEX[_code] = _LETTER_INDEX[_letter]
 _M_INDEX = _LETTER_INDEX["m"]
 
-# rwbs code bits, as the text scanner encodes them: flush 1, op << 1, fua 8, A 16, S 32, M 64.
-_RWBS_STRINGS = pa.array(
-    [
-        render_rwbs(
-            OPS[(c >> 1) & 3], bool(c & 1), bool(c & 8), bool(c & 16), bool(c & 32), bool(c & 64)
-        )
-        for c in range(128)
-    ],
-    pa.string(),
-)
-_OP_STRINGS = pa.array(OPS, pa.string())
 _ACTION_STRINGS = pa.array(LETTERS, pa.string())
 
 _SECTOR_PLUS = {"Q", "G", "I", "D", "B", "M", "F", "S", "A"}
@@ -313,8 +302,8 @@ def _events_table(
         pa.array(r["time"].astype(np.int64) - base, pa.int64()),
         pa.array(pid, pa.int64()),
         _ACTION_STRINGS.take(pa.array(letter)),
-        _RWBS_STRINGS.take(pa.array(rwbs)),
-        _OP_STRINGS.take(pa.array((rwbs >> 1) & 3)),
+        RWBS_BY_CODE.take(pa.array(rwbs)),
+        OP_BY_CODE.take(pa.array((rwbs >> 1) & 3)),
         pa.array((rwbs & 1) != 0),
         pa.array((rwbs & 8) != 0),
         pa.array((rwbs & 16) != 0),

@@ -1,0 +1,19 @@
+"""Arrow lookup tables shared by the text and binary readers: small integer codes -> strings."""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+from blkscope.ingest.blkparse_line import OPS, render_rwbs
+
+# RWBS code bits, as both readers encode them: flush 1, op << 1, fua 8, A 16, S 32, M 64.
+RWBS_BY_CODE = pa.array(
+    [
+        render_rwbs(
+            OPS[(c >> 1) & 3], bool(c & 1), bool(c & 8), bool(c & 16), bool(c & 32), bool(c & 64)
+        )
+        for c in range(128)
+    ],
+    pa.string(),
+)
+OP_BY_CODE = pa.array(OPS, pa.string())
