@@ -140,8 +140,21 @@ def _longest_alignment(
         z, _ = _z2(t_s, np.array([f / k]))
         if np.sqrt(z[0] / (2 * t_s.size)) >= 0.9 * strength:
             best = f / k
+    best = _typical_interval(t_s, best)
     _, angle = _z2(t_s, np.array([best]))
     return best, float((angle[0] / (2 * np.pi)) % 1.0)
+
+
+def _typical_interval(t_s: np.ndarray, f: float) -> float:
+    """The median gap between bursts, per cycle: a flusher re-arms its timer after long work,
+    so a few stretched cycles must not pull the period off the usual one (5.12 s, not 5.22)."""
+    gaps = np.diff(np.sort(t_s))
+    cycles = np.round(gaps * f)
+    per_cycle = gaps[cycles >= 1] / cycles[cycles >= 1]
+    if per_cycle.size < 2:
+        return f
+    typical = float(np.median(per_cycle))
+    return 1 / typical if abs(typical * f - 1) < 0.1 else f
 
 
 def _fundamental(freqs: np.ndarray, z: np.ndarray, available: np.ndarray, k: int) -> int:
