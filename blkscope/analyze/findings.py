@@ -249,8 +249,9 @@ def find_dataset_periods(
         )
         if has_writeback_log(con):
             series["writeback_events"] = query_table(
-                con, f"SELECT t_ns FROM writeback WHERE {dev} AND t_ns IS NOT NULL"
-            )["t_ns"].to_numpy()
+                con,
+                f"SELECT end_ns FROM _writeback_windows WHERE {dev}",  # one log, no doubles
+            )["end_ns"].to_numpy()
         for name, times in series.items():
             rows += period_rows(times, (t0, t1), name, knobs, (major, minor))
     return pa.Table.from_pylist(rows, schema=PERIODS)
