@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import json
-import os
 from pathlib import Path
 from typing import Any
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from blkscope.analyze.findings import find_dataset_periods, find_spikes, knobs_from_manifest
 from blkscope.analyze.views import connect, optional_views, register_table, register_views
 from blkscope.errors import DatasetError
-from blkscope.ingest.dataset import MANIFEST, read_manifest
+from blkscope.ingest.dataset import read_manifest, save_manifest, write_parquet_atomic
 from blkscope.schemas import TABLES
 
 # (table, view that computes it), in dependency order: bios read the stored requests.
@@ -33,19 +30,8 @@ def _write_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema, p
     """Run a view into a Parquet file carrying the declared schema (docs included)."""
     table = con.sql(f"SELECT * FROM {view}").to_arrow_table()
     table = table.select(schema.names).cast(schema)
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    pq.write_table(table, tmp, compression="zstd")
-    os.replace(tmp, path)
+    write_parquet_atomic(table, path)
     return table.num_rows
-
-
-def _write_arrow(table: pa.Table, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
 
 
 def _findings(
@@ -56,12 +42,6 @@ def _findings(
         con, window_ns=1_000_000_000, metric="q2c", k=5.0, threshold_ns=None, min_ios=5
     )
     return spikes, find_dataset_periods(con, spikes, knobs_from_manifest(manifest))
-
-
-def _save_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
-    tmp = dataset / f".{MANIFEST}.tmp-{os.getpid()}"
-    tmp.write_text(json.dumps(manifest, indent=2) + "\n")
-    os.replace(tmp, dataset / MANIFEST)
 
 
 def analyze_dataset(
@@ -87,8 +67,6 @@ def analyze_dataset(
         path = dataset / f"{name}.parquet"
         try:
             rows = _write_table(con, view, TABLES[name], path)
-        except OSError as exc:
-            raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
         except (duckdb.Error, pa.ArrowException, ValueError) as exc:
             # a table not matching its declared schema is a bug; report it without a traceback
             raise DatasetError(
@@ -100,10 +78,10 @@ def analyze_dataset(
         register_table(con, name, path)
     for name, table in zip(("spikes", "periods"), _findings(con, dataset, manifest), strict=True):
         path = dataset / f"{name}.parquet"
-        _write_arrow(table, path)
+        write_parquet_atomic(table, path)
         manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
         register_table(con, name, path)
-    _save_manifest(dataset, manifest)
+    save_manifest(dataset, manifest)
     # Every view must bind once the analysis tables exist, except those over tables that only
     # some captures bring (a partition listing, a writeback log): anything else is a bug.
     left_out = [v for v in register_views(con) if v not in optional_views(manifest)]

@@ -107,6 +107,33 @@ class DatasetWriter:
             shutil.rmtree(old, ignore_errors=True)
 
 
+def write_parquet_atomic(table: pa.Table, path: Path) -> None:
+    """Write one Parquet file through a temp name, so readers never see half of it."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        pq.write_table(table, tmp, compression="zstd")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write a text file (manifest, report) through a temp name."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
+
+
+def save_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
+    """Replace a dataset's manifest atomically."""
+    write_text_atomic(dataset / MANIFEST, json.dumps(manifest, indent=2) + "\n")
+
+
 def is_dataset(path: Path) -> bool:
     """True when path is a folder holding a blkscope manifest."""
     return (path / MANIFEST).is_file()
@@ -128,13 +155,6 @@ def add_table(dataset: Path, name: str, table: pa.Table) -> None:
     """Write (or replace) one table of an existing dataset, then record it in the manifest."""
     manifest = read_manifest(dataset)
     path = dataset / f"{name}.parquet"
-    tmp = dataset / f".{name}.parquet.tmp-{os.getpid()}"
-    try:
-        pq.write_table(table, tmp, compression="zstd")
-        os.replace(tmp, path)
-        manifest.setdefault("tables", {})[name] = {"file": path.name, "rows": table.num_rows}
-        tmp_manifest = dataset / f".{MANIFEST}.tmp-{os.getpid()}"
-        tmp_manifest.write_text(json.dumps(manifest, indent=2) + "\n")
-        os.replace(tmp_manifest, dataset / MANIFEST)
-    except OSError as exc:
-        raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
+    write_parquet_atomic(table, path)
+    manifest.setdefault("tables", {})[name] = {"file": path.name, "rows": table.num_rows}
+    save_manifest(dataset, manifest)

@@ -3,7 +3,6 @@ and the periodogram of writeback IO bursts, which the report can always compute 
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +12,7 @@ import numpy as np
 import pyarrow as pa
 
 from blkscope.analyze import periodicity
+from blkscope.analyze.findings import compute_findings
 from blkscope.analyze.views import query_table
 
 # Who issues the IO decides the series: the flusher threads, and ext4's journal.
@@ -29,7 +29,7 @@ class Findings:
 
     spikes: list[dict[str, Any]] | None
     periods: list[dict[str, Any]] | None
-    periods_source: str  # 'findings' (analysis tables) or 'report' (computed here) or ''
+    periods_source: str  # 'findings': the analysis' periods table
     writeback: list[dict[str, Any]] | None
     spectra: dict[tuple[int, int], list[Spectrum]] = field(default_factory=dict)
 
@@ -55,19 +55,6 @@ def _stored(con: duckdb.DuckDBPyConnection, manifest: dict[str, Any], name: str)
     return query_table(con, f"SELECT * FROM {name} ORDER BY ALL")  # stable bytes in the page
 
 
-def _computed(dataset: Path) -> tuple[pa.Table, pa.Table] | None:
-    """compute_findings from the analysis package, when that module exists."""
-    try:
-        module = importlib.import_module("blkscope.analyze.findings")
-    except ImportError:
-        return None
-    compute = getattr(module, "compute_findings", None)
-    if compute is None:
-        return None
-    spikes, periods = compute(dataset)
-    return spikes, periods
-
-
 def _series_times(con: duckdb.DuckDBPyConnection, dev: tuple[int, int], where: str) -> np.ndarray:
     rows = con.execute(
         "SELECT coalesce(q_time_ns, g_time_ns, first_d_time_ns) AS t FROM requests "
@@ -77,14 +64,15 @@ def _series_times(con: duckdb.DuckDBPyConnection, dev: tuple[int, int], where: s
     return np.asarray(rows["t"], dtype=np.int64)
 
 
-def spectra_and_periods(
+def spectra(
     con: duckdb.DuckDBPyConnection, dev: tuple[int, int], span: tuple[int, int]
-) -> tuple[list[Spectrum], list[dict[str, Any]]]:
-    """Bursts, Z² periodogram and significant periods of each writeback-like series of a device.
+) -> list[Spectrum]:
+    """Bursts and Z² periodogram of each writeback-like series of a device (the periods
+    themselves come from the analysis' periods table).
 
     The periodogram is empty when there are under 3 bursts or the span is under 3 s.
     """
-    spectra, found = [], []
+    out = []
     span_s = (span[1] - span[0]) / 1e9
     longest = span_s / 3
     for series, where in SERIES_FILTERS.items():
@@ -96,22 +84,8 @@ def spectra_and_periods(
         if starts.size < 3 or freqs.size == 0:
             freqs = np.zeros(0)
         z2, _ = periodicity._z2((starts - span[0]) / 1e9, freqs)
-        spectra.append(Spectrum(series, 1 / freqs, z2, int(starts.size), starts))
-        for p in periodicity.find_periods(times, span):
-            found.append(
-                {
-                    "dev_major": dev[0],
-                    "dev_minor": dev[1],
-                    "series": series,
-                    "period_ns": round(p.period_s * 1e9),
-                    "strength": p.strength,
-                    "p_value": p.p_value,
-                    "bursts": p.bursts,
-                    "cycles": p.cycles,
-                    "knobs": ", ".join(periodicity.matching_knobs(p.period_s)),
-                }
-            )
-    return spectra, found
+        out.append(Spectrum(series, 1 / freqs, z2, int(starts.size), starts))
+    return out
 
 
 def load_findings(
@@ -125,21 +99,16 @@ def load_findings(
     devices holds (major, minor, first_ns, last_ns).
     """
     spikes, periods = _stored(con, manifest, "spikes"), _stored(con, manifest, "periods")
-    if spikes is None or periods is None:
-        computed = _computed(dataset)
-        if computed is not None:
-            spikes, periods = computed
-    spectra: dict[tuple[int, int], list[Spectrum]] = {}
-    own: list[dict[str, Any]] = []
+    if spikes is None or periods is None:  # analysed before the findings step existed
+        spikes, periods = compute_findings(dataset)
+    by_device: dict[tuple[int, int], list[Spectrum]] = {}
     for major, minor, first, last in devices:
-        spectra[(major, minor)], found = spectra_and_periods(con, (major, minor), (first, last))
-        own += found
-    source = "findings" if periods is not None else "report"
+        by_device[(major, minor)] = spectra(con, (major, minor), (first, last))
     writeback = _stored(con, manifest, "writeback")
     return Findings(
         spikes=_rows(spikes),
-        periods=_rows(periods) if periods is not None else own,
-        periods_source=source,
+        periods=_rows(periods),
+        periods_source="findings",
         writeback=_rows(writeback),
-        spectra=spectra,
+        spectra=by_device,
     )

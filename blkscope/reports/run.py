@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blkscope.errors import DatasetError, InputFormatError
-from blkscope.ingest.dataset import is_dataset, read_manifest
+from blkscope.errors import InputFormatError
+from blkscope.ingest.dataset import is_dataset, read_manifest, write_text_atomic
 
 ANALYSIS_TABLES = {"requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "io_dist"}
 CAPTURE_TRACES = ("blkparse.txt", "blkparse.txt.zst", "blkparse.txt.gz", "blkparse.txt.xz")
@@ -72,16 +71,6 @@ def ensure_analysed(dataset: Path) -> bool:
     return True
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
-
-
 def default_dataset_dir(report: Path) -> Path:
     """Where a raw input's dataset goes: `<report stem>.dataset/` beside the report."""
     return report.with_name(f"{report.stem}.dataset")
@@ -100,8 +89,8 @@ def make_report(
     analysed = ensure_analysed(dataset)
     content = load_report(dataset)
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    _write_atomic(report, render_page(content, generated if timestamp else None))
+    write_text_atomic(report, render_page(content, generated if timestamp else None))
     summary = build_summary(content)
     summary_path = report.with_name(SUMMARY_NAME)
-    _write_atomic(summary_path, json.dumps(summary, indent=2) + "\n")
+    write_text_atomic(summary_path, json.dumps(summary, indent=2) + "\n")
     return Written(report, summary_path, dataset, ingested, analysed, summary)

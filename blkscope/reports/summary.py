@@ -33,7 +33,7 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "devices[].q2c": "same for Q2C (queue to completion)",
     "devices[].spikes": "number of latency spikes, null when not computed",
     "devices[].periods": "[{series, period_ns, knobs: [str]}] significant periods, most significant first",
-    "devices[].periods_source": "'findings' (analysis tables) or 'report' (computed from IO bursts)",
+    "devices[].periods_source": "'findings': from the analysis' periods table",
     "devices[].cause_shares": "{cause: share of spikes} (null when not computed)",
     "devices[].worst_spike": "{start_ns, end_ns, metric, peak_latency_ns, p99_ns, cause, processes} or null",
 }
