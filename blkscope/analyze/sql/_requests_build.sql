@@ -1,7 +1,8 @@
 -- The `requests` table as `blkscope analyze` stores it: _requests plus the process that
 -- allocated each request (the earliest G piece that rode in it), its G time, and the earliest Q
 -- of its bios. A flush-sequence end takes the Q of the latest preflush bio on its sector
--- (sector 0 for a data-less one) queued before it.
+-- (sector 0 for a data-less one) queued before it. acct_start_ns is where the kernel's disk
+-- statistics start the request's await: the plug clock of its earliest bio (_plug_clock.sql).
 WITH q AS (
     SELECT dev_major, dev_minor, (input_id::BIGINT << 40) + line_no AS q_eid, time_ns,
            coalesce(sector, 0) AS sector, flush
@@ -11,14 +12,15 @@ WITH q AS (
            arg_min(p.pid, p.landing_time_ns) FILTER (p.landing_kind = 'G') AS pid,
            arg_min(p.comm, p.landing_time_ns) FILTER (p.landing_kind = 'G') AS comm,
            min(p.landing_time_ns) FILTER (p.landing_kind = 'G') AS g_time_ns,
-           min(q.time_ns) AS q_time_ns
-    FROM _piece_requests p JOIN q USING (q_eid)
+           min(q.time_ns) AS q_time_ns, min(c.clock_ns) AS clock_ns
+    FROM _piece_requests p JOIN q USING (q_eid) LEFT JOIN _plug_clock c USING (q_eid)
     WHERE p.d_eid IS NOT NULL GROUP BY p.d_eid
 ), flush_q AS (
     SELECT dev_major, dev_minor, sector, time_ns FROM q WHERE flush
 ), joined AS (
     SELECT r.*, g.pid, g.comm, g.g_time_ns,
-           coalesce(g.q_time_ns, fq.time_ns) AS q_time_ns
+           coalesce(g.q_time_ns, fq.time_ns) AS q_time_ns,
+           coalesce(g.clock_ns, g.q_time_ns, fq.time_ns) AS acct_start_ns
     FROM _requests r
     LEFT JOIN rode g ON g.d_eid = r.d_eid
     ASOF LEFT JOIN flush_q fq
@@ -35,6 +37,7 @@ SELECT
     flags,                                       -- RWBS of the first event
     q_time_ns,                                   -- earliest Q of the bios in it
     g_time_ns,                                   -- allocation (G) of the request
+    acct_start_ns,                               -- start of the kernel's await (_plug_clock)
     first_d_time_ns,                             -- first D
     d_time_ns,                                   -- last D
     c_time_ns,                                   -- C
