@@ -270,7 +270,32 @@ def find_dataset_periods(
                 found["kworker_writes"] = ([locked], "writeback_events")
         for name, (periods, method) in found.items():
             rows += [_period_row(p, name, knobs, (major, minor), method) for p in periods]
+    rows += user_series_periods(con, knobs)
     return pa.Table.from_pylist(rows, schema=PERIODS)
+
+
+def user_series_periods(
+    con: duckdb.DuckDBPyConnection, knobs: dict[str, float]
+) -> list[dict[str, Any]]:
+    """Periods of each user series' slowest 1% of samples (what its spikes are made of)."""
+    try:
+        t = query_table(
+            con,
+            "SELECT series, t_ns, value FROM series "
+            "WHERE t_ns IS NOT NULL AND value IS NOT NULL ORDER BY series, t_ns",
+        )
+    except duckdb.Error:  # no user series placed on the trace timeline
+        return []
+    names = t["series"].to_numpy(zero_copy_only=False)
+    times, values = t["t_ns"].to_numpy(), t["value"].to_numpy()
+    rows = []
+    for name in dict.fromkeys(names.tolist()):
+        sel = names == name
+        slow = times[sel][values[sel] >= np.quantile(values[sel], 0.99)]
+        span = (int(times[sel].min()), int(times[sel].max()))
+        periods = find_periods(slow, span, knobs=knobs, burst_gap_s=_gap(name))
+        rows += [_period_row(p, f"user:{name}", knobs, None) for p in periods]
+    return rows
 
 
 def _gap(series: str) -> float:
