@@ -6,8 +6,9 @@
 -- writeback kworker's whole plug of requests starts at its FIRST Q: measured against 5 ms
 -- samples of /sys/block/vda/stat, Q..C alone missed 25.7 ms of 236 ms in one flusher burst.
 -- A task that sleeps with an empty plug clears the cache without a trace event: a pause of
--- more than 5 ms between its events is taken as such a sleep. Queues with no P in the session
--- were not plugged, and start at their own Q.
+-- more than 5 ms between its events is taken as such a sleep. A task that slept between a
+-- bio's Q and its request's G (throttled, or waiting for a tag: 263 ms under bfq) starts the
+-- request's clock after waking, so each G also gets the clock of its own session.
 WITH ev AS (
     SELECT pid, time_ns, action, (input_id::BIGINT << 40) + line_no AS eid
     FROM events WHERE action IN ('Q', 'G', 'P', 'U', 'UT')
@@ -23,11 +24,15 @@ WITH ev AS (
     FROM marked WINDOW w AS (PARTITION BY pid ORDER BY time_ns, eid ROWS UNBOUNDED PRECEDING)
 ), clocks AS (
     SELECT *, min(time_ns) FILTER (action = 'Q') OVER s AS first_q,
+           min(time_ns) FILTER (action IN ('Q', 'G')) OVER s AS first_qg,
            bool_or(action = 'P') OVER s AS plugged
     FROM sessions WINDOW s AS (PARTITION BY pid, session)
 )
 SELECT
-    eid AS q_eid,                                           -- the Q event's id
-    time_ns AS q_time_ns,                                   -- its time
-    CASE WHEN plugged THEN first_q ELSE time_ns END AS clock_ns  -- the stats clock's start
-FROM clocks WHERE action = 'Q'
+    eid,                                                    -- the Q or G event's id
+    action,                                                 -- Q or G
+    time_ns,                                                -- its time
+    CASE WHEN action = 'G' THEN first_qg                    -- a G: its session's first Q/G
+         WHEN plugged THEN first_q                          -- a plugged Q: the plug's first Q
+         ELSE time_ns END AS clock_ns                       -- else the Q itself
+FROM clocks WHERE action IN ('Q', 'G')

@@ -2,7 +2,8 @@
 -- allocated each request (the earliest G piece that rode in it), its G time, and the earliest Q
 -- of its bios. A flush-sequence end takes the Q of the latest preflush bio on its sector
 -- (sector 0 for a data-less one) queued before it. acct_start_ns is where the kernel's disk
--- statistics start the request's await: the plug clock of its earliest bio (_plug_clock.sql).
+-- statistics start the request's await: the plug clock of its earliest bio, or of its G when
+-- the submitter slept in between (_plug_clock.sql).
 WITH q AS (
     SELECT dev_major, dev_minor, (input_id::BIGINT << 40) + line_no AS q_eid, time_ns,
            coalesce(sector, 0) AS sector, flush
@@ -12,8 +13,13 @@ WITH q AS (
            arg_min(p.pid, p.landing_time_ns) FILTER (p.landing_kind = 'G') AS pid,
            arg_min(p.comm, p.landing_time_ns) FILTER (p.landing_kind = 'G') AS comm,
            min(p.landing_time_ns) FILTER (p.landing_kind = 'G') AS g_time_ns,
-           min(q.time_ns) AS q_time_ns, min(c.clock_ns) AS clock_ns
-    FROM _piece_requests p JOIN q USING (q_eid) LEFT JOIN _plug_clock c USING (q_eid)
+           min(q.time_ns) AS q_time_ns,
+           greatest(min(qc.clock_ns),
+                    arg_min(gc.clock_ns, p.landing_time_ns) FILTER (p.landing_kind = 'G'))
+             AS clock_ns
+    FROM _piece_requests p JOIN q USING (q_eid)
+    LEFT JOIN _plug_clock qc ON qc.eid = p.q_eid
+    LEFT JOIN _plug_clock gc ON gc.eid = p.landing_eid
     WHERE p.d_eid IS NOT NULL GROUP BY p.d_eid
 ), flush_q AS (
     SELECT dev_major, dev_minor, sector, time_ns FROM q WHERE flush
