@@ -14,19 +14,25 @@ WITH ev AS (
     FROM events WHERE action IN ('Q', 'G', 'P', 'U', 'UT')
 ), marked AS (
     SELECT *,
-           action = 'UT' OR (action = 'U' AND NOT coalesce(lead(action) OVER w = 'P'
-               OR (lead(action) OVER w IN ('U', 'UT') AND lead(action, 2) OVER w = 'P'),
-               FALSE)) AS clears,
-           coalesce(time_ns - lag(time_ns) OVER w > 5000000, TRUE) AS slept
-    FROM ev WINDOW w AS (PARTITION BY pid ORDER BY time_ns, eid)
+           action = 'UT' OR (action = 'U' AND NOT coalesce(
+               (lead(pid) OVER w = pid AND lead(action) OVER w = 'P')
+               OR (lead(pid, 2) OVER w = pid AND lead(action) OVER w IN ('U', 'UT')
+                   AND lead(action, 2) OVER w = 'P'), FALSE)) AS clears,
+           coalesce(lag(pid) OVER w <> pid OR time_ns - lag(time_ns) OVER w > 5000000, TRUE)
+             AS slept
+    -- one global order rather than PARTITION BY pid: DuckDB runs each window partition on one
+    -- thread, and a trace has few pids holding millions of events
+    FROM ev WINDOW w AS (ORDER BY pid, time_ns, eid)
 ), sessions AS (
-    SELECT *, sum(slept::INTEGER) OVER w + sum(clears::INTEGER) OVER w - clears::INTEGER AS session
-    FROM marked WINDOW w AS (PARTITION BY pid ORDER BY time_ns, eid ROWS UNBOUNDED PRECEDING)
-), clocks AS (
-    SELECT *, min(time_ns) FILTER (action = 'Q') OVER s AS first_q,
-           min(time_ns) FILTER (action IN ('Q', 'G')) OVER s AS first_qg,
-           bool_or(action = 'P') OVER s AS plugged
-    FROM sessions WINDOW s AS (PARTITION BY pid, session)
+    SELECT *, sum(slept::INTEGER) OVER (ORDER BY pid, time_ns, eid ROWS UNBOUNDED PRECEDING)
+              + coalesce(sum(clears::INTEGER) OVER (ORDER BY pid, time_ns, eid
+                         ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS session
+    FROM marked
+), agg AS (
+    SELECT session, min(time_ns) FILTER (action = 'Q') AS first_q,
+           min(time_ns) FILTER (action IN ('Q', 'G')) AS first_qg,
+           bool_or(action = 'P') AS plugged
+    FROM sessions GROUP BY session
 )
 SELECT
     eid,                                                    -- the Q or G event's id
@@ -35,4 +41,4 @@ SELECT
     CASE WHEN action = 'G' THEN first_qg                    -- a G: its session's first Q/G
          WHEN plugged THEN first_q                          -- a plugged Q: the plug's first Q
          ELSE time_ns END AS clock_ns                       -- else the Q itself
-FROM clocks WHERE action IN ('Q', 'G')
+FROM sessions JOIN agg USING (session) WHERE action IN ('Q', 'G')
