@@ -53,9 +53,9 @@ def test_iostat_mq_writeback(
 ) -> None:
     """w/s is exact once flush-sequence ends count as writes. w_await: median error 6.9% (30 s)
     and 7.2% (60 s), our await short on the 0.15 ms prober writes. These captures ran bpftrace's
-    biosnoop on block_rq_complete, which lengthens the kernel's await after the traced C
-    (test_kernel_await.py measures it against the kernel's own counters); on the flusher's
-    seconds, where the plug clock matters, the error is 0-4%."""
+    biosnoop on block_rq_complete, which runs after the traced C and before the kernel reads its
+    completion clock: ~7 us per completion there (test_kernel_await.py measures it in the trace
+    and against the kernel's own counters); on the flusher's seconds the error is 0-4%."""
     folder = capture(f"mq-writeback-{name}")
     zero = trace_zero_mono_ns([folder / "trace.blktrace.0.zst", folder / "trace.blktrace.1.zst"])
     n, ws, aw = _errors(analyzed[f"mq-writeback-{name}"], folder, zero, "vda")
