@@ -25,6 +25,14 @@ BUILD_ORDER: list[tuple[str, str]] = [
     ("io_dist", "_io_dist_build"),
 ]
 
+# Intermediates that several tables read, computed once into temp tables before the first of
+# them: requests and bios both follow every bio through its pieces; stage_stats and
+# latency_hist both read every bio's stage latencies.
+SHARED_BEFORE: dict[str, tuple[str, ...]] = {
+    "requests": ("_bio_pieces", "_piece_requests"),
+    "stage_stats": ("_bio_stages",),
+}
+
 
 def _write_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema, path: Path) -> int:
     """Run a view into a Parquet file carrying the declared schema (docs included)."""
@@ -59,11 +67,10 @@ def analyze_dataset(
     con = connect(dataset)
     con.execute(f"SET VARIABLE blkscope_interval_ns = {int(interval_ns)}")
     con.execute(f"SET VARIABLE blkscope_origin_ns = {int(origin_ns)}")
-    # requests and bios both follow every bio through its pieces: compute that chain once.
-    for view in ("_bio_pieces", "_piece_requests"):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
     for name, view in BUILD_ORDER:
         register_views(con)
+        for shared in SHARED_BEFORE.get(name, ()):
+            con.execute(f"CREATE OR REPLACE TEMP TABLE {shared} AS SELECT * FROM main.{shared}")
         path = dataset / f"{name}.parquet"
         try:
             rows = _write_table(con, view, TABLES[name], path)
