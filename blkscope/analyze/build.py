@@ -45,7 +45,6 @@ def _write_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema, p
 def _findings(
     con: duckdb.DuckDBPyConnection, dataset: Path, manifest: dict[str, Any]
 ) -> tuple[pa.Table, pa.Table]:
-    register_views(con)
     spikes = find_spikes(
         con, window_ns=1_000_000_000, metric="q2c", k=5.0, threshold_ns=None, min_ios=5
     )
@@ -67,8 +66,11 @@ def analyze_dataset(
     con = connect(dataset)
     con.execute(f"SET VARIABLE blkscope_interval_ns = {int(interval_ns)}")
     con.execute(f"SET VARIABLE blkscope_origin_ns = {int(origin_ns)}")
+    # Binding a view reads its tables' Parquet footers: after each new table, retry only the
+    # views that could not bind yet instead of redefining all of them.
+    unbound = register_views(con)
     for name, view in BUILD_ORDER:
-        register_views(con)
+        unbound = register_views(con, unbound)
         for shared in SHARED_BEFORE.get(name, ()):
             con.execute(f"CREATE OR REPLACE TEMP TABLE {shared} AS SELECT * FROM main.{shared}")
         path = dataset / f"{name}.parquet"
@@ -83,6 +85,7 @@ def analyze_dataset(
             ) from None
         manifest["tables"][name] = {"file": path.name, "rows": rows}
         register_table(con, name, path)
+    register_views(con, unbound)
     for name, table in zip(("spikes", "periods"), _findings(con, dataset, manifest), strict=True):
         path = dataset / f"{name}.parquet"
         write_parquet_atomic(table, path)

@@ -9,27 +9,34 @@
 -- On a bio-based device (device mapper, md: Q and C, never D) each C is a bio's completion,
 -- kind 'bio', not partial.
 -- Private: `requests` (the stored table) adds the allocating process; see _requests_build.sql.
-WITH keyed AS (
-    SELECT e.*, coalesce(b.bio_based, FALSE) AS bio_based,
-           lag(action) OVER w AS prev_action
-    FROM _request_events e
-    LEFT JOIN (SELECT dev_major, dev_minor, count(*) FILTER (action = 'D') = 0 AS bio_based
-               FROM _request_events GROUP BY ALL) b USING (dev_major, dev_minor)
+-- The windows run over integers only (event id, key, time, action code) and the numbering is
+-- joined back to the events: carrying the strings through every sort cost most of the time.
+WITH coded AS (
+    SELECT eid, dev_major, dev_minor, k_sector, k_len, time_ns,
+           CASE action WHEN 'D' THEN 1 WHEN 'R' THEN 2 ELSE 3 END AS code   -- D=1 R=2 C=3
+    FROM _request_events
+), keyed AS (
+    SELECT *, lag(code) OVER w AS prev_code
+    FROM coded
     WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector, k_len ORDER BY time_ns, eid)
 ), runs AS (
-    SELECT *,
-        sum((action = 'D' AND coalesce(prev_action = 'C', FALSE))::INTEGER) OVER w AS run,
-        sum((action = 'D' AND coalesce(prev_action, '') <> 'R')::INTEGER) OVER wr AS issue_no,
-        sum((action = 'C')::INTEGER) OVER wr AS c_no
-    FROM (SELECT *, sum((action = 'D' AND coalesce(prev_action = 'C', FALSE))::INTEGER) OVER w AS run_id
-          FROM keyed
-          WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector, k_len ORDER BY time_ns, eid))
-    WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector, k_len ORDER BY time_ns, eid),
-           wr AS (PARTITION BY dev_major, dev_minor, k_sector, k_len, run_id ORDER BY time_ns, eid)
+    SELECT *, sum((code = 1 AND coalesce(prev_code = 3, FALSE))::INTEGER) OVER w AS run
+    FROM keyed
+    WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector, k_len ORDER BY time_ns, eid)
 ), numbered AS (
     -- R and re-dispatching D belong to the latest issued request; C to its own ordinal
-    SELECT *, CASE WHEN action = 'C' THEN c_no ELSE greatest(issue_no, 1) END AS ordinal
+    SELECT eid, run,
+           CASE WHEN code = 3 THEN sum((code = 3)::INTEGER) OVER wr
+                ELSE greatest(sum((code = 1 AND coalesce(prev_code, 0) <> 2)::INTEGER) OVER wr, 1)
+           END AS ordinal
     FROM runs
+    WINDOW wr AS (PARTITION BY dev_major, dev_minor, k_sector, k_len, run ORDER BY time_ns, eid)
+), device AS (
+    SELECT dev_major, dev_minor, count(*) FILTER (code = 1) = 0 AS bio_based
+    FROM coded GROUP BY ALL
+), events_numbered AS (
+    SELECT e.*, coalesce(n.run, 0) AS run, coalesce(n.ordinal, 1) AS ordinal, d.bio_based
+    FROM _request_events e LEFT JOIN numbered n USING (eid) JOIN device d USING (dev_major, dev_minor)
 )
 SELECT
     dev_major,                                                        -- device major
@@ -56,5 +63,5 @@ SELECT
     arg_min(comm, eid) FILTER (action = 'D') AS d_comm,                -- comm on the first D
     min(eid) FILTER (action = 'D') AS d_eid,                          -- event id of the first D (bio link)
     max(eid) FILTER (action = 'C') AS c_eid                           -- event id of the C
-FROM numbered
+FROM events_numbered
 GROUP BY dev_major, dev_minor, k_sector, k_len, is_flush, run, ordinal
