@@ -30,9 +30,7 @@ def register_table(con: duckdb.DuckDBPyConnection, name: str, parquet: Path) -> 
     con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
 
 
-def register_views(
-    con: duckdb.DuckDBPyConnection, names: Iterable[str] | None = None
-) -> list[str]:
+def register_views(con: duckdb.DuckDBPyConnection, names: Iterable[str] | None = None) -> list[str]:
     """Define every SQL view (or only those named) whose inputs exist; return the names left out.
 
     Views over analyze outputs (requests, bios) only bind once `blkscope analyze` wrote them (or
