@@ -14,14 +14,22 @@
 -- code) finds them and makes their request straight from the two events; only the other
 -- events go through the run/ordinal windows and the aggregate. Every event of a key that
 -- opens with a clean pair is in a later run than the first (late_keys).
+-- The window partitions by sector alone with device and length first in the order (a
+-- neighbour with another device or length is no neighbour): much cheaper in DuckDB.
 WITH neighbours AS (
     SELECT eid, dev_major, dev_minor, k_sector, k_len, time_ns, tag & 3 AS code,
-           lag(tag) OVER w & 3 AS prev_code, lag(tag, 2) OVER w & 3 AS prev2_code,
-           lag(tag) OVER w >> 2 AS prev_eid,
-           lead(tag) OVER w & 3 AS next_code, lead(tag, 2) OVER w & 3 AS next2_code
-    FROM (SELECT *, eid * 4 + CASE action WHEN 'D' THEN 1 WHEN 'R' THEN 2 ELSE 3 END AS tag
-          FROM _request_events)                                       -- D=1 R=2 C=3
-    WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector, k_len ORDER BY time_ns, tag)
+           prev_tag & 3 AS prev_code, prev_tag >> 2 AS prev_eid, prev2_tag & 3 AS prev2_code,
+           next_tag & 3 AS next_code, next2_tag & 3 AS next2_code
+    FROM (
+        SELECT *, CASE WHEN lag(sub) OVER w = sub THEN lag(tag) OVER w END AS prev_tag,
+               CASE WHEN lag(sub, 2) OVER w = sub THEN lag(tag, 2) OVER w END AS prev2_tag,
+               CASE WHEN lead(sub) OVER w = sub THEN lead(tag) OVER w END AS next_tag,
+               CASE WHEN lead(sub, 2) OVER w = sub THEN lead(tag, 2) OVER w END AS next2_tag
+        FROM (SELECT *, eid * 4 + CASE action WHEN 'D' THEN 1 WHEN 'R' THEN 2 ELSE 3 END AS tag,
+                     dev_major::HUGEINT << 64 | dev_minor::HUGEINT << 32 | coalesce(k_len + 1, 0) AS sub
+              FROM _request_events)                                   -- D=1 R=2 C=3
+        WINDOW w AS (PARTITION BY k_sector ORDER BY sub, time_ns, tag)
+    )
 ), paired AS (
     SELECT *,
         CASE WHEN code = 1 AND coalesce(prev_code, 3) = 3 AND next_code = 3
