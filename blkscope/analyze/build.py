@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -34,12 +35,19 @@ SHARED_BEFORE: dict[str, tuple[str, ...]] = {
 }
 
 
-def _write_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema, path: Path) -> int:
-    """Run a view into a Parquet file carrying the declared schema (docs included)."""
+def _build_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema) -> pa.Table:
+    """Run a view into an Arrow table carrying the declared schema (docs included)."""
     table = con.sql(f"SELECT * FROM {view}").to_arrow_table()
-    table = table.select(schema.names).cast(schema)
-    write_parquet_atomic(table, path)
-    return table.num_rows
+    return table.select(schema.names).cast(schema)
+
+
+def _cannot_build(name: str, path: Path, exc: Exception) -> DatasetError:
+    # a table not matching its declared schema is a bug; report it without a traceback
+    return DatasetError(
+        str(path),
+        f"cannot build table {name}: {exc}",
+        hint="please report this with the dataset's manifest.json",
+    )
 
 
 def _findings(
@@ -69,22 +77,33 @@ def analyze_dataset(
     # Binding a view reads its tables' Parquet footers: after each new table, retry only the
     # views that could not bind yet instead of redefining all of them.
     unbound = register_views(con)
-    for name, view in BUILD_ORDER:
-        unbound = register_views(con, unbound)
-        for shared in SHARED_BEFORE.get(name, ()):
-            con.execute(f"CREATE OR REPLACE TEMP TABLE {shared} AS SELECT * FROM main.{shared}")
-        path = dataset / f"{name}.parquet"
-        try:
-            rows = _write_table(con, view, TABLES[name], path)
-        except (duckdb.Error, pa.ArrowException, ValueError) as exc:
-            # a table not matching its declared schema is a bug; report it without a traceback
-            raise DatasetError(
-                str(path),
-                f"cannot build table {name}: {exc}",
-                hint="please report this with the dataset's manifest.json",
-            ) from None
-        manifest["tables"][name] = {"file": path.name, "rows": rows}
-        register_table(con, name, path)
+    # Each table is written to Parquet by a background thread while the next ones are computed
+    # from its Arrow copy in memory; the views go over the files once every write is done.
+    with ThreadPoolExecutor(max_workers=1) as writer:
+        writes: dict[str, Future[None]] = {}
+        for name, view in BUILD_ORDER:
+            unbound = register_views(con, unbound)
+            path = dataset / f"{name}.parquet"
+            try:
+                for shared in SHARED_BEFORE.get(name, ()):
+                    con.execute(
+                        f"CREATE OR REPLACE TEMP TABLE {shared} AS SELECT * FROM main.{shared}"
+                    )
+                table = _build_table(con, view, TABLES[name])
+            except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+                raise _cannot_build(name, path, exc) from None
+            writes[name] = writer.submit(write_parquet_atomic, table, path)
+            manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
+            con.register(f"_arrow_{name}", table)
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _arrow_{name}")
+        for name, write in writes.items():
+            path = dataset / f"{name}.parquet"
+            try:
+                write.result()
+            except pa.ArrowException as exc:
+                raise _cannot_build(name, path, exc) from None
+            register_table(con, name, path)
+            con.unregister(f"_arrow_{name}")
     register_views(con, unbound)
     for name, table in zip(("spikes", "periods"), _findings(con, dataset, manifest), strict=True):
         path = dataset / f"{name}.parquet"
