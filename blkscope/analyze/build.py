@@ -10,7 +10,13 @@ import duckdb
 import pyarrow as pa
 
 from blkscope.analyze.findings import find_dataset_periods, find_spikes, knobs_from_manifest
-from blkscope.analyze.views import connect, optional_views, register_table, register_views
+from blkscope.analyze.views import (
+    connect,
+    optional_views,
+    register_table,
+    register_views,
+    unbound_views,
+)
 from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import read_manifest, save_manifest, write_parquet_atomic
 from blkscope.schemas import TABLES
@@ -76,7 +82,7 @@ def analyze_dataset(
     con.execute(f"SET VARIABLE blkscope_origin_ns = {int(origin_ns)}")
     # Binding a view reads its tables' Parquet footers: after each new table, retry only the
     # views that could not bind yet instead of redefining all of them.
-    unbound = register_views(con)
+    unbound = unbound_views(con)
     # Each table is written to Parquet by a background thread while the next ones are computed
     # from its Arrow copy in memory; the views go over the files once every write is done.
     with ThreadPoolExecutor(max_workers=1) as writer:

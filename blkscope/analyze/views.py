@@ -54,6 +54,12 @@ def register_views(con: duckdb.DuckDBPyConnection, names: Iterable[str] | None =
     return sorted(pending)
 
 
+def unbound_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Names of the SQL views not defined on this connection (their inputs were missing)."""
+    defined = {row[0] for row in con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
+    return sorted(set(sql_views()) - defined)
+
+
 OPTIONAL_TABLES = ("partitions", "writeback", "series", "iostat_log", "meminfo", "biosnoop")
 
 

@@ -36,7 +36,7 @@ WITH b AS (
                                             ORDER BY q_time_ns, q_eid) FROM c
     UNION ALL
     SELECT dev_major, dev_minor, op_base, op_class, process, 'device', 'Q2Q',
-           q_time_ns - lag(q_time_ns) OVER (PARTITION BY dev_major, dev_minor
+           q_time_ns - lag(q_time_ns) OVER (PARTITION BY dev_major::BIGINT << 32 | dev_minor
                                             ORDER BY q_time_ns, q_eid) FROM c
 )
 SELECT
