@@ -33,11 +33,10 @@ BUILD_ORDER: list[tuple[str, str]] = [
 ]
 
 # Intermediates that several tables read, computed once into temp tables before the first of
-# them: requests and bios both follow every bio through its pieces; stage_stats and
-# latency_hist both read every bio's stage latencies.
+# them: requests and bios both follow every bio through its pieces. (Not _bio_stages: storing
+# its millions of rows costs more than computing it twice, for stage_stats and latency_hist.)
 SHARED_BEFORE: dict[str, tuple[str, ...]] = {
     "requests": ("_bio_pieces", "_piece_requests"),
-    "stage_stats": ("_bio_stages",),
 }
 
 
