@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -21,7 +23,8 @@ from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import read_manifest, save_manifest, write_parquet_atomic
 from blkscope.schemas import TABLES
 
-# (table, view that computes it), in dependency order: bios read the stored requests.
+# (table, view that computes it), in dependency order: bios read the stored requests. The
+# tables after them read only events, requests and bios, so they are built side by side.
 BUILD_ORDER: list[tuple[str, str]] = [
     ("requests", "_requests_build"),
     ("bios", "_bios_build"),
@@ -31,6 +34,7 @@ BUILD_ORDER: list[tuple[str, str]] = [
     ("depth", "_depth_build"),
     ("io_dist", "_io_dist_build"),
 ]
+SIDE_BY_SIDE_FROM = 2  # BUILD_ORDER index of the first table built side by side
 
 # Intermediates that several tables read, computed once into temp tables before the first of
 # them: requests and bios both follow every bio through its pieces. (Not _bio_stages: storing
@@ -39,6 +43,8 @@ SHARED_BEFORE: dict[str, tuple[str, ...]] = {
     "requests": ("_bio_pieces", "_piece_requests"),
 }
 
+T = TypeVar("T")
+
 
 def _build_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema) -> pa.Table:
     """Run a view into an Arrow table carrying the declared schema (docs included)."""
@@ -46,13 +52,81 @@ def _build_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema) -
     return table.select(schema.names).cast(schema)
 
 
-def _cannot_build(name: str, path: Path, exc: Exception) -> DatasetError:
-    # a table not matching its declared schema is a bug; report it without a traceback
-    return DatasetError(
-        str(path),
-        f"cannot build table {name}: {exc}",
-        hint="please report this with the dataset's manifest.json",
-    )
+def _checked(name: str, path: Path, make: Callable[[], T]) -> T:
+    """make(), with a table not matching its declared schema (a bug) reported without a traceback."""
+    try:
+        return make()
+    except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+        raise DatasetError(
+            str(path),
+            f"cannot build table {name}: {exc}",
+            hint="please report this with the dataset's manifest.json",
+        ) from None
+
+
+def _build_on_cursor(
+    con: duckdb.DuckDBPyConnection,
+    view: str,
+    name: str,
+    variables: dict[str, int],
+    arrows: dict[str, pa.Table],
+) -> pa.Table:
+    """Build one table on a cursor of its own that sees what con sees."""
+    with con.cursor() as cur:
+        for var, value in variables.items():
+            cur.execute(f"SET VARIABLE {var} = {value}")
+        for table_name, table in arrows.items():
+            cur.register(f"_arrow_{table_name}", table)
+        return _build_table(cur, view, TABLES[name])
+
+
+def _build_tables(
+    con: duckdb.DuckDBPyConnection,
+    dataset: Path,
+    manifest: dict[str, Any],
+    variables: dict[str, int],
+) -> None:
+    """Write every BUILD_ORDER table into the dataset and leave views over the files.
+
+    Each table is written by a background thread while the next ones are computed from its
+    Arrow copy in memory; the tables after bios are built two at a time on their own cursors,
+    so that one's single-threaded phases (a window over one partition, a sort) overlap the
+    other's work.
+    """
+    # Binding a view reads its tables' Parquet footers: after each new table, retry only the
+    # views that could not bind yet instead of redefining all of them.
+    unbound = unbound_views(con)
+    arrows: dict[str, pa.Table] = {}
+    writes: dict[str, Future[None]] = {}
+    with ThreadPoolExecutor(max_workers=1) as writer, ThreadPoolExecutor(max_workers=2) as pool:
+
+        def keep(name: str, table: pa.Table) -> None:
+            path = dataset / f"{name}.parquet"
+            writes[name] = writer.submit(write_parquet_atomic, table, path)
+            manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
+            arrows[name] = table
+            con.register(f"_arrow_{name}", table)
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _arrow_{name}")
+
+        for name, view in BUILD_ORDER[:SIDE_BY_SIDE_FROM]:
+            unbound = register_views(con, unbound)
+            path = dataset / f"{name}.parquet"
+            for shared in SHARED_BEFORE.get(name, ()):
+                make = f"CREATE OR REPLACE TEMP TABLE {shared} AS SELECT * FROM main.{shared}"
+                _checked(name, path, partial(con.execute, make))
+            keep(name, _checked(name, path, partial(_build_table, con, view, TABLES[name])))
+        unbound = register_views(con, unbound)
+        jobs = {
+            name: pool.submit(_build_on_cursor, con, view, name, variables, dict(arrows))
+            for name, view in BUILD_ORDER[SIDE_BY_SIDE_FROM:]
+        }
+        for name, job in jobs.items():
+            keep(name, _checked(name, dataset / f"{name}.parquet", job.result))
+        for name, write in writes.items():
+            _checked(name, dataset / f"{name}.parquet", write.result)
+            register_table(con, name, dataset / f"{name}.parquet")
+            con.unregister(f"_arrow_{name}")
+    register_views(con, unbound)
 
 
 def _findings(
@@ -77,39 +151,10 @@ def analyze_dataset(
     if "events" not in manifest.get("tables", {}):
         raise DatasetError(str(dataset), "has no events table", hint="ingest a trace first")
     con = connect(dataset)
-    con.execute(f"SET VARIABLE blkscope_interval_ns = {int(interval_ns)}")
-    con.execute(f"SET VARIABLE blkscope_origin_ns = {int(origin_ns)}")
-    # Binding a view reads its tables' Parquet footers: after each new table, retry only the
-    # views that could not bind yet instead of redefining all of them.
-    unbound = unbound_views(con)
-    # Each table is written to Parquet by a background thread while the next ones are computed
-    # from its Arrow copy in memory; the views go over the files once every write is done.
-    with ThreadPoolExecutor(max_workers=1) as writer:
-        writes: dict[str, Future[None]] = {}
-        for name, view in BUILD_ORDER:
-            unbound = register_views(con, unbound)
-            path = dataset / f"{name}.parquet"
-            try:
-                for shared in SHARED_BEFORE.get(name, ()):
-                    con.execute(
-                        f"CREATE OR REPLACE TEMP TABLE {shared} AS SELECT * FROM main.{shared}"
-                    )
-                table = _build_table(con, view, TABLES[name])
-            except (duckdb.Error, pa.ArrowException, ValueError) as exc:
-                raise _cannot_build(name, path, exc) from None
-            writes[name] = writer.submit(write_parquet_atomic, table, path)
-            manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
-            con.register(f"_arrow_{name}", table)
-            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _arrow_{name}")
-        for name, write in writes.items():
-            path = dataset / f"{name}.parquet"
-            try:
-                write.result()
-            except pa.ArrowException as exc:
-                raise _cannot_build(name, path, exc) from None
-            register_table(con, name, path)
-            con.unregister(f"_arrow_{name}")
-    register_views(con, unbound)
+    variables = {"blkscope_interval_ns": int(interval_ns), "blkscope_origin_ns": int(origin_ns)}
+    for var, value in variables.items():
+        con.execute(f"SET VARIABLE {var} = {value}")
+    _build_tables(con, dataset, manifest, variables)
     for name, table in zip(("spikes", "periods"), _findings(con, dataset, manifest), strict=True):
         path = dataset / f"{name}.parquet"
         write_parquet_atomic(table, path)
