@@ -95,7 +95,9 @@ def test_two_inputs_are_numbered_and_hashed(tmp_path: Path, mq30_text: bytes) ->
         hashlib.sha256(b.read_bytes()).hexdigest(),
     ]
     events = pq.read_table(tmp_path / "ds" / "events.parquet")
-    assert events.group_by("input_id").aggregate([("line_no", "max")]).to_pylist() == [
+    assert events.group_by("input_id").aggregate([("line_no", "max")]).sort_by(
+        "input_id"
+    ).to_pylist() == [
         {"input_id": 0, "line_no_max": 100},
         {"input_id": 1, "line_no_max": 200},
     ]

@@ -12,6 +12,7 @@ from blkscope.analyze.correlation import writeback_intervals, writeback_verdict
 from blkscope.analyze.partitions import attach_partitions
 from blkscope.analyze.views import connect, query_table
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.folder import ingest_folder
 from tests.conftest import MQ30
 
 ISSUE5 = Path(__file__).parent / "data" / "issue5"
@@ -94,3 +95,17 @@ def test_partition_io_equals_what_fio_issued_per_partition(loop_parts: Path) -> 
         == {"loop0p1": 6000, "loop0p2": 15000, "loop0p3": 3000}
     )
     assert {(r["dev_major"], r["dev_minor"]) for r in rows} == {(7, 0)}
+
+
+def test_the_journal_commit_period_of_a_real_ext4_capture(tmp_path: Path) -> None:
+    """jbd2 commits un-fsynced metadata every commit=5 s: found in its write bursts."""
+    ds = tmp_path / "ds"
+    ingest_folder(ISSUE5 / "jbd2-commit", ds)
+    analyze_dataset(ds).close()
+    with connect(ds) as con:
+        rows = con.execute(
+            "SELECT period_ns, bursts, method, knobs FROM periods WHERE series = 'jbd2_writes'"
+        ).fetchall()
+    ((period_ns, bursts, method, knobs),) = rows
+    assert abs(period_ns / 1e9 - 5.03) <= 0.02 and bursts == 5 and method == "periodogram"
+    assert "jbd2 commit interval" in knobs

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import duckdb
 import numpy as np
 import pytest
 
-from blkscope.analyze.periodicity import NS, bursts, find_periods, matching_knobs
+from blkscope.analyze.findings import user_series_periods
+from blkscope.analyze.periodicity import KNOBS, NS, bursts, find_periods, matching_knobs
 from blkscope.analyze.views import connect, query_table
 from tests.conftest import SHARED_CAPTURES
 
@@ -120,3 +122,30 @@ def test_three_kworker_bursts_in_30_s_are_not_called_periodic(ingested: dict[Pat
     )["time_ns"].to_numpy()
     assert [round(b / NS, 2) for b in bursts(times, 0.5)] == [19.71, 24.83, 30.46]
     assert find_periods(times, (0, 34_489_643_432)) == []
+
+
+def _probe(spikes_s: np.ndarray, rng: np.random.Generator) -> duckdb.DuckDBPyConnection:
+    """A prober's latency log: a sample every 20 ms, ~100 us, 5-20 ms around each spike."""
+    t = np.arange(0, 60, 0.02)
+    value = rng.normal(100, 10, t.size)
+    for s in spikes_s:
+        hit = (t >= s) & (t < s + 0.1)
+        value[hit] = rng.uniform(5000, 20000, hit.sum())
+    con = duckdb.connect()
+    con.register("samples", {"t_ns": (t * NS).astype(np.int64), "value": value})
+    con.execute("CREATE TABLE series AS SELECT 'probe' AS series, t_ns, value FROM samples")
+    return con
+
+
+def test_a_user_series_with_5_s_spikes_has_that_period() -> None:
+    rng = np.random.default_rng(5)
+    con = _probe(np.arange(2.0, 60, 5.0) + rng.normal(0, 0.05, 12), rng)
+    (row,) = user_series_periods(con, KNOBS)
+    assert row["series"] == "user:probe" and row["dev_major"] is None
+    assert abs(row["period_ns"] / NS - 5.0) <= 0.2
+    assert row["knobs"].startswith("vm.dirty_writeback_centisecs")
+
+
+def test_a_user_series_with_random_spikes_has_none() -> None:
+    rng = np.random.default_rng(6)
+    assert user_series_periods(con=_probe(np.sort(rng.uniform(0, 59, 12)), rng), knobs=KNOBS) == []

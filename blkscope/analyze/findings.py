@@ -9,8 +9,9 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from blkscope.analyze.coincidence import coincident_period
 from blkscope.analyze.correlation import annotate_spikes, writeback_intervals
-from blkscope.analyze.periodicity import KNOBS, find_periods, matching_knobs
+from blkscope.analyze.periodicity import KNOBS, Period, find_periods, matching_knobs
 from blkscope.analyze.views import connect, query_table
 from blkscope.ingest.dataset import read_manifest
 from blkscope.schemas import PERIODS, SPIKES
@@ -247,37 +248,79 @@ def find_dataset_periods(
             [p for p, m in zip(spikes["peak_ns"].to_pylist(), mask, strict=True) if m],
             dtype=np.int64,
         )
+        windows = None
         if has_writeback_log(con):
-            series["writeback_events"] = query_table(
-                con,
-                f"SELECT end_ns FROM _writeback_windows WHERE {dev}",  # one log, no doubles
-            )["end_ns"].to_numpy()
-        for name, times in series.items():
-            rows += period_rows(times, (t0, t1), name, knobs, (major, minor))
+            wb = query_table(
+                con,  # one log, no doubles
+                f"SELECT start_ns, end_ns FROM _writeback_windows WHERE {dev}",
+            )
+            windows = (wb["start_ns"].to_numpy(), wb["end_ns"].to_numpy())
+            series["writeback_events"] = windows[1]
+        found = {
+            name: (
+                find_periods(times, (t0, t1), knobs=knobs, burst_gap_s=_gap(name)),
+                "periodogram",
+            )
+            for name, times in series.items()
+        }
+        reference = found.get("writeback_events", ([], ""))[0]
+        if windows is not None and reference and not found["kworker_writes"][0]:
+            locked = coincident_period(series["kworker_writes"], windows, reference[0], (t0, t1))
+            if locked is not None:
+                found["kworker_writes"] = ([locked], "writeback_events")
+        for name, (periods, method) in found.items():
+            rows += [_period_row(p, name, knobs, (major, minor), method) for p in periods]
+    rows += user_series_periods(con, knobs)
     return pa.Table.from_pylist(rows, schema=PERIODS)
 
 
-def period_rows(
-    times: np.ndarray,
-    span: tuple[int, int],
+def user_series_periods(
+    con: duckdb.DuckDBPyConnection, knobs: dict[str, float]
+) -> list[dict[str, Any]]:
+    """Periods of each user series' slowest 1% of samples (what its spikes are made of)."""
+    try:
+        t = query_table(
+            con,
+            "SELECT series, t_ns, value FROM series "
+            "WHERE t_ns IS NOT NULL AND value IS NOT NULL ORDER BY series, t_ns",
+        )
+    except duckdb.Error:  # no user series placed on the trace timeline
+        return []
+    names = t["series"].to_numpy(zero_copy_only=False)
+    times, values = t["t_ns"].to_numpy(), t["value"].to_numpy()
+    rows = []
+    for name in dict.fromkeys(names.tolist()):
+        sel = names == name
+        slow = times[sel][values[sel] >= np.quantile(values[sel], 0.99)]
+        span = (int(times[sel].min()), int(times[sel].max()))
+        periods = find_periods(slow, span, knobs=knobs, burst_gap_s=_gap(name))
+        rows += [_period_row(p, f"user:{name}", knobs, None) for p in periods]
+    return rows
+
+
+def _gap(series: str) -> float:
+    """Burst gap: spikes are one point per (merged) spike, IO series are runs of events."""
+    return 1.5 if series == "spikes" else 0.5
+
+
+def _period_row(
+    p: Period,
     series: str,
     knobs: dict[str, float],
     device: tuple[int, int] | None,
-) -> list[dict[str, Any]]:
-    """Rows of the periods table for one series."""
-    gap = 0.5 if series != "spikes" else 1.5  # spikes are one point per (merged) spike
-    return [
-        {
-            "dev_major": device[0] if device else None,
-            "dev_minor": device[1] if device else None,
-            "series": series,
-            "period_ns": int(p.period_s * 1e9),
-            "strength": p.strength,
-            "p_value": p.p_value,
-            "phase_ns": int(p.phase_s * 1e9),
-            "cycles": p.cycles,
-            "bursts": p.bursts,
-            "knobs": ", ".join(matching_knobs(p.period_s, knobs)),
-        }
-        for p in find_periods(times, span, knobs=knobs, burst_gap_s=gap)
-    ]
+    method: str = "periodogram",
+) -> dict[str, Any]:
+    """One row of the periods table."""
+    return {
+        "dev_major": device[0] if device else None,
+        "dev_minor": device[1] if device else None,
+        "series": series,
+        "period_ns": int(p.period_s * 1e9),
+        "strength": p.strength,
+        "p_value": p.p_value,
+        "phase_ns": int(p.phase_s * 1e9),
+        "cycles": p.cycles,
+        "bursts": p.bursts,
+        "knobs": ", ".join(matching_knobs(p.period_s, knobs)),
+        "method": method,
+    }

@@ -22,13 +22,18 @@ class Period:
     bursts: int  # bursts the period was found in
 
 
-def bursts(times_ns: np.ndarray, gap_s: float) -> np.ndarray:
-    """Start times of bursts: runs of events closer than gap_s to the previous one."""
+def burst_spans(times_ns: np.ndarray, gap_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """First and last event time of each burst: runs of events closer than gap_s."""
     t = np.sort(np.asarray(times_ns, dtype=np.int64))
     if t.size == 0:
-        return t
-    starts = np.concatenate(([True], np.diff(t) > int(gap_s * NS)))
-    return t[starts]
+        return t, t
+    breaks = np.diff(t) > int(gap_s * NS)
+    return t[np.concatenate(([True], breaks))], t[np.concatenate((breaks, [True]))]
+
+
+def bursts(times_ns: np.ndarray, gap_s: float) -> np.ndarray:
+    """Start times of bursts: runs of events closer than gap_s to the previous one."""
+    return burst_spans(times_ns, gap_s)[0]
 
 
 def _z2(t_s: np.ndarray, freqs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

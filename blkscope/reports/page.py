@@ -9,7 +9,7 @@ from typing import Any
 from blkscope import __version__
 from blkscope.reports import charts
 from blkscope.reports.model import BREAKDOWN_STAGES, Device, Report
-from blkscope.reports.text import count, dur, headline
+from blkscope.reports.text import count, dur, found_by, headline
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
@@ -116,13 +116,18 @@ def _period_table(dev: Device, source: str) -> str:
         return "<p>No significant period.</p>"
     rows = [
         [p["series"], f"{p['period_ns'] / 1e9:.3f}", f"{p['strength']:.2f}", f"{p['p_value']:.2g}",
-         p.get("bursts", "-"), p["knobs"] or "-"]
+         p.get("bursts", "-"), found_by(p.get("method", "periodogram")), p["knobs"] or "-"]
         for p in dev.periods
     ]  # fmt: skip
     origin = "findings tables" if source == "findings" else "computed by the report from IO bursts"
     return table(
-        ["series", "period (s)", "strength", "p-value", "bursts", "matching knobs"], rows
-    ) + (f'<p class="meta">Source: {escape(origin)}.</p>')
+        ["series", "period (s)", "strength", "p-value", "bursts", "found by", "matching knobs"],
+        rows,
+    ) + (
+        f'<p class="meta">Source: {escape(origin)}. "writeback log": too few bursts for a '
+        "periodogram, but they overlap the writeback log's events beyond chance and share "
+        "their period.</p>"
+    )
 
 
 def _ratios(dev: Device) -> str:

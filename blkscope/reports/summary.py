@@ -32,7 +32,7 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "devices[].d2c": "{p50_ns, p90_ns, p99_ns, p999_ns, max_ns, n} of D2C (driver+device), int ns",
     "devices[].q2c": "same for Q2C (queue to completion)",
     "devices[].spikes": "number of latency spikes, null when not computed",
-    "devices[].periods": "[{series, period_ns, knobs: [str]}] significant periods, most significant first",
+    "devices[].periods": "[{series, period_ns, knobs: [str], method}] significant periods, most significant first; method 'periodogram' or 'writeback_events' (bursts overlap the writeback log's periodic events)",
     "devices[].periods_source": "'findings': from the analysis' periods table",
     "devices[].cause_shares": "{cause: share of spikes} (null when not computed)",
     "devices[].worst_spike": "{start_ns, end_ns, metric, peak_latency_ns, p99_ns, cause, processes} or null",
@@ -71,6 +71,7 @@ def device_summary(dev: Device, report: Report) -> dict[str, Any]:
                 "series": p["series"],
                 "period_ns": int(p["period_ns"]),
                 "knobs": [k.strip() for k in p["knobs"].split(",") if k.strip()],
+                "method": p.get("method", "periodogram"),
             }
             for p in dev.periods or []
         ],

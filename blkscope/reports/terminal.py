@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from blkscope.reports.text import found_by
 from blkscope.units import format_ns
 
 
@@ -42,13 +43,13 @@ def render_periods(rows: list[dict[str, Any]]) -> str:
         return "no significant period in any series"
     lines = [
         f"{'device':>7} {'series':<18} {'period':>8} {'strength':>8} {'p-value':>9} "
-        f"{'bursts':>6}  matches"
+        f"{'bursts':>6}  {'found by':<16} matches"
     ]
     for r in rows:
         dev = "-" if r["dev_major"] is None else f"{r['dev_major']},{r['dev_minor']}"
         lines.append(
             f"{dev:>7} {r['series']:<18} {r['period_ns'] / 1e9:>7.2f}s "
             f"{r['strength']:>8.2f} {r['p_value']:>9.1e} {r['bursts']:>6}  "
-            f"{r['knobs'] or '-'}"
+            f"{found_by(r.get('method', 'periodogram')):<16} {r['knobs'] or '-'}"
         )
     return "\n".join(lines)

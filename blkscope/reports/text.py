@@ -87,3 +87,8 @@ def headline(dev: Device, spikes_computed: bool) -> list[str]:
     elif dev.periods is not None:
         out.append("No significant period found in writeback or journal IO.")
     return out
+
+
+def found_by(method: str) -> str:
+    """How a period was found, in words."""
+    return "writeback log" if method == "writeback_events" else method

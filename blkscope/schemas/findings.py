@@ -142,5 +142,14 @@ PERIODS = schema(
             "Kernel settings whose interval matches, comma-separated ('' when none).",
             nullable=False,
         ),
+        field(
+            "method",
+            pa.string(),
+            "How it was found: 'periodogram' (the series' own bursts), or 'writeback_events' "
+            "(too few bursts for that, but they overlap the writeback log's events beyond "
+            "chance, so they share those events' period; p_value is then the chance of that "
+            "many overlaps for bursts placed at random, strength the share that overlap).",
+            nullable=False,
+        ),
     ],
 )

@@ -54,6 +54,14 @@ REQUESTS = schema(
             "for flushes and requests allocated before the trace.",
         ),
         field(
+            "acct_start_ns",
+            pa.int64(),
+            "Where the kernel's disk statistics (iostat await, aqu-sz) start this request's "
+            "clock: since Linux 6.9 every request of one plug takes the time first read in that "
+            "plug, so a flusher's whole batch starts at its first Q. Estimated from the "
+            "submitter's Q/P/U/UT events (analyze/sql/_plug_clock.sql); q_time_ns otherwise.",
+        ),
+        field(
             "first_d_time_ns",
             pa.int64(),
             "Time of the first D (ns since the trace's first event); null if none.",

@@ -47,13 +47,29 @@ def test_iostat_loop_split_merge(analyzed: dict[str, Path]) -> None:
     assert n == 8 and ws <= 0.05 and aw <= 0.05
 
 
-def test_iostat_mq_writeback_30s(analyzed: dict[str, Path]) -> None:
-    """w/s is exact once flush-sequence ends count as writes; w_await is within 10% (known gap:
-    ours is ~10 us low on 0.15 ms writes, and iostat prints only 2 decimals of ms)."""
-    folder = capture("mq-writeback-30s")
+@pytest.mark.parametrize(("name", "seconds", "bound"), [("30s", 30, 0.075), ("60s", 60, 0.075)])
+def test_iostat_mq_writeback(
+    analyzed: dict[str, Path], name: str, seconds: int, bound: float
+) -> None:
+    """w/s is exact once flush-sequence ends count as writes. w_await: median error 6.9% (30 s)
+    and 7.2% (60 s), our await short on the 0.15 ms prober writes. These captures ran bpftrace's
+    biosnoop on block_rq_complete, which runs after the traced C and before the kernel reads its
+    completion clock: ~7 us per completion there (test_kernel_await.py measures it in the trace
+    and against the kernel's own counters); on the flusher's seconds the error is 0-4%."""
+    folder = capture(f"mq-writeback-{name}")
     zero = trace_zero_mono_ns([folder / "trace.blktrace.0.zst", folder / "trace.blktrace.1.zst"])
-    n, ws, aw = _errors(analyzed["mq-writeback-30s"], folder, zero, "vda")
-    assert n == 30 and ws == 0.0 and aw <= 0.10
+    n, ws, aw = _errors(analyzed[f"mq-writeback-{name}"], folder, zero, "vda")
+    assert n == seconds and ws == 0.0 and aw <= bound
+
+
+def test_iostat_capture_sh_today(tmp_path: Path) -> None:
+    """A capture.sh capture of the same workload made for the kernel-stats tests: 4.3%."""
+    folder = DATA.parent / "kernel-stats" / "biosnoop"
+    ds = tmp_path / "ds"
+    ingest_blkparse([str(folder / "blkparse.txt.zst")], ds)
+    zero = int((folder / "trace_zero_mono_ns.txt").read_text())
+    n, ws, aw = _errors(ds, folder, zero, "vda")
+    assert n == 20 and ws == 0.0 and aw <= 0.05
 
 
 def test_iostat_nosplit(tmp_path: Path) -> None:

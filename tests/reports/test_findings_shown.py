@@ -46,7 +46,8 @@ def _spikes() -> pa.Table:
 def _periods() -> pa.Table:
     row = {"dev_major": 254, "dev_minor": 0, "series": "kworker_writes", "period_ns": 5_010 * MS,
            "strength": 0.97, "p_value": 1e-4, "phase_ns": 4_700 * MS, "cycles": 6.9,
-           "bursts": 7, "knobs": "vm.dirty_writeback_centisecs, jbd2 commit interval"}  # fmt: skip
+           "bursts": 7, "knobs": "vm.dirty_writeback_centisecs, jbd2 commit interval",
+           "method": "periodogram"}  # fmt: skip
     return pa.Table.from_pylist([row], schema=PERIODS)
 
 
@@ -92,6 +93,7 @@ def test_summary_json_carries_the_findings(with_findings: Written) -> None:
             "series": "kworker_writes",
             "period_ns": 5_010_000_000,
             "knobs": ["vm.dirty_writeback_centisecs", "jbd2 commit interval"],
+            "method": "periodogram",
         }
     ]
     assert dev["periods_source"] == "findings"

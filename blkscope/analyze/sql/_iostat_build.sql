@@ -1,15 +1,19 @@
 -- The `iostat` table: `iostat -x` columns recomputed per interval from the requests, with the
 -- kernel's accounting: a request counts when it completes (a data-less preflush write counts as
--- a write when its flush sequence ends: the flush_end rows), its await runs from its first Q
--- (the kernel stamps it from the submitter's plug clock, before G) to its C, aqu-sz is the sum
--- of those awaits over the interval, %util the share of the interval with a request in flight. Interval length and origin (trace ns)
--- come from the DuckDB variables blkscope_interval_ns (default 1 s) and blkscope_origin_ns.
+-- a write when its flush sequence ends: the flush_end rows), its await runs from the
+-- submitter's plug clock (acct_start_ns: the first Q of its plug) to its C, aqu-sz is the sum
+-- of those awaits over the interval, %util the share of the interval with a request in flight.
+-- Interval length and origin (trace ns) come from the DuckDB variables blkscope_interval_ns
+-- (default 1 s) and blkscope_origin_ns.
 WITH params AS (
     SELECT coalesce(getvariable('blkscope_interval_ns'), 1000000000)::BIGINT AS iv,
            coalesce(getvariable('blkscope_origin_ns'), 0)::BIGINT AS org
 ), rq AS (
     SELECT r.dev_major, r.dev_minor, r.op, r.nsectors, r.c_time_ns,
-           coalesce(r.q_time_ns, r.g_time_ns, r.first_d_time_ns, r.c_time_ns) AS start_ns,
+           coalesce(r.acct_start_ns, r.q_time_ns, r.g_time_ns, r.first_d_time_ns, r.c_time_ns)
+             AS start_ns,
+           -- in flight (for %util) from its own first Q: the plug clock is only a timestamp
+           coalesce(r.q_time_ns, r.g_time_ns, r.first_d_time_ns, r.c_time_ns) AS busy_from_ns,
            floor((r.c_time_ns - p.org) / p.iv)::BIGINT AS k
     FROM requests r, params p
     WHERE (r.kind = 'flush_end' OR (r.kind = 'data' AND r.nsectors > 0))
@@ -28,15 +32,16 @@ WITH params AS (
            count(*) FILTER (e.op = 'R') AS read_merges, count(*) FILTER (e.op = 'W') AS write_merges
     FROM events e, params p WHERE e.action IN ('M', 'F') GROUP BY ALL
 ), edges AS (
-    -- busy periods: islands of overlapping [G, C] spans, found by a running max of span ends
-    SELECT *, coalesce(start_ns > max(c_time_ns) OVER (
-               PARTITION BY dev_major, dev_minor ORDER BY start_ns, c_time_ns
+    -- busy periods: islands of overlapping [Q, C] spans, found by a running max of span ends
+    SELECT *, coalesce(busy_from_ns > max(c_time_ns) OVER (
+               PARTITION BY dev_major, dev_minor ORDER BY busy_from_ns, c_time_ns
                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), TRUE) AS opens
     FROM rq
 ), islands AS (
-    SELECT dev_major, dev_minor, min(start_ns) AS lo, max(c_time_ns) AS hi
+    SELECT dev_major, dev_minor, min(busy_from_ns) AS lo, max(c_time_ns) AS hi
     FROM (SELECT *, sum(opens::INTEGER) OVER (PARTITION BY dev_major, dev_minor
-                                              ORDER BY start_ns, c_time_ns) AS island FROM edges)
+                                              ORDER BY busy_from_ns, c_time_ns) AS island
+          FROM edges)
     GROUP BY dev_major, dev_minor, island
 ), bins AS (
     SELECT d.dev_major, d.dev_minor, k, p.org + k * p.iv AS lo, p.org + (k + 1) * p.iv AS hi
@@ -59,8 +64,8 @@ SELECT
     coalesce(d.write_sectors, 0) / 2 * 1e9 / p.iv AS wkb_s,               -- KiB written per s
     coalesce(m.read_merges, 0) * 1e9 / p.iv AS rrqm_s,                    -- read merges (M/F) per s
     coalesce(m.write_merges, 0) * 1e9 / p.iv AS wrqm_s,                   -- write merges per s
-    d.read_wait_ns / d.reads / 1e6 AS r_await_ms,                         -- mean Q..C of reads, ms
-    d.write_wait_ns / d.writes / 1e6 AS w_await_ms,                       -- mean Q..C of writes, ms
+    d.read_wait_ns / d.reads / 1e6 AS r_await_ms,                         -- mean await of reads, ms
+    d.write_wait_ns / d.writes / 1e6 AS w_await_ms,                       -- mean await of writes, ms
     coalesce(d.wait_ns, 0) / p.iv AS aqu_sz,                              -- summed waits / interval
     coalesce(u.busy_ns, 0) * 100.0 / p.iv AS util_pct,                    -- % of interval busy
     coalesce(d.reads, 0) AS reads,                                        -- reads completed
