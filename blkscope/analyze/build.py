@@ -36,11 +36,12 @@ BUILD_ORDER: list[tuple[str, str]] = [
 ]
 SIDE_BY_SIDE_FROM = 2  # BUILD_ORDER index of the first table built side by side
 
-# Intermediates that several tables read, computed once into temp tables before the first of
-# them: requests and bios both follow every bio through its pieces. (Not _bio_stages: storing
-# its millions of rows costs more than computing it twice, for stage_stats and latency_hist.)
+# Intermediates read more than once, computed once into temp tables before the first reader:
+# requests and bios both follow every bio through its pieces; requests looks up the plug clock
+# of each piece's Q and of its G. (Not _bio_stages: storing its millions of rows costs more
+# than computing it twice, for stage_stats and latency_hist.)
 SHARED_BEFORE: dict[str, tuple[str, ...]] = {
-    "requests": ("_bio_pieces", "_piece_requests"),
+    "requests": ("_bio_pieces", "_piece_requests", "_plug_clock"),
 }
 
 T = TypeVar("T")
