@@ -43,6 +43,9 @@ SIDE_BY_SIDE_FROM = 2  # BUILD_ORDER index of the first table built side by side
 SHARED_BEFORE: dict[str, tuple[str, ...]] = {
     "requests": ("_bio_pieces", "_piece_requests", "_plug_clock"),
 }
+# Of those, the ones that read only events: computed from the start on a cursor of their own,
+# alongside the bio chain (the plug clock's windows over one global order run on one thread).
+FROM_EVENTS = ("_plug_clock",)
 
 T = TypeVar("T")
 
@@ -65,20 +68,24 @@ def _checked(name: str, path: Path, make: Callable[[], T]) -> T:
         ) from None
 
 
-def _build_on_cursor(
+def _on_cursor(
     con: duckdb.DuckDBPyConnection,
-    view: str,
-    name: str,
     variables: dict[str, int],
     arrows: dict[str, pa.Table],
-) -> pa.Table:
-    """Build one table on a cursor of its own that sees what con sees."""
+    work: Callable[[duckdb.DuckDBPyConnection], T],
+) -> T:
+    """Run work on a cursor of its own that sees what con sees."""
     with con.cursor() as cur:
         for var, value in variables.items():
             cur.execute(f"SET VARIABLE {var} = {value}")
         for table_name, table in arrows.items():
             cur.register(f"_arrow_{table_name}", table)
-        return _build_table(cur, view, TABLES[name])
+        return work(cur)
+
+
+def _fetch(view: str, cur: duckdb.DuckDBPyConnection) -> pa.Table:
+    """A view's rows as an Arrow table."""
+    return cur.sql(f"SELECT * FROM main.{view}").to_arrow_table()
 
 
 def _build_tables(
@@ -109,16 +116,29 @@ def _build_tables(
             con.register(f"_arrow_{name}", table)
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _arrow_{name}")
 
+        early = {
+            view: pool.submit(_on_cursor, con, variables, {}, partial(_fetch, view))
+            for view in FROM_EVENTS
+        }
         for name, view in BUILD_ORDER[:SIDE_BY_SIDE_FROM]:
             unbound = register_views(con, unbound)
             path = dataset / f"{name}.parquet"
             for shared in SHARED_BEFORE.get(name, ()):
+                if shared in early:  # its Arrow copy, registered here, hides the view
+                    con.register(shared, _checked(name, path, early[shared].result))
+                    continue
                 make = f"CREATE OR REPLACE TEMP TABLE {shared} AS SELECT * FROM main.{shared}"
                 _checked(name, path, partial(con.execute, make))
             keep(name, _checked(name, path, partial(_build_table, con, view, TABLES[name])))
         unbound = register_views(con, unbound)
         jobs = {
-            name: pool.submit(_build_on_cursor, con, view, name, variables, dict(arrows))
+            name: pool.submit(
+                _on_cursor,
+                con,
+                variables,
+                dict(arrows),
+                partial(_build_table, view=view, schema=TABLES[name]),
+            )
             for name, view in BUILD_ORDER[SIDE_BY_SIDE_FROM:]
         }
         for name, job in jobs.items():
