@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 import pyarrow as pa
 
 from blkscope.analyze.findings import find_dataset_periods, find_spikes, knobs_from_manifest
-from blkscope.analyze.views import connect, optional_views, register_table, register_views
+from blkscope.analyze.views import (
+    connect,
+    optional_views,
+    register_table,
+    register_views,
+    unbound_views,
+)
 from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import read_manifest, save_manifest, write_parquet_atomic
 from blkscope.schemas import TABLES
 
-# (table, view that computes it), in dependency order: bios read the stored requests.
+# (table, view that computes it), in dependency order: bios read the stored requests. The
+# tables after them read only events, requests and bios, so they are built side by side.
 BUILD_ORDER: list[tuple[str, str]] = [
     ("requests", "_requests_build"),
     ("bios", "_bios_build"),
@@ -24,20 +34,125 @@ BUILD_ORDER: list[tuple[str, str]] = [
     ("depth", "_depth_build"),
     ("io_dist", "_io_dist_build"),
 ]
+SIDE_BY_SIDE_FROM = 2  # BUILD_ORDER index of the first table built side by side
+
+# Intermediates read more than once, computed once into temp tables before the first reader:
+# requests and bios both follow every bio through its pieces; requests looks up the plug clock
+# of each piece's Q and of its G. (Not _bio_stages: storing its millions of rows costs more
+# than computing it twice, for stage_stats and latency_hist.)
+SHARED_BEFORE: dict[str, tuple[str, ...]] = {
+    "requests": ("_bio_pieces", "_piece_requests", "_plug_clock"),
+}
+# Of those, the ones that read only events: computed from the start on a cursor of their own,
+# alongside the bio chain (the plug clock's windows over one global order run on one thread).
+FROM_EVENTS = ("_plug_clock",)
+
+T = TypeVar("T")
 
 
-def _write_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema, path: Path) -> int:
-    """Run a view into a Parquet file carrying the declared schema (docs included)."""
+def _build_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema) -> pa.Table:
+    """Run a view into an Arrow table carrying the declared schema (docs included)."""
     table = con.sql(f"SELECT * FROM {view}").to_arrow_table()
-    table = table.select(schema.names).cast(schema)
-    write_parquet_atomic(table, path)
-    return table.num_rows
+    return table.select(schema.names).cast(schema)
+
+
+def _checked(name: str, path: Path, make: Callable[[], T]) -> T:
+    """make(), with a table not matching its declared schema (a bug) reported without a traceback."""
+    try:
+        return make()
+    except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+        raise DatasetError(
+            str(path),
+            f"cannot build table {name}: {exc}",
+            hint="please report this with the dataset's manifest.json",
+        ) from None
+
+
+def _on_cursor(
+    con: duckdb.DuckDBPyConnection,
+    variables: dict[str, int],
+    arrows: dict[str, pa.Table],
+    work: Callable[[duckdb.DuckDBPyConnection], T],
+) -> T:
+    """Run work on a cursor of its own that sees what con sees."""
+    with con.cursor() as cur:
+        for var, value in variables.items():
+            cur.execute(f"SET VARIABLE {var} = {value}")
+        for table_name, table in arrows.items():
+            cur.register(f"_arrow_{table_name}", table)
+        return work(cur)
+
+
+def _fetch(view: str, cur: duckdb.DuckDBPyConnection) -> pa.Table:
+    """A view's rows as an Arrow table."""
+    return cur.sql(f"SELECT * FROM main.{view}").to_arrow_table()
+
+
+def _build_tables(
+    con: duckdb.DuckDBPyConnection,
+    dataset: Path,
+    manifest: dict[str, Any],
+    variables: dict[str, int],
+) -> None:
+    """Write every BUILD_ORDER table into the dataset and leave views over the files.
+
+    Each table is written by a background thread while the next ones are computed from its
+    Arrow copy in memory; the tables after bios are built two at a time on their own cursors,
+    so that one's single-threaded phases (a window over one partition, a sort) overlap the
+    other's work.
+    """
+    # Binding a view reads its tables' Parquet footers: after each new table, retry only the
+    # views that could not bind yet instead of redefining all of them.
+    unbound = unbound_views(con)
+    arrows: dict[str, pa.Table] = {}
+    writes: dict[str, Future[None]] = {}
+    with ThreadPoolExecutor(max_workers=1) as writer, ThreadPoolExecutor(max_workers=2) as pool:
+
+        def keep(name: str, table: pa.Table) -> None:
+            path = dataset / f"{name}.parquet"
+            writes[name] = writer.submit(write_parquet_atomic, table, path)
+            manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
+            arrows[name] = table
+            con.register(f"_arrow_{name}", table)
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _arrow_{name}")
+
+        early = {
+            view: pool.submit(_on_cursor, con, variables, {}, partial(_fetch, view))
+            for view in FROM_EVENTS
+        }
+        for name, view in BUILD_ORDER[:SIDE_BY_SIDE_FROM]:
+            unbound = register_views(con, unbound)
+            path = dataset / f"{name}.parquet"
+            for shared in SHARED_BEFORE.get(name, ()):
+                if shared in early:  # its Arrow copy, registered here, hides the view
+                    con.register(shared, _checked(name, path, early[shared].result))
+                    continue
+                make = f"CREATE OR REPLACE TEMP TABLE {shared} AS SELECT * FROM main.{shared}"
+                _checked(name, path, partial(con.execute, make))
+            keep(name, _checked(name, path, partial(_build_table, con, view, TABLES[name])))
+        unbound = register_views(con, unbound)
+        jobs = {
+            name: pool.submit(
+                _on_cursor,
+                con,
+                variables,
+                dict(arrows),
+                partial(_build_table, view=view, schema=TABLES[name]),
+            )
+            for name, view in BUILD_ORDER[SIDE_BY_SIDE_FROM:]
+        }
+        for name, job in jobs.items():
+            keep(name, _checked(name, dataset / f"{name}.parquet", job.result))
+        for name, write in writes.items():
+            _checked(name, dataset / f"{name}.parquet", write.result)
+            register_table(con, name, dataset / f"{name}.parquet")
+            con.unregister(f"_arrow_{name}")
+    register_views(con, unbound)
 
 
 def _findings(
     con: duckdb.DuckDBPyConnection, dataset: Path, manifest: dict[str, Any]
 ) -> tuple[pa.Table, pa.Table]:
-    register_views(con)
     spikes = find_spikes(
         con, window_ns=1_000_000_000, metric="q2c", k=5.0, threshold_ns=None, min_ios=5
     )
@@ -57,25 +172,10 @@ def analyze_dataset(
     if "events" not in manifest.get("tables", {}):
         raise DatasetError(str(dataset), "has no events table", hint="ingest a trace first")
     con = connect(dataset)
-    con.execute(f"SET VARIABLE blkscope_interval_ns = {int(interval_ns)}")
-    con.execute(f"SET VARIABLE blkscope_origin_ns = {int(origin_ns)}")
-    # requests and bios both follow every bio through its pieces: compute that chain once.
-    for view in ("_bio_pieces", "_piece_requests"):
-        con.execute(f"CREATE OR REPLACE TEMP TABLE {view} AS SELECT * FROM main.{view}")
-    for name, view in BUILD_ORDER:
-        register_views(con)
-        path = dataset / f"{name}.parquet"
-        try:
-            rows = _write_table(con, view, TABLES[name], path)
-        except (duckdb.Error, pa.ArrowException, ValueError) as exc:
-            # a table not matching its declared schema is a bug; report it without a traceback
-            raise DatasetError(
-                str(path),
-                f"cannot build table {name}: {exc}",
-                hint="please report this with the dataset's manifest.json",
-            ) from None
-        manifest["tables"][name] = {"file": path.name, "rows": rows}
-        register_table(con, name, path)
+    variables = {"blkscope_interval_ns": int(interval_ns), "blkscope_origin_ns": int(origin_ns)}
+    for var, value in variables.items():
+        con.execute(f"SET VARIABLE {var} = {value}")
+    _build_tables(con, dataset, manifest, variables)
     for name, table in zip(("spikes", "periods"), _findings(con, dataset, manifest), strict=True):
         path = dataset / f"{name}.parquet"
         write_parquet_atomic(table, path)

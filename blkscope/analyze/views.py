@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -29,14 +30,15 @@ def register_table(con: duckdb.DuckDBPyConnection, name: str, parquet: Path) -> 
     con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
 
 
-def register_views(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Define every SQL view whose inputs exist; return the names left out.
+def register_views(con: duckdb.DuckDBPyConnection, names: Iterable[str] | None = None) -> list[str]:
+    """Define every SQL view (or only those named) whose inputs exist; return the names left out.
 
     Views over analyze outputs (requests, bios) only bind once `blkscope analyze` wrote them (or
     rewrote them with the current columns), and views depend on each other in any file order,
     so retry until no more can be defined.
     """
-    pending = dict(sql_views())
+    views = sql_views()
+    pending = {name: views[name] for name in (views if names is None else names)}
     while pending:
         done = []
         for name, select in pending.items():
@@ -50,6 +52,12 @@ def register_views(con: duckdb.DuckDBPyConnection) -> list[str]:
         if not done:
             break
     return sorted(pending)
+
+
+def unbound_views(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Names of the SQL views not defined on this connection (their inputs were missing)."""
+    defined = {row[0] for row in con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
+    return sorted(set(sql_views()) - defined)
 
 
 OPTIONAL_TABLES = ("partitions", "writeback", "series", "iostat_log", "meminfo", "biosnoop")

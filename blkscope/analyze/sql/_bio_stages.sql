@@ -14,12 +14,14 @@ WITH b AS (
         || CASE WHEN flags LIKE '%M' THEN '/meta' ELSE '' END AS op_class
     FROM b
 ), stages AS (
-    SELECT dev_major, dev_minor, op_base, op_class, process, NULL AS scope, stage, ns
-    FROM c, LATERAL (VALUES
-        ('Q2G', g_time_ns - q_time_ns), ('G2I', i_time_ns - g_time_ns),
-        ('I2D', CASE WHEN NOT merged THEN d_time_ns - i_time_ns END),
-        ('Q2M', m_time_ns - q_time_ns), ('M2D', CASE WHEN merged THEN d_time_ns - m_time_ns END),
-        ('D2C', d2c_ns), ('Q2C', q2c_ns)) AS s(stage, ns)
+    -- unnest, not LATERAL (VALUES ...): DuckDB plans the lateral as a join back onto c
+    SELECT dev_major, dev_minor, op_base, op_class, process, NULL AS scope, s.stage, s.ns
+    FROM (SELECT *, unnest([
+        {'stage': 'Q2G', 'ns': g_time_ns - q_time_ns}, {'stage': 'G2I', 'ns': i_time_ns - g_time_ns},
+        {'stage': 'I2D', 'ns': CASE WHEN NOT merged THEN d_time_ns - i_time_ns END},
+        {'stage': 'Q2M', 'ns': m_time_ns - q_time_ns},
+        {'stage': 'M2D', 'ns': CASE WHEN merged THEN d_time_ns - m_time_ns END},
+        {'stage': 'D2C', 'ns': d2c_ns}, {'stage': 'Q2C', 'ns': q2c_ns}]) AS s FROM c)
     UNION ALL
     SELECT dev_major, dev_minor, op_base, op_class, process, 'process', 'Q2Q',
            q_time_ns - lag(q_time_ns) OVER (PARTITION BY dev_major, dev_minor, op_class, process
@@ -34,7 +36,7 @@ WITH b AS (
                                             ORDER BY q_time_ns, q_eid) FROM c
     UNION ALL
     SELECT dev_major, dev_minor, op_base, op_class, process, 'device', 'Q2Q',
-           q_time_ns - lag(q_time_ns) OVER (PARTITION BY dev_major, dev_minor
+           q_time_ns - lag(q_time_ns) OVER (PARTITION BY dev_major::BIGINT << 32 | dev_minor
                                             ORDER BY q_time_ns, q_eid) FROM c
 )
 SELECT

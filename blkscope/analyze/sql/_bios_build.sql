@@ -38,21 +38,32 @@ WITH q AS (
                lag(action) OVER w AS prev, lag(remap_dev_major) OVER w AS remap_dev_major,
                lag(remap_dev_minor) OVER w AS remap_dev_minor,
                lag(remap_sector) OVER w AS remap_sector
-        FROM events WHERE action IN ('A', 'Q') AND sector IS NOT NULL
+        -- only sectors some A landed on can hold a remapped Q: skip sorting all the others
+        FROM events SEMI JOIN (SELECT dev_major, dev_minor, sector FROM events WHERE action = 'A') a
+          USING (dev_major, dev_minor, sector)
+        WHERE action IN ('A', 'Q') AND sector IS NOT NULL
         WINDOW w AS (PARTITION BY dev_major, dev_minor, sector ORDER BY time_ns, input_id, line_no))
     WHERE action = 'Q' AND prev = 'A'
+), base AS (
+    SELECT * FROM q JOIN per_bio USING (q_eid)
+), flush_done AS (
+    -- the ASOF joins run over the few bios that can match, then join back by q_eid: over every
+    -- bio they sort all of them (and with a condition on the bio alone, run as a nested loop)
+    SELECT b.q_eid, fe.c_time_ns AS flush_end_ns
+    FROM (SELECT * FROM base WHERE flush) b
+    ASOF JOIN flush_ends fe
+      ON fe.dev_major = b.dev_major AND fe.dev_minor = b.dev_minor
+     AND fe.sector = coalesce(b.sector, 0) AND fe.c_time_ns >= b.c_time_ns
+), bio_based_done AS (
+    SELECT b.q_eid, bd.c_time_ns AS bio_c_ns
+    FROM (SELECT * FROM base WHERE pieces = 1 AND d_eid IS NULL) b
+    ASOF JOIN bio_done bd
+      ON bd.dev_major = b.dev_major AND bd.dev_minor = b.dev_minor AND bd.sector = b.sector
+     AND bd.nsectors = b.nsectors AND bd.c_time_ns >= b.q_time_ns
 ), joined AS (
-    SELECT q.*, b.*, fe.c_time_ns AS flush_end_ns, bd.c_time_ns AS bio_c_ns,
-           rm.remap_dev_major, rm.remap_dev_minor, rm.remap_sector
-    FROM q JOIN per_bio b USING (q_eid)
-    ASOF LEFT JOIN flush_ends fe
-      ON q.flush AND fe.dev_major = q.dev_major AND fe.dev_minor = q.dev_minor
-     AND fe.sector = coalesce(q.sector, 0) AND fe.c_time_ns >= b.c_time_ns
-    ASOF LEFT JOIN bio_done bd
-      ON b.pieces = 1 AND b.d_eid IS NULL AND bd.dev_major = q.dev_major
-     AND bd.dev_minor = q.dev_minor AND bd.sector = q.sector AND bd.nsectors = q.nsectors
-     AND bd.c_time_ns >= q.q_time_ns
-    LEFT JOIN remaps rm USING (q_eid)
+    SELECT *
+    FROM base LEFT JOIN flush_done USING (q_eid) LEFT JOIN bio_based_done USING (q_eid)
+    LEFT JOIN remaps USING (q_eid)
 ), settled AS (
     SELECT * REPLACE (coalesce(bio_c_ns, c_time_ns) AS c_time_ns,
                       cut AND bio_c_ns IS NULL AS cut)

@@ -25,9 +25,11 @@ WITH bounds AS (
     SELECT s.dev_major, s.dev_minor, s.level,
            sum(delta) OVER w AS depth,
            coalesce(lead(t) OVER w, b.t1) - t AS held_ns
-    FROM steps s JOIN bounds b USING (dev_major, dev_minor)
-    WINDOW w AS (PARTITION BY s.dev_major, s.dev_minor, s.level ORDER BY t, delta
-                 ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    -- one integer per (device, level) to partition by: cheaper for DuckDB's window than three keys
+    FROM (SELECT *, dev_major::BIGINT << 33 | dev_minor::BIGINT << 1 | (level = 'queue')::INTEGER AS k
+          FROM steps) s
+    JOIN bounds b USING (dev_major, dev_minor)
+    WINDOW w AS (PARTITION BY k ORDER BY t, delta ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
 )
 SELECT
     dev_major,                                                        -- device major

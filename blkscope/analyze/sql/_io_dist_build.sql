@@ -2,17 +2,17 @@
 -- metric 'q_size': bio sizes at Q; 'd_size': request sizes at D; 'd2d_seek': distance in
 -- sectors from the end of the previous D on the device (any op) to this D's start, 0 meaning
 -- sequential; 'q2q_seek' the same between consecutive Qs. Bucket b holds [2^b, 2^(b+1)); 0
--- goes to bucket -1.
+-- goes to bucket -1. (The windows partition by one integer per device: cheaper than two keys.)
 WITH d AS (
     SELECT dev_major, dev_minor, op, time_ns, sector, nsectors,
            abs(sector - lag(sector + nsectors) OVER w) AS seek
     FROM events WHERE action = 'D' AND sector IS NOT NULL AND nsectors > 0
-    WINDOW w AS (PARTITION BY dev_major, dev_minor ORDER BY time_ns, input_id, line_no)
+    WINDOW w AS (PARTITION BY dev_major::BIGINT << 32 | dev_minor ORDER BY time_ns, input_id, line_no)
 ), q AS (
     SELECT dev_major, dev_minor, op, time_ns, sector, nsectors,
            abs(sector - lag(sector + nsectors) OVER w) AS seek
     FROM events WHERE action = 'Q' AND sector IS NOT NULL AND nsectors > 0
-    WINDOW w AS (PARTITION BY dev_major, dev_minor ORDER BY time_ns, input_id, line_no)
+    WINDOW w AS (PARTITION BY dev_major::BIGINT << 32 | dev_minor ORDER BY time_ns, input_id, line_no)
 ), v AS (
     SELECT dev_major, dev_minor, op, 'q_size' AS metric, nsectors::BIGINT AS value FROM q
     UNION ALL SELECT dev_major, dev_minor, op, 'd_size', nsectors FROM d

@@ -8,10 +8,17 @@ WITH ev AS (
            sector, nsectors, pid, comm, coalesce(sector, -1) AS k_sector
     FROM events WHERE action IN ('G', 'I', 'D', 'M', 'F')
 ), gid AS (
-    SELECT eid, lead(action) OVER w AS a1, lead(eid) OVER w AS e1, lead(time_ns) OVER w AS t1,
-           lead(action, 2) OVER w AS a2, lead(eid, 2) OVER w AS e2
-    FROM ev WHERE action IN ('G', 'I', 'D')
-    WINDOW w AS (PARTITION BY dev_major, dev_minor, k_sector ORDER BY time_ns, eid)
+    -- the window carries eid * 4 + action code (ordered like eid): sorting strings is slow
+    SELECT eid, ['G', 'I', 'D'][tag1 & 3] AS a1, tag1 >> 2 AS e1, t1,
+           ['G', 'I', 'D'][tag2 & 3] AS a2, tag2 >> 2 AS e2
+    -- partitioned by sector alone, device first in the order (cheaper; see _bio_nodes.sql)
+    FROM (SELECT eid, CASE WHEN lead(dev) OVER w = dev THEN lead(tag) OVER w END AS tag1,
+                 CASE WHEN lead(dev) OVER w = dev THEN lead(time_ns) OVER w END AS t1,
+                 CASE WHEN lead(dev, 2) OVER w = dev THEN lead(tag, 2) OVER w END AS tag2
+          FROM (SELECT *, dev_major::BIGINT << 32 | dev_minor AS dev,
+                       eid * 4 + CASE action WHEN 'G' THEN 1 WHEN 'I' THEN 2 ELSE 3 END AS tag
+                FROM ev WHERE action IN ('G', 'I', 'D'))
+          WINDOW w AS (PARTITION BY k_sector ORDER BY dev, time_ns, tag))
 ), flush_fifo AS (
     SELECT eid, action, run,
            row_number() OVER (PARTITION BY dev_major, dev_minor, run, action ORDER BY time_ns, eid)
@@ -35,10 +42,16 @@ WITH ev AS (
     JOIN ev l ON l.eid = p.landing_eid
     LEFT JOIN gid g ON g.eid = p.landing_eid
     LEFT JOIN flush_gd f ON f.g_eid = p.landing_eid
+), d_blocks AS (
+    -- each D once per 2 MiB block of the disk it touches: covering Ds are then found by an
+    -- equality join on the piece's block instead of a range join over every D of the device
+    SELECT dev_major, dev_minor, eid, time_ns, sector, nsectors,
+           unnest(range(sector >> 12, ((sector + nsectors) >> 12) + 1)) AS block
+    FROM ev WHERE action = 'D' AND sector IS NOT NULL
 ), covered AS (
     SELECT c.landing_eid, arg_min(d.eid, d.time_ns) AS d_eid
-    FROM chained c JOIN ev d
-      ON d.action = 'D' AND d.dev_major = c.dev_major AND d.dev_minor = c.dev_minor
+    FROM chained c JOIN d_blocks d
+      ON d.dev_major = c.dev_major AND d.dev_minor = c.dev_minor AND d.block = c.sector >> 12
      AND d.time_ns >= c.landing_time_ns AND d.sector <= c.sector
      AND d.sector + d.nsectors >= c.sector + c.nsectors
     WHERE c.chain_d_eid IS NULL AND c.sector IS NOT NULL

@@ -4,7 +4,9 @@
 -- (sector 0 for a data-less one) queued before it. acct_start_ns is where the kernel's disk
 -- statistics start the request's await: the plug clock of its earliest bio, or of its G when
 -- the submitter slept in between (_plug_clock.sql).
-WITH q AS (
+WITH req AS MATERIALIZED (
+    SELECT * FROM _requests
+), q AS (
     SELECT dev_major, dev_minor, (input_id::BIGINT << 40) + line_no AS q_eid, time_ns,
            coalesce(sector, 0) AS sector, flush
     FROM events WHERE action = 'Q'
@@ -23,15 +25,21 @@ WITH q AS (
     WHERE p.d_eid IS NOT NULL GROUP BY p.d_eid
 ), flush_q AS (
     SELECT dev_major, dev_minor, sector, time_ns FROM q WHERE flush
+), flush_end_q AS (
+    -- the ASOF join runs over flush ends only, then joins back: over every request it sorts all
+    -- of them (and with a condition on the request alone, runs as a nested loop)
+    SELECT r.c_eid, fq.time_ns
+    FROM (SELECT * FROM req WHERE kind = 'flush_end') r
+    ASOF JOIN flush_q fq
+      ON fq.dev_major = r.dev_major AND fq.dev_minor = r.dev_minor
+     AND fq.sector = r.sector AND fq.time_ns <= r.c_time_ns
 ), joined AS (
     SELECT r.*, g.pid, g.comm, g.g_time_ns,
-           coalesce(g.q_time_ns, fq.time_ns) AS q_time_ns,
-           coalesce(g.clock_ns, g.q_time_ns, fq.time_ns) AS acct_start_ns
-    FROM _requests r
+           coalesce(g.q_time_ns, f.time_ns) AS q_time_ns,
+           coalesce(g.clock_ns, g.q_time_ns, f.time_ns) AS acct_start_ns
+    FROM req r
     LEFT JOIN rode g ON g.d_eid = r.d_eid
-    ASOF LEFT JOIN flush_q fq
-      ON r.kind = 'flush_end' AND fq.dev_major = r.dev_major AND fq.dev_minor = r.dev_minor
-     AND fq.sector = r.sector AND fq.time_ns <= r.c_time_ns
+    LEFT JOIN flush_end_q f ON r.kind = 'flush_end' AND f.c_eid = r.c_eid
 )
 SELECT
     dev_major,                                   -- device major

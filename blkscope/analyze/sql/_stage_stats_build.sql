@@ -21,14 +21,20 @@ SELECT
     op_class,                                          -- op class, op, or '*'
     process,                                           -- process comm or '*'
     stage,                                             -- Q2G G2I I2D Q2M M2D D2C Q2C Q2Q
-    count(*) AS n,                                     -- number of latencies
-    min(ns) AS min_ns,                                 -- minimum
-    avg(ns) AS mean_ns,                                -- mean (float)
-    quantile_disc(ns, 0.5) AS p50_ns,                  -- median (an observed value)
-    quantile_disc(ns, 0.9) AS p90_ns,                  -- 90th percentile
-    quantile_disc(ns, 0.99) AS p99_ns,                 -- 99th percentile
-    quantile_disc(ns, 0.999) AS p999_ns,               -- 99.9th percentile
-    max(ns) AS max_ns                                  -- maximum
-FROM levels
-GROUP BY ALL
+    n,                                                 -- number of latencies
+    min_ns,                                            -- minimum
+    mean_ns,                                           -- mean (float)
+    q[1] AS p50_ns,                                    -- median (an observed value)
+    q[2] AS p90_ns,                                    -- 90th percentile
+    q[3] AS p99_ns,                                    -- 99th percentile
+    q[4] AS p999_ns,                                   -- 99.9th percentile
+    max_ns                                             -- maximum
+FROM (
+    -- one quantile aggregate keeps each group's values once, not once per percentile
+    SELECT dev_major, dev_minor, level, op_class, process, stage, count(*) AS n,
+           min(ns) AS min_ns, avg(ns) AS mean_ns,
+           quantile_disc(ns, [0.5, 0.9, 0.99, 0.999]) AS q, max(ns) AS max_ns
+    FROM levels
+    GROUP BY ALL
+)
 ORDER BY dev_major, dev_minor, level, op_class, process, stage
