@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
@@ -159,6 +160,14 @@ def _findings(
     return spikes, find_dataset_periods(con, spikes, knobs_from_manifest(manifest))
 
 
+def caches_plug_time(manifest: dict[str, Any]) -> bool:
+    """Whether the traced kernel stamps a plug's requests with one cached time (Linux >= 6.9);
+    assumed when the capture did not record its kernel release."""
+    release = str(manifest.get("capture", {}).get("host", {}).get("kernel", ""))
+    match = re.match(r"(\d+)\.(\d+)", release)
+    return match is None or (int(match[1]), int(match[2])) >= (6, 9)
+
+
 def analyze_dataset(
     dataset: Path, interval_ns: int = 1_000_000_000, origin_ns: int = 0
 ) -> duckdb.DuckDBPyConnection:
@@ -172,7 +181,11 @@ def analyze_dataset(
     if "events" not in manifest.get("tables", {}):
         raise DatasetError(str(dataset), "has no events table", hint="ingest a trace first")
     con = connect(dataset)
-    variables = {"blkscope_interval_ns": int(interval_ns), "blkscope_origin_ns": int(origin_ns)}
+    variables = {
+        "blkscope_interval_ns": int(interval_ns),
+        "blkscope_origin_ns": int(origin_ns),
+        "blkscope_plug_clock": int(caches_plug_time(manifest)),
+    }
     for var, value in variables.items():
         con.execute(f"SET VARIABLE {var} = {value}")
     _build_tables(con, dataset, manifest, variables)

@@ -7,6 +7,7 @@ any stretch of samples. That is exact truth for iostat's w_await, free of iostat
 
 from __future__ import annotations
 
+import json
 import statistics
 from pathlib import Path
 
@@ -14,9 +15,10 @@ import numpy as np
 import pytest
 import zstandard
 
-from blkscope.analyze.build import analyze_dataset
+from blkscope.analyze.build import analyze_dataset, caches_plug_time
 from blkscope.analyze.views import connect
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.folder import ingest_folder
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kernel-stats"
 WRITES = "op = 'W' AND (kind = 'flush_end' OR (kind = 'data' AND nsectors > 0))"
@@ -172,3 +174,30 @@ def test_the_shared_captures_ran_a_heavier_completion_probe(
     biosnoop = _flush_end_gap_us(truth["biosnoop"].ds)
     shared = _flush_end_gap_us(analyzed["mq-writeback-30s"])
     assert (round(plain, 1), round(biosnoop, 1), round(shared, 1)) == (2.6, 3.6, 9.8)
+
+
+@pytest.mark.parametrize(
+    ("release", "plug"),
+    [("6.18.44-fc-v669", True), ("6.9.0", True), ("6.8.0-45-generic", False),
+     ("5.15.0-91-generic", False), ("", True)],
+)  # fmt: skip
+def test_the_kernel_release_decides_the_clock(release: str, plug: bool) -> None:
+    """Before 6.9 the kernel read a fresh clock when it allocated each request."""
+    assert caches_plug_time({"capture": {"host": {"kernel": release}}}) is plug
+    assert caches_plug_time({}) is True  # a bare blkparse text: assume a current kernel
+
+
+def test_an_older_kernel_starts_each_request_at_its_g(tmp_path: Path) -> None:
+    ds = tmp_path / "ds"
+    ingest_folder(Path(__file__).resolve().parents[1] / "data" / "issue5" / "jbd2-commit", ds)
+    count = (
+        "SELECT count(*), count(*) FILTER (acct_start_ns = coalesce(g_time_ns, q_time_ns)) "
+        "FROM requests WHERE q_time_ns IS NOT NULL"
+    )
+    with analyze_dataset(ds) as con:  # capture.json says 6.18: the plug clock, before G
+        assert con.execute(count).fetchall() == [(22, 5)]
+    manifest = json.loads((ds / "manifest.json").read_text())
+    manifest["capture"]["host"]["kernel"] = "5.15.0-91-generic"
+    (ds / "manifest.json").write_text(json.dumps(manifest))
+    with analyze_dataset(ds) as con:
+        assert con.execute(count).fetchall() == [(22, 22)]

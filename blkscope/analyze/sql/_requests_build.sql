@@ -36,7 +36,10 @@ WITH req AS MATERIALIZED (
 ), joined AS (
     SELECT r.*, g.pid, g.comm, g.g_time_ns,
            coalesce(g.q_time_ns, f.time_ns) AS q_time_ns,
-           coalesce(g.clock_ns, g.q_time_ns, f.time_ns) AS acct_start_ns
+           -- before Linux 6.9 (blkscope_plug_clock = 0) the clock is read at allocation (G)
+           CASE WHEN coalesce(getvariable('blkscope_plug_clock'), 1) = 1
+                THEN coalesce(g.clock_ns, g.q_time_ns, f.time_ns)
+                ELSE coalesce(g.g_time_ns, g.q_time_ns, f.time_ns) END AS acct_start_ns
     FROM req r
     LEFT JOIN rode g ON g.d_eid = r.d_eid
     LEFT JOIN flush_end_q f ON r.kind = 'flush_end' AND f.c_eid = r.c_eid
