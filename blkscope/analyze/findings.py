@@ -257,19 +257,17 @@ def find_dataset_periods(
             windows = (wb["start_ns"].to_numpy(), wb["end_ns"].to_numpy())
             series["writeback_events"] = windows[1]
         found = {
-            name: (
-                find_periods(times, (t0, t1), knobs=knobs, burst_gap_s=_gap(name)),
-                "periodogram",
-            )
+            name: find_periods(times, (t0, t1), knobs=knobs, burst_gap_s=_gap(name))
             for name, times in series.items()
         }
-        reference = found.get("writeback_events", ([], ""))[0]
-        if windows is not None and reference and not found["kworker_writes"][0]:
-            locked = coincident_period(series["kworker_writes"], windows, reference[0], (t0, t1))
+        method = dict.fromkeys(found, "periodogram")
+        if windows is not None and found.get("writeback_events") and not found["kworker_writes"]:
+            reference = found["writeback_events"][0]
+            locked = coincident_period(series["kworker_writes"], windows, reference, (t0, t1))
             if locked is not None:
-                found["kworker_writes"] = ([locked], "writeback_events")
-        for name, (periods, method) in found.items():
-            rows += [_period_row(p, name, knobs, (major, minor), method) for p in periods]
+                found["kworker_writes"], method["kworker_writes"] = [locked], "writeback_events"
+        for name, periods in found.items():
+            rows += [_period_row(p, name, knobs, (major, minor), method[name]) for p in periods]
     rows += user_series_periods(con, knobs)
     return pa.Table.from_pylist(rows, schema=PERIODS)
 

@@ -149,6 +149,7 @@ def partitions(
 ) -> None:
     """Map trace sectors to partitions: IO, bytes and latency per partition."""
     from blkscope.analyze.partitions import attach_partitions
+    from blkscope.reports.terminal import render_partitions
 
     override = None
     if device is not None:
@@ -167,14 +168,4 @@ def partitions(
     if as_json:
         typer.echo(json.dumps(rows, indent=2))
         return
-    typer.echo(
-        f"{'device':>7} {'partition':<12} {'start':>10} {'sectors':>10} {'bios':>8} "
-        f"{'MiB':>9} {'q2c p99':>9}"
-    )
-    for r in rows:
-        p99 = "-" if r["q2c_p99_ns"] is None else f"{r['q2c_p99_ns'] / 1e6:.3f}ms"
-        typer.echo(
-            f"{r['dev_major']},{r['dev_minor']:<3} {r['partition']:<12} "
-            f"{r['start_sector']:>10} {r['sectors']:>10} {r['bios']:>8} "
-            f"{r['bytes'] / 2**20:>9.1f} {p99:>9}"
-        )
+    typer.echo(render_partitions(rows))

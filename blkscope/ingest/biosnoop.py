@@ -8,7 +8,14 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope.errors import ParseError
-from blkscope.ingest.textlog import numbered_lines, read_text, to_int, to_ns, wrong_format
+from blkscope.ingest.textlog import (
+    TRACER_CHATTER,
+    numbered_lines,
+    read_text,
+    to_int,
+    to_ns,
+    wrong_format,
+)
 from blkscope.schemas.bpf_logs import BIOSNOOP
 
 # header name -> (column, how to read it)
@@ -31,7 +38,6 @@ HINT = (
     "expected a header like 'TIME(s) COMM PID DISK T SECTOR BYTES LAT(ms)' (bcc) or "
     "'TIME(ms) DISK COMM PID LAT(ms)' (biosnoop.bt)"
 )
-_CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|@.*")
 # bpftrace and bcc say so when their ring buffer dropped events: the log has gaps there.
 _LOST = re.compile(r"(?:Lost|lost|Possibly lost) (\d+) (?:events|samples)(?: on CPU #\d+)?")
 _TOKEN = re.compile(r"\S+")
@@ -116,7 +122,7 @@ def parse_biosnoop(path: str) -> pa.Table:
     lost = 0
     for line_no, line in numbered_lines(text):
         stripped = line.strip()
-        if not stripped or _CHATTER.fullmatch(stripped):
+        if not stripped or TRACER_CHATTER.fullmatch(stripped):
             continue
         m = _LOST.fullmatch(stripped)
         if m is not None:

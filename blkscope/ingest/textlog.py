@@ -10,6 +10,8 @@ from blkscope.ingest.sources import open_source
 
 _DECIMAL = re.compile(r"[+-]?\d+(?:\.\d*)?|[+-]?\.\d+")
 _SCALE_DIGITS = {"s": 9, "ms": 6, "us": 3, "ns": 0}
+# what bpftrace and bcc print besides their records: banners, and map dumps at exit
+TRACER_CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|@.*")
 
 
 def read_text(path: str) -> str:

@@ -8,7 +8,14 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope.errors import ParseError
-from blkscope.ingest.textlog import numbered_lines, read_text, to_int, to_ns, wrong_format
+from blkscope.ingest.textlog import (
+    TRACER_CHATTER,
+    numbered_lines,
+    read_text,
+    to_int,
+    to_ns,
+    wrong_format,
+)
 from blkscope.schemas.bpf_logs import WRITEBACK
 
 HEADERS: dict[tuple[str, ...], tuple[str, str]] = {
@@ -20,7 +27,6 @@ HINT = (
     "expected a header 'TIME DEVICE PAGES REASON ms' (writeback.bt) or "
     "'MONO_NS DEVICE PAGES REASON us'"
 )
-_CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|@.*")
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2}):(\d{2})")
 _DEV = re.compile(r"(\d+):(\d+)")
 DAY_NS = 86_400 * 1_000_000_000
@@ -42,7 +48,7 @@ def parse_writeback(path: str) -> pa.Table:
     previous = None
     for line_no, line in numbered_lines(text):
         fields = line.split()
-        if not fields or (layout is None and _CHATTER.fullmatch(line.strip())):
+        if not fields or (layout is None and TRACER_CHATTER.fullmatch(line.strip())):
             continue
         if layout is None:
             if tuple(fields) not in HEADERS:

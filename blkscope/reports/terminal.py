@@ -53,3 +53,19 @@ def render_periods(rows: list[dict[str, Any]]) -> str:
             f"{found_by(r.get('method', 'periodogram')):<16} {r['knobs'] or '-'}"
         )
     return "\n".join(lines)
+
+
+def render_partitions(rows: list[dict[str, Any]]) -> str:
+    """One line per partition: its span and the IO that landed in it."""
+    lines = [
+        f"{'device':>7} {'partition':<12} {'start':>10} {'sectors':>10} {'bios':>8} "
+        f"{'MiB':>9} {'q2c p99':>9}"
+    ]
+    for r in rows:
+        p99 = "-" if r["q2c_p99_ns"] is None else f"{r['q2c_p99_ns'] / 1e6:.3f}ms"
+        lines.append(
+            f"{r['dev_major']},{r['dev_minor']:<3} {r['partition']:<12} "
+            f"{r['start_sector']:>10} {r['sectors']:>10} {r['bios']:>8} "
+            f"{r['bytes'] / 2**20:>9.1f} {p99:>9}"
+        )
+    return "\n".join(lines)
