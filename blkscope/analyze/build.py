@@ -47,6 +47,9 @@ SHARED_BEFORE: dict[str, tuple[str, ...]] = {
 # Of those, the ones that read only events: computed from the start on a cursor of their own,
 # alongside the bio chain (the plug clock's windows over one global order run on one thread).
 FROM_EVENTS = ("_plug_clock",)
+# Intermediates of the tables built side by side, computed once after bios: the integer-keyed
+# long form of bio latencies is read by both stage_stats and latency_hist.
+SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages")
 
 T = TypeVar("T")
 
@@ -79,8 +82,8 @@ def _on_cursor(
     with con.cursor() as cur:
         for var, value in variables.items():
             cur.execute(f"SET VARIABLE {var} = {value}")
-        for table_name, table in arrows.items():
-            cur.register(f"_arrow_{table_name}", table)
+        for name, table in arrows.items():
+            cur.register(name, table)
         return work(cur)
 
 
@@ -105,7 +108,7 @@ def _build_tables(
     # Binding a view reads its tables' Parquet footers: after each new table, retry only the
     # views that could not bind yet instead of redefining all of them.
     unbound = unbound_views(con)
-    arrows: dict[str, pa.Table] = {}
+    arrows: dict[str, pa.Table] = {}  # by the name each cursor registers it under
     writes: dict[str, Future[None]] = {}
     with ThreadPoolExecutor(max_workers=1) as writer, ThreadPoolExecutor(max_workers=2) as pool:
 
@@ -113,7 +116,7 @@ def _build_tables(
             path = dataset / f"{name}.parquet"
             writes[name] = writer.submit(write_parquet_atomic, table, path)
             manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
-            arrows[name] = table
+            arrows[f"_arrow_{name}"] = table
             con.register(f"_arrow_{name}", table)
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _arrow_{name}")
 
@@ -132,6 +135,9 @@ def _build_tables(
                 _checked(name, path, partial(con.execute, make))
             keep(name, _checked(name, path, partial(_build_table, con, view, TABLES[name])))
         unbound = register_views(con, unbound)
+        for shared in SHARED_AFTER_BIOS:  # its Arrow copy, registered here, hides the view
+            arrows[shared] = _checked(shared, dataset, partial(_fetch, shared, con))
+            con.register(shared, arrows[shared])
         jobs = {
             name: pool.submit(
                 _on_cursor,
@@ -144,6 +150,8 @@ def _build_tables(
         }
         for name, job in jobs.items():
             keep(name, _checked(name, dataset / f"{name}.parquet", job.result))
+        for shared in SHARED_AFTER_BIOS:
+            con.unregister(shared)
         for name, write in writes.items():
             _checked(name, dataset / f"{name}.parquet", write.result)
             register_table(con, name, dataset / f"{name}.parquet")

@@ -2,24 +2,21 @@
 -- (read/write/discard/flush/other) and over the whole device (op '*'). Bucket b holds
 -- latencies in [2^b, 2^(b+1)) ns; a latency of 0 ns goes to bucket -1 ([0, 1)).
 WITH s AS (
-    SELECT dev_major, dev_minor, op_base, stage, ns,
-           CASE WHEN ns <= 0 THEN -1 ELSE floor(log2(ns))::INTEGER END AS bucket
-    FROM _bio_stages WHERE scope IS NULL OR scope = 'op'
-), d AS (
-    SELECT dev_major, dev_minor, '*' AS op_base, stage, ns, bucket
-    FROM _bio_stages, LATERAL (SELECT CASE WHEN ns <= 0 THEN -1
-                                           ELSE floor(log2(ns))::INTEGER END AS bucket)
-    WHERE scope IS NULL OR scope = 'device'
+    SELECT 3 AS level_code, oid AS id, stage, ns FROM _bio_stages WHERE scope IN (0, 3)
+    UNION ALL SELECT 4, did, stage, ns FROM _bio_stages WHERE scope IN (0, 4)
+), h AS (
+    SELECT level_code, id, stage,
+           CASE WHEN ns <= 0 THEN -1 ELSE floor(log2(ns))::INTEGER END AS bucket, count(*) AS n
+    FROM s GROUP BY ALL
 )
 SELECT
-    dev_major,                                                   -- device major
-    dev_minor,                                                   -- device minor
-    op_base AS op_class,                                         -- read/write/discard/flush/other, '*'
-    stage,                                                       -- Q2G G2I I2D Q2M M2D D2C Q2C Q2Q
-    bucket,                                                      -- log2 bucket number
-    CASE WHEN bucket < 0 THEN 0 ELSE (1::BIGINT << bucket) END AS lo_ns,   -- bucket start, ns
-    (1::BIGINT << (bucket + 1)) AS hi_ns,                        -- bucket end (exclusive), ns
-    count(*) AS n                                                -- latencies in the bucket
-FROM (SELECT * FROM s UNION ALL SELECT * FROM d)
-GROUP BY ALL
+    l.dev_major,                                                 -- device major
+    l.dev_minor,                                                 -- device minor
+    l.op_class,                                                  -- read/write/discard/flush/other, '*'
+    ['Q2G', 'G2I', 'I2D', 'Q2M', 'M2D', 'D2C', 'Q2C', 'Q2Q'][h.stage] AS stage, -- stage name
+    h.bucket,                                                    -- log2 bucket number
+    CASE WHEN h.bucket < 0 THEN 0 ELSE (1::BIGINT << h.bucket) END AS lo_ns, -- bucket start, ns
+    (1::BIGINT << (h.bucket + 1)) AS hi_ns,                      -- bucket end (exclusive), ns
+    h.n                                                          -- latencies in the bucket
+FROM h JOIN _bio_group_levels l USING (level_code, id)
 ORDER BY dev_major, dev_minor, op_class, stage, bucket
