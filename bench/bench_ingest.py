@@ -21,6 +21,26 @@ import tempfile
 import time
 from pathlib import Path
 
+# The least any SQL pairing of events must do: one window over the events that carry a sector,
+# sorted by sector, device and time. Timed to show how far the analysis is from that floor.
+ONE_WINDOW_PASS = """
+SELECT count(*), sum(nxt) FROM (
+    SELECT lead(time_ns) OVER (PARTITION BY sector ORDER BY dev_major, dev_minor, time_ns,
+                                                        input_id, line_no) AS nxt
+    FROM read_parquet(?) WHERE sector IS NOT NULL)
+"""
+CPU_SECONDS: dict[str, float] = {}  # user + system seconds of the last run() per command name
+
+
+def one_window_pass(events: Path) -> float:
+    """Seconds DuckDB takes for ONE_WINDOW_PASS over a dataset's events."""
+    import duckdb
+
+    con = duckdb.connect()
+    start = time.perf_counter()
+    con.execute(ONE_WINDOW_PASS, [str(events)]).fetchall()
+    return time.perf_counter() - start
+
 
 def run(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
     """Run cmd; return (wall seconds, peak RSS in KiB of that child)."""
@@ -31,6 +51,9 @@ def run(cmd: list[str], cwd: Path | None = None) -> tuple[float, int]:
     if status != 0:
         err = proc.stderr.read().decode() if proc.stderr else ""
         raise SystemExit(f"{' '.join(cmd)} failed: {err}")
+    CPU_SECONDS[Path(cmd[0]).name if cmd[0] != sys.executable else cmd[3]] = (
+        usage.ru_utime + usage.ru_stime
+    )
     return elapsed, usage.ru_maxrss
 
 
@@ -76,7 +99,12 @@ def main(argv: list[str]) -> int:
             [sys.executable, "-m", "blkscope.cli", "analyze", str(work / "ds-full")]
         )
         result.update(
-            analyze_seconds=round(analyze_s, 3), analyze_peak_rss_mb=round(analyze_rss / 1024, 1)
+            analyze_seconds=round(analyze_s, 3),
+            analyze_cpu_seconds=round(CPU_SECONDS["analyze"], 3),
+            analyze_peak_rss_mb=round(analyze_rss / 1024, 1),
+            one_duckdb_window_pass_seconds=round(
+                one_window_pass(work / "ds-full" / "events.parquet"), 3
+            ),
         )
         cpu_files = sorted(trace.parent.glob("*.blktrace.*"))
         if cpu_files and shutil.which("blkparse") and shutil.which("btt"):
@@ -88,6 +116,7 @@ def main(argv: list[str]) -> int:
             result.update(
                 blkparse_d_seconds=round(parse_s, 3),
                 btt_seconds=round(btt_s, 3),
+                btt_cpu_seconds=round(CPU_SECONDS["btt"], 3),
                 ingest_vs_blkparse_btt=round(full_s / (parse_s + btt_s), 2),
                 analyze_vs_btt=round(analyze_s / btt_s, 2),
                 ingest_plus_analyze_vs_blkparse_btt=round(
