@@ -12,13 +12,14 @@ WITH ev AS (
     SELECT eid, ['G', 'I', 'D'][tag1 & 3] AS a1, tag1 >> 2 AS e1, t1,
            ['G', 'I', 'D'][tag2 & 3] AS a2, tag2 >> 2 AS e2
     -- partitioned by sector alone, device first in the order (cheaper; see _bio_nodes.sql)
-    FROM (SELECT eid, CASE WHEN lead(dev) OVER w = dev THEN lead(tag) OVER w END AS tag1,
+    FROM (SELECT eid, tag, CASE WHEN lead(dev) OVER w = dev THEN lead(tag) OVER w END AS tag1,
                  CASE WHEN lead(dev) OVER w = dev THEN lead(time_ns) OVER w END AS t1,
                  CASE WHEN lead(dev, 2) OVER w = dev THEN lead(tag, 2) OVER w END AS tag2
           FROM (SELECT *, dev_major::BIGINT << 32 | dev_minor AS dev,
                        eid * 4 + CASE action WHEN 'G' THEN 1 WHEN 'I' THEN 2 ELSE 3 END AS tag
                 FROM ev WHERE action IN ('G', 'I', 'D'))
           WINDOW w AS (PARTITION BY k_sector ORDER BY dev, time_ns, tag))
+    WHERE tag & 3 = 1  -- only a G's successors are looked up
 ), flush_fifo AS (
     SELECT eid, action, run,
            row_number() OVER (PARTITION BY dev_major, dev_minor, run, action ORDER BY time_ns, eid)

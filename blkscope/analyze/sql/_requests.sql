@@ -17,7 +17,7 @@
 -- The window partitions by sector alone with device and length first in the order (a
 -- neighbour with another device or length is no neighbour): much cheaper in DuckDB.
 WITH neighbours AS (
-    SELECT eid, dev_major, dev_minor, k_sector, k_len, time_ns, tag & 3 AS code,
+    SELECT * EXCLUDE (tag, sub, prev_tag, prev2_tag, next_tag, next2_tag), tag & 3 AS code,
            prev_tag & 3 AS prev_code, prev_tag >> 2 AS prev_eid, prev2_tag & 3 AS prev2_code,
            next_tag & 3 AS next_code, next2_tag & 3 AS next2_code
     FROM (
@@ -64,7 +64,7 @@ WITH neighbours AS (
     SELECT dev_major, dev_minor, count(*) FILTER (code = 1) = 0 AS bio_based
     FROM neighbours GROUP BY ALL
 ), ev AS (
-    SELECT e.*, p.pair_d_eid FROM _request_events e JOIN paired p USING (eid)
+    SELECT * EXCLUDE (code, prev_code, prev_eid, prev2_code, next_code, next2_code) FROM paired
 ), clean AS (
     -- a clean pair's request straight from its two events (the aggregate below gives the same)
     SELECT d.dev_major, d.dev_minor,
