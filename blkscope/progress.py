@@ -10,33 +10,55 @@ from rich.progress import (
     BarColumn,
     DownloadColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TaskID,
     TextColumn,
     TimeRemainingColumn,
 )
+from rich.text import Text
 
-ByteProgress = Callable[..., None]
+# callback(key, done, total=None, unit="bytes", label=None): one bar per key, counting bytes
+# read or steps taken; label (default: key) is what the bar says it is doing.
+ProgressCallback = Callable[..., None]
+
+
+class AmountColumn(ProgressColumn):
+    """Bytes done of a reading bar, 'n/m steps' of a step bar."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = DownloadColumn()
+
+    def render(self, task: Task) -> Text:
+        if task.fields.get("unit") == "steps":
+            return Text(
+                f"{int(task.completed)}/{int(task.total or 0)} steps", style="progress.download"
+            )
+        return self.bytes.render(task)
 
 
 @contextmanager
-def byte_progress(enabled: bool = True) -> Iterator[ByteProgress | None]:
-    """Yield a callback(path, bytes_done, bytes_total) drawing a bar on stderr when it is a tty."""
+def progress_bar(enabled: bool = True) -> Iterator[ProgressCallback | None]:
+    """Yield a ProgressCallback drawing bars on stderr when it is a tty, else None."""
     if not enabled or not sys.stderr.isatty():
         yield None
         return
     bar = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
-        DownloadColumn(),
+        AmountColumn(),
         TimeRemainingColumn(),
         transient=True,
     )
     tasks: dict[str, TaskID] = {}
 
-    def update(path: str, done: int, total: int | None = None) -> None:
-        if path not in tasks:
-            tasks[path] = bar.add_task(path, total=total)
-        bar.update(tasks[path], completed=done)
+    def update(
+        key: str, done: int, total: int | None = None, unit: str = "bytes", label: str | None = None
+    ) -> None:
+        if key not in tasks:
+            tasks[key] = bar.add_task(label or key, total=total, unit=unit)
+        bar.update(tasks[key], completed=done, description=label or key)
 
     with bar:
         yield update

@@ -22,6 +22,7 @@ from blkscope.analyze.views import (
 )
 from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import read_manifest, save_manifest, write_parquet_atomic
+from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 
 # (table, view that computes it), in dependency order: bios read the stored requests. The
@@ -51,7 +52,29 @@ FROM_EVENTS = ("_plug_clock",)
 # long form of bio latencies is read by both stage_stats and latency_hist.
 SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages")
 
+FINDINGS = ("spikes", "periods")
+
 T = TypeVar("T")
+
+
+class _Steps:
+    """Tell a progress callback which table is being built, one step per stored table."""
+
+    def __init__(self, progress: ProgressCallback | None, dataset: Path) -> None:
+        self.progress, self.key = progress, f"analyze {dataset.name}"
+        self.pending = [name for name, _ in BUILD_ORDER] + list(FINDINGS)
+        self.total = len(self.pending)
+        self.report()
+
+    def report(self) -> None:
+        if self.progress is not None:
+            doing = self.pending[0] if self.pending else "done"
+            done = self.total - len(self.pending)
+            self.progress(self.key, done, self.total, unit="steps", label=f"{self.key}: {doing}")
+
+    def done(self, name: str) -> None:
+        self.pending.remove(name)
+        self.report()
 
 
 def _build_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema) -> pa.Table:
@@ -97,6 +120,7 @@ def _build_tables(
     dataset: Path,
     manifest: dict[str, Any],
     variables: dict[str, int],
+    steps: _Steps,
 ) -> None:
     """Write every BUILD_ORDER table into the dataset and leave views over the files.
 
@@ -119,6 +143,7 @@ def _build_tables(
             arrows[f"_arrow_{name}"] = table
             con.register(f"_arrow_{name}", table)
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _arrow_{name}")
+            steps.done(name)
 
         early = {
             view: pool.submit(_on_cursor, con, variables, {}, partial(_fetch, view))
@@ -177,11 +202,15 @@ def caches_plug_time(manifest: dict[str, Any]) -> bool:
 
 
 def analyze_dataset(
-    dataset: Path, interval_ns: int = 1_000_000_000, origin_ns: int = 0
+    dataset: Path,
+    interval_ns: int = 1_000_000_000,
+    origin_ns: int = 0,
+    progress: ProgressCallback | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Write every analysis table into the dataset, register them, and return the connection.
 
-    interval_ns and origin_ns (trace ns) set the bins of the iostat table.
+    interval_ns and origin_ns (trace ns) set the bins of the iostat table; progress hears of
+    each table as it is done.
     """
     if interval_ns <= 0:
         raise DatasetError(str(dataset), f"interval must be positive, got {interval_ns} ns")
@@ -196,12 +225,14 @@ def analyze_dataset(
     }
     for var, value in variables.items():
         con.execute(f"SET VARIABLE {var} = {value}")
-    _build_tables(con, dataset, manifest, variables)
-    for name, table in zip(("spikes", "periods"), _findings(con, dataset, manifest), strict=True):
+    steps = _Steps(progress, dataset)
+    _build_tables(con, dataset, manifest, variables, steps)
+    for name, table in zip(FINDINGS, _findings(con, dataset, manifest), strict=True):
         path = dataset / f"{name}.parquet"
         write_parquet_atomic(table, path)
         manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
         register_table(con, name, path)
+        steps.done(name)
     save_manifest(dataset, manifest)
     # Every view must bind once the analysis tables exist, except those over tables that only
     # some captures bring (a partition listing, a writeback log): anything else is a bug.

@@ -52,10 +52,12 @@ def analysed(dataset: Path) -> None:
     """Run the analysis first when a dataset only has its ingested tables."""
     from blkscope.analyze.build import analyze_dataset
     from blkscope.ingest.dataset import read_manifest
+    from blkscope.progress import progress_bar
 
     if "bios" not in read_manifest(dataset).get("tables", {}):
         typer.echo(f"analysing {dataset} first", err=True)
-        analyze_dataset(dataset).close()
+        with progress_bar() as progress:
+            analyze_dataset(dataset, progress=progress).close()
 
 
 def duration(text: str, option: str) -> int:

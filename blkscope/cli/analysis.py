@@ -17,16 +17,24 @@ def analyze(
     dataset: Annotated[Path, typer.Argument(help="Dataset folder written by 'blkscope ingest'.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     interval: Annotated[float, typer.Option("--interval", help="iostat interval, seconds.")] = 1.0,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")
+    ] = False,
 ) -> None:
     """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
     from blkscope.analyze.build import analyze_dataset
     from blkscope.analyze.summary import device_summary, render_summary
+    from blkscope.progress import progress_bar
 
     try:
-        with analyze_dataset(dataset, interval_ns=round(interval * 1e9)) as con:
+        with progress_bar(enabled=not quiet and not as_json) as progress:
+            con = analyze_dataset(dataset, interval_ns=round(interval * 1e9), progress=progress)
+        with con:
             devices = device_summary(con)
     except BlkscopeError as exc:
         raise fail(exc) from None
+    if quiet:
+        return
     if as_json:
         typer.echo(json.dumps({"dataset": str(dataset), "devices": devices}, indent=2))
     else:

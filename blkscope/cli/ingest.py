@@ -47,7 +47,7 @@ def ingest(
 ) -> None:
     """Parse blkparse text, blktrace binaries or a capture folder (all logs, one clock) to Parquet."""
     from blkscope.ingest.blkparse_ingest import ingest_events
-    from blkscope.progress import byte_progress
+    from blkscope.progress import progress_bar
 
     folder = Path(inputs[0]) if len(inputs) == 1 and Path(inputs[0]).is_dir() else None
     try:
@@ -55,7 +55,7 @@ def ingest(
             raise InputFormatError(
                 inputs[0], "--trace-start and --offset need a capture folder as the input"
             )
-        with byte_progress(enabled=not quiet and not as_json) as progress:
+        with progress_bar(enabled=not quiet and not as_json) as progress:
             if folder is not None:
                 manifest = _ingest_folder(folder, output, strict, progress, trace_start, offset)
             else:

@@ -27,11 +27,11 @@ def report(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
 ) -> None:
     """Write one self-contained HTML report (and summary.json beside it) for a trace."""
-    from blkscope.progress import byte_progress
+    from blkscope.progress import progress_bar
     from blkscope.reports.run import make_report
 
     try:
-        with byte_progress(enabled=not quiet) as progress:
+        with progress_bar(enabled=not quiet) as progress:
             done = make_report(source, output, timestamp=not no_timestamp, progress=progress)
     except BlkscopeError as exc:
         raise fail(exc) from None

@@ -61,13 +61,13 @@ def ensure_dataset(source: Path, dataset_dir: Path, progress: Any = None) -> tup
     return dataset_dir, True
 
 
-def ensure_analysed(dataset: Path) -> bool:
+def ensure_analysed(dataset: Path, progress: Any = None) -> bool:
     """Run the analysis when the manifest lacks any of its tables; True when it ran."""
     from blkscope.analyze.build import analyze_dataset
 
     if set(read_manifest(dataset).get("tables", {})) >= ANALYSIS_TABLES:
         return False
-    analyze_dataset(dataset).close()
+    analyze_dataset(dataset, progress=progress).close()
     return True
 
 
@@ -86,7 +86,7 @@ def make_report(
 
     report.parent.mkdir(parents=True, exist_ok=True)
     dataset, ingested = ensure_dataset(source, default_dataset_dir(report), progress)
-    analysed = ensure_analysed(dataset)
+    analysed = ensure_analysed(dataset, progress)
     content = load_report(dataset)
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     write_text_atomic(report, render_page(content, generated if timestamp else None))

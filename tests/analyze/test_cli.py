@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
+from rich.progress import Progress
 from typer.testing import CliRunner
 
+from blkscope.analyze.build import analyze_dataset
 from blkscope.cli import app
+from blkscope.progress import AmountColumn
 
 runner = CliRunner()
 
@@ -81,3 +85,45 @@ def test_sql_before_analyze_hints(tmp_path: Path) -> None:
     ]
     count = runner.invoke(app, ["sql", str(ds), "SELECT count(*) AS n FROM events", "--csv"])
     assert count.output == "n\n41\n"
+
+
+def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_path: Path) -> None:
+    dataset = tmp_path / "ds"
+    shutil.copytree(analyzed["mq-writeback-30s"], dataset)
+    calls: list[tuple[str, int, int, str, str]] = []
+    analyze_dataset(
+        dataset,
+        progress=lambda key, done, total, unit, label: calls.append(
+            (key, done, total, unit, label)
+        ),
+    ).close()
+    assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 9, "steps")}
+    assert [(done, label.split(": ")[1]) for _, done, _, _, label in calls] == [
+        (0, "requests"),
+        (1, "bios"),
+        (2, "stage_stats"),
+        (3, "iostat"),
+        (4, "latency_hist"),
+        (5, "depth"),
+        (6, "io_dist"),
+        (7, "spikes"),
+        (8, "periods"),
+        (9, "done"),
+    ]
+
+
+def test_step_bars_count_steps_not_bytes() -> None:
+    bar = Progress(AmountColumn())
+    steps = bar.add_task("analyze", total=9, unit="steps", completed=3)
+    reading = bar.add_task("trace", total=2048, completed=1024)
+    column = AmountColumn()
+    assert column.render(bar.tasks[steps]).plain == "3/9 steps"
+    assert column.render(bar.tasks[reading]).plain == "1.0/2.0 kB"
+
+
+def test_analyze_quiet_prints_nothing(analyzed: dict[str, Path], tmp_path: Path) -> None:
+    dataset = tmp_path / "ds"
+    shutil.copytree(analyzed["mq-writeback-30s"], dataset)
+    result = runner.invoke(app, ["analyze", "-q", str(dataset)])
+    assert (result.exit_code, result.output) == (0, "")
+    assert (dataset / "bios.parquet").exists()
