@@ -97,3 +97,46 @@ def test_btt_drops_split_ios(analyzed: dict[str, Path]) -> None:
     assert unsplit_d2c[0] == 24
     assert unsplit_d2c[1] / 1e9 == pytest.approx(btt["D2C"][1], rel=1e-6)
     assert unsplit_d2c[2] / 1e9 == btt["D2C"][2]
+
+
+KYBER = DATA / "kyber-split-discard.blkparse.txt"
+
+
+def test_btt_pairs_split_writes_with_a_discard_24_s_later(tmp_path: Path) -> None:
+    """btt's Q2C max (23.94 s) and I2D max (23.92 s) on a kyber capture made for this test.
+
+    fio wrote a file with 8 MiB bios that were split in two (`Q WS 37158912 + 16384`, X, two
+    pieces done by 4.641805461) and `rm` discarded its blocks 24 s later (`Q DS 37093376 +
+    131072`, C at 28.547824027). btt keeps a split Q in its tree, so the discard's C covering
+    it completes it again: Q2C = 28.547824027 - 4.602893700 and, for the I of the second piece,
+    I2D = 28.527423553 - 4.603173965. Over the whole 1.06 M-line capture (25 lines cut here)
+    btt's Q2C mean is 7.85 ms; blkscope's is 0.131 ms (its max 43 ms).
+    """
+    btt = read_btt_avg(DATA / "kyber-mix.btt.avg")
+    assert btt["Q2C"] == (1.7667e-05, 0.007850417, 23.944930327, 150892)
+    assert btt["I2D"][2] == 23.924249588
+    ds = tmp_path / "ds"
+    ingest_blkparse([str(KYBER)], ds)
+    with analyze_dataset(ds) as con:
+        times = {
+            (action, sector, nsectors): t
+            for action, sector, nsectors, t in con.execute(
+                "SELECT action, sector, nsectors, time_ns FROM events"
+            ).fetchall()
+        }
+        bios = con.execute("""
+            SELECT op, sector, nsectors, pieces, status, q2c_ns FROM bios ORDER BY q_time_ns
+            """).fetchall()
+        i2d_max = con.execute(
+            "SELECT max_ns FROM stage_stats WHERE level = 'device' AND stage = 'I2D'"
+        ).fetchone()[0]
+    discard_c, discard_d = times[("C", 37093376, 131072)], times[("D", 37093376, 131072)]
+    assert discard_c - times[("Q", 37158912, 16384)] == 23_944_930_327
+    assert discard_d - times[("I", 37167104, 8192)] == 23_924_249_588
+    assert bios == [
+        ("W", 37093376, 16384, 2, "completed", 17_695_723),
+        ("W", 37158912, 16384, 2, "completed", 38_911_761),
+        ("D", 37093376, 131072, 1, "completed", 20_456_264),
+    ]
+    # a bio's I2D runs from its first I to its requests' first D: 16.75 ms, not 23.92 s
+    assert i2d_max == times[("D", 37158912, 8192)] - times[("I", 37158912, 8192)] == 16_752_308
