@@ -6,7 +6,8 @@ from blkscope.cli import analysis, capture, ingest, report  # noqa: F401 - they 
 from blkscope.cli._app import app
 
 # Help lists the commands in the order of the pipeline, not of the imports.
-_ORDER = ["ingest", "analyze", "sql", "spikes", "periods", "compare", "partitions", "report",
+_ORDER = ["ingest", "analyze", "sql", "crosscheck", "spikes", "periods", "compare", "partitions",
+          "report",
           "check", "capture", "capture-restore"]  # fmt: skip
 app.registered_commands.sort(
     key=lambda c: _ORDER.index(c.name or (c.callback.__name__ if c.callback else ""))

@@ -118,6 +118,27 @@ def periods(
 
 
 @app.command()
+def crosscheck(
+    dataset: Annotated[
+        Path, typer.Argument(help="Dataset folder (analysed on the fly if needed).")
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="The agreement as JSON.")] = False,
+) -> None:
+    """Hold the rebuilt requests against the capture's own biosnoop and iostat logs."""
+    from blkscope.analyze.crosscheck import crosscheck as run_crosscheck
+    from blkscope.analyze.views import connect
+    from blkscope.ingest.dataset import read_manifest
+    from blkscope.reports.terminal import render_crosscheck
+
+    try:
+        analysed(dataset)
+        result = run_crosscheck(connect(dataset), set(read_manifest(dataset)["tables"]))
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    typer.echo(json.dumps(result, indent=2) if as_json else render_crosscheck(result))
+
+
+@app.command()
 def compare(
     before: Annotated[Path, typer.Argument(help="Dataset before the change.")],
     after: Annotated[Path, typer.Argument(help="Dataset after the change.")],

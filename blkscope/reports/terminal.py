@@ -69,3 +69,51 @@ def render_partitions(rows: list[dict[str, Any]]) -> str:
             f"{r['bytes'] / 2**20:>9.1f} {p99:>9}"
         )
     return "\n".join(lines)
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part:,} ({part / whole:.1%})" if whole else "0"
+
+
+def render_crosscheck(result: dict[str, Any]) -> str:
+    """The agreement with the capture's biosnoop and iostat logs, as lines of text."""
+    out = []
+    if result["biosnoop"] is None:
+        out.append("biosnoop: no log in this dataset")
+    else:
+        out.append("biosnoop (the kernel's issue and completion tracepoints), sized rows:")
+        for d in result["biosnoop"]:
+            if not d["found"]:
+                out.append(f"  {d['disk']}: {d['rows']:,} rows, none found (not traced)")
+                continue
+            out.append(
+                f"  {d['disk']}: {d['rows']:,} rows, found {_share(d['found'], d['rows'])},"
+                f" D2C within 50 us {_share(d['agree'], d['found'])},"
+                f" median C gap {format_ns(d['median_c_gap_ns'])}"
+            )
+    if result["iostat"] is None:
+        out.append("iostat: no log in this dataset")
+        return "\n".join(out)
+    out.append("iostat (the kernel's disk statistics), intervals with >= 100 IOs of a kind:")
+    low = False
+    for d in result["iostat"]:
+        out.append(
+            f"  {d['dev']} = {d['iostat_device']}: {d['intervals']} intervals,"
+            f" iostat's times shifted {format_ns(d['phase_ns'])} to fit"
+        )
+        for kind, name in (("w", "writes"), ("r", "reads")):
+            if not d[f"{kind}_seconds"]:
+                continue
+            out.append(
+                f"    {name}: {d[f'{kind}_seconds']} intervals, {kind}/s median error"
+                f" {d[f'{kind}_s_error']:.1%}, {kind}_await {d[f'{kind}_await_error']:.1%}"
+                f" (blkscope's the lower in {d[f'{kind}_await_low_share']:.0%})"
+            )
+            low |= d[f"{kind}_await_low_share"] >= 0.8
+    if low:
+        out.append(
+            "  blkscope's await ends at the traced C; the kernel stops its clock later, after"
+            " ending the request's bios and running every probe on block_rq_complete"
+            " (biosnoop is one): a few us per IO the trace cannot see."
+        )
+    return "\n".join(out)

@@ -1,23 +1,15 @@
--- The `iostat` table: `iostat -x` columns recomputed per interval from the requests, with the
--- kernel's accounting: a request counts when it completes (a data-less preflush write counts as
--- a write when its flush sequence ends: the flush_end rows), its await runs from the
--- submitter's plug clock (acct_start_ns: the first Q of its plug) to its C, aqu-sz is the sum
--- of those awaits over the interval, %util the share of the interval with a request in flight.
+-- The `iostat` table: `iostat -x` columns recomputed per interval from the requests the
+-- kernel's disk statistics count (_iostat_requests): a request counts when it completes, aqu-sz
+-- is the sum of their awaits over the interval, %util the share of the interval with a request
+-- in flight.
 -- Interval length and origin (trace ns) come from the DuckDB variables blkscope_interval_ns
 -- (default 1 s) and blkscope_origin_ns.
 WITH params AS (
     SELECT coalesce(getvariable('blkscope_interval_ns'), 1000000000)::BIGINT AS iv,
            coalesce(getvariable('blkscope_origin_ns'), 0)::BIGINT AS org
 ), rq AS (
-    SELECT r.dev_major, r.dev_minor, r.op, r.nsectors, r.c_time_ns,
-           coalesce(r.acct_start_ns, r.q_time_ns, r.g_time_ns, r.first_d_time_ns, r.c_time_ns)
-             AS start_ns,
-           -- in flight (for %util) from its own first Q: the plug clock is only a timestamp
-           coalesce(r.q_time_ns, r.g_time_ns, r.first_d_time_ns, r.c_time_ns) AS busy_from_ns,
-           floor((r.c_time_ns - p.org) / p.iv)::BIGINT AS k
-    FROM requests r, params p
-    WHERE (r.kind = 'flush_end' OR (r.kind = 'data' AND r.nsectors > 0))
-      AND r.c_time_ns IS NOT NULL
+    SELECT r.*, floor((r.c_time_ns - p.org) / p.iv)::BIGINT AS k
+    FROM _iostat_requests r, params p
 ), done AS (
     SELECT dev_major, dev_minor, k,
            count(*) FILTER (op = 'R') AS reads, count(*) FILTER (op = 'W') AS writes,
