@@ -33,8 +33,15 @@ def test_crosscheck_numbers(mq30: Path) -> None:
     with analyze_dataset(mq30) as con:
         result = crosscheck(con, {"biosnoop", "iostat_log"})
     assert result["biosnoop"] == [
-        {"disk": "loop0", "rows": 96, "found": 0, "agree": 0, "median_c_gap_ns": None},
-        {"disk": "vda", "rows": 9256, "found": 9256, "agree": 9231, "median_c_gap_ns": 784},
+        {"disk": "loop0", "dev": None, "rows": 96, "found": 0, "agree": 0, "median_c_gap_ns": None},
+        {
+            "disk": "vda",
+            "dev": "254,0",
+            "rows": 9256,
+            "found": 9256,
+            "agree": 9231,
+            "median_c_gap_ns": 784,
+        },
     ]
     (dev,) = result["iostat"]
     assert (dev["dev"], dev["iostat_device"], dev["phase_ns"], dev["intervals"]) == (
@@ -71,7 +78,7 @@ def test_crosscheck_cli_text_and_json(mq30: Path) -> None:
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[2] == (
-        "  vda: 9,256 rows, found 9,256 (100.0%), D2C within 50 us 9,231 (99.7%),"
+        "  vda = 254,0: 9,256 rows, found 9,256 (100.0%), D2C within 50 us 9,231 (99.7%),"
         " median C gap 784ns"
     )
     assert lines[5] == (

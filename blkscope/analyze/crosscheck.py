@@ -19,6 +19,7 @@ class DiskAgreement:
     """How the sized rows biosnoop printed for one disk match the rebuilt requests."""
 
     disk: str
+    dev: str | None  # the traced device (major,minor) its rows matched, None if none did
     rows: int
     found: int  # a data request with the same sector and length completed within 1 ms
     agree: int  # of those, D2C within D2C_TOLERANCE_NS of biosnoop's LAT
@@ -28,7 +29,7 @@ class DiskAgreement:
 def biosnoop_agreement(con: duckdb.DuckDBPyConnection) -> list[DiskAgreement]:
     """Per biosnoop disk, how many sized rows found their request and agree on D2C."""
     rows = con.execute(f"""
-        SELECT disk, count(*), count(c_time_ns),
+        SELECT disk, mode(dev_major || ',' || dev_minor), count(*), count(c_time_ns),
                count(*) FILTER (abs(d2c_diff_ns) <= {D2C_TOLERANCE_NS}),
                median(c_gap_ns)::BIGINT
         FROM biosnoop_check GROUP BY disk ORDER BY disk""").fetchall()

@@ -8,6 +8,7 @@ from typing import Any
 
 import duckdb
 
+from blkscope.analyze.crosscheck import crosscheck
 from blkscope.analyze.summary import device_summary
 from blkscope.analyze.views import connect
 from blkscope.ingest.dataset import read_manifest
@@ -45,6 +46,9 @@ class Device:
     periods: list[dict[str, Any]] | None
     spectra: list[Spectrum]
     writeback: list[dict[str, Any]] | None
+    # this device's rows of blkscope.analyze.crosscheck (biosnoop / iostat agreement), or None
+    # for a log the dataset lacks or that did not match this device
+    crosscheck: dict[str, dict[str, Any] | None]
 
     @property
     def name(self) -> str:
@@ -154,6 +158,7 @@ def load_report(dataset: Path) -> Report:
         for d in manifest.get("devices", [])
     ]
     found: Findings = load_findings(dataset, con, manifest, spans)
+    checks = crosscheck(con, set(manifest.get("tables", {})))
     counts = {(c["dev"]): c for c in device_summary(con)}
     devices = []
     for major, minor, first, last in spans:
@@ -187,6 +192,10 @@ def load_report(dataset: Path) -> Report:
                 periods=_mine(found.periods, major, minor),
                 spectra=found.spectra.get((major, minor), []),
                 writeback=found.writeback,
+                crosscheck={
+                    log: next((r for r in rows or [] if r["dev"] == key), None)
+                    for log, rows in checks.items()
+                },
             )
         )
     con.close()

@@ -36,6 +36,7 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "devices[].periods_source": "'findings': from the analysis' periods table",
     "devices[].cause_shares": "{cause: share of spikes} (null when not computed)",
     "devices[].worst_spike": "{start_ns, end_ns, metric, peak_latency_ns, p99_ns, cause, processes} or null",
+    "devices[].crosscheck": "{biosnoop, iostat}: this device's rows of `blkscope crosscheck --json`, each null without the log",
 }
 
 
@@ -78,6 +79,7 @@ def device_summary(dev: Device, report: Report) -> dict[str, Any]:
         "periods_source": report.periods_source,
         "cause_shares": None if spikes is None else cause_shares(spikes),
         "worst_spike": None if worst is None else {k: worst[k] for k in keep},
+        "crosscheck": dev.crosscheck,
     }
 
 

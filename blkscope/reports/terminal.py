@@ -87,7 +87,8 @@ def render_crosscheck(result: dict[str, Any]) -> str:
                 out.append(f"  {d['disk']}: {d['rows']:,} rows, none found (not traced)")
                 continue
             out.append(
-                f"  {d['disk']}: {d['rows']:,} rows, found {_share(d['found'], d['rows'])},"
+                f"  {d['disk']} = {d['dev']}: {d['rows']:,} rows,"
+                f" found {_share(d['found'], d['rows'])},"
                 f" D2C within 50 us {_share(d['agree'], d['found'])},"
                 f" median C gap {format_ns(d['median_c_gap_ns'])}"
             )
