@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.correlation import writeback_intervals, writeback_verdict
+from blkscope.analyze.correlation import annotate_spikes, writeback_intervals, writeback_verdict
 from blkscope.analyze.partitions import attach_partitions
 from blkscope.analyze.views import connect, query_table
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
@@ -73,6 +74,25 @@ def test_writeback_explains_the_mq_spikes_but_not_the_start_up_one(mq30: Path) -
     assert verdict["explains"] is True
     assert round(verdict["tail_latency_share_during_writeback"], 2) == 0.84
     assert verdict["sentence"].startswith("writeback explains the spikes: 3 of 4 spikes")
+    # writeback runs 2% of the time yet holds 84% of the tail latency; 0.93 spikes by chance
+    assert round(verdict["time_share_of_writeback"], 3) == 0.021
+    assert round(verdict["spikes_by_chance"], 2) == 0.93
+
+
+def test_spikes_inside_ever_running_writeback_are_chance(mq30: Path) -> None:
+    """Writeback that runs 90% of the time meets every spike: that explains nothing."""
+    con = connect(mq30)
+    spikes = query_table(con, "SELECT * FROM spikes")
+    start = con.execute("SELECT min(time_ns) FROM events").fetchall()[0][0]
+    busy = np.array([(start + k * 10**9, start + k * 10**9 + 9 * 10**8) for k in range(40)])
+    table = annotate_spikes(spikes, {(254, 0): busy}, has_log=True)
+    verdict = writeback_verdict(con, table, {(254, 0): busy})
+    assert (verdict["spikes"], verdict["spikes_with_writeback"]) == (4, 4)
+    assert verdict["explains"] is False and verdict["coincidence_p_value"] > 0.5
+    assert verdict["sentence"].startswith(
+        "writeback does NOT explain the spikes: 4 of 4 spikes coincide with writeback (4.0 would "
+        "by chance)"
+    )
 
 
 def test_aperiodic_random_reads_have_no_period_and_no_spike(loop_parts: Path) -> None:

@@ -39,9 +39,9 @@ def coincident_period(
     last = np.searchsorted(lo, ends, side="right") - 1
     hits = (last >= 0) & (reach[np.maximum(last, 0)] >= starts)
     chance = np.array(
-        [_overlap_chance(lo, hi, e - s, span_ns) for s, e in zip(starts, ends, strict=True)]
+        [overlap_chance(lo, hi, e - s, span_ns) for s, e in zip(starts, ends, strict=True)]
     )
-    p_value = _at_least(int(hits.sum()), chance)
+    p_value = at_least(int(hits.sum()), chance)
     if p_value > alpha or hits.mean() < min_share:
         return None
     return Period(
@@ -54,7 +54,7 @@ def coincident_period(
     )
 
 
-def _overlap_chance(lo: np.ndarray, hi: np.ndarray, length: int, span_ns: tuple[int, int]) -> float:
+def overlap_chance(lo: np.ndarray, hi: np.ndarray, length: int, span_ns: tuple[int, int]) -> float:
     """Share of start positions in the span at which a burst of this length hits a window."""
     t0, t1 = span_ns[0], max(span_ns[0] + 1, span_ns[1] - length)
     a = np.clip(lo - length, t0, t1)
@@ -68,7 +68,7 @@ def _overlap_chance(lo: np.ndarray, hi: np.ndarray, length: int, span_ns: tuple[
     return covered / (t1 - t0)
 
 
-def _at_least(k: int, chance: np.ndarray) -> float:
+def at_least(k: int, chance: np.ndarray) -> float:
     """P(at least k of the bursts hit) when burst i hits with probability chance[i]."""
     dist = np.zeros(chance.size + 1)
     dist[0] = 1.0

@@ -9,9 +9,13 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from blkscope.analyze.coincidence import at_least, overlap_chance
 from blkscope.analyze.views import query_table
 
 FLUSHER_BURST_GAP_NS = 500_000_000
+CHANCE_ALPHA = 0.05  # spikes coincide with writeback beyond chance below this p-value
+TAIL_SHARE_MIN = 0.2  # writeback holds a real part of the tail latency ...
+TAIL_ENRICHMENT_MIN = 3.0  # ... and several times the share of the time it runs
 
 
 def writeback_intervals(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], np.ndarray]:
@@ -64,11 +68,51 @@ def annotate_spikes(
     return pa.Table.from_pylist(rows, schema=spikes.schema)
 
 
+def _spans(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], tuple[int, int]]:
+    rows = con.execute(
+        "SELECT dev_major, dev_minor, min(time_ns), max(time_ns) FROM events GROUP BY ALL"
+    ).fetchall()
+    return {(int(a), int(b)): (int(lo), int(hi)) for a, b, lo, hi in rows}
+
+
+def _covered(iv: np.ndarray, span: tuple[int, int]) -> int:
+    """ns of the span inside the union of the intervals."""
+    covered, reach = 0, span[0]
+    for lo, hi in sorted(iv.tolist()):
+        lo, hi = max(lo, reach), min(hi, span[1])
+        if hi > lo:
+            covered, reach = covered + hi - lo, hi
+    return covered
+
+
+def _chance(
+    rows: list[dict[str, Any]],
+    intervals: dict[tuple[int, int], np.ndarray],
+    spans: dict[tuple[int, int], tuple[int, int]],
+) -> np.ndarray:
+    """Per spike, the chance that a window of its length placed at random overlaps writeback
+    the way annotate_spikes counts it (reaching one window back)."""
+    out = []
+    for r in rows:
+        key = (r["dev_major"], r["dev_minor"])
+        iv = intervals.get(key, np.empty((0, 2), np.int64))
+        order = np.argsort(iv[:, 0])
+        length = r["end_ns"] - r["start_ns"] + r["window_ns"]
+        out.append(overlap_chance(iv[order, 0], iv[order, 1], length, spans.get(key, (0, 1))))
+    return np.array(out)
+
+
 def writeback_verdict(
     con: duckdb.DuckDBPyConnection, spikes: pa.Table, intervals: dict[tuple[int, int], np.ndarray]
 ) -> dict[str, Any]:
     """Share of spikes explained by writeback, their lag, and the share of tail latency
-    (bios slower than their device's p99) that completes while writeback runs."""
+    (bios slower than their device's p99) that completes while writeback runs.
+
+    Writeback explains the spikes when at least half of them coincide with it, and either more
+    coincide than chance allows (windows of the same lengths placed at random) or writeback
+    holds several times more of the tail latency than of the time: when writeback runs often,
+    every spike coincides with some of it.
+    """
     rows = spikes.to_pylist()
     explained = [r for r in rows if "writeback" in r["cause"]]
     lags = [r["writeback_lag_ns"] for r in explained if r["writeback_lag_ns"] is not None]
@@ -87,27 +131,54 @@ def writeback_verdict(
         if iv is not None and len(iv):
             k = int(np.searchsorted(iv[:, 0], c, side="right")) - 1
             inside += lat if k >= 0 and iv[: k + 1, 1].max() >= c else 0
+    spans = _spans(con)
+    span_ns = sum(hi - lo for lo, hi in spans.values())
+    time_share = (
+        sum(_covered(iv, spans[k]) for k, iv in intervals.items() if k in spans) / span_ns
+        if span_ns
+        else 0.0
+    )
+    chance = _chance(rows, intervals, spans)
+    p_value = at_least(len(explained), chance) if rows else 1.0
     share_spikes = len(explained) / len(rows) if rows else 0.0
     share_tail = inside / total if total else 0.0
+    enriched = share_tail >= TAIL_SHARE_MIN and share_tail >= TAIL_ENRICHMENT_MIN * time_share
+    explains = bool(rows) and share_spikes >= 0.5 and (p_value <= CHANCE_ALPHA or enriched)
     return {
         "spikes": len(rows),
         "spikes_with_writeback": len(explained),
         "spike_share": share_spikes,
+        "spikes_by_chance": float(chance.sum()),
+        "coincidence_p_value": p_value,
         "median_lag_ns": int(np.median(lags)) if lags else None,
         "tail_latency_share_during_writeback": share_tail,
-        "explains": bool(rows) and share_spikes >= 0.5,
-        "sentence": _sentence(rows, explained, lags, share_tail),
+        "time_share_of_writeback": time_share,
+        "explains": explains,
+        "sentence": _sentence(rows, explained, lags, (share_tail, time_share, chance), explains),
     }
 
 
 def _sentence(
-    rows: list[dict[str, Any]], explained: list[dict[str, Any]], lags: list[int], share_tail: float
+    rows: list[dict[str, Any]],
+    explained: list[dict[str, Any]],
+    lags: list[int],
+    shares: tuple[float, float, np.ndarray],
+    explains: bool,
 ) -> str:
     if not rows:
         return "no latency spikes to explain"
+    share_tail, time_share, chance = shares
     lag = f", peaking {np.median(lags) / 1e9:.2f} s after writeback starts" if lags else ""
-    head = f"{len(explained)} of {len(rows)} spikes coincide with writeback{lag}"
-    tail = f"; {share_tail:.0%} of the latency above p99 falls during writeback"
-    if len(explained) * 2 >= len(rows):
+    head = (
+        f"{len(explained)} of {len(rows)} spikes coincide with writeback"
+        f" ({chance.sum():.1f} would by chance){lag}"
+    )
+    tail = (
+        f"; {share_tail:.0%} of the latency above p99 falls during writeback, which runs"
+        f" {time_share:.0%} of the time"
+    )
+    if explains:
         return f"writeback explains the spikes: {head}{tail}"
+    if len(explained) * 2 >= len(rows):
+        return f"writeback does NOT explain the spikes: {head}, no more than chance{tail}"
     return f"writeback does NOT explain the spikes: only {head}{tail}"
