@@ -102,7 +102,7 @@ def iostat_agreement(con: duckdb.DuckDBPyConnection) -> list[IostatAgreement]:
         SELECT device, lag(t_ns) OVER (PARTITION BY device ORDER BY sample), t_ns,
                coalesce(r_s, 0), coalesce(w_s, 0), coalesce(r_await_ms, 0), coalesce(w_await_ms, 0),
                since_boot
-        FROM iostat_log ORDER BY device, sample""").fetchall()
+        FROM iostat_log WHERE t_ns IS NOT NULL ORDER BY device, sample""").fetchall()
     logs: dict[str, dict[str, np.ndarray]] = {}
     for name in sorted({row[0] for row in log_rows}):
         rows = [r for r in log_rows if r[0] == name and not r[7] and r[1] is not None]
