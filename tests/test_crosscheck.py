@@ -58,6 +58,8 @@ def test_crosscheck_numbers(mq30: Path) -> None:
     )
     assert round(dev["w_await_error"], 4) == 0.0654 and round(dev["r_await_error"], 4) == 0.1249
     assert dev["w_await_low_share"] == 26 / 30 and dev["r_await_low_share"] == 27 / 30
+    # iostat's await minus blkscope's, per IO: what the kernel counts after the traced C
+    assert (dev["w_await_gap_ns"], dev["r_await_gap_ns"]) == (9525, 15433)
 
 
 def test_fitted_phase_matches_the_capture_clock(mq30: Path) -> None:
@@ -82,7 +84,8 @@ def test_crosscheck_cli_text_and_json(mq30: Path) -> None:
         " median C gap 784ns"
     )
     assert lines[5] == (
-        "    writes: 30 intervals, w/s median error 0.0%, w_await 6.5% (blkscope's the lower in 87%)"
+        "    writes: 30 intervals, w/s median error 0.0%, w_await 6.5% (blkscope's the lower in"
+        " 87%, by a median 9.53us per IO)"
     )
     parsed = json.loads(runner.invoke(app, ["crosscheck", "--json", str(mq30)]).output)
     assert parsed["biosnoop"][1]["found"] == 9256 and parsed["iostat"][0]["w_seconds"] == 30

@@ -48,10 +48,12 @@ class IostatAgreement:
     w_s_error: float | None  # median relative error of w/s over those
     w_await_error: float | None  # ... of w_await
     w_await_low_share: float | None  # share of them where blkscope's w_await is the lower
+    w_await_gap_ns: int | None  # median of iostat's w_await minus blkscope's, per IO
     r_seconds: int
     r_s_error: float | None
     r_await_error: float | None
     r_await_low_share: float | None
+    r_await_gap_ns: int | None
 
 
 def _window_sums(times: np.ndarray, values: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Any:
@@ -83,11 +85,13 @@ def _compare(
         rate_err, _ = _errors(n[busy] / seconds[busy], log[f"{kind}_s"][busy])
         await_ours = waits[busy] / np.maximum(n[busy], 1) / 1e6
         await_err, low = _errors(await_ours, log[f"{kind}_await"][busy])
+        gap = log[f"{kind}_await"][busy] - await_ours
         result |= {
             f"{kind}_seconds": int(busy.sum()),
             f"{kind}_s_error": rate_err,
             f"{kind}_await_error": await_err,
             f"{kind}_await_low_share": low,
+            f"{kind}_await_gap_ns": round(float(median(gap)) * 1e6) if gap.size else None,
         }
     return IostatAgreement(dev, name, phase, len(lo), **result)
 

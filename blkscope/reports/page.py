@@ -171,7 +171,8 @@ def _crosscheck(dev: Device) -> str:
                     source,
                     f"{kind}_await",
                     f"{stat[f'{kind}_await_error']:.1%} median error, blkscope the lower "
-                    f"in {stat[f'{kind}_await_low_share']:.0%}",
+                    f"in {stat[f'{kind}_await_low_share']:.0%}, by a median "
+                    f"{dur(stat[f'{kind}_await_gap_ns'])} per IO",
                 ]
             )
     if not rows:
@@ -179,9 +180,9 @@ def _crosscheck(dev: Device) -> str:
     return table(["against", "compared", "agreement"], rows, text_cols=3) + (
         '<p class="note">biosnoop reads the kernel\'s own issue and completion tracepoints; '
         "iostat the kernel's disk statistics, over intervals of at least 100 IOs. blkscope's "
-        "await ends at the traced C, the kernel's clock a few us later (after ending the "
+        "await ends at the traced C, the kernel's clock some us later (after ending the "
         "request's bios and running every probe on block_rq_complete, biosnoop included), "
-        "so short IOs come out a few percent low. <code>blkscope crosscheck</code> prints the "
+        "so short IOs come out low by that gap. <code>blkscope crosscheck</code> prints the "
         "same.</p>"
     )  # fmt: skip
 

@@ -108,13 +108,15 @@ def render_crosscheck(result: dict[str, Any]) -> str:
             out.append(
                 f"    {name}: {d[f'{kind}_seconds']} intervals, {kind}/s median error"
                 f" {d[f'{kind}_s_error']:.1%}, {kind}_await {d[f'{kind}_await_error']:.1%}"
-                f" (blkscope's the lower in {d[f'{kind}_await_low_share']:.0%})"
+                f" (blkscope's the lower in {d[f'{kind}_await_low_share']:.0%},"
+                f" by a median {format_ns(d[f'{kind}_await_gap_ns'])} per IO)"
             )
             low |= d[f"{kind}_await_low_share"] >= 0.8
     if low:
         out.append(
             "  blkscope's await ends at the traced C; the kernel stops its clock later, after"
-            " ending the request's bios and running every probe on block_rq_complete"
-            " (biosnoop is one): a few us per IO the trace cannot see."
+            " ending the request's bios (page cache, direct-IO waiters) and running every probe"
+            " on block_rq_complete (biosnoop is one): the gap per IO above, which the trace"
+            " cannot see."
         )
     return "\n".join(out)

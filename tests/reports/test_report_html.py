@@ -198,7 +198,10 @@ def test_cross_check_section_and_summary(mq_report: Written) -> None:
     html = mq_report.report.read_text()
     assert "<h3>Cross-check against the capture's own logs</h3>" in html
     assert "9,231 of 9,256 within 50 us (99.7%); found 9,256 of 9,256 rows</td>" in html
-    assert 'w_await</td><td class="text">6.5% median error, blkscope the lower in 87%</td>' in html
+    assert (
+        'w_await</td><td class="text">6.5% median error, blkscope the lower in 87%, by a median '
+        "9.53 us per IO</td>"
+    ) in html
     check = json.loads(mq_report.summary.read_text())["devices"][0]["crosscheck"]
     assert check["biosnoop"]["disk"] == "vda" and check["biosnoop"]["agree"] == 9231
     assert check["iostat"]["iostat_device"] == "vda" and check["iostat"]["w_seconds"] == 30
