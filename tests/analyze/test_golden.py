@@ -11,9 +11,11 @@ The cuts (tests/data/analyze) each hold one hard case, with IOs cut at both ends
   `C WS 0 [0]` sequences, paired first-in first-out.
 - fio-same-sector (from the 8 M-event fio_sched capture): two writers' requests for the same
   sector in flight at once (D D C C), paired first-in first-out.
-- synthetic-dm-remap: the one hand-written cut (the capture VM's kernel has neither device
-  mapper nor partition scanning, so no real A events exist here): a bio-based device 253,0
-  (Q and C only) remapped (A) onto 8,0, the second IO cut by the trace end.
+- synthetic-dm-remap: the one hand-written cut (the capture VM's kernel has no device mapper):
+  a bio-based device 253,0 (Q and C only) remapped (A) onto 8,0, the second IO cut by the end.
+- loop-partitions-remap: the first 300 lines of a capture of fio on two GPT partitions of loop0
+  (added with `partx -a`, since this kernel does not scan partitions; tests/data/analyze/
+  README.md tells how), traced on loop0: every Q follows an A from 259,0 or 259,1.
 Regenerate with BLKSCOPE_REGEN_GOLDEN=1 after checking the diff by eye.
 """
 
@@ -38,6 +40,7 @@ SAMPLES = [
     "mq60-two-flushes",
     "fio-same-sector",
     "synthetic-dm-remap",
+    "loop-partitions-remap",
 ]
 TABLES = {
     "requests": "SELECT * FROM requests ORDER BY d_eid NULLS LAST, c_eid",
@@ -67,3 +70,16 @@ def test_golden(tmp_path: Path, sample: str) -> None:
             if os.environ.get("BLKSCOPE_REGEN_GOLDEN"):
                 golden.write_text(got)
             assert got == golden.read_text(), f"{golden} differs"
+
+
+def test_partition_remaps_put_each_bio_back_at_its_partition_start(tmp_path: Path) -> None:
+    """loop0p1 starts at sector 2048 and loop0p2 at 411648 (sfdisk's GPT: 200 MiB, then the
+    rest); every bio's remap source plus that start is its sector on loop0."""
+    ds = tmp_path / "ds"
+    ingest_blkparse([str(DATA / "loop-partitions-remap.blkparse.txt")], ds)
+    with analyze_dataset(ds) as con:
+        rows = con.execute("""
+            SELECT remap_dev_major, remap_dev_minor, min(sector - remap_sector),
+                   max(sector - remap_sector), count(*), count(q2c_ns)
+            FROM bios GROUP BY ALL ORDER BY ALL""").fetchall()
+    assert rows == [(259, 0, 2048, 2048, 2, 2), (259, 1, 411648, 411648, 41, 40)]
