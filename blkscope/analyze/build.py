@@ -40,8 +40,7 @@ SIDE_BY_SIDE_FROM = 2  # BUILD_ORDER index of the first table built side by side
 
 # Intermediates read more than once, computed once into temp tables before the first reader:
 # requests and bios both follow every bio through its pieces; requests looks up the plug clock
-# of each piece's Q and of its G. (Not _bio_stages: storing its millions of rows costs more
-# than computing it twice, for stage_stats and latency_hist.)
+# of each piece's Q and of its G.
 SHARED_BEFORE: dict[str, tuple[str, ...]] = {
     "requests": ("_bio_pieces", "_piece_requests", "_plug_clock"),
 }

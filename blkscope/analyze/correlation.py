@@ -75,16 +75,6 @@ def _spans(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], tuple[int, i
     return {(int(a), int(b)): (int(lo), int(hi)) for a, b, lo, hi in rows}
 
 
-def _covered(iv: np.ndarray, span: tuple[int, int]) -> int:
-    """ns of the span inside the union of the intervals."""
-    covered, reach = 0, span[0]
-    for lo, hi in sorted(iv.tolist()):
-        lo, hi = max(lo, reach), min(hi, span[1])
-        if hi > lo:
-            covered, reach = covered + hi - lo, hi
-    return covered
-
-
 def _chance(
     rows: list[dict[str, Any]],
     intervals: dict[tuple[int, int], np.ndarray],
@@ -96,9 +86,8 @@ def _chance(
     for r in rows:
         key = (r["dev_major"], r["dev_minor"])
         iv = intervals.get(key, np.empty((0, 2), np.int64))
-        order = np.argsort(iv[:, 0])
         length = r["end_ns"] - r["start_ns"] + r["window_ns"]
-        out.append(overlap_chance(iv[order, 0], iv[order, 1], length, spans.get(key, (0, 1))))
+        out.append(overlap_chance(iv[:, 0], iv[:, 1], length, spans.get(key, (0, 1))))
     return np.array(out)
 
 
@@ -133,11 +122,13 @@ def writeback_verdict(
             inside += lat if k >= 0 and iv[: k + 1, 1].max() >= c else 0
     spans = _spans(con)
     span_ns = sum(hi - lo for lo, hi in spans.values())
-    time_share = (
-        sum(_covered(iv, spans[k]) for k, iv in intervals.items() if k in spans) / span_ns
-        if span_ns
-        else 0.0
+    # a window of length 0 overlaps writeback exactly while writeback runs
+    covered_ns = sum(
+        overlap_chance(iv[:, 0], iv[:, 1], 0, spans[k]) * (spans[k][1] - spans[k][0])
+        for k, iv in intervals.items()
+        if k in spans
     )
+    time_share = covered_ns / span_ns if span_ns else 0.0
     chance = _chance(rows, intervals, spans)
     p_value = at_least(len(explained), chance) if rows else 1.0
     share_spikes = len(explained) / len(rows) if rows else 0.0

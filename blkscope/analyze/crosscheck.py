@@ -99,36 +99,30 @@ def _compare(
 def iostat_agreement(con: duckdb.DuckDBPyConnection) -> list[IostatAgreement]:
     """Per traced device, the iostat device and sub-second phase that fit its completions best,
     and how the per-interval rates and awaits then agree."""
-    req_rows = con.execute("""
-        SELECT dev_major || ',' || dev_minor, op, c_time_ns, c_time_ns - start_ns
-        FROM _iostat_requests ORDER BY c_time_ns""").fetchall()
-    log_rows = con.execute("""
-        SELECT device, lag(t_ns) OVER (PARTITION BY device ORDER BY sample), t_ns,
-               coalesce(r_s, 0), coalesce(w_s, 0), coalesce(r_await_ms, 0), coalesce(w_await_ms, 0),
-               since_boot
-        FROM iostat_log WHERE t_ns IS NOT NULL ORDER BY device, sample""").fetchall()
-    logs: dict[str, dict[str, np.ndarray]] = {}
-    for name in sorted({row[0] for row in log_rows}):
-        rows = [r for r in log_rows if r[0] == name and not r[7] and r[1] is not None]
-        if rows:
-            cols = list(zip(*rows, strict=True))
-            logs[name] = {
-                key: np.array(cols[i])
-                for i, key in enumerate(("", "lo", "hi", "r_s", "w_s", "r_await", "w_await"))
-                if key
-            }
+    req = con.execute("""
+        SELECT dev_major || ',' || dev_minor AS dev, op, c_time_ns AS c,
+               c_time_ns - start_ns AS wait
+        FROM _iostat_requests ORDER BY c_time_ns""").fetchnumpy()
+    # each report covers the time since the one before; the first counts since boot
+    log = con.execute("""
+        SELECT * FROM (
+            SELECT device, lag(t_ns) OVER (PARTITION BY device ORDER BY sample) AS lo,
+                   t_ns AS hi, coalesce(r_s, 0) AS r_s, coalesce(w_s, 0) AS w_s,
+                   coalesce(r_await_ms, 0) AS r_await, coalesce(w_await_ms, 0) AS w_await,
+                   coalesce(since_boot, FALSE) AS since_boot
+            FROM iostat_log WHERE t_ns IS NOT NULL)
+        WHERE lo IS NOT NULL AND NOT since_boot ORDER BY device, lo""").fetchnumpy()
+    logs = {
+        name: {key: values[log["device"] == name] for key, values in log.items()}
+        for name in sorted(set(log["device"]))
+    }
     found = []
-    for dev in sorted({row[0] for row in req_rows}):
-        rows = [r for r in req_rows if r[0] == dev]
-        req = {
-            "op": np.array([r[1] for r in rows]),
-            "c": np.array([r[2] for r in rows], dtype=np.int64),
-            "wait": np.array([r[3] for r in rows], dtype=np.int64),
-        }
-        fits = [(_fit(req["c"], log), name) for name, log in logs.items()]
+    for dev in sorted(set(req["dev"])):
+        mine = {key: values[req["dev"] == dev] for key, values in req.items()}
+        fits = [(_fit(mine["c"], one), name) for name, one in logs.items()]
         if fits:
             (_, phase), name = min(fits)
-            found.append(_compare(dev, name, phase, req, logs[name]))
+            found.append(_compare(dev, name, phase, mine, logs[name]))
     return found
 
 

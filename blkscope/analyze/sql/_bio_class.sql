@@ -1,4 +1,5 @@
--- Every bio with the classes its latencies are reported under (stage_stats, latency_hist).
+-- Every bio's stage times with the classes its latencies are reported under (stage_stats,
+-- latency_hist).
 SELECT
     q_eid,                                                             -- Q event id
     dev_major,                                                         -- device major
@@ -7,7 +8,15 @@ SELECT
     op_base
       || CASE WHEN regexp_matches(flags, '^F?[RWDN]F?A?S') THEN '/sync' ELSE '' END
       || CASE WHEN flags LIKE '%M' THEN '/meta' ELSE '' END AS op_class, -- op_base, /sync, /meta from RWBS
-    coalesce(comm, '?') AS process                                     -- submitting comm ('?' if unknown)
+    coalesce(comm, '?') AS process,                                    -- submitting comm ('?' if unknown)
+    q_time_ns,                                                         -- Q
+    g_time_ns,                                                         -- first G of its pieces
+    i_time_ns,                                                         -- first I
+    m_time_ns,                                                         -- first M/F
+    d_time_ns,                                                         -- earliest last-D of its requests
+    merged,                                                            -- some piece merged (M/F)
+    d2c_ns,                                                            -- D to last completion
+    q2c_ns                                                             -- Q to last completion
 FROM (
     SELECT *,
         CASE WHEN op = 'N' OR (flags LIKE 'F%' AND sector IS NULL) THEN 'flush'

@@ -3,9 +3,9 @@
 -- scope it is reported at (process, class, op, device), because a gap between one process's Qs
 -- is not a gap of the device. Stage and scope are small codes (see the comments below).
 WITH c AS (
-    SELECT b.q_eid, b.q_time_ns, g.gid, g.cid, g.oid, g.did, b.g_time_ns, b.i_time_ns,
-           b.d_time_ns, b.m_time_ns, b.merged, b.d2c_ns, b.q2c_ns
-    FROM bios b JOIN _bio_class k USING (q_eid) JOIN _bio_groups g
+    SELECT k.q_eid, k.q_time_ns, g.gid, g.cid, g.oid, g.did, k.g_time_ns, k.i_time_ns,
+           k.d_time_ns, k.m_time_ns, k.merged, k.d2c_ns, k.q2c_ns
+    FROM _bio_class k JOIN _bio_groups g
       ON g.dev_major = k.dev_major AND g.dev_minor = k.dev_minor AND g.op_class = k.op_class
      AND g.process = k.process
 ), stages AS (
