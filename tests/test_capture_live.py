@@ -20,7 +20,13 @@ from blkscope.capture import ftrace_blk as ftrace_mod
 from blkscope.capture import runner
 from blkscope.capture import tracefs as tracefs_mod
 from blkscope.capture.runner import CaptureOptions, run_capture
-from blkscope.capture.tracefs import find_tracefs, snapshot
+from blkscope.capture.tracefs import (
+    SETTINGS,
+    device_enable_path,
+    find_tracefs,
+    restorable,
+    snapshot,
+)
 from blkscope.capture.writeback import WritebackSession
 from blkscope.errors import CaptureError
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
@@ -43,8 +49,19 @@ def _traceable() -> list[str]:
 
 
 def _state() -> dict[str, str]:
+    """The settings capture touches, buffer_size_kb as restore leaves it (see the test below)."""
     assert TRACEFS is not None
-    return snapshot(TRACEFS, _traceable())
+    state = snapshot(TRACEFS, _traceable())
+    state["buffer_size_kb"] = restorable(state["buffer_size_kb"])
+    return state
+
+
+def _raw_settings() -> dict[str, bytes]:
+    """The bytes of every tracefs setting capture changes, and of the device switches."""
+    assert TRACEFS is not None
+    raw = {name: (TRACEFS / name).read_bytes() for name in SETTINGS}
+    raw |= {dev: device_enable_path(dev).read_bytes() for dev in _traceable()}
+    return raw
 
 
 @pytest.fixture
@@ -104,6 +121,24 @@ def test_capture_counts_every_issued_4k_direct_write(loop_dev: str, tmp_path: Pa
     ]
     assert len(queued_4k_writes) == WRITES
     assert sorted(e["sector"] for e in queued_4k_writes) == list(range(0, WRITES * 8, 8))
+
+
+def test_every_setting_comes_back_byte_for_byte(loop_dev: str, tmp_path: Path) -> None:
+    """Including a ring buffer never used since boot, which reads "7 (expanded: 1408)": the
+    kernel refuses that string and cannot shrink a buffer back to unexpanded (new instances
+    are born expanded, at 1410), so restore writes the 1408 KiB a first use grows it to."""
+    before = _raw_settings()
+    run_capture(
+        CaptureOptions([loop_dev], tmp_path / "cap", duration_s=60, command=_dd(loop_dev, 8))
+    )
+    after = _raw_settings()
+    shown = before.pop("buffer_size_kb").decode().strip()
+    kb = int(after.pop("buffer_size_kb"))
+    if shown.isdigit():
+        assert kb == int(shown)
+    else:  # unexpanded: the kernel rounds the 1408 written up to whole pages (reads 1410)
+        assert 0 <= kb - int(restorable(shown)) < 8, (shown, kb)
+    assert after == before
 
 
 def test_failing_command_still_finishes_and_restores(loop_dev: str, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import duckdb
 
-from blkscope.analyze.views import connect
+from blkscope.analyze.views import connect, lock_down
 from blkscope.errors import BlkscopeError
 
 
@@ -17,10 +17,22 @@ class QueryError(BlkscopeError):
     """The user's SQL failed in DuckDB."""
 
 
+# Statements that only read. The rest (COPY, EXPORT, ATTACH, INSTALL/LOAD, SET, CREATE, ...)
+# could write files or change what the connection may reach.
+READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
+
+
 def run_query(dataset: Path, query: str, fmt: str = "table") -> str:
-    """Run `query` with every table and view registered; return it rendered as `fmt`."""
+    """Run `query` with every table and view registered; return it rendered as `fmt`.
+
+    The query may read the dataset's tables and views only: statements other than SELECT and
+    EXPLAIN are refused, and DuckDB's access to files, extensions and other databases is
+    switched off (and locked) before it runs.
+    """
     with connect(dataset) as con:
+        lock_down(con, dataset)
         try:
+            refuse_writes(con, query)
             rel = con.sql(query)
             if rel is None:
                 return ""
@@ -32,6 +44,11 @@ def run_query(dataset: Path, query: str, fmt: str = "table") -> str:
                 err.hint = (
                     "requests, bios, stage_stats, iostat, latency_hist, depth and io_dist "
                     "are written by 'blkscope analyze DATASET'"
+                )
+            if isinstance(exc, duckdb.PermissionException):
+                err.hint = (
+                    "blkscope sql reads only the dataset's own tables; "
+                    "save a result with --csv or --json and a shell redirect"
                 )
             raise err from None
     if fmt == "json":
@@ -46,6 +63,17 @@ def run_query(dataset: Path, query: str, fmt: str = "table") -> str:
         writer.writerows(rows)
         return buf.getvalue()
     return _table(names, rows)
+
+
+def refuse_writes(con: duckdb.DuckDBPyConnection, query: str) -> None:
+    """Raise a QueryError naming the first statement of query that is not read-only."""
+    for statement in con.extract_statements(query):
+        if statement.type not in READ_ONLY:
+            words = statement.query.split()
+            verb = next((w.upper() for w in words if w.isalpha()), statement.type.name)
+            err = QueryError(f"{verb} statements are refused: blkscope sql only reads the dataset")
+            err.hint = "save a result with --csv or --json and a shell redirect"
+            raise err
 
 
 def _table(names: list[str], rows: list[tuple[object, ...]]) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import read_manifest
 
 
@@ -27,7 +28,12 @@ def sql_views() -> dict[str, str]:
 def register_table(con: duckdb.DuckDBPyConnection, name: str, parquet: Path) -> None:
     """(Re)define view `name` over a Parquet file."""
     path = parquet.as_posix().replace("'", "''")
-    con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM read_parquet('{path}')")
+    con.execute(f"CREATE OR REPLACE VIEW {quoted(name)} AS SELECT * FROM read_parquet('{path}')")
+
+
+def quoted(name: str) -> str:
+    """A SQL identifier, double-quoted (names come from manifests, which may be hostile)."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def register_views(con: duckdb.DuckDBPyConnection, names: Iterable[str] | None = None) -> list[str]:
@@ -80,10 +86,37 @@ def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
     con.execute("SET enable_progress_bar = false")
     # Every stored table and golden query orders explicitly; keeping scan order costs a third.
     con.execute("SET preserve_insertion_order = false")
+    # DuckDB 2.0's caching operator fails now and then on dictionary-encoded Parquet columns
+    # ("dict-surviving cache: global dictionary column ... changed identity").
+    con.execute("SET enable_caching_operators = false")
     for name, info in manifest.get("tables", {}).items():
-        register_table(con, name, dataset / info["file"])
+        register_table(con, name, table_file(dataset, info["file"]))
     register_views(con)
     return con
+
+
+def table_file(dataset: Path, file: str) -> Path:
+    """The absolute path of one of the dataset's table files; a symlink that leaves the
+    dataset folder is refused (the folder may come from another machine)."""
+    root = dataset.resolve()
+    path = (root / file).resolve()
+    if path.parent != root:
+        raise DatasetError(
+            str(dataset / file),
+            f"is a link to {path}, outside the dataset",
+            hint="a dataset's tables must be files inside its folder",
+        )
+    return path
+
+
+def lock_down(con: duckdb.DuckDBPyConnection, dataset: Path) -> None:
+    """Leave con able to read the dataset's own tables and nothing else: no other file, no
+    extension, no attached database, and no way to change that back."""
+    files = [table_file(dataset, f"{name}.parquet") for name in read_manifest(dataset)["tables"]]
+    listed = ", ".join("'" + f.as_posix().replace("'", "''") + "'" for f in files)
+    con.execute(f"SET allowed_paths = [{listed}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
 
 
 def query_table(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:

@@ -7,7 +7,12 @@ from pathlib import Path
 from typing import BinaryIO
 
 from blkscope.capture.pipe import PipeReader
-from blkscope.capture.tracefs import TracefsJournal, read_setting, write_setting
+from blkscope.capture.tracefs import (
+    TracefsJournal,
+    device_enable_path,
+    read_setting,
+    write_setting,
+)
 from blkscope.errors import CaptureError
 
 SAVED_CMDLINES = 8192
@@ -17,11 +22,6 @@ TOTAL_BUFFER_CAP_KB = 1 << 20  # all CPUs together: 1 GiB at most
 def per_cpu_buffer_kb(requested_kb: int, cpus: int) -> int:
     """The per-CPU ring size: as requested, but the sum over CPUs stays under 1 GiB."""
     return max(256, min(requested_kb, TOTAL_BUFFER_CAP_KB // max(1, cpus)))
-
-
-def device_enable_path(dev: str) -> Path:
-    """The sysfs switch that attaches the blk tracer to one device."""
-    return Path("/sys/block") / dev / "trace" / "enable"
 
 
 class FtraceBlkSession:

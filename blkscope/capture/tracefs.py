@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -43,6 +44,110 @@ def write_setting(path: Path, value: str) -> None:
         ) from None
 
 
+# Every tracefs file capture may change (relative to the tracefs root), with the form of the
+# values a kernel shows there: capture-restore writes nothing else. buffer_size_kb reads
+# "7 (expanded: 1408)" on a tracer that was never used.
+_BIT = re.compile(r"[01]")
+_WORD = re.compile(r"[a-z0-9_-]{1,32}")
+_NUMBER = re.compile(r"[0-9]{1,12}")
+SETTINGS: dict[str, re.Pattern[str]] = {
+    "tracing_on": _BIT,
+    "options/bin": _BIT,
+    "options/context-info": _BIT,
+    "trace_clock": _WORD,
+    "current_tracer": _WORD,
+    "buffer_size_kb": re.compile(r"[0-9]{1,12}( \(expanded: [0-9]{1,12}\))?"),
+    "saved_cmdlines_size": _NUMBER,
+}
+# The per-device switch of the blk tracer, and the tracefs instance the writeback recorder makes.
+_DEVICE_SWITCH = re.compile(r"/sys/block/(?!\.\.?/)[A-Za-z0-9._:+-]{1,64}/trace/enable")
+_INSTANCE = re.compile(r"blkscope-wb-[0-9]{1,10}")
+
+
+def restorable(value: str) -> str:
+    """The value to write back for one a setting showed before capture changed it.
+
+    On a tracer never used since boot buffer_size_kb reads "7 (expanded: 1408)": the ring
+    buffer holds a page per CPU until a first use grows it to 1408 KiB. The kernel refuses that
+    string, and no write returns a buffer to the unexpanded state, so the size it would grow to
+    is what goes back: writing nothing would leave capture's own size (64 MiB per CPU).
+    """
+    expanded = re.fullmatch(r"[0-9]+ \(expanded: ([0-9]+)\)", value)
+    return expanded[1] if expanded else value
+
+
+def device_enable_path(dev: str) -> Path:
+    """The sysfs switch that attaches the blk tracer to one device."""
+    return Path("/sys/block") / dev / "trace" / "enable"
+
+
+def _refuse(record: Path, what: str) -> CaptureError:
+    return CaptureError(
+        str(record),
+        f"refusing to restore: {what}",
+        "this file was not written by blkscope capture on this machine; check it by hand",
+    )
+
+
+def _entries(record: Path, doc: object) -> list[tuple[str, str]]:
+    """The journal's saved [path, value] pairs, or a refusal when the shape is wrong."""
+    saved = doc.get("saved") if isinstance(doc, dict) else None
+    if not isinstance(saved, list) or not all(
+        isinstance(e, list) and len(e) == 2 and all(isinstance(x, str) for x in e) for e in saved
+    ):
+        raise _refuse(record, "'saved' is not a list of [path, value] pairs")
+    return [(p, v) for p, v in saved]
+
+
+def _strings(record: Path, doc: dict[str, object], key: str) -> list[str]:
+    items = doc.get(key, [])
+    if not isinstance(items, list) or not all(isinstance(x, str) for x in items):
+        raise _refuse(record, f"{key!r} is not a list of paths")
+    return items
+
+
+def _tracefs_here(record: Path) -> Path:
+    root = find_tracefs()
+    if root is None:
+        raise CaptureError(
+            str(record), "tracefs is not mounted here", "mount it, then run capture-restore again"
+        )
+    return root
+
+
+def _trusted_setting(record: Path, path: str, value: str) -> Path:
+    """path as a Path when it is a setting capture changes and value a value it can hold."""
+    if _DEVICE_SWITCH.fullmatch(path):
+        pattern = _BIT
+    else:
+        root = _tracefs_here(record)
+        name = path[len(str(root)) + 1 :] if path.startswith(f"{root}/") else None
+        if name not in SETTINGS:
+            raise _refuse(record, f"{path!r} is not a tracefs setting blkscope capture changes")
+        pattern = SETTINGS[name]
+    if not pattern.fullmatch(value):
+        raise _refuse(record, f"{value!r} is not a value {path} can hold")
+    return Path(path)
+
+
+def _trusted_instance(record: Path, path: str) -> Path:
+    root = _tracefs_here(record)
+    inst = Path(path)
+    if inst.parent != root / "instances" or not _INSTANCE.fullmatch(inst.name):
+        raise _refuse(record, f"{path!r} is not a tracefs instance blkscope capture makes")
+    return inst
+
+
+def _trusted_mount(record: Path, path: object) -> Path:
+    mounts = Path("/proc/self/mounts").read_text().split("\n")
+    tracefs_mounts = {line.split()[1] for line in mounts if line.split()[2:3] == ["tracefs"]}
+    if not isinstance(path, str) or Path(path) not in TRACEFS_CANDIDATES:
+        raise _refuse(record, f"{path!r} is not where blkscope capture mounts tracefs")
+    if path not in tracefs_mounts:
+        raise _refuse(record, f"{path} is not a tracefs mount")
+    return Path(path)
+
+
 class TracefsJournal:
     """Remembers the value each setting had before we first changed it, and restores in reverse."""
 
@@ -56,13 +161,27 @@ class TracefsJournal:
 
     @classmethod
     def load(cls, record: Path) -> TracefsJournal:
-        """Rebuild the journal a killed capture left in its folder."""
-        doc = json.loads(record.read_text())
+        """Rebuild the journal a killed capture left in its folder.
+
+        The folder may have been copied from elsewhere or tampered with, and restoring runs as
+        root: every entry must be a setting capture itself changes, under the tracefs mount
+        found here, holding a value such a setting can hold. Anything else is refused before
+        anything is written.
+        """
+        try:
+            doc = json.loads(record.read_bytes())
+        except (OSError, ValueError, RecursionError) as exc:
+            raise CaptureError(str(record), f"cannot read the journal: {exc}") from None
         journal = cls(record)
-        journal._saved = [(Path(p), v) for p, v in doc["saved"]]
+        journal._saved = [
+            (_trusted_setting(record, p, v), restorable(v)) for p, v in _entries(record, doc)
+        ]
         journal._seen = {p for p, _ in journal._saved}
-        journal._made_dirs = [Path(p) for p in doc["made_dirs"]]
-        journal._mounted = Path(doc["mounted"]) if doc["mounted"] else None
+        journal._made_dirs = [
+            _trusted_instance(record, p) for p in _strings(record, doc, "made_dirs")
+        ]
+        mounted = doc.get("mounted")
+        journal._mounted = None if mounted is None else _trusted_mount(record, mounted)
         return journal
 
     def _persist(self) -> None:
@@ -80,7 +199,7 @@ class TracefsJournal:
     def set(self, path: Path, value: str) -> None:
         """Change a setting, remembering its original value the first time."""
         if path not in self._seen:
-            self._saved.append((path, read_setting(path)))
+            self._saved.append((path, restorable(read_setting(path))))
             self._seen.add(path)
             self._persist()
         if read_setting(path) != value:
@@ -172,6 +291,6 @@ def snapshot(root: Path, devices: list[str]) -> dict[str, str]:
     ]
     state = {name: read_setting(root / name) for name in names}
     for dev in devices:
-        state[f"{dev}/trace/enable"] = read_setting(Path("/sys/block") / dev / "trace" / "enable")
+        state[f"{dev}/trace/enable"] = read_setting(device_enable_path(dev))
     state["instances"] = " ".join(sorted(p.name for p in (root / "instances").iterdir()))
     return state

@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from blkscope.errors import DatasetError
+from blkscope.schemas import TABLES
 
 MANIFEST = "manifest.json"
 
@@ -142,15 +143,46 @@ def is_dataset(path: Path) -> bool:
 
 
 def read_manifest(path: Path) -> dict[str, Any]:
-    """Load a dataset's manifest, with a clear error when it is not a dataset."""
+    """Load a dataset's manifest, with a clear error when it is not a dataset.
+
+    A dataset may come from a machine nobody here controls: its table names become SQL
+    identifiers and its file names paths, so both are checked against what blkscope writes.
+    """
     if not is_dataset(path):
         raise DatasetError(
             str(path),
             "not a blkscope dataset (no manifest.json)",
             hint="create one with 'blkscope ingest INPUT -o DATASET'",
         )
-    manifest: dict[str, Any] = json.loads((path / MANIFEST).read_text())
+    where = str(path / MANIFEST)
+    try:
+        manifest = json.loads((path / MANIFEST).read_bytes())
+    except (OSError, ValueError, RecursionError) as exc:
+        raise DatasetError(where, f"cannot read the manifest: {exc}", hint=_REINGEST) from None
+    if not isinstance(manifest, dict):
+        raise DatasetError(where, "the manifest is not a JSON object", hint=_REINGEST)
+    check_manifest_tables(where, manifest.setdefault("tables", {}))
     return manifest
+
+
+_REINGEST = "the dataset is damaged or was not written by blkscope; ingest the capture again"
+
+
+def check_manifest_tables(where: str, tables: object) -> None:
+    """Refuse table entries blkscope never writes: an unknown name, or a file that is not the
+    table's own `<name>.parquet` inside the dataset folder."""
+    if not isinstance(tables, dict):
+        raise DatasetError(where, "'tables' is not a JSON object", hint=_REINGEST)
+    for name, info in tables.items():
+        if name not in TABLES:
+            raise DatasetError(where, f"unknown table {name!r} in 'tables'", hint=_REINGEST)
+        file = info.get("file") if isinstance(info, dict) else None
+        if file != f"{name}.parquet":
+            raise DatasetError(
+                where,
+                f"table {name!r} names file {file!r}, not {name + '.parquet'!r}",
+                hint=_REINGEST,
+            )
 
 
 def add_table(dataset: Path, name: str, table: pa.Table) -> None:
