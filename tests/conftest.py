@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,15 @@ FIXTURES = ROOT / "fixtures"
 SHARED_CAPTURES = ROOT.parent / "shared" / "captures"
 MQ30 = FIXTURES / "mq-writeback-30s"
 LOOP_TAIL = FIXTURES / "loop-split-merge-tail"
+
+
+@pytest.fixture
+def exclusive_tracefs() -> Iterator[None]:
+    """Hold /tmp/blkscope-tracefs.lock while a test traces live: tracefs and the blk tracer are
+    global, and other processes on a shared machine (captures, other test runs) take it too."""
+    with open("/tmp/blkscope-tracefs.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def read_zst(path: Path) -> bytes:

@@ -34,6 +34,7 @@ from blkscope.ingest.blkparse_ingest import ingest_blkparse
 REPO = Path(__file__).resolve().parents[1]
 TRACEFS = find_tracefs()
 pytestmark = [
+    pytest.mark.usefixtures("exclusive_tracefs"),
     pytest.mark.skipif(os.geteuid() != 0, reason="capture needs root (tracefs, losetup)"),
     pytest.mark.skipif(TRACEFS is None, reason="tracefs is not mounted"),
     pytest.mark.skipif(

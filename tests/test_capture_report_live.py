@@ -19,6 +19,7 @@ from blkscope.capture.tracefs import find_tracefs
 from blkscope.reports.run import make_report
 
 pytestmark = [
+    pytest.mark.usefixtures("exclusive_tracefs"),
     pytest.mark.skipif(os.geteuid() != 0, reason="capture needs root (tracefs, losetup, sysctl)"),
     pytest.mark.skipif(find_tracefs() is None, reason="tracefs is not mounted"),
     pytest.mark.skipif(

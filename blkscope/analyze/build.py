@@ -21,7 +21,7 @@ from blkscope.analyze.views import (
     unbound_views,
 )
 from blkscope.errors import DatasetError
-from blkscope.ingest.dataset import read_manifest, save_manifest, write_parquet_atomic
+from blkscope.ingest.dataset import DatasetWriter, read_manifest, write_parquet_atomic
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 
@@ -59,8 +59,8 @@ T = TypeVar("T")
 class _Steps:
     """Tell a progress callback which table is being built, one step per stored table."""
 
-    def __init__(self, progress: ProgressCallback | None, dataset: Path) -> None:
-        self.progress, self.key = progress, f"analyze {dataset.name}"
+    def __init__(self, progress: ProgressCallback | None, name: str) -> None:
+        self.progress, self.key = progress, f"analyze {name}"
         self.pending = [name for name, _ in BUILD_ORDER] + list(FINDINGS)
         self.total = len(self.pending)
         self.report()
@@ -213,9 +213,23 @@ def analyze_dataset(
     """
     if interval_ns <= 0:
         raise DatasetError(str(dataset), f"interval must be positive, got {interval_ns} ns")
-    manifest = read_manifest(dataset)
-    if "events" not in manifest.get("tables", {}):
+    if "events" not in read_manifest(dataset)["tables"]:
         raise DatasetError(str(dataset), "has no events table", hint="ingest a trace first")
+    # The tables are written into the dataset's next version, swapped in as a whole at the end:
+    # an interrupted analysis leaves the dataset as it was.
+    with DatasetWriter(dataset, keep=True) as update:
+        _analyze_into(update, interval_ns, origin_ns, progress)
+    return connect(dataset)
+
+
+def _analyze_into(
+    update: DatasetWriter,
+    interval_ns: int,
+    origin_ns: int,
+    progress: ProgressCallback | None,
+) -> None:
+    dataset = update.tmp
+    manifest = read_manifest(dataset)
     con = connect(dataset)
     variables = {
         "blkscope_interval_ns": int(interval_ns),
@@ -224,7 +238,7 @@ def analyze_dataset(
     }
     for var, value in variables.items():
         con.execute(f"SET VARIABLE {var} = {value}")
-    steps = _Steps(progress, dataset)
+    steps = _Steps(progress, update.out.name)
     _build_tables(con, dataset, manifest, variables, steps)
     for name, table in zip(FINDINGS, _findings(con, dataset, manifest), strict=True):
         path = dataset / f"{name}.parquet"
@@ -232,10 +246,10 @@ def analyze_dataset(
         manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
         register_table(con, name, path)
         steps.done(name)
-    save_manifest(dataset, manifest)
     # Every view must bind once the analysis tables exist, except those over tables that only
     # some captures bring (a partition listing, a writeback log): anything else is a bug.
     left_out = [v for v in register_views(con) if v not in optional_views(manifest)]
+    con.close()
     if left_out:
-        raise DatasetError(str(dataset), f"views failed to bind: {', '.join(left_out)}")
-    return con
+        raise DatasetError(str(update.out), f"views failed to bind: {', '.join(left_out)}")
+    update.commit(manifest)

@@ -7,7 +7,6 @@ import os
 import queue
 import shutil
 import threading
-import uuid
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -16,6 +15,13 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from blkscope.errors import DatasetError
+from blkscope.ingest.folder_swap import (
+    WriteLock,
+    clean_leftovers,
+    recover,
+    swap_in,
+    temp_sibling,
+)
 from blkscope.schemas import TABLES
 
 MANIFEST = "manifest.json"
@@ -59,19 +65,40 @@ class _ParquetSink:
 
 
 class DatasetWriter:
-    """Collect a dataset's tables in a hidden temp folder; `commit` swaps it into place."""
+    """Build a dataset's next version in a hidden sibling folder; `commit` swaps it into place.
 
-    def __init__(self, out: Path) -> None:
+    One writer at a time (a lock beside the folder); leftovers of killed writers are cleaned
+    first. With `keep=True` the new version starts from the current one's files (hard links, so
+    nothing is copied): the way to add or replace some tables of an existing dataset.
+    """
+
+    def __init__(self, out: Path, keep: bool = False) -> None:
         self.out = out
-        if out.exists() and not is_dataset(out) and (not out.is_dir() or any(out.iterdir())):
-            raise DatasetError(
-                str(out),
-                "exists and is not a blkscope dataset; refusing to replace it",
-                hint="choose another -o path or remove it first",
-            )
-        out.parent.mkdir(parents=True, exist_ok=True)
-        self.tmp = out.parent / f".{out.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self.tmp.mkdir()
+        self.lock = WriteLock(out).__enter__()
+        try:
+            clean_leftovers(out)
+            if out.exists() and not is_dataset(out) and (not out.is_dir() or any(out.iterdir())):
+                raise DatasetError(
+                    str(out),
+                    "exists and is not a blkscope dataset; refusing to replace it",
+                    hint="choose another -o path or remove it first",
+                )
+            if keep and not is_dataset(out):
+                raise DatasetError(
+                    str(out),
+                    "not a blkscope dataset (no manifest.json)",
+                    hint="create one with 'blkscope ingest INPUT -o DATASET'",
+                )
+            self.tmp = temp_sibling(out)
+            self.tmp.mkdir()
+            if keep:
+                _link_files(out, self.tmp)
+        except OSError as exc:
+            self.lock.__exit__()
+            raise DatasetError(str(out), f"cannot write: {exc.strerror}") from None
+        except BaseException:
+            self.lock.__exit__()
+            raise
         self.sinks: dict[str, _ParquetSink] = {}
 
     def __enter__(self) -> DatasetWriter:
@@ -80,32 +107,57 @@ class DatasetWriter:
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
-        if self.tmp.exists():
-            for sink in self.sinks.values():
-                sink.queue.put(None)
-            shutil.rmtree(self.tmp, ignore_errors=True)
+        try:
+            if self.tmp.exists():
+                for sink in self.sinks.values():
+                    sink.queue.put(None)
+                shutil.rmtree(self.tmp, ignore_errors=True)
+        finally:
+            self.lock.__exit__()
 
     def table(self, name: str, schema: pa.Schema, **options: Any) -> _ParquetSink:
         """Return (opening on first use) the streaming sink of table `name`."""
         if name not in self.sinks:
-            self.sinks[name] = _ParquetSink(self.tmp / f"{name}.parquet", schema, **options)
+            path = self.tmp / f"{name}.parquet"
+            path.unlink(
+                missing_ok=True
+            )  # a hard link to the current version's file: never write it
+            self.sinks[name] = _ParquetSink(path, schema, **options)
         return self.sinks[name]
 
+    def put(self, name: str, table: pa.Table) -> dict[str, Any]:
+        """Write one whole table into the new version; return its manifest entry."""
+        write_parquet_atomic(table, self.tmp / f"{name}.parquet")
+        return {"file": f"{name}.parquet", "rows": table.num_rows}
+
     def commit(self, manifest: dict[str, Any]) -> None:
-        """Finish every table, write the manifest last, then move the folder into place."""
+        """Finish every table, write the manifest last, then swap the folder into place.
+
+        The manifest's tables are those of the streaming sinks plus, for a `keep` writer, the
+        entries the caller kept or added with `put`.
+        """
         for sink in self.sinks.values():
             sink.close()
-        manifest["tables"] = {
-            name: {"file": f"{name}.parquet", "rows": s.rows} for name, s in self.sinks.items()
-        }
-        (self.tmp / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=False) + "\n")
-        old = None
-        if self.out.exists():
-            old = self.out.parent / f".{self.out.name}.old-{uuid.uuid4().hex[:8]}"
-            os.rename(self.out, old)
-        os.rename(self.tmp, self.out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        tables = manifest.setdefault("tables", {})
+        tables.update(
+            {name: {"file": f"{name}.parquet", "rows": s.rows} for name, s in self.sinks.items()}
+        )
+        try:
+            # replaced, not rewritten: in a `keep` version it is a hard link to the current one
+            save_manifest(self.tmp, manifest)
+            swap_in(self.tmp, self.out)
+        except OSError as exc:
+            raise DatasetError(str(self.out), f"cannot write: {exc.strerror}") from None
+
+
+def _link_files(src: Path, dst: Path) -> None:
+    """Give dst the files of src as hard links (copies where the file system has none)."""
+    for item in src.iterdir():
+        if item.is_file() and not item.is_symlink():
+            try:
+                os.link(item, dst / item.name)
+            except OSError:
+                shutil.copy2(item, dst / item.name)
 
 
 def write_parquet_atomic(table: pa.Table, path: Path) -> None:
@@ -137,6 +189,15 @@ def save_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
     write_text_atomic(dataset / MANIFEST, json.dumps(manifest, indent=2) + "\n")
 
 
+def recover_quietly(path: Path) -> None:
+    """Bring back a dataset a killed writer left only as `.NAME.old-*`, unless one is writing."""
+    try:
+        with WriteLock(path):
+            recover(path)
+    except DatasetError:
+        pass
+
+
 def is_dataset(path: Path) -> bool:
     """True when path is a folder holding a blkscope manifest."""
     return (path / MANIFEST).is_file()
@@ -148,6 +209,8 @@ def read_manifest(path: Path) -> dict[str, Any]:
     A dataset may come from a machine nobody here controls: its table names become SQL
     identifiers and its file names paths, so both are checked against what blkscope writes.
     """
+    if not path.exists():
+        recover_quietly(path)
     if not is_dataset(path):
         raise DatasetError(
             str(path),
@@ -187,8 +250,7 @@ def check_manifest_tables(where: str, tables: object) -> None:
 
 def add_table(dataset: Path, name: str, table: pa.Table) -> None:
     """Write (or replace) one table of an existing dataset, then record it in the manifest."""
-    manifest = read_manifest(dataset)
-    path = dataset / f"{name}.parquet"
-    write_parquet_atomic(table, path)
-    manifest.setdefault("tables", {})[name] = {"file": path.name, "rows": table.num_rows}
-    save_manifest(dataset, manifest)
+    with DatasetWriter(dataset, keep=True) as update:
+        manifest = read_manifest(dataset)
+        manifest["tables"][name] = update.put(name, table)
+        update.commit(manifest)
