@@ -26,8 +26,9 @@ CAPTURES = Path(__file__).parents[1] / ".." / "shared" / "captures"
 
 
 def _compared(table: pa.Table) -> pa.Table:
-    """Every column except where the row came from (line vs record numbers differ by design)."""
-    return table.select([c for c in table.column_names if c not in ("line_no", "input_id")])
+    """Every column except where the row came from (line vs record numbers, the source)."""
+    skip = ("line_no", "input_id", "source")
+    return table.select([c for c in table.column_names if c not in skip])
 
 
 def _decode(prefix: Path) -> pa.Table:

@@ -105,65 +105,95 @@ def _plain_comm(buf, s, e):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _canon(buf, p, nd):  # type: ignore[no-untyped-def]
+    """True when nd digits at p are a number as printf prints it (no leading 0, fits int64)."""
+    return 0 < nd <= 18 and (nd == 1 or buf[p] != 48)
+
+
+@njit(cache=True, nogil=True)
+def _pad(nd, width):  # type: ignore[no-untyped-def]
+    """Spaces printf puts before a right-aligned field of nd characters in `width`."""
+    return width - nd if nd < width else 0
+
+
+@njit(cache=True, nogil=True)
+def _field(buf, p, n, gap, width):  # type: ignore[no-untyped-def]
+    """Read a number after `gap` spaces plus its %{width}d padding; -1 digits when not exact."""
+    q = _spaces(buf, p, n)
+    v, e, nd = _uint(buf, q, n)
+    if not _canon(buf, q, nd) or q - p != gap + _pad(nd, width):
+        return 0, e, -1
+    return v, e, nd
+
+
+@njit(cache=True, nogil=True)
 def _header(buf, p, n, ints, r):  # type: ignore[no-untyped-def]
-    """Parse the seven header fields from p; return (action code or -1, rwbs code, position)."""
-    p = _spaces(buf, p, n)
-    v, p, nd = _uint(buf, p, n)
-    if nd == 0 or p >= n or buf[p] != 44:
+    """Parse the seven header fields from p; return (action code or -1, rwbs code, position).
+
+    Only lines spaced exactly as blkparse's "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s " prints
+    them are taken here, so that rendering the row gives the line back; others (copied from a
+    terminal, tabs, a lost leading space) go to the reference parser, which keeps their bytes.
+    """
+    v, p, nd = _field(buf, p, n, 0, 3)
+    if nd < 0 or p >= n or buf[p] != 44:
         return -1, 0, p
     ints[F_MAJOR, r] = v
-    v, p, nd = _uint(buf, p + 1, n)
-    if nd == 0 or p >= n or buf[p] != 32:
+    q = p + 1
+    v, p, nd = _uint(buf, q, n)
+    if not _canon(buf, q, nd) or p >= n or buf[p] != 32:
         return -1, 0, p
     ints[F_MINOR, r] = v
-    p = _spaces(buf, p, n)
-    v, p, nd = _uint(buf, p, n)
-    if nd == 0 or p >= n or buf[p] != 32:
+    v, p, nd_cpu = _field(buf, p, n, _pad(nd, 3) + 1, 2)
+    if nd_cpu < 0 or p >= n or buf[p] != 32:
         return -1, 0, p
     ints[F_CPU, r] = v
-    p = _spaces(buf, p, n)
-    v, p, nd = _uint(buf, p, n)
-    if nd == 0 or p >= n or buf[p] != 32:
+    v, p, nd = _field(buf, p, n, 1, 8)
+    if nd < 0 or p >= n or buf[p] != 32:
         return -1, 0, p
     ints[F_SEQ, r] = v
-    p = _spaces(buf, p, n)
-    v, p, nd = _uint(buf, p, n)
-    if nd == 0 or p >= n or buf[p] != 46:
+    v, p, nd = _field(buf, p, n, 1, 5)
+    if nd < 0 or p >= n or buf[p] != 46:
         return -1, 0, p
     v2, p, nd = _uint(buf, p + 1, n)
     if nd != 9 or p >= n or buf[p] != 32:
         return -1, 0, p
     ints[F_TIME, r] = v * 1000000000 + v2
-    p = _spaces(buf, p, n)
-    v, p, nd = _uint(buf, p, n)
-    if nd == 0 or p >= n or buf[p] != 32:
+    v, p, nd = _field(buf, p, n, 1, 5)
+    if nd < 0 or p >= n or buf[p] != 32:
         return -1, 0, p
     ints[F_PID, r] = v
-    p = _spaces(buf, p, n)
-    if p >= n or buf[p] == 10:
-        return -1, 0, p
-    a, p = _action(buf, p, n)
-    if a < 0 or a in (A_A, A_m) or p >= n or buf[p] != 32:
-        return -1, 0, p
-    p = _spaces(buf, p, n)
-    code, p = _rwbs(buf, p, n)
-    if code < 0:
-        return -1, 0, p
-    return a, code, p + 1  # past the single space blkparse prints after RWBS
+    q = _spaces(buf, p, n)
+    if q >= n or buf[q] == 10:
+        return -1, 0, q
+    a, e = _action(buf, q, n)
+    if a < 0 or a in (A_A, A_m) or e >= n or buf[e] != 32 or q - p != 1 + _pad(e - q, 2):
+        return -1, 0, e
+    p = _spaces(buf, e, n)
+    code, end = _rwbs(buf, p, n)
+    if code < 0 or p - e != 1 + _pad(end - p, 3):
+        return -1, 0, end
+    return a, code, end + 1  # past the single space blkparse prints after RWBS
+
+
+@njit(cache=True, nogil=True)
+def _num(buf, p, e):  # type: ignore[no-untyped-def]
+    """A number at p as printf prints it: (value, end, ok)."""
+    v, q, nd = _uint(buf, p, e)
+    return v, q, _canon(buf, p, nd)
 
 
 @njit(cache=True, nogil=True)
 def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
     """Parse what follows the RWBS; return the validity bits, or -1 for the slow path."""
     if a in (A_C, A_R):
-        v, p, nd = _uint(buf, p, e)
-        if nd == 0:
+        v, p, ok = _num(buf, p, e)
+        if not ok:
             return -1
         ints[F_SECTOR, r] = v
         ints[F_NSECT, r] = 0
         if p + 3 < e and buf[p] == 32 and buf[p + 1] == 43 and buf[p + 2] == 32:
-            v, p, nd = _uint(buf, p + 3, e)
-            if nd == 0:
+            v, p, ok = _num(buf, p + 3, e)
+            if not ok or v == 0:  # blkparse prints no '+ 0' on a completion
                 return -1
             ints[F_NSECT, r] = v
         if p + 1 >= e or buf[p] != 32 or buf[p + 1] != 91 or buf[e - 1] != 93:
@@ -173,8 +203,8 @@ def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
         if buf[p] == 45:
             neg = True
             p += 1
-        v, p, nd = _uint(buf, p, e)
-        if nd == 0 or p != e - 1:
+        v, p, ok = _num(buf, p, e)
+        if not ok or p != e - 1 or (neg and v == 0):
             return -1
         ints[F_ERROR, r] = -v if neg else v
         return HAS_SECTOR | HAS_NSECT | HAS_ERROR
@@ -184,8 +214,8 @@ def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
             q -= 1
         if q == e - 1 or buf[q] != 32 or buf[q - 1] != 93 or buf[p] != 91:
             return -1
-        v, _q, nd = _uint(buf, q + 1, e)
-        if q - 1 < p + 1 or not _plain_comm(buf, p + 1, q - 1):
+        v, _q, ok = _num(buf, q + 1, e)
+        if not ok or q - 1 < p + 1 or not _plain_comm(buf, p + 1, q - 1):
             return -1
         ints[F_DEPTH, r] = v
         ints[F_COMM_START, r] = p + 1
@@ -193,23 +223,23 @@ def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
         return HAS_DEPTH | HAS_COMM
     bits = HAS_COMM
     if a == A_X:
-        v, p, nd = _uint(buf, p, e)
-        if nd == 0 or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 47 or buf[p + 2] != 32:
+        v, p, ok = _num(buf, p, e)
+        if not ok or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 47 or buf[p + 2] != 32:
             return -1
         ints[F_SECTOR, r] = v
-        v, p, nd = _uint(buf, p + 3, e)
-        if nd == 0:
+        v, p, ok = _num(buf, p + 3, e)
+        if not ok:
             return -1
         ints[F_SPLIT, r] = v
         p += 1
         bits |= HAS_SECTOR | HAS_SPLIT
     elif a != A_P and buf[p] != 91:
-        v, p, nd = _uint(buf, p, e)
-        if nd == 0 or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 43 or buf[p + 2] != 32:
+        v, p, ok = _num(buf, p, e)
+        if not ok or p + 3 >= e or buf[p] != 32 or buf[p + 1] != 43 or buf[p + 2] != 32:
             return -1
         ints[F_SECTOR, r] = v
-        v, p, nd = _uint(buf, p + 3, e)
-        if nd == 0 or p >= e or buf[p] != 32:
+        v, p, ok = _num(buf, p + 3, e)
+        if not ok or p >= e or buf[p] != 32:
             return -1
         ints[F_NSECT, r] = v
         p += 1

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Callable, Sequence
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,9 @@ from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
 from blkscope.ingest.blktrace_events import DecodedTrace, decode
 from blkscope.ingest.blktrace_records import blktrace_inputs, read_records
 from blkscope.ingest.dataset import DatasetWriter
-from blkscope.ingest.sources import Source, open_source
+from blkscope.ingest.sources import Source, iter_chunks, open_source
+from blkscope.ingest.trace_text import trace_text_kind
+from blkscope.ingest.trace_text_ingest import write_trace_text
 from blkscope.schemas import (
     BLKPARSE_SUMMARY,
     EVENTS,
@@ -71,7 +74,8 @@ def _summary_table(
         name = r["device"].strip()
         if "," in name and all(p.strip().isdigit() for p in name.split(",")):
             major, minor = (int(p) for p in name.split(","))
-        elif r["group"] < len(device_order):
+        elif r["group"] < len(device_order) and not r["block"].startswith("process "):
+            # (blkparse -s process blocks count all devices together: they have none)
             major, minor = device_order[r["group"]]
         out.append(
             {
@@ -95,50 +99,93 @@ def write_blkparse(
     on_events: EventsHook | None = None,
     first_id: int = 0,
 ) -> tuple[list[dict[str, Any]], dict[tuple[int, int], _DeviceStats]]:
-    """Stream blkparse text inputs into an open dataset; return input docs and device stats."""
+    """Stream text inputs (blkparse, or tracepoint text: each recognised from its content)
+    into an open dataset; return input docs and device stats."""
     devices: dict[tuple[int, int], _DeviceStats] = {}
     input_docs = []
-    events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
-    errors_sink = ds.table("ingest_errors", INGEST_ERRORS)
-    summary_sink = ds.table("blkparse_summary", BLKPARSE_SUMMARY)
+    sinks = _TextSinks(ds, devices, on_events)
     for input_id, path in enumerate(inputs, start=first_id):
         source: Source = open_source(path)
         try:
-            parser = BlkparseTextParser(path, input_id, strict)
-            lines = events_n = errors_n = summary_n = 0
-            order_before = len(devices)
+            chunks = iter_chunks(source)
+            first = next(chunks, None)
+            kind = trace_text_kind(_head_text(first))
+            chunks = itertools.chain([] if first is None else [first], chunks)
             on_chunk = None
             if progress is not None:
                 on_chunk = functools.partial(progress, path, total=source.size)
-            for chunk in parse_source(parser, source, on_chunk):
-                events_sink.write(chunk.events)
-                errors_sink.write(pa.Table.from_pylist(chunk.errors, schema=INGEST_ERRORS))
-                _tally(devices, chunk.events)
-                if on_events is not None:
-                    on_events(chunk.events)
-                lines += chunk.lines
-                events_n += chunk.events.num_rows
-                errors_n += len(chunk.errors)
-                summary_n += chunk.summary_lines
-            order = list(devices)[order_before:] or list(devices)
-            summary_sink.write(_summary_table(parser.summary.rows, input_id, order))
-            input_docs.append(
-                {
-                    "id": input_id,
-                    "path": path,
-                    "format": "blkparse-text",
-                    "compression": source.compression,
-                    "bytes": source.bytes_read,
-                    "sha256": source.sha256(),
-                    "lines": lines,
-                    "event_lines": events_n,
-                    "summary_lines": summary_n,
-                    "error_lines": errors_n,
-                }
-            )
+            if kind is None:
+                doc = _write_blkparse_input(sinks, source, chunks, input_id, strict, on_chunk)
+            else:
+                doc = write_trace_text(sinks, source, chunks, input_id, kind, strict, on_chunk)
+            input_docs.append(doc)
         finally:
             source.close()
     return input_docs, devices
+
+
+def _head_text(first: bytes | None) -> str:
+    head = (first or b"")[:65536]
+    if b"\x00" in head[:4096]:
+        return ""
+    return head.decode("utf-8", "replace")
+
+
+@dataclass
+class _TextSinks:
+    """Where text inputs go: the three tables, the device tally and the caller's hook."""
+
+    ds: DatasetWriter
+    devices: dict[tuple[int, int], _DeviceStats]
+    on_events: EventsHook | None
+
+    def __post_init__(self) -> None:
+        self.events = self.ds.table("events", EVENTS, **EVENTS_PARQUET)
+        self.errors = self.ds.table("ingest_errors", INGEST_ERRORS)
+        self.summary = self.ds.table("blkparse_summary", BLKPARSE_SUMMARY)
+
+    def write_events(self, table: pa.Table) -> None:
+        self.events.write(table)
+        _tally(self.devices, table)
+        if self.on_events is not None:
+            self.on_events(table)
+
+    def write_errors(self, errors: list[dict[str, Any]]) -> None:
+        self.errors.write(pa.Table.from_pylist(errors, schema=INGEST_ERRORS))
+
+
+def _write_blkparse_input(
+    sinks: _TextSinks,
+    source: Source,
+    chunks: Iterator[bytes],
+    input_id: int,
+    strict: bool,
+    on_chunk: Callable[[int], None] | None,
+) -> dict[str, Any]:
+    parser = BlkparseTextParser(source.path, input_id, strict)
+    lines = events_n = errors_n = summary_n = 0
+    order_before = len(sinks.devices)
+    for chunk in parse_source(parser, source, on_chunk, chunks):
+        sinks.write_events(chunk.events)
+        sinks.write_errors(chunk.errors)
+        lines += chunk.lines
+        events_n += chunk.events.num_rows
+        errors_n += len(chunk.errors)
+        summary_n += chunk.summary_lines
+    order = list(sinks.devices)[order_before:] or list(sinks.devices)
+    sinks.summary.write(_summary_table(parser.summary.rows, input_id, order))
+    return {
+        "id": input_id,
+        "path": source.path,
+        "format": "blkparse-text",
+        "compression": source.compression,
+        "bytes": source.bytes_read,
+        "sha256": source.sha256(),
+        "lines": lines,
+        "event_lines": events_n,
+        "summary_lines": summary_n,
+        "error_lines": errors_n,
+    }
 
 
 def ingest_blkparse(

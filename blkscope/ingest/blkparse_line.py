@@ -52,9 +52,18 @@ TAIL_FORMS = {
     "m": "message text",
 }
 
-HEADER_FIELDS = ("device 'major,minor'", "cpu", "sequence number", "time", "pid", "action", "RWBS")
 
-_RWBS = re.compile(r"(F?)([DWRN])(F?)(A?)(S?)(M?)")
+# RWBS as any kernel or blkparse printed it: a preflush F, the op (R W D N; DE secure erase,
+# F flush, WZ write zeroes, ZA/ZR/ZRA/ZF/ZO/ZC zone ops from newer kernels' blk_fill_rwbs),
+# then FUA F, A readahead, B barrier (kernels before 2.6.37), S sync, M meta, E secure
+# (3.x kernels) and U atomic (6.11+).
+_RWBS = re.compile(r"(F?)(DE|WZ|ZRA|Z[ARFOC]|[DWRNF])(F?)(A?)(B?)(S?)(M?)(E?)(U?)")
+# Which of R W D N each op is: what it does to data, as the op column says.
+_OP_CLASS = {"DE": "D", "WZ": "W", "ZA": "W", "F": "N"}
+_CGROUP = re.compile(r"[0-9a-f]+,[0-9a-f]+")
+_BLANK = " \t"
+# The terminal's echo of the Ctrl-C that stopped blktrace, glued to the next line printed.
+CTRL_C = "^C"
 _DEV = re.compile(r"(\d+),(\d+)")
 _INT = re.compile(r"\d+")
 _SEQ = re.compile(r"-?\d+")
@@ -80,13 +89,14 @@ def rwbs_flags(rwbs: str) -> dict[str, Any] | None:
     m = _RWBS.fullmatch(rwbs)
     if m is None:
         return None
+    op = m.group(2)
     return {
-        "op": m.group(2),
-        "flush": bool(m.group(1)),
+        "op": _OP_CLASS.get(op, "N" if op[0] == "Z" else op),
+        "flush": bool(m.group(1)) or op == "F",
         "fua": bool(m.group(3)),
         "readahead": bool(m.group(4)),
-        "sync": bool(m.group(5)),
-        "meta": bool(m.group(6)),
+        "sync": bool(m.group(6)),
+        "meta": bool(m.group(7)),
     }
 
 
@@ -102,7 +112,8 @@ def render_rwbs(op: str, flush: bool, fua: bool, readahead: bool, sync: bool, me
     )
 
 
-def _empty_row() -> dict[str, Any]:
+def empty_row() -> dict[str, Any]:
+    """An events row with every optional column empty (header fields still to fill)."""
     return {
         "sector": None,
         "nsectors": None,
@@ -118,10 +129,14 @@ def _empty_row() -> dict[str, Any]:
         "pc_bytes": None,
         "pdu": None,
         "elapsed": None,
+        "cgroup": None,
+        "source": "blkparse",
+        "raw_line": None,
     }
 
 
-def _set_comm(row: dict[str, Any], comm: str) -> None:
+def set_comm(row: dict[str, Any], comm: str) -> None:
+    """Store a comm; bytes that are not UTF-8 go to comm_raw, comm gets replacements."""
     # Lines are decoded with surrogateescape, so undecodable bytes survive to here.
     try:
         comm.encode("utf-8")
@@ -136,134 +151,174 @@ def _int(s: str | None) -> int | None:
     return None if s is None else int(s)
 
 
-def _header(line: str) -> tuple[list[str], int]:
-    """Split up to seven header tokens; return them and the index just past the last one."""
+_FIELDS: dict[str, tuple[re.Pattern[str] | None, str, str]] = {
+    # name: (pattern, what a missing one is called, what a bad one says)
+    "dev": (_DEV, "device 'major,minor'", "expected device as 'major,minor', got {!r}"),
+    "cpu": (_INT, "cpu", "expected a cpu number, got {!r}"),
+    "seq": (_SEQ, "sequence number", "expected a sequence number, got {!r}"),
+    "time": (_TIME, "time", "expected time as seconds.nanoseconds with 9 digits, got {!r}"),
+    "pid": (_INT, "pid", "expected a pid, got {!r}"),
+    "action": (
+        None,
+        "action",
+        "unknown action {!r} (expected one of " + " ".join(ACTIONS) + ")",
+    ),
+    "rwbs": (None, "RWBS", "invalid RWBS {!r} (expected letters like WS, RA, FWFSM, N)"),
+}
+# The header fields of blkparse's default format, and of the blk tracer's text lines: classic
+# (options/blk_classic: no sequence number) and inside ftrace's context (device only).
+BLKPARSE_LAYOUT = ("dev", "cpu", "seq", "time", "pid", "action", "rwbs")
+CLASSIC_LAYOUT = ("dev", "cpu", "time", "pid", "action", "rwbs")
+BLK_TEXT_LAYOUT = ("dev", "action", "rwbs")
+HEADER_FIELDS = tuple(_FIELDS[f][1] for f in BLKPARSE_LAYOUT)
+
+
+def _next_token(line: str, i: int) -> tuple[str | None, int]:
+    """The blank-separated token at or after i, and the index just past it."""
+    n = len(line)
+    while i < n and line[i] in _BLANK:
+        i += 1
+    if i >= n:
+        return None, i
+    j = i
+    while j < n and line[j] not in _BLANK:
+        j += 1
+    return line[i:j], j
+
+
+def _valid(name: str, tok: str) -> bool:
+    if name == "action":
+        return tok in ACTION_CODE
+    if name == "rwbs":
+        return rwbs_flags(tok) is not None
+    pattern = _FIELDS[name][0]
+    return pattern is not None and pattern.fullmatch(tok) is not None
+
+
+def parse_header(line: str, layout: tuple[str, ...]) -> tuple[dict[str, str], str | None, str]:
+    """Check the header tokens of `layout`; return them by name, the cgroup column, the tail.
+
+    A cgroup id ('ino,gen' in hex) may stand before the action (blkparse prints it on the m
+    lines of kernels with cgroup info, the blk tracer on every line with blk_cgroup).
+    """
+    i = 0
+    while line.startswith(CTRL_C, i):
+        i += len(CTRL_C)
     toks: list[str] = []
-    i, n = 0, len(line)
-    while len(toks) < 7:
-        while i < n and line[i] == " ":
-            i += 1
-        if i >= n:
+    cgroup = None
+    while len(toks) < len(layout):
+        tok, i = _next_token(line, i)
+        if tok is None:
             break
-        j = line.find(" ", i)
-        if j < 0:
-            j = n
-        toks.append(line[i:j])
-        i = j
-    return toks, i
+        if layout[len(toks)] == "action" and cgroup is None and _CGROUP.fullmatch(tok):
+            cgroup = tok
+            continue
+        toks.append(tok)
+    for k, (name, tok) in enumerate(zip(layout, toks, strict=False)):
+        if not _valid(name, tok):
+            cut = " (line cut short?)" if k == len(toks) - 1 and i >= len(line) else ""
+            raise LineError(_FIELDS[name][2].format(tok) + cut)
+    if len(toks) < len(layout):
+        got = "an empty line" if not toks else f"only {len(toks)} field{'s' * (len(toks) > 1)}"
+        raise LineError(f"line ends early: missing {_FIELDS[layout[len(toks)]][1]} (got {got})")
+    fields = dict(zip(layout, toks, strict=True))
+    action = fields["action"]
+    if i >= len(line) and action != "m":
+        raise LineError(f"line ends after RWBS: {action} expects '{TAIL_FORMS[action]}'")
+    return fields, cgroup, line[i + 1 :]
 
 
-_CHECKS: tuple[tuple[re.Pattern[str] | None, str], ...] = (
-    (_DEV, "expected device as 'major,minor', got {!r}"),
-    (_INT, "expected a cpu number, got {!r}"),
-    (_SEQ, "expected a sequence number, got {!r}"),
-    (_TIME, "expected time as seconds.nanoseconds with 9 digits, got {!r}"),
-    (_INT, "expected a pid, got {!r}"),
-    (None, "unknown action {!r} (expected one of " + " ".join(ACTIONS) + ")"),
-    (None, "invalid RWBS {!r} (expected letters like WS, RA, FWFSM, N)"),
-)
+def header_row(fields: dict[str, str], cgroup: str | None) -> dict[str, Any]:
+    """An events row with the header fields filled in (those the layout has)."""
+    dm = _DEV.fullmatch(fields["dev"])
+    flags = rwbs_flags(fields["rwbs"])
+    assert dm is not None and flags is not None
+    row = empty_row()
+    row.update(
+        dev_major=int(dm.group(1)),
+        dev_minor=int(dm.group(2)),
+        action=fields["action"],
+        rwbs=fields["rwbs"],
+        cgroup=cgroup,
+        **flags,
+    )
+    if "time" in fields:
+        tm = _TIME.fullmatch(fields["time"])
+        assert tm is not None
+        row["time_ns"] = int(tm.group(1)) * 1_000_000_000 + int(tm.group(2))
+    for name in ("cpu", "seq", "pid"):
+        if name in fields:
+            row[name] = int(fields[name])
+    return row
 
 
 def parse_event_line(line: str) -> dict[str, Any]:
     """Parse one event line (no newline) into a row of the events table, minus line_no/input_id."""
-    toks, i = _header(line)
-    for k, tok in enumerate(toks):
-        pattern, message = _CHECKS[k]
-        ok = (
-            pattern.fullmatch(tok) is not None
-            if pattern is not None
-            else tok in ACTION_CODE
-            if k == 5
-            else rwbs_flags(tok) is not None
-        )
-        if not ok:
-            cut = " (line cut short?)" if k == len(toks) - 1 and i >= len(line) else ""
-            raise LineError(message.format(tok) + cut)
-    if len(toks) < 7:
-        got = "an empty line" if not toks else f"only {len(toks)} field{'s' * (len(toks) > 1)}"
-        raise LineError(f"line ends early: missing {HEADER_FIELDS[len(toks)]} (got {got})")
-    dev, cpu, seq, tim, pid, action, rwbs = toks
-    dm = _DEV.fullmatch(dev)
-    tm = _TIME.fullmatch(tim)
-    flags = rwbs_flags(rwbs)
-    assert dm is not None and tm is not None and flags is not None
-    row = _empty_row()
-    row.update(
-        dev_major=int(dm.group(1)),
-        dev_minor=int(dm.group(2)),
-        cpu=int(cpu),
-        seq=int(seq),
-        time_ns=int(tm.group(1)) * 1_000_000_000 + int(tm.group(2)),
-        pid=int(pid),
-        action=action,
-        rwbs=rwbs,
-        **flags,
-    )
-    tail = line[i + 1 :] if i < len(line) else ""
-    if i >= len(line) and action != "m":
-        raise LineError(f"line ends after RWBS: {action} expects '{TAIL_FORMS[action]}'")
-    _parse_tail(action, tail, row)
+    fields, cgroup, tail = parse_header(line, BLKPARSE_LAYOUT)
+    row = header_row(fields, cgroup)
+    parse_tail(fields["action"], tail, row)
     return row
 
 
-def _parse_tail(action: str, tail: str, row: dict[str, Any]) -> None:
+def parse_tail(action: str, tail: str, row: dict[str, Any]) -> None:
+    text = tail if action == "m" else tail.strip(_BLANK + "\r")  # copied text: blanks, CR
     bad = LineError(f"{action} expects '{TAIL_FORMS[action]}' after RWBS, got {tail!r}")
     if action in ("Q", "I", "D", "B"):
-        m = _SECTORED.fullmatch(tail)
+        m = _SECTORED.fullmatch(text)
         if m is not None:
             row["sector"], row["nsectors"] = _int(m.group(1)), _int(m.group(2))
             row["elapsed"] = _int(m.group(3))
-            _set_comm(row, m.group(4))
+            set_comm(row, m.group(4))
             return
-        m = _PC_ISSUE.fullmatch(tail)
+        m = _PC_ISSUE.fullmatch(text)
         if m is None:
             raise bad
         row["pc_bytes"], row["pdu"] = int(m.group(1)), m.group(2)
-        _set_comm(row, m.group(3))
+        set_comm(row, m.group(3))
     elif action in ("G", "M", "F", "S"):
-        m = _MERGE_LIKE.fullmatch(tail)
+        m = _MERGE_LIKE.fullmatch(text)
         if m is None:
             raise bad
         row["sector"], row["nsectors"] = _int(m.group(1)), _int(m.group(2))
-        _set_comm(row, m.group(3))
+        set_comm(row, m.group(3))
     elif action in ("C", "R"):
-        m = _COMPLETE.fullmatch(tail)
+        m = _COMPLETE.fullmatch(text)
         if m is not None:
             row["sector"] = int(m.group(1))
             row["nsectors"] = int(m.group(2) or 0)
             row["elapsed"] = _int(m.group(3))
             row["error"] = int(m.group(4))
             return
-        m = _PC_COMPLETE.fullmatch(tail)
+        m = _PC_COMPLETE.fullmatch(text)
         if m is None:
             raise bad
         row["pdu"], row["error"] = m.group(1), int(m.group(2))
     elif action == "P":
-        m = _PLUG.fullmatch(tail)
+        m = _PLUG.fullmatch(text)
         if m is None:
             raise bad
-        _set_comm(row, m.group(1))
+        set_comm(row, m.group(1))
     elif action in ("U", "UT", "T"):
-        m = _UNPLUG.fullmatch(tail)
+        m = _UNPLUG.fullmatch(text)
         if m is None:
             raise bad
-        _set_comm(row, m.group(1))
+        set_comm(row, m.group(1))
         row["depth"] = int(m.group(2))
     elif action == "X":
-        m = _SPLIT.fullmatch(tail)
+        m = _SPLIT.fullmatch(text)
         if m is None:
             raise bad
         row["sector"], row["split_sector"] = int(m.group(1)), int(m.group(2))
-        _set_comm(row, m.group(3))
+        set_comm(row, m.group(3))
     elif action == "A":
-        m = _REMAP.fullmatch(tail)
+        m = _REMAP.fullmatch(text)
         if m is None:
             raise bad
         row["sector"], row["nsectors"] = int(m.group(1)), int(m.group(2))
         row["remap_dev_major"], row["remap_dev_minor"] = int(m.group(3)), int(m.group(4))
         row["remap_sector"] = int(m.group(5))
     else:  # m: free text, kept verbatim
-        row["message"] = tail
+        row["message"] = text
 
 
 def _comm_text(row: dict[str, Any]) -> str:
@@ -276,7 +331,8 @@ def _comm_text(row: dict[str, Any]) -> str:
 def render_event(row: dict[str, Any]) -> str:
     """Render an events row in blkparse's default format (process_default), without newline."""
     t = row["time_ns"]
-    head = "%3d,%-3d %2d %8d %5d.%09d %5d %2s %3s " % (  # noqa: UP031 - mirrors blkparse's printf
+    cgroup = row.get("cgroup")
+    head = "%3d,%-3d %2d %8d %5d.%09d %5d %s%2s %3s " % (  # noqa: UP031 - mirrors blkparse's printf
         row["dev_major"],
         row["dev_minor"],
         row["cpu"],
@@ -284,6 +340,7 @@ def render_event(row: dict[str, Any]) -> str:
         t // 1_000_000_000,
         t % 1_000_000_000,
         row["pid"],
+        f"{cgroup} " if cgroup is not None else "",
         row["action"],
         row["rwbs"],
     )
@@ -318,7 +375,15 @@ def render_event(row: dict[str, Any]) -> str:
     return f"{head}{row['message']}"
 
 
+def original_line(row: dict[str, Any]) -> str:
+    """The input line of a blkparse row: its raw bytes when kept, else blkparse's rendering."""
+    raw = row.get("raw_line")
+    if raw is not None:
+        return bytes(raw).decode("utf-8", "surrogateescape")
+    return render_event(row)
+
+
 def render_table(table: Any) -> Any:
-    """Yield each row of an events table (pyarrow) rendered as a blkparse line."""
+    """Yield the original line of each row of an events table (pyarrow) read from blkparse."""
     for batch in table.to_batches(max_chunksize=65536):
-        yield from map(render_event, batch.to_pylist())
+        yield from map(original_line, batch.to_pylist())

@@ -1,4 +1,12 @@
-"""Parse blkparse's trailing statistics blocks into rows of `blkparse_summary`."""
+"""Parse blkparse's trailing statistics blocks into rows of `blkparse_summary`.
+
+blkparse prints, after the events: with -s, one block per process (`comm (pid):` or
+`comm (pid, ...):`, its counts and its Allocation/Dispatch/Completion wait), then a blank line;
+then per device a `CPUn (dev):` block per CPU, a `Total (dev):` block, and the Throughput,
+Events and Skips lines. Each statistics row holds two `Label: value` pairs separated by tabs.
+Text copied from a terminal, a web page or mail turns the tabs into spaces, drops the leading
+space or glues the `^C` that stopped blktrace to a line: the pairs are read wherever they sit.
+"""
 
 from __future__ import annotations
 
@@ -6,13 +14,20 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_BLOCK = re.compile(r"(CPU(\d+)|Total) \((.*)\):")
-_PROCESS = re.compile(r"(.*) \((\d+)(?:, \.\.\.)?\):")
-_PAIR = re.compile(r"\s*([A-Za-z][A-Za-z. ]*?):\s+(.*?)\s*")
+from blkscope.ingest.blkparse_line import CTRL_C
+
+_BLOCK = re.compile(r"(CPU(\d+)|Total)\s+\((.*)\):")
+# blkparse prints `comm (pid)` with no colon; mail and docs often add one.
+_PROCESS = re.compile(r"(.*\S)\s+\((\d+)(?:, \.\.\.)?\):?")
+# One `Label: count[, size]` pair of a statistics row; blkparse's %'8Lu may group thousands.
+_PAIR = re.compile(
+    r"(?P<label>[A-Z][A-Za-z. ]*?):[ \t]+(?P<count>\d[\d,]*?[KMGP]?)"
+    r"(?:,[ \t]+(?P<size>\d[\d,]*?[KMGP]?)iB)?(?=[ \t]|$)"
+)
 _NUMBER = re.compile(r"([\d,]+)([KMGP]?)(?:iB)?")
-_THROUGHPUT = re.compile(r"Throughput \(R/W\): ([\d,]+)KiB/s / ([\d,]+)KiB/s")
-_EVENTS = re.compile(r"Events \((.*)\): ([\d,]+) entries")
-_SKIPS = re.compile(r"Skips: ([\d,]+) forward \(([\d,]+) - +([\d.]+)%\)")
+_THROUGHPUT = re.compile(r"Throughput \(R/W\):\s+([\d,]+)KiB/s\s+/\s+([\d,]+)KiB/s")
+_EVENTS = re.compile(r"Events \((.*)\):\s+([\d,]+) entries")
+_SKIPS = re.compile(r"Skips:\s+([\d,]+) forward \(([\d,]+) -\s+([\d.]+)%\)")
 _SCALE = {"": 1, "K": 1000, "M": 1000**2, "G": 1000**3, "P": 1000**4}
 
 
@@ -35,6 +50,18 @@ def _metric(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
 
 
+def stat_pairs(text: str) -> list[tuple[str, str, str | None]] | None:
+    """The (label, count, size) pairs of a statistics row, or None when it is not one."""
+    pairs = []
+    end = 0
+    for m in _PAIR.finditer(text):
+        if text[end : m.start()].strip():
+            return None
+        pairs.append((m["label"], m["count"], m["size"]))
+        end = m.end()
+    return pairs if pairs and not text[end:].strip() else None
+
+
 @dataclass
 class SummaryParser:
     """Feed lines that are not events; it claims the ones that belong to a summary block."""
@@ -45,62 +72,81 @@ class SummaryParser:
     cpu: int | None = None
     active: bool = False
     group: int = 0
+    # A `comm (pid):` header claimed before its statistics rows: if none follows, it was not one.
+    pending: tuple[str, int] | None = None
+    orphans: list[tuple[str, int]] = field(default_factory=list)
 
     def feed(self, line: str, line_no: int) -> bool:
         """Consume one line; return False when it is not part of a summary."""
         text = line.rstrip("\r")
-        if not text.strip():
+        while text.startswith(CTRL_C):
+            text = text[len(CTRL_C) :]
+        text = text.strip()
+        if not text:
             return self.active
+        if self._settle(text):
+            return self._stats(text, line_no)
         m = _BLOCK.fullmatch(text)
         if m:
             self._start(m.group(3), m.group(1), int(m.group(2)) if m.group(2) else None)
             return True
-        if self.active and self.block is not None and text.startswith(" "):
-            return self._stats(text, line_no)
+        m = _PROCESS.fullmatch(text)
+        if m:
+            # Per-process blocks (blkparse -s) come before the devices' blocks and count all
+            # devices together: they belong to no device.
+            self.active, self.device, self.cpu = True, "", None
+            self.block = f"process {text.removesuffix(':')}"
+            self.pending = (line, line_no)
+            return True
+        if not self.active:
+            return False
         m = _THROUGHPUT.fullmatch(text)
-        if m and self.active:
+        if m:
             self._add("throughput_read_kib_s", m.group(1), line_no, "device")
             self._add("throughput_write_kib_s", m.group(2), line_no, "device")
             return True
         m = _EVENTS.fullmatch(text)
-        if m and self.active:
+        if m:
             self._add("events", m.group(2), line_no, "device")
             return True
         m = _SKIPS.fullmatch(text)
-        if m and self.active:
+        if m:
             self._add("skips", m.group(1), line_no, "device")
             self._add("skipped_sequences", m.group(2), line_no, "device")
             self.block = None
             self.group += 1  # blkparse closes each device's statistics with its Skips line
             return True
-        m = _PROCESS.fullmatch(text)
-        if m and self.active:
-            self.block, self.cpu = f"process {text[:-1]}", None
-            return True
         return False
+
+    def _settle(self, text: str) -> bool:
+        """True when text is a statistics row of the current block; settles a pending header."""
+        is_stats = self.block is not None and stat_pairs(text) is not None
+        if self.pending is not None and not is_stats:
+            self.orphans.append(self.pending)
+            self.block = None
+        self.pending = None
+        return is_stats
+
+    def finish(self) -> None:
+        """End of input: a process header nothing followed was not one."""
+        if self.pending is not None:
+            self.orphans.append(self.pending)
+            self.pending = None
 
     def _start(self, device: str, block: str, cpu: int | None) -> None:
         self.device, self.block, self.cpu, self.active = device, block, cpu, True
 
     def _stats(self, text: str, line_no: int) -> bool:
-        parts = [p for p in text.split("\t") if p.strip()]
-        parsed = []
-        for part in parts:
-            m = _PAIR.fullmatch(part)
-            if m is None:
-                return False
-            parsed.append((m.group(1), m.group(2)))
-        labels = [label for label, _ in parsed]
-        for label, value in parsed:
+        pairs = stat_pairs(text)
+        assert pairs is not None
+        labels = [label for label, _, _ in pairs]
+        for k, (label, count, size) in enumerate(pairs):
             name = _metric(label)
             if labels.count(label) > 1:  # "Allocation wait:" twice: read column, then write
-                name += "_read" if label == labels[0] and (label, value) == parsed[0] else "_write"
-            pieces = [v.strip() for v in value.split(", ")]
-            if not all(_NUMBER.fullmatch(p) for p in pieces):
-                return False
-            self._add(name, pieces[0], line_no, self.block)
-            if len(pieces) > 1:
-                self._add(name + "_kib", pieces[1], line_no, self.block, in_kib=True)
+                name += "_read" if k == labels.index(label) else "_write"
+            self._add(name, count, line_no, self.block)
+            if size is not None:
+                self._add(name + "_kib", size, line_no, self.block, in_kib=True)
         return True
 
     def _add(

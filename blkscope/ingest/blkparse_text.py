@@ -15,9 +15,9 @@ import pyarrow.compute as pc
 
 from blkscope.errors import ParseError
 from blkscope.ingest import _scan as S
-from blkscope.ingest.blkparse_line import ACTIONS, LineError, parse_event_line
+from blkscope.ingest.blkparse_line import ACTIONS, LineError, parse_event_line, render_event
 from blkscope.ingest.blkparse_summary import SummaryParser
-from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE
+from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE, constant_strings
 from blkscope.ingest.sources import Source, describe_non_blkparse, iter_chunks
 from blkscope.schemas import EVENTS
 
@@ -122,6 +122,9 @@ def _fast_table(
         null(pa.int64()),
         null(pa.string()),
         null(pa.int64()),
+        null(pa.string()),
+        constant_strings("blkparse", m),
+        null(pa.binary()),
         pa.array(cols[S.F_LINE] + first_line_no),
         pa.array(np.full(m, input_id, dtype=np.int16)),
     ]
@@ -140,14 +143,29 @@ class BlkparseTextParser:
     def finish(self, scanned: _Scanned, is_last: bool) -> ChunkResult:
         """Read the lines the scanner left alone (odd events, summary, errors) and merge."""
         result = ChunkResult(scanned.table, lines=scanned.lines)
-        if scanned.slow:
-            rows = self._slow_lines(scanned, is_last, result)
-            if rows:
-                merged = pa.concat_tables(
-                    [scanned.table, pa.Table.from_pylist(rows, schema=EVENTS)]
-                )
-                result.events = merged.take(pc.sort_indices(merged["line_no"]))
+        rows = self._slow_lines(scanned, is_last, result) if scanned.slow else []
+        if is_last:
+            self.summary.finish()
+        for line, line_no in self.summary.orphans:
+            # A `comm (pid):` line taken for a per-process header, with no statistics after it.
+            result.summary_lines -= 1
+            result.errors.append(
+                self._error(line_no, line, "not an event, and no blkparse -s statistics follow it")
+            )
+        self.summary.orphans.clear()
+        result.errors.sort(key=lambda err: int(err["line_no"]))
+        if rows:
+            merged = pa.concat_tables([scanned.table, pa.Table.from_pylist(rows, schema=EVENTS)])
+            result.events = merged.take(pc.sort_indices(merged["line_no"]))
         return result
+
+    def _error(self, line_no: int, line: str, reason: str) -> dict[str, Any]:
+        return {
+            "input_id": self.input_id,
+            "line_no": line_no,
+            "raw": line.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+            "reason": reason,
+        }
 
     def _slow_lines(
         self, scanned: _Scanned, is_last: bool, result: ChunkResult
@@ -165,15 +183,10 @@ class BlkparseTextParser:
                 reason = str(exc) if line.strip() else "blank line outside blkparse's summary"
                 if is_last and e == len(scanned.data):
                     reason = f"truncated last line (no newline at end of input): {reason}"
-                result.errors.append(
-                    {
-                        "input_id": self.input_id,
-                        "line_no": line_no,
-                        "raw": line.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
-                        "reason": reason,
-                    }
-                )
+                result.errors.append(self._error(line_no, line, reason))
                 continue
+            if render_event(row) != line:  # spacing blkparse would not print: keep the bytes
+                row["raw_line"] = line.encode("utf-8", "surrogateescape")
             row["line_no"] = line_no
             row["input_id"] = self.input_id
             rows.append(row)
@@ -196,10 +209,13 @@ def _scanned_in_order(chunks: Iterator[bytes], input_id: int) -> Iterator[tuple[
 
 
 def parse_source(
-    parser: BlkparseTextParser, source: Source, on_chunk: Callable[[int], None] | None = None
+    parser: BlkparseTextParser,
+    source: Source,
+    on_chunk: Callable[[int], None] | None = None,
+    chunks: Iterator[bytes] | None = None,
 ) -> Iterator[ChunkResult]:
     """Yield parsed chunks of one input; refuse inputs that hold no blkparse events."""
-    chunks = iter_chunks(source)
+    chunks = iter_chunks(source) if chunks is None else chunks
     current = next(chunks, None)
     head = (current or b"")[:65536]
     if current is None or b"\x00" in head[:4096]:

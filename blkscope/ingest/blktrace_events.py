@@ -11,13 +11,14 @@ import pyarrow as pa
 from blkscope.ingest.blktrace_payloads import (
     TA_CGROUP,
     be64_payload,
+    cgroup_column,
     comm_arrays,
     message_texts,
     pc_payload_hex,
     remap_columns,
 )
 from blkscope.ingest.blktrace_records import RecordFile
-from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE
+from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE, constant_strings
 from blkscope.schemas import EVENTS
 
 # Category bits (top 16 bits of `action`), blktrace_api.h BLK_TC_*.
@@ -292,6 +293,7 @@ def _events_table(
     has_comm = ~np.isin(letter, _indices(_NO_COMM))
     dev = r["device"].astype(np.int64)
     remap = remap_columns(files, file_idx, rec_idx, is_a, skip)
+    cg_rows = np.flatnonzero(is_m & ((action & TA_CGROUP) != 0) & (r["pdu_len"] >= 8))
     pc_hex_rows = np.flatnonzero(is_pc & np.isin(letter, _indices({"I", "D", "B", "C"})))
     null = pa.nulls
     arrays = [
@@ -322,6 +324,11 @@ def _events_table(
         if len(pc_hex_rows)
         else null(n, pa.string()),
         null(n, pa.int64()),
+        cgroup_column(files, file_idx, rec_idx, cg_rows, n)
+        if len(cg_rows)
+        else null(n, pa.string()),
+        constant_strings("blktrace", n),
+        null(n, pa.binary()),
         # The line blkparse prints the event on, and one input id for the whole trace: the
         # analysis orders ties by (input_id, line_no), which must be blkparse's print order.
         pa.array(np.arange(first_row + 1, first_row + n + 1), pa.int64()),

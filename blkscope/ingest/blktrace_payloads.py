@@ -118,3 +118,24 @@ def comm_arrays(
     comm = pa.array(text, pa.string()).take(take)
     raw = pa.array(raw_or_none, pa.binary()).take(take)
     return [comm, raw]
+
+
+def cgroup_column(
+    files: Sequence[RecordFile], file_idx: np.ndarray, rec_idx: np.ndarray, rows: np.ndarray, n: int
+) -> pa.Array:
+    """'ino,gen' in hex, as blkparse prints before a cgroup-tagged message; null elsewhere.
+
+    The payload's first 8 bytes are the u32 inode and generation of the cgroup (native order).
+    bfq tags millions of messages with a handful of cgroups: format the distinct ones only.
+    """
+    ids = np.zeros(len(rows), dtype=np.uint64)
+    for f_i, f in enumerate(files):
+        sel = np.flatnonzero(file_idx[rows] == f_i)
+        if len(sel):
+            starts = f.offsets[rec_idx[rows[sel]]] + RECORD_BYTES
+            ids[sel] = f.data[starts[:, None] + np.arange(8)].copy().view("<u8").reshape(-1)
+    uniq, inverse = np.unique(ids, return_inverse=True)
+    names = pa.array([f"{int(u) & 0xFFFFFFFF:x},{int(u) >> 32:x}" for u in uniq], pa.string())
+    index = np.full(n, -1, dtype=np.int64)
+    index[rows] = inverse.reshape(-1)
+    return names.take(pa.array(index, mask=index < 0))

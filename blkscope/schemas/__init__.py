@@ -19,7 +19,7 @@ from blkscope.schemas.series import SERIES
 from blkscope.schemas.stage_stats import STAGE_STATS
 from blkscope.schemas.sysstat import IOSTAT_CPU, IOSTAT_LOG, MEMINFO, VMSTAT
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: events.cgroup, events.source, events.raw_line
 
 TABLES: dict[str, pa.Schema] = {
     "events": EVENTS,

@@ -6,6 +6,16 @@ import pyarrow as pa
 
 from blkscope.schemas._declare import field, schema
 
+# Every value of events.source and what it means, declared once.
+EVENT_SOURCES: dict[str, str] = {
+    "blkparse": "blkparse default-format text",
+    "blktrace": "blktrace per-CPU binary files (or the ftrace blk tracer's binary records)",
+    "ftrace-blk": "text of the ftrace blk tracer (current_tracer=blk, options/bin=0), with or without blk_classic",
+    "ftrace": "block:* tracepoint lines of ftrace text (tracefs trace or trace_pipe)",
+    "trace-cmd": "block:* tracepoint lines of `trace-cmd report`",
+    "perf": "block:* tracepoint lines of `perf script`",
+}
+
 EVENTS = schema(
     "events",
     "One row per block-layer event line, in input order, keeping every field blkparse printed.",
@@ -13,7 +23,7 @@ EVENTS = schema(
         field(
             "dev_major",
             pa.int32(),
-            "Device major number (the device the event is on; for A, the target device).",
+            "Device major number (the device the event is on; for A, the target device). Tracepoint P and U carry no device: they take the device of the same task's neighbouring request event (manifest inputs[].lacks).",
             nullable=False,
         ),
         field("dev_minor", pa.int32(), "Device minor number.", nullable=False),
@@ -21,13 +31,13 @@ EVENTS = schema(
         field(
             "seq",
             pa.int64(),
-            "Per-CPU sequence number as printed (0 for m messages).",
+            "Per-CPU sequence number as printed (0 for m messages, and for tracepoint text, which carries none).",
             nullable=False,
         ),
         field(
             "time_ns",
             pa.int64(),
-            "Event time in integer nanoseconds since the trace's first event (blkparse's clock).",
+            "Event time in integer nanoseconds since the trace's first event (blkparse's clock); tracepoint text printed in microseconds keeps that resolution (manifest inputs[].time_resolution_ns).",
             nullable=False,
         ),
         field(
@@ -45,16 +55,21 @@ EVENTS = schema(
         field(
             "rwbs",
             pa.string(),
-            "RWBS string exactly as printed, e.g. WS, RA, FWFSM, FN.",
+            "RWBS string exactly as printed, e.g. WS, RA, FWFSM, FN; also the letters of old and new kernels (B barrier, E secure, U atomic, DE secure erase, F flush op, WZ write zeroes, ZA/ZR/ZF/ZO/ZC zone ops).",
             nullable=False,
         ),
         field(
             "op",
             pa.string(),
-            "Operation letter from RWBS: R read, W write, D discard, N none (no data).",
+            "Operation from RWBS: R read, W write (also WZ write zeroes and ZA zone append), D discard (also DE secure erase), N none (no data: also a flush op F and zone management).",
             nullable=False,
         ),
-        field("flush", pa.bool_(), "RWBS has a leading F: preflush requested.", nullable=False),
+        field(
+            "flush",
+            pa.bool_(),
+            "RWBS has a leading F (preflush requested) or is a flush op (F, FF in tracepoint text).",
+            nullable=False,
+        ),
         field("fua", pa.bool_(), "RWBS has F after the op: forced unit access.", nullable=False),
         field("readahead", pa.bool_(), "RWBS has A: readahead.", nullable=False),
         field("sync", pa.bool_(), "RWBS has S: synchronous.", nullable=False),
@@ -110,6 +125,24 @@ EVENTS = schema(
             "elapsed",
             pa.int64(),
             "The '(elapsed)' value blkparse -t prints on D/I/Q/C, in nanoseconds; null otherwise.",
+        ),
+        field(
+            "cgroup",
+            pa.string(),
+            "The cgroup printed between pid and action, as printed: 'ino,gen' in hex on blkparse m lines of kernels with cgroup info, 'low32,high32' on blk-tracer text with the blk_cgroup option; null otherwise.",
+        ),
+        field(
+            "source",
+            pa.string(),
+            "Which kind of input the row was read from: "
+            + "; ".join(f"'{name}' {what}" for name, what in EVENT_SOURCES.items())
+            + ". What each tracepoint source lacks is in manifest.json inputs[].lacks.",
+            nullable=False,
+        ),
+        field(
+            "raw_line",
+            pa.binary(),
+            "The input line's exact bytes, kept only when re-rendering the row in blkparse's format would not give it back (spacing copied from a terminal or mail, tabs, a leading ^C): null on every line blkparse printed itself, and on tracepoint text.",
         ),
         field(
             "line_no",

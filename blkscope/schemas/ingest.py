@@ -19,7 +19,7 @@ BLKPARSE_SUMMARY = schema(
         field(
             "device",
             pa.string(),
-            "Device name as blkparse printed it in the block header, e.g. 'trace' or '8,0'.",
+            "Device name as blkparse printed it in the block header, e.g. 'trace' or '8,0'; '' for blkparse -s per-process blocks, which count all devices together.",
             nullable=False,
         ),
         field(
