@@ -313,7 +313,7 @@ def test_two_blkparse_texts_are_two_timelines(tmp_path: Path) -> None:
     result = runner.invoke(app, ["ingest", str(src), "-o", str(tmp_path / "ds")])
     assert result.exit_code == 2
     assert result.stderr == (
-        f"error: {src}: several blkparse texts (b/again.zst, blkparse.txt.zst): a capture folder "
+        f"error: {src}: several block event texts (b/again.zst, blkparse.txt.zst): a capture folder "
         "holds one trace\nhint: ingest them as files instead: blkscope ingest FILE... -o DATASET\n"
     )
 

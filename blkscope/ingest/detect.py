@@ -6,10 +6,14 @@ import re
 
 from blkscope.errors import BlkscopeError
 from blkscope.ingest.sources import BLKTRACE_MAGIC_BE, BLKTRACE_MAGIC_LE, open_source
+from blkscope.ingest.trace_text import trace_text_kind
 
 FORMAT_NAMES: dict[str, str] = {
     "blktrace": "a blktrace per-CPU binary file",
     "blkparse": "blkparse text",
+    "ftrace": "ftrace text of block events (tracefs trace: blk tracer or block:* tracepoints)",
+    "trace-cmd": "trace-cmd report of block:* tracepoints",
+    "perf": "perf script of block:* tracepoints",
     "iostat": "iostat -x output",
     "vmstat": "vmstat output",
     "meminfo": "/proc/meminfo samples",
@@ -62,7 +66,7 @@ def detect_text(head: str) -> str | None:
     for name, pattern in _RULES:
         if pattern.search(head):
             return name
-    return None
+    return trace_text_kind(head)
 
 
 def detect_format(path: str, head_bytes: int = 65536) -> str | None:

@@ -26,6 +26,8 @@ from blkscope.ingest.logs import PARSERS
 from blkscope.ingest.sources import open_source
 from blkscope.schemas import TABLES
 
+# Text formats of block events: blkparse, and the tracepoint texts read into the same events.
+BLOCK_TEXT = ("blkparse", "ftrace", "trace-cmd", "perf")
 _PER_CPU = re.compile(r"\.blktrace\.(\d+)(?:\.[A-Za-z0-9]+)?$")
 _BTT_AVG = re.compile(r"^=+ All Devices =+$", re.M)
 _PAIRS = re.compile(r"\A(?:[\d.]+ [\d.]+\n)+\Z")
@@ -126,7 +128,7 @@ def survey(folder: Path) -> list[Entry]:
         if fmt is None:
             role, reason = _unknown_reason(rel.name, _head(str(path)))
             fmt = _UNKNOWN_FORMATS.get(role)
-        elif fmt in ("blktrace", "blkparse"):
+        elif fmt in BLOCK_TEXT or fmt == "blktrace":
             role, reason = "block events", FORMAT_NAMES[fmt]
         else:
             role, reason = "side log", FORMAT_NAMES[fmt]
@@ -137,15 +139,15 @@ def survey(folder: Path) -> list[Entry]:
         )
     binaries = _pick_per_cpu_set([e for e in entries if e.fmt == "blktrace"])
     for e in entries:
-        if e.fmt == "blkparse" and binaries:
+        if e.fmt in BLOCK_TEXT and binaries:
             e.role = "skipped"
-            e.reason = "blkparse text of the blktrace binaries, which carry the absolute clock"
-    texts = [e.name for e in entries if e.role == "block events" and e.fmt == "blkparse"]
+            e.reason = f"{FORMAT_NAMES[e.fmt]} of the IO the blktrace binaries hold, with the absolute clock"
+    texts = [e.name for e in entries if e.role == "block events" and e.fmt in BLOCK_TEXT]
     if len(texts) > 1:
-        # Each blkparse run counts from its own first event: two texts are two timelines.
+        # Each text counts from its own first event: two texts are two timelines.
         raise InputFormatError(
             str(folder),
-            f"several blkparse texts ({', '.join(texts)}): a capture folder holds one trace",
+            f"several block event texts ({', '.join(texts)}): a capture folder holds one trace",
             hint="ingest them as files instead: blkscope ingest FILE... -o DATASET",
         )
     if not any(e.role == "block events" for e in entries):

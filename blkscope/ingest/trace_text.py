@@ -41,6 +41,7 @@ _FTRACE_LINE = re.compile(
     re.M,
 )
 _CLASSIC_LINE = re.compile(r"^\s*\d+,\d+\s+\d+\s+\d+\.\d{9}\s+\d+\s+[A-Za-z]{1,2}\s+[A-Z]+\b", re.M)
+_ENTRIES = re.compile(r"#\s*entries-in-buffer/entries-written: (\d+)/(\d+)")
 _HEADER = re.compile(r"#.*|cpus=\d+|version = \d+|CPU \d+ is empty|\s*")
 _LOST = re.compile(r"CPU:\s*(\d+) \[LOST (\d+) EVENTS\]|CPU:(\d+) \[(\d+) EVENTS DROPPED\]")
 _REQUEST_ACTIONS = ("G", "I", "D")
@@ -90,6 +91,9 @@ class TraceTextParser:
                 self._error(line, reason)
 
     def _line(self, line: str) -> None:
+        entries = _ENTRIES.match(line)
+        if entries:  # an overwriting ring buffer lost the oldest events
+            self.lost_events += int(entries[2]) - int(entries[1])
         if _HEADER.fullmatch(line):
             self.header_lines += 1
             return
