@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
 from blkscope.analyze.build import analyze_dataset
+from blkscope.cli import app
 from blkscope.ingest.blkparse_ingest import ingest_events
 
 DATA = Path(__file__).parent / "data" / "tracepoints"
@@ -132,7 +135,7 @@ def test_manifest_says_what_the_tracepoints_lack(datasets: dict[str, Path]) -> N
         "seq: the tracepoints carry no per-CPU sequence number (events.seq is 0)",
         "time: printed with 6 decimals, so every time and latency is a multiple of 1000 ns",
         "P/U device: block_plug and block_unplug name no device; each took the device of its "
-        "task's nearest G/I/D (4454 placed, 0 with no request of their task left out)",
+        "task's nearest G/I/D within 1 ms (4454 placed, 0 with no such request left out)",
         "UT: block_unplug does not tell timer unplugs from explicit ones: all are U",
     ]
     assert doc["other_events"] == {"block_io_done": 2499, "block_io_start": 2376}
@@ -157,3 +160,55 @@ def test_source_column(name: str, source: str, datasets: dict[str, Path]) -> Non
             f"SELECT DISTINCT source FROM read_parquet('{datasets[name]}/events.parquet')"
         ).fetchall()
     assert got == [(source,)]
+
+
+GOOD = "              dd-7       [000] .....    10.000001: block_rq_issue: 8,0 WS 4096 () 12 + 8 be,0,4 [dd]"
+BAD_LINES = {
+    "              dd-7       [000] .....    10.000002: block_rq_issue: 8,0 WS 4096 12 + 8 [dd]": "block_rq_issue expects 'MAJ,MIN RWBS BYTES (CMD) SECTOR + N [IOPRIO] [COMM]', got '8,0 WS 4096 12 + 8 [dd]'",
+    "              dd-7       [000] .....    10.000003: block_bio_queue: 8,0 WQ 12 + 8 [dd]": "block_bio_queue: invalid RWBS 'WQ'",
+    "              dd-7       [000] .....   123456789: block_rq_issue: 8,0 WS 4096 () 12 + 8 [dd]": "timestamp 123456789 is not seconds.fraction: a counter trace clock (counter, x86-tsc) cannot be put on a time line",
+    "              dd-7       [000] .....    10.000004: block_bio_queue: 8,0 WS 99999999999999999999 + 8 [dd]": "sector 99999999999999999999 does not fit a 64-bit integer",
+    "garbage": "not an ftrace line (TASK-PID [CPU] FLAGS SECONDS: EVENT: BODY)",
+    "  8,0    1  10.000005000    7  Z  WS 12 + 8 [dd]": "unknown action 'Z' (expected one of Q G I D C M F P U UT X A R S T B m)",
+}  # fmt: skip
+
+
+def test_bad_tracepoint_lines_are_counted_with_their_reason(tmp_path: Path) -> None:
+    src = tmp_path / "trace.txt"
+    lines = [GOOD, *BAD_LINES]
+    src.write_text("\n".join(lines) + "\n")
+    manifest = ingest_events([str(src)], tmp_path / "ds")
+    assert (manifest["events"]["count"], manifest["ingest"]["error_lines"]) == (1, len(BAD_LINES))
+    errors = pq.read_table(tmp_path / "ds" / "ingest_errors.parquet").to_pylist()
+    assert [(e["line_no"], e["raw"], e["reason"]) for e in errors] == [
+        (k + 2, line, reason) for k, (line, reason) in enumerate(BAD_LINES.items())
+    ]
+
+
+def test_strict_stops_at_the_first_bad_tracepoint_line(tmp_path: Path) -> None:
+    src = tmp_path / "perf.txt"
+    src.write_text(
+        "     dd     7 [000]    10.000001000:  block:block_bio_queue: 8,0 WS 12 + 8 [dd]\n"
+        "     dd     7 [000]    10.000002000:  block:block_bio_queue: 8,0 WS 12 + [dd]\n"
+    )
+    result = CliRunner().invoke(app, ["ingest", "--strict", str(src), "-o", str(tmp_path / "ds")])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == [
+        f"error: {src}:2: block_bio_queue expects 'MAJ,MIN RWBS SECTOR + N [COMM]', got "
+        "'8,0 WS 12 + [dd]'",
+        "hint: drop --strict to record bad lines in ingest_errors and go on",
+    ]
+
+
+def test_ftrace_text_without_block_events_is_named(tmp_path: Path) -> None:
+    src = tmp_path / "sched.txt"
+    src.write_text(
+        "# tracer: nop\n"
+        "          <idle>-0       [001] d..2.   100.000001: sched_switch: prev_comm=swapper\n"
+        "              dd-7       [000] .....   100.000002: block_plug: [dd]\n"
+    )
+    result = CliRunner().invoke(app, ["ingest", str(src), "-o", str(tmp_path / "ds")])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == (
+        f"error: {src}: ftrace text without block events (only 1 sched_switch)"
+    )

@@ -24,6 +24,17 @@ def per_cpu_buffer_kb(requested_kb: int, cpus: int) -> int:
     return max(256, min(requested_kb, TOTAL_BUFFER_CAP_KB // max(1, cpus)))
 
 
+def blk_tracer_unusable(root: Path, devices: list[str]) -> str | None:
+    """Why the ftrace blk tracer cannot trace these devices here, or None when it can."""
+    tracers = root / "available_tracers"
+    if not tracers.exists() or "blk" not in tracers.read_text().split():
+        return "the kernel has no blk tracer (CONFIG_BLK_DEV_IO_TRACE)"
+    for dev in devices:
+        if not device_enable_path(dev).exists():
+            return f"{device_enable_path(dev)} is missing"
+    return None
+
+
 class FtraceBlkSession:
     """Turns the blk tracer on for some devices, streams its binary records to raw.bin."""
 

@@ -21,7 +21,7 @@ from typing import Any
 from blkscope.capture import host
 from blkscope.capture.blkbin import convert, copy_cmdlines, proc_comm, read_cmdlines
 from blkscope.capture.blktrace_native import BlktraceProcess
-from blkscope.capture.ftrace_blk import FtraceBlkSession, per_cpu_buffer_kb
+from blkscope.capture.ftrace_blk import FtraceBlkSession, blk_tracer_unusable, per_cpu_buffer_kb
 from blkscope.capture.samplers import ProcSampler, ToolProcess
 from blkscope.capture.tracefs import (
     TracefsJournal,
@@ -30,6 +30,7 @@ from blkscope.capture.tracefs import (
     require_root,
     snapshot,
 )
+from blkscope.capture.tracepoints import EVENTS_FILE, TracepointSession
 from blkscope.capture.writeback import WritebackSession
 from blkscope.errors import CaptureError, InputFormatError
 
@@ -51,7 +52,7 @@ class CaptureOptions:
     max_size_mb: int = 1024
     buffer_kb: int = 65536  # 8 MiB lost 1.4% of a bfq fio run on 2 CPUs; 64 MiB lost none
     force: bool = False
-    method: str = "auto"  # auto | blktrace | ftrace
+    method: str = "auto"  # auto | blktrace | ftrace | tracepoints
 
 
 @dataclass
@@ -64,8 +65,9 @@ class _Run:
     before: dict[str, str] = field(default_factory=dict)
 
 
-def check_devices(devices: list[str]) -> None:
-    """Every device must be a whole block device under /sys/block with a trace folder."""
+def check_devices(devices: list[str], blk_trace: bool = True) -> None:
+    """Every device must be a whole block device under /sys/block (with a trace folder when
+    blktrace or the blk tracer is asked for: the block tracepoints need none)."""
     if not devices:
         raise CaptureError("--device", "no device given", "name one, e.g. --device sda")
     for dev in devices:
@@ -75,7 +77,7 @@ def check_devices(devices: list[str]) -> None:
             raise CaptureError(
                 f"/dev/{dev}", "no such block device", f"use a name from /sys/block: {names}"
             )
-        if not (base / "trace" / "enable").exists():
+        if blk_trace and not (base / "trace" / "enable").exists():
             raise CaptureError(
                 str(base / "trace"),
                 "the kernel has no block tracing for it",
@@ -181,7 +183,7 @@ def run_capture(
             "give --duration SECONDS, a command after --, or both",
         )
     require_root()
-    check_devices(opts.devices)
+    check_devices(opts.devices, blk_trace=opts.method in ("blktrace", "ftrace"))
     prepare_output(opts.out, opts.force)
     run = _Run(opts, journal=TracefsJournal(opts.out / JOURNAL))
     atexit.register(run.journal.restore)  # last resort if something bypasses the finally below
@@ -264,8 +266,13 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
     mono, wall = host.clock_pair()
     failed = False
     try:
-        why_not = "not tried (--method ftrace)" if opts.method == "ftrace" else native.start()
+        why_not = (
+            f"not tried (--method {opts.method})"
+            if opts.method in ("ftrace", "tracepoints")
+            else native.start()
+        )
         stoppers.append(("blktrace", native.stop))
+        no_blk_tracer = blk_tracer_unusable(root, opts.devices)
         if why_not is None:
             m["block_source"] = "blktrace"
             size: Callable[[], int] = lambda: native.bytes  # noqa: E731
@@ -275,7 +282,23 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
                 f"blktrace failed: {why_not}",
                 "use --method auto to fall back to the ftrace blk tracer",
             )
+        elif opts.method == "tracepoints" or (opts.method == "auto" and no_blk_tracer):
+            m["block_source"] = "tracepoints"
+            m["blktrace_unavailable_because"] = why_not
+            m["blk_tracer_unavailable_because"] = (
+                no_blk_tracer or "not tried (--method tracepoints)"
+            )
+            m["trace_clock"] = "mono"
+            m["buffer_kb_per_cpu"] = per_cpu_buffer_kb(opts.buffer_kb, os.cpu_count() or 1)
+            points = TracepointSession(root, run.journal, opts.devices, out, m["buffer_kb_per_cpu"])
+            stoppers.append(
+                ("block tracepoints", lambda: m.update(ring_buffer_stats=points.stop()))
+            )
+            points.start()
+            size = lambda: points.bytes  # noqa: E731
         else:
+            if no_blk_tracer:
+                raise CaptureError("ftrace blk tracer", no_blk_tracer, "use --method tracepoints")
             m["block_source"] = "ftrace-blk"
             m["blktrace_unavailable_because"] = why_not
             m["buffer_kb_per_cpu"] = per_cpu_buffer_kb(opts.buffer_kb, os.cpu_count() or 1)
@@ -399,6 +422,11 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
         (out / "raw.bin").unlink()
     elif m.get("block_source") == "blktrace":
         m["dropped_events"] = BlktraceProcess.dropped_in(out)
+    elif m.get("block_source") == "tracepoints":
+        m["block_events_file"] = EVENTS_FILE
+        stats = m.get("ring_buffer_stats", {})
+        m["overrun_events"] = sum(s.get("overrun", 0) for s in stats.values())
+        m["dropped_events"] = sum(s.get("dropped_events", 0) for s in stats.values())
     m["blktrace_files"] = sorted(p.name for p in out.glob(f"{TRACE_NAME}.blktrace.*"))
     m["blkparse"] = _blkparse(out, m["blktrace_files"])
     m["complete"] = True

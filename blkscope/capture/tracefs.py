@@ -59,9 +59,10 @@ SETTINGS: dict[str, re.Pattern[str]] = {
     "buffer_size_kb": re.compile(r"[0-9]{1,12}( \(expanded: [0-9]{1,12}\))?"),
     "saved_cmdlines_size": _NUMBER,
 }
-# The per-device switch of the blk tracer, and the tracefs instance the writeback recorder makes.
+# The per-device switch of the blk tracer, and the tracefs instances capture makes (writeback,
+# block tracepoints).
 _DEVICE_SWITCH = re.compile(r"/sys/block/(?!\.\.?/)[A-Za-z0-9._:+-]{1,64}/trace/enable")
-_INSTANCE = re.compile(r"blkscope-wb-[0-9]{1,10}")
+_INSTANCE = re.compile(r"blkscope-(?:wb|tp)-[0-9]{1,10}")
 
 
 def restorable(value: str) -> str:

@@ -38,7 +38,10 @@ def capture(
     ] = 65536,
     method: Annotated[
         str,
-        typer.Option("--method", help="auto (blktrace, else ftrace blk tracer), blktrace, ftrace."),
+        typer.Option(
+            "--method",
+            help="auto (blktrace, else the ftrace blk tracer, else the block tracepoints), blktrace, ftrace, tracepoints.",
+        ),
     ] = "auto",
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing capture folder.")
@@ -47,8 +50,10 @@ def capture(
     """Record block and writeback events, iostat and dirty pages into a capture folder (root)."""
     from blkscope.capture.runner import CaptureOptions, run_capture
 
-    if method not in ("auto", "blktrace", "ftrace"):
-        raise typer.BadParameter("must be auto, blktrace or ftrace", param_hint="--method")
+    if method not in ("auto", "blktrace", "ftrace", "tracepoints"):
+        raise typer.BadParameter(
+            "must be auto, blktrace, ftrace or tracepoints", param_hint="--method"
+        )
     opts = CaptureOptions(
         devices=list(dict.fromkeys(device)),
         out=output,

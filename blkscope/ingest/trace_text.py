@@ -41,10 +41,12 @@ _FTRACE_LINE = re.compile(
     re.M,
 )
 _CLASSIC_LINE = re.compile(r"^\s*\d+,\d+\s+\d+\s+\d+\.\d{9}\s+\d+\s+[A-Za-z]{1,2}\s+[A-Z]+\b", re.M)
+_CLASSIC_START = re.compile(r"\s*\d+,\d+\s")
 _ENTRIES = re.compile(r"#\s*entries-in-buffer/entries-written: (\d+)/(\d+)")
 _HEADER = re.compile(r"#.*|cpus=\d+|version = \d+|CPU \d+ is empty|\s*")
 _LOST = re.compile(r"CPU:\s*(\d+) \[LOST (\d+) EVENTS\]|CPU:(\d+) \[(\d+) EVENTS DROPPED\]")
 _REQUEST_ACTIONS = ("G", "I", "D")
+PLUG_WINDOW_NS = 1_000_000
 
 
 def trace_text_kind(head: str) -> str | None:
@@ -102,11 +104,10 @@ class TraceTextParser:
             self.header_lines += 1
             self.lost_events += int(lost[2] or lost[4])
             return
-        try:
-            ctx = parse_context(line, perf=self.kind == "perf")
-        except LineError:
-            if self.kind == "perf":
-                raise
+        ctx = parse_context(line, perf=self.kind == "perf")
+        if ctx is None:
+            if not _CLASSIC_START.match(line):
+                raise LineError("not an ftrace line (TASK-PID [CPU] FLAGS SECONDS: EVENT: BODY)")
             row = classic_row(line)  # the blk tracer's classic lines carry their own context
             self._add(row, "block_classic", row["time_ns"], 9, "ftrace-blk")
             return
@@ -156,8 +157,8 @@ def place_plugs(table: pa.Table) -> tuple[pa.Table, int]:
 
     A plug holds the requests its task allocated (G) and is flushed (U) right before they are
     inserted or issued (I, D), all by the same task: a U takes the device of that task's next
-    G/I/D, a P that of its previous one (the other direction when there is none). Returns the
-    table and how many plugs and unplugs found no request of their task.
+    G/I/D, a P that of its previous one (the other direction when there is none), within
+    PLUG_WINDOW_NS. Returns the table and how many plugs and unplugs found no such request.
     """
     missing = table["dev_major"].is_null().to_numpy(zero_copy_only=False)
     if not missing.any():
@@ -184,6 +185,10 @@ def place_plugs(table: pa.Table) -> tuple[pa.Table, int]:
     src = np.empty(n, dtype=np.int64)
     src[order] = np.where(pick >= 0, order[np.clip(pick, 0, n - 1)], -1)
     rows = np.flatnonzero(missing)
+    # a plug and its requests are microseconds apart: farther, the neighbour is another plug's
+    times = table["time_ns"].to_numpy()
+    far = np.abs(times[np.maximum(src[rows], 0)] - times[rows]) > PLUG_WINDOW_NS
+    src[rows[far]] = -1
     major[rows] = np.where(src[rows] >= 0, major[np.maximum(src[rows], 0)], -1)
     minor[rows] = np.where(src[rows] >= 0, minor[np.maximum(src[rows], 0)], -1)
     keep = major >= 0
@@ -220,8 +225,8 @@ def lacks(parser: TraceTextParser, unplaced: int) -> list[str]:
     if plugs:
         out.append(
             "P/U device: block_plug and block_unplug name no device; each took the device of "
-            f"its task's nearest G/I/D ({plugs - unplaced} placed, {unplaced} with no request "
-            "of their task left out)"
+            f"its task's nearest G/I/D within 1 ms ({plugs - unplaced} placed, {unplaced} with "
+            "no such request left out)"
         )
     if seen["block_unplug"]:
         out.append("UT: block_unplug does not tell timer unplugs from explicit ones: all are U")
@@ -229,8 +234,8 @@ def lacks(parser: TraceTextParser, unplaced: int) -> list[str]:
         for action, names in (("G", ["block_getrq"]), ("I", ["block_rq_insert"])):
             if not any(seen[n] for n in names) and seen["block_bio_queue"]:
                 out.append(
-                    f"{action}: no {names[0]} lines (the kernel or the recording has none): "
-                    f"requests have no {action} and the stages around it are unknown"
+                    f"{action}: no {names[0]} lines: requests have no {action} (none happened, "
+                    "e.g. no I without a scheduler, or the kernel or the recording lacks them)"
                 )
     return out
 

@@ -133,19 +133,22 @@ def _time(sec: str, frac: str | None) -> tuple[int, int]:
     return int(sec) * 1_000_000_000 + int(frac.ljust(9, "0")), len(frac)
 
 
-def parse_context(line: str, perf: bool) -> Context:
-    """Split a line into its context and the event text (perf's layout or ftrace's)."""
+def parse_context(line: str, perf: bool) -> Context | None:
+    """Split a line into its context and the event text (perf's layout or ftrace's).
+
+    None when the line has not the layout at all; a LineError when its fields are wrong.
+    """
     if perf:
         m = _PERF.fullmatch(line)
         if m is None:
-            raise LineError("not a perf script line (TASK PID [CPU] SECONDS: GROUP:EVENT: ...)")
+            raise LineError("not a perf script line (TASK PID [CPU] SECONDS: GROUP:EVENT: BODY)")
         ns, digits = _time(m["sec"], m["frac"])
         pid = int(m["tid"] or m["pid"])
         event = m["event"] if m["sys"] == "block" else f"{m['sys']}:{m['event']}"
         return Context(pid, int(m["cpu"]), ns, digits, event, m["body"])
     m = _FTRACE.fullmatch(line)
     if m is None:
-        raise LineError("not an ftrace line (TASK-PID [CPU] FLAGS SECONDS: ...)")
+        return None
     ns, digits = _time(m["sec"], m["frac"])
     cpu = int(m["cpu"] if m["cpu"] is not None else m["lcpu"])
     rest = m["rest"]
