@@ -22,6 +22,7 @@ from typer.testing import CliRunner
 from blkscope.analyze.build import analyze_dataset
 from blkscope.cli import app
 from blkscope.ingest.blkparse_ingest import ingest_events
+from blkscope.reports.page import source_limits_html
 
 DATA = Path(__file__).parent / "data" / "tracepoints"
 TEXTS = ["blk-classic", "blk-text", "ftrace", "perf", "trace-cmd"]
@@ -212,3 +213,12 @@ def test_ftrace_text_without_block_events_is_named(tmp_path: Path) -> None:
     assert result.stderr.splitlines()[0] == (
         f"error: {src}: ftrace text without block events (only 1 sched_switch)"
     )
+
+
+def test_the_page_says_what_the_source_lacks(datasets: dict[str, Path]) -> None:
+    (html,) = source_limits_html(_manifest(datasets["ftrace"]))
+    assert (
+        "<li>seq: the tracepoints carry no per-CPU sequence number (events.seq is 0)</li>" in html
+    )
+    assert "nothing is made up" in html
+    assert source_limits_html(_manifest(datasets["blk"])) == []

@@ -73,11 +73,11 @@ def capture(
         typer.echo(f"interrupted while writing {output}; tracefs settings were restored", err=True)
         raise typer.Exit(130) from None
     typer.echo(
-        f"wrote {output}: {manifest.get('block_events', 'n/a')} block events via "
+        f"wrote {output}: {manifest.get('block_events', 'ftrace text of the')} block events via "
         f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
         f"{manifest.get('lost_events', 0)} lost"
     )
-    if manifest.get("blkparse") is None:
+    if manifest.get("blkparse") is None and manifest["block_source"] != "tracepoints":
         typer.echo(
             f"blkparse is not installed: run `blkparse -i trace -o blkparse.txt` in "
             f"{output} where it is, then `blkscope ingest`",

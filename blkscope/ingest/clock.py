@@ -254,7 +254,7 @@ def resolve_trace_zero(hints: ClockHints, logs: list[LogSource], digest: TraceDi
         zero.wall_ns, zero.wall_how = hints.trace_start_ns, "flag --trace-start"
     if hints.blktrace is not None:
         zero.mono_ns = hints.blktrace["base_time_ns"]
-        zero.mono_how = "blktrace binary: first event's time"
+        zero.mono_how = hints.blktrace.get("how", "blktrace binary: first event's time")
         notes = hints.blktrace.get("wall_notes") or []
         if notes:
             zero.wall_minus_mono_ns = notes[0]["wall_ns"] - notes[0]["time"]

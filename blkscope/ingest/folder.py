@@ -159,6 +159,22 @@ def survey(folder: Path) -> list[Entry]:
     return entries
 
 
+def _tracepoint_clock(entries: list[Entry], doc: dict[str, Any]) -> dict[str, Any] | None:
+    """The monotonic zero of tracepoint text that blkscope capture recorded on trace_clock mono."""
+    for e in entries:
+        if e.role == "capture manifest" and doc.get("clock_base_ns") is not None:
+            capture = json.loads(Path(e.path).read_text())
+            if (
+                capture.get("block_source") == "tracepoints"
+                and capture.get("trace_clock") == "mono"
+            ):
+                return {
+                    "base_time_ns": doc["clock_base_ns"],
+                    "how": "tracepoint text on trace_clock mono: first event's time",
+                }
+    return None
+
+
 def _parse_logs(entries: list[Entry], strict: bool) -> list[LogSource]:
     logs = []
     for e in entries:
@@ -218,6 +234,7 @@ def ingest_folder(
             docs, devices = write_blkparse(
                 ds, [e.path for e in block], strict, progress, digest.add
             )
+            hints.blktrace = _tracepoint_clock(entries, docs[0])
         zero = resolve_trace_zero(hints, logs, digest)
         sources = []
         for log in logs:
@@ -227,7 +244,7 @@ def ingest_folder(
                 ds.table(name, TABLES[name]).write(with_t_ns(name, table, doc))
                 sources.append({"source": log.name, "table": name, **doc})
         manifest = build_manifest(docs, devices, strict)
-        if hints.blktrace is not None:
+        if hints.blktrace is not None and block[0].fmt == "blktrace":
             manifest["ingest"]["error_lines"] = 0
             manifest["trace_clock"] = hints.blktrace
         _describe(manifest, folder, entries, docs, logs, zero, sources)

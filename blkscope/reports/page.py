@@ -242,6 +242,20 @@ def device_html(dev: Device, n: int, report: Report) -> str:
     return "\n".join(parts)
 
 
+def source_limits_html(manifest: dict[str, Any]) -> list[str]:
+    """What the inputs could not say (tracepoint text: no sequence numbers, microseconds...)."""
+    out = []
+    for doc in manifest.get("inputs", []):
+        if doc.get("lacks"):
+            name = escape(f"{doc.get('name') or doc.get('path')} ({doc.get('format')})")
+            items = "".join(f"<li>{escape(text)}</li>" for text in doc["lacks"])
+            out.append(
+                f'<div class="missing" id="source-limits"><p>What {name} does not carry, '
+                f"so this report does not show it (nothing is made up):</p><ul>{items}</ul></div>"
+            )
+    return out
+
+
 def render_page(report: Report, generated: str | None) -> str:
     """The whole report; generated is the one timestamp line (None leaves it out)."""
     m = report.manifest
@@ -262,6 +276,7 @@ def render_page(report: Report, generated: str | None) -> str:
     ]
     if generated:
         head.append(f'<p class="meta" id="generated">Generated {escape(generated)}.</p>')
+    head += source_limits_html(m)
     if not report.devices:
         head.append(_missing("No device with block IO in this dataset."))
     body = [device_html(dev, n, report) for n, dev in enumerate(report.devices)]

@@ -12,7 +12,14 @@ from blkscope.errors import InputFormatError
 from blkscope.ingest.dataset import is_dataset, read_manifest, write_text_atomic
 
 ANALYSIS_TABLES = {"requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "io_dist"}
-CAPTURE_TRACES = ("blkparse.txt", "blkparse.txt.zst", "blkparse.txt.gz", "blkparse.txt.xz")
+# block_events.txt: the ftrace text of blkscope capture's block tracepoint fallback
+CAPTURE_TRACES = (
+    "blkparse.txt",
+    "blkparse.txt.zst",
+    "blkparse.txt.gz",
+    "blkparse.txt.xz",
+    "block_events.txt",
+)
 SUMMARY_NAME = "summary.json"
 
 
@@ -49,7 +56,7 @@ def ensure_dataset(source: Path, dataset_dir: Path, progress: Any = None) -> tup
             raise InputFormatError(
                 str(source),
                 "is a folder but neither a dataset (no manifest.json) nor a capture "
-                "(no blkparse.txt[.zst] or NAME.blktrace.N files)",
+                "(no blkparse.txt[.zst], block_events.txt or NAME.blktrace.N files)",
                 hint="pass a dataset folder, a capture folder or a blkparse text file",
             )
         # A capture folder: every log in it joins the dataset on the trace's clock.

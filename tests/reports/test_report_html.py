@@ -158,7 +158,7 @@ def test_cli_report_prints_where_it_wrote_and_the_numbers(
     [
         (lambda p: p / "nothing", "error: {p}/nothing: no such file or folder"),
         (lambda p: p, "error: {p}: is a folder but neither a dataset (no manifest.json) nor a "
-         "capture (no blkparse.txt[.zst] or NAME.blktrace.N files)"),
+         "capture (no blkparse.txt[.zst], block_events.txt or NAME.blktrace.N files)"),
     ],
 )  # fmt: skip
 def test_bad_inputs_say_why_with_exit_2(
