@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from blkscope.cli import app
-from blkscope.ingest import blkparse_text, sources
+from blkscope.ingest import blkparse_ingest, blkparse_text, sources
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from tests.conftest import MQ30, read_zst
 
@@ -34,8 +34,9 @@ def test_interrupt_mid_ingest_keeps_the_previous_dataset(
     ingest_blkparse([str(src)], out)
     before = (out / "manifest.json").read_text()
     monkeypatch.setattr(sources, "CHUNK_BYTES", 1 << 20)
+    # inputs are chunked where their kind is told (blkparse or tracepoint text)
     monkeypatch.setattr(
-        blkparse_text, "iter_chunks", lambda source: sources.iter_chunks(source, 1 << 20)
+        blkparse_ingest, "iter_chunks", lambda source: sources.iter_chunks(source, 1 << 20)
     )
     original = blkparse_text.BlkparseTextParser.finish
     calls = {"n": 0}
