@@ -117,6 +117,8 @@ ERRORS = {
     "254,0    0       73     0.000032819 11421  X  WS 5 + 8 [x]": "X expects 'sector / split_sector [comm]' after RWBS, got '5 + 8 [x]'",
     "254,0    0       73     0.000032819 11421  Q  RA": "line ends after RWBS: Q expects 'sector + count [comm]'",
     "avg-cpu:  %user   %nice %system %iowait  %steal   %idle": "expected device as 'major,minor', got 'avg-cpu:'",
+    "  8,0    0        5     0.000000000   100  Q  WS 99999999999999999999 + 8 [dd]": "sector 99999999999999999999 does not fit a 64-bit integer",
+    "  8,0    0        5     0.000000000 9999999999999999999999  Q  WS 1 + 8 [dd]": "pid 9999999999999999999999 does not fit a 64-bit integer",
 }
 
 

@@ -252,11 +252,29 @@ def header_row(fields: dict[str, str], cgroup: str | None) -> dict[str, Any]:
     return row
 
 
+# Integer columns of events and the bits of their signed type (the schema's widths).
+INT_BITS = {
+    "dev_major": 31, "dev_minor": 31, "cpu": 31, "seq": 63, "time_ns": 63, "pid": 63,
+    "sector": 63, "nsectors": 31, "split_sector": 63, "remap_dev_major": 31,
+    "remap_dev_minor": 31, "remap_sector": 63, "error": 31, "depth": 31, "pc_bytes": 63,
+    "elapsed": 63,
+}  # fmt: skip
+
+
+def check_ranges(row: dict[str, Any]) -> None:
+    """A LineError naming the first number too big for its column: never wrapped, never lost."""
+    for name, bits in INT_BITS.items():
+        value = row.get(name)
+        if value is not None and not -(2**bits) <= value < 2**bits:
+            raise LineError(f"{name} {value} does not fit a {bits + 1}-bit integer")
+
+
 def parse_event_line(line: str) -> dict[str, Any]:
     """Parse one event line (no newline) into a row of the events table, minus line_no/input_id."""
     fields, cgroup, tail = parse_header(line, BLKPARSE_LAYOUT)
     row = header_row(fields, cgroup)
     parse_tail(fields["action"], tail, row)
+    check_ranges(row)
     return row
 
 

@@ -28,6 +28,12 @@ from blkscope.schemas import TABLES
 
 # Text formats of block events: blkparse, and the tracepoint texts read into the same events.
 BLOCK_TEXT = ("blkparse", "ftrace", "trace-cmd", "perf")
+_TEXT_NAMES = {
+    "blkparse": "blkparse text",
+    "ftrace": "ftrace text",
+    "trace-cmd": "trace-cmd report",
+    "perf": "perf script",
+}
 _PER_CPU = re.compile(r"\.blktrace\.(\d+)(?:\.[A-Za-z0-9]+)?$")
 _BTT_AVG = re.compile(r"^=+ All Devices =+$", re.M)
 _PAIRS = re.compile(r"\A(?:[\d.]+ [\d.]+\n)+\Z")
@@ -141,7 +147,9 @@ def survey(folder: Path) -> list[Entry]:
     for e in entries:
         if e.fmt in BLOCK_TEXT and binaries:
             e.role = "skipped"
-            e.reason = f"{FORMAT_NAMES[e.fmt]} of the IO the blktrace binaries hold, with the absolute clock"
+            e.reason = (
+                f"{_TEXT_NAMES[e.fmt]} of the blktrace binaries, which carry the absolute clock"
+            )
     texts = [e.name for e in entries if e.role == "block events" and e.fmt in BLOCK_TEXT]
     if len(texts) > 1:
         # Each text counts from its own first event: two texts are two timelines.

@@ -28,6 +28,7 @@ from blkscope.ingest.blkparse_line import (
     BLK_TEXT_LAYOUT,
     CLASSIC_LAYOUT,
     LineError,
+    check_ranges,
     empty_row,
     header_row,
     parse_header,
@@ -221,6 +222,7 @@ def blk_tracer_row(body: str) -> dict[str, Any]:
     row = header_row(fields, cgroup)
     row["seq"] = 0
     parse_tail(fields["action"], tail, row)
+    check_ranges(row)
     return row
 
 
@@ -230,4 +232,5 @@ def classic_row(line: str) -> dict[str, Any]:
     row = header_row(fields, cgroup)
     row["seq"] = 0
     parse_tail(fields["action"], tail, row)
+    check_ranges(row)
     return row
