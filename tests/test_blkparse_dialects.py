@@ -188,3 +188,12 @@ def test_any_spacing_is_read_and_given_back_byte_for_byte(
     assert [_comparable(r) for r in events.to_pylist()] == [_comparable(r) for r, _ in cases]
     assert list(render_table(events)) == [line for _, line in cases]
     assert set(ACTION_CODE) >= {r["action"] for r, _ in cases}
+
+
+def test_a_process_name_that_is_not_utf8_is_replaced(tmp_path: Path) -> None:
+    src = tmp_path / "s.txt"
+    text = _per_process_capture().replace("dd (11236)", "d\udcffd (11236)")
+    src.write_bytes(text.encode("utf-8", "surrogateescape"))
+    ingest_blkparse([str(src)], tmp_path / "ds")
+    summary = pq.read_table(tmp_path / "ds" / "blkparse_summary.parquet").to_pylist()
+    assert "process d\ufffdd (11236)" in {r["block"] for r in summary}

@@ -169,6 +169,7 @@ BAD_LINES = {
     "              dd-7       [000] .....    10.000003: block_bio_queue: 8,0 WQ 12 + 8 [dd]": "block_bio_queue: invalid RWBS 'WQ'",
     "              dd-7       [000] .....   123456789: block_rq_issue: 8,0 WS 4096 () 12 + 8 [dd]": "timestamp 123456789 is not seconds.fraction: a counter trace clock (counter, x86-tsc) cannot be put on a time line",
     "              dd-7       [000] .....    10.000004: block_bio_queue: 8,0 WS 99999999999999999999 + 8 [dd]": "sector 99999999999999999999 does not fit a 64-bit integer",
+    "              dd-99999999999999999999 [000] .....    10.000005: block_plug: [dd]": "pid 99999999999999999999 does not fit a 64-bit integer",
     "garbage": "not an ftrace line (TASK-PID [CPU] FLAGS SECONDS: EVENT: BODY)",
     "  8,0    1  10.000005000    7  Z  WS 12 + 8 [dd]": "unknown action 'Z' (expected one of Q G I D C M F P U UT X A R S T B m)",
 }  # fmt: skip

@@ -78,7 +78,8 @@ class SummaryParser:
 
     def feed(self, line: str, line_no: int) -> bool:
         """Consume one line; return False when it is not part of a summary."""
-        text = line.rstrip("\r")
+        # names in headers are kept as text: bytes that are not UTF-8 are replaced
+        text = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace").rstrip("\r")
         while text.startswith(CTRL_C):
             text = text[len(CTRL_C) :]
         text = text.strip()

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope.errors import InputFormatError, ParseError
-from blkscope.ingest.blkparse_line import LineError
+from blkscope.ingest.blkparse_line import LineError, check_ranges
 from blkscope.ingest.trace_text_line import (
     TRACEPOINTS,
     blk_tracer_row,
@@ -124,6 +124,7 @@ class TraceTextParser:
 
     def _add(self, row: dict[str, Any], name: str, time_ns: int, digits: int, src: str) -> None:
         row.update(time_ns=time_ns, source=src, line_no=self.lines, input_id=self.input_id)
+        check_ranges(row)  # the context's pid, cpu and time too
         self.rows.append(row)
         self.by_tracepoint[name] += 1
         self.digits.add(digits)
