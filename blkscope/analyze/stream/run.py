@@ -1,0 +1,349 @@
+"""Drive the streaming pass: events in, `requests` and `bios` Parquet out, in batches."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from numba import types
+from numba.typed import Dict
+
+from blkscope.analyze.stream import layout as L
+from blkscope.analyze.stream.core import close_idle_sessions, finish, process, retry_deferred
+from blkscope.analyze.stream.events import EventCoder, OutOfOrder, batches
+from blkscope.analyze.stream.pools import Pool
+from blkscope.progress import ProgressCallback
+from blkscope.schemas import TABLES
+
+OUT_ROWS = 1 << 18
+
+I64 = types.int64
+PAIR = types.UniTuple(types.int64, 2)
+TRIPLE = types.UniTuple(types.int64, 3)
+
+
+class State(NamedTuple):
+    """Everything the compiled pass keeps between events (see layout.py for the columns)."""
+
+    gr: np.ndarray
+    grf: np.ndarray
+    gra: np.ndarray
+    grn: np.ndarray
+    ky: np.ndarray
+    kyf: np.ndarray
+    kya: np.ndarray
+    kyn: np.ndarray
+    bi: np.ndarray
+    bif: np.ndarray
+    bia: np.ndarray
+    bin_: np.ndarray
+    pc: np.ndarray
+    pcf: np.ndarray
+    pca: np.ndarray
+    pcn: np.ndarray
+    ss: np.ndarray
+    ssf: np.ndarray
+    ssa: np.ndarray
+    ssn: np.ndarray
+    pd: np.ndarray
+    pdf: np.ndarray
+    pda: np.ndarray
+    pdn: np.ndarray
+    dv: np.ndarray
+    db: np.ndarray
+    ct: np.ndarray
+    rq: np.ndarray
+    bo: np.ndarray
+    deferred: np.ndarray
+    d_keys: Any
+    d_groups: Any
+    d_chain: Any
+    d_gid: Any
+    d_cov: Any
+    d_fifo: Any
+    d_flushq: Any
+    d_lastfe: Any
+    d_fewait: Any
+    d_remap: Any
+    d_biowait: Any
+    d_pids: Any
+
+
+class Pass:
+    """The pass's state, owned by Python between batches (pools grow here)."""
+
+    def __init__(self, plug_clock: bool, devices: np.ndarray) -> None:
+        self.pools = {
+            "gr": Pool(L.GR_FIELDS),
+            "ky": Pool(L.KY_FIELDS),
+            "bi": Pool(L.BI_FIELDS),
+            "pc": Pool(L.PC_FIELDS),
+            "ss": Pool(L.SS_FIELDS),
+            "pd": Pool(L.PD_FIELDS),
+        }
+        self.dv = devices
+        self.db = np.zeros((L.DB_CAP, L.DB_FIELDS), dtype=np.int64)
+        self.ct = np.zeros(L.CT_FIELDS, dtype=np.int64)
+        self.ct[L.CT_PLUG] = int(plug_clock)
+        self.ct[L.CT_NOW] = L.NULL
+        self.rq = np.zeros((OUT_ROWS, L.RQ_FIELDS), dtype=np.int64)
+        self.bo = np.zeros((OUT_ROWS, L.BO_FIELDS), dtype=np.int64)
+        self.deferred = np.zeros(1024, dtype=np.int64)
+        self.dicts = [
+            Dict.empty(PAIR, I64),  # d_keys
+            Dict.empty(PAIR, I64),  # d_groups
+            Dict.empty(I64, I64),  # d_chain
+            Dict.empty(I64, I64),  # d_gid
+            Dict.empty(I64, I64),  # d_cov
+            Dict.empty(PAIR, I64),  # d_fifo
+            Dict.empty(I64, I64),  # d_flushq
+            Dict.empty(I64, I64),  # d_lastfe
+            Dict.empty(I64, I64),  # d_fewait
+            Dict.empty(I64, TRIPLE),  # d_remap
+            Dict.empty(PAIR, I64),  # d_biowait
+            Dict.empty(I64, I64),  # d_pids
+        ]
+
+    def state(self, events: int) -> State:
+        """The state as the compiled code takes it, with room for `events` more events."""
+        for pool in self.pools.values():
+            pool.reserve(events + 64)
+        live = self.pools["gr"].in_use() + self.pools["bi"].in_use() + 64
+        if len(self.rq) < live * 2:
+            self.rq = np.zeros((live * 2, L.RQ_FIELDS), dtype=np.int64)
+        if len(self.bo) < live * 2:
+            self.bo = np.zeros((live * 2, L.BO_FIELDS), dtype=np.int64)
+        if len(self.deferred) < self.pools["gr"].capacity:
+            grown = np.zeros(self.pools["gr"].capacity, dtype=np.int64)
+            grown[: len(self.deferred)] = self.deferred
+            self.deferred = grown
+        parts: list[Any] = []
+        for pool in self.pools.values():
+            parts += [pool.rows, pool.free, pool.alive, pool.nfree]
+        return State(
+            *parts, self.dv, self.db, self.ct, self.rq, self.bo, self.deferred, *self.dicts
+        )
+
+
+def device_facts(con: duckdb.DuckDBPyConnection, coder: EventCoder) -> np.ndarray:
+    """Per device: does it dispatch requests (D), and does any bio land or split there."""
+    rows = con.execute("""
+        SELECT dev_major, dev_minor,
+               count(*) FILTER (action = 'D' AND (sector IS NOT NULL OR (flush AND op = 'N'))),
+               count(*) FILTER (action IN ('G', 'M', 'F', 'X'))
+        FROM events GROUP BY ALL ORDER BY ALL""").fetchall()
+    major = np.array([r[0] for r in rows], dtype=np.int64)
+    minor = np.array([r[1] for r in rows], dtype=np.int64)
+    idx = coder.devices.encode(major, minor) if rows else np.zeros(0, dtype=np.int64)
+    dv = np.zeros((max(len(rows), 1), L.DV_FIELDS), dtype=np.int64)
+    for j, r in enumerate(rows):
+        dv[idx[j], L.DV_HAS_D] = int(r[2] > 0)
+        dv[idx[j], L.DV_NODES] = int(r[3] > 0)
+    return dv
+
+
+def _col(values: np.ndarray, null: int, typ: pa.DataType) -> pa.Array:
+    mask = values == null
+    return pa.array(np.where(mask, 0, values), mask=mask if mask.any() else None).cast(typ)
+
+
+def requests_table(rq: np.ndarray, coder: EventCoder) -> pa.Table:
+    """Rows of the pass's request matrix as the `requests` table."""
+    dev = rq[:, L.RQ_DEV]
+    major, minor = coder.devices.columns(dev)
+    d2c = np.where(
+        (rq[:, L.RQ_C_T] == L.NULL) | (rq[:, L.RQ_LAST_D] == L.NULL),
+        L.NULL,
+        rq[:, L.RQ_C_T] - rq[:, L.RQ_LAST_D],
+    )
+    ops = np.array(L.OPS, dtype=object)
+    kinds = np.array(L.KINDS, dtype=object)
+    cols = {
+        "dev_major": major,
+        "dev_minor": minor,
+        "op": pa.array(ops[rq[:, L.RQ_OP]], type=pa.string()),
+        "sector": _col(rq[:, L.RQ_SEC], -1, pa.int64()),
+        "nsectors": _col(rq[:, L.RQ_NSEC], -1, pa.int32()),
+        "kind": pa.array(kinds[rq[:, L.RQ_KIND]], type=pa.string()),
+        "flags": coder.rwbs.strings(rq[:, L.RQ_RWBS]),
+        "q_time_ns": _col(rq[:, L.RQ_Q_T], L.NULL, pa.int64()),
+        "g_time_ns": _col(rq[:, L.RQ_G_T], L.NULL, pa.int64()),
+        "acct_start_ns": _col(rq[:, L.RQ_ACCT], L.NULL, pa.int64()),
+        "first_d_time_ns": _col(rq[:, L.RQ_FIRST_D], L.NULL, pa.int64()),
+        "d_time_ns": _col(rq[:, L.RQ_LAST_D], L.NULL, pa.int64()),
+        "c_time_ns": _col(rq[:, L.RQ_C_T], L.NULL, pa.int64()),
+        "d2c_ns": _col(d2c, L.NULL, pa.int64()),
+        "requeues": pa.array(rq[:, L.RQ_REQUEUES].astype(np.int32)),
+        "dispatches": pa.array(rq[:, L.RQ_DISPATCHES].astype(np.int32)),
+        "error": _col(rq[:, L.RQ_ERR], L.NULL, pa.int32()),
+        "partial": pa.array(rq[:, L.RQ_PARTIAL] == 1),
+        "pid": _col(rq[:, L.RQ_PID], L.NULL, pa.int64()),
+        "process": coder.comm.strings(rq[:, L.RQ_PROCESS]),
+        "d_eid": _col(rq[:, L.RQ_D_EID], L.NULL, pa.int64()),
+        "c_eid": _col(rq[:, L.RQ_C_EID], L.NULL, pa.int64()),
+    }
+    return pa.table(cols).cast(TABLES["requests"])
+
+
+def bios_table(bo: np.ndarray, coder: EventCoder) -> pa.Table:
+    """Rows of the pass's bio matrix as the `bios` table."""
+    major, minor = coder.devices.columns(bo[:, L.BO_DEV])
+    c, q = bo[:, L.BO_C_T], bo[:, L.BO_Q_T]
+    partial = bo[:, L.BO_PARTIAL] == 1
+    merged = bo[:, L.BO_MERGED] == 1
+    status = np.where(partial, "partial", np.where(merged, "merged", "completed"))
+    ops = np.array(L.OPS, dtype=object)
+    cols = {
+        "dev_major": major,
+        "dev_minor": minor,
+        "op": pa.array(ops[bo[:, L.BO_OP]], type=pa.string()),
+        "flags": coder.rwbs.strings(bo[:, L.BO_RWBS]),
+        "sector": _col(bo[:, L.BO_SEC], -1, pa.int64()),
+        "nsectors": _col(bo[:, L.BO_NSEC], -1, pa.int32()),
+        "pid": pa.array(bo[:, L.BO_PID]),
+        "comm": coder.comm.strings(bo[:, L.BO_COMM]),
+        "q_time_ns": pa.array(q),
+        "g_time_ns": _col(bo[:, L.BO_G_T], L.NULL, pa.int64()),
+        "m_time_ns": _col(bo[:, L.BO_M_T], L.NULL, pa.int64()),
+        "i_time_ns": _col(bo[:, L.BO_I_T], L.NULL, pa.int64()),
+        "d_time_ns": _col(bo[:, L.BO_D_T], L.NULL, pa.int64()),
+        "c_time_ns": _col(c, L.NULL, pa.int64()),
+        "q2c_ns": _col(np.where(c == L.NULL, L.NULL, c - q), L.NULL, pa.int64()),
+        "d2c_ns": _col(bo[:, L.BO_D2C], L.NULL, pa.int64()),
+        "merged": pa.array(merged),
+        "split": pa.array(bo[:, L.BO_PIECES] > 1),
+        "pieces": pa.array(bo[:, L.BO_PIECES].astype(np.int32)),
+        "requeues": _col(bo[:, L.BO_REQUEUES], L.NULL, pa.int32()),
+        "status": pa.array(status, type=pa.string()),
+        "partial": pa.array(partial),
+        "remap_dev_major": _col(bo[:, L.BO_RMAJ], L.NULL, pa.int32()),
+        "remap_dev_minor": _col(bo[:, L.BO_RMIN], L.NULL, pa.int32()),
+        "remap_sector": _col(bo[:, L.BO_RSEC], L.NULL, pa.int64()),
+        "q_eid": pa.array(bo[:, L.BO_Q_EID]),
+        "d_eid": _col(bo[:, L.BO_D_EID], L.NULL, pa.int64()),
+    }
+    return pa.table(cols).cast(TABLES["bios"])
+
+
+ORPHANS_SQL = """
+WITH f AS (SELECT * FROM _orphan_candidates),
+ev AS (
+    SELECT dev_major, dev_minor, sector, nsectors, time_ns,
+           (input_id::BIGINT << 40) + line_no AS eid, action
+    FROM events SEMI JOIN (SELECT DISTINCT dev_major, dev_minor, sector, nsectors FROM f)
+      USING (dev_major, dev_minor, sector, nsectors)
+    WHERE action IN ('D', 'R', 'C') AND NOT (flush AND op = 'N')
+), runs AS (
+    SELECT * FROM (
+        SELECT *, lag(action) OVER (PARTITION BY dev_major, dev_minor, sector, nsectors
+                                    ORDER BY time_ns, eid) AS prev FROM ev)
+    WHERE action = 'D' AND prev = 'C'
+)
+SELECT f.row FROM f WHERE EXISTS (
+    SELECT 1 FROM runs r WHERE r.dev_major = f.dev_major AND r.dev_minor = f.dev_minor
+      AND r.sector = f.sector AND r.nsectors = f.nsectors
+      AND (r.time_ns < f.time_ns OR (r.time_ns = f.time_ns AND r.eid < f.eid)))
+"""
+
+
+class _Sinks:
+    def __init__(self, dataset: Path) -> None:
+        self.requests = pq.ParquetWriter(
+            dataset / "requests.parquet", TABLES["requests"], compression="zstd"
+        )
+        self.bios = pq.ParquetWriter(dataset / "bios.parquet", TABLES["bios"], compression="zstd")
+        self.held: list[pa.Table] = []  # requests whose kind needs the orphan check
+        self.fix_eid: list[np.ndarray] = []
+        self.fix_t: list[np.ndarray] = []
+        self.rows = {"requests": 0, "bios": 0}
+
+    def drain(self, run: Pass, coder: EventCoder) -> None:
+        n = int(run.ct[L.CT_RQ_N])
+        if n:
+            rq = run.rq[:n]
+            fix = rq[:, L.RQ_FIX] != 0
+            if fix.any():
+                self.held.append(requests_table(rq[fix], coder))
+                self.fix_eid.append(rq[fix, L.RQ_FIX])
+                self.fix_t.append(np.where(rq[fix, L.RQ_C_T] == L.NULL, rq[fix, L.RQ_FIRST_D], rq[fix, L.RQ_C_T]))
+            if (~fix).any():
+                table = requests_table(rq[~fix], coder)
+                self.requests.write_table(table)
+                self.rows["requests"] += table.num_rows
+            run.ct[L.CT_RQ_N] = 0
+        n = int(run.ct[L.CT_BO_N])
+        if n:
+            table = bios_table(run.bo[:n], coder)
+            self.bios.write_table(table)
+            self.rows["bios"] += table.num_rows
+            run.ct[L.CT_BO_N] = 0
+
+    def close(self, con: duckdb.DuckDBPyConnection) -> None:
+        if self.held:
+            held = pa.concat_tables(self.held)
+            cand = pa.table({
+                "row": np.arange(held.num_rows),
+                "dev_major": held["dev_major"], "dev_minor": held["dev_minor"],
+                "sector": held["sector"], "nsectors": held["nsectors"],
+                "eid": np.concatenate(self.fix_eid),
+                "time_ns": np.concatenate(self.fix_t),
+            })  # fmt: skip
+            con.register("_orphan_candidates", cand)
+            rows = [r[0] for r in con.execute(ORPHANS_SQL).fetchall()]
+            con.unregister("_orphan_candidates")
+            kind = np.array(held["kind"].to_pylist(), dtype=object)
+            kind[rows] = "orphan"
+            held = held.set_column(
+                held.schema.get_field_index("kind"),
+                TABLES["requests"].field("kind"),
+                pa.array(kind, type=pa.string()),
+            )
+            self.requests.write_table(held)
+            self.rows["requests"] += held.num_rows
+        self.requests.close()
+        self.bios.close()
+
+
+def stream_tables(
+    con: duckdb.DuckDBPyConnection,
+    dataset: Path,
+    plug_clock: bool,
+    total_events: int,
+    progress: ProgressCallback | None = None,
+    in_order: bool = True,
+) -> dict[str, int]:
+    """Write requests.parquet and bios.parquet into dataset from its events; return row counts."""
+    coder = EventCoder()
+    run = Pass(plug_clock, device_facts(con, coder))
+    sinks = _Sinks(dataset)
+    done = 0
+    try:
+        for batch in batches(dataset / "events.parquet", in_order):
+            ev = coder.matrix(batch)
+            start = 0
+            while start < len(ev):
+                state = run.state(len(ev) - start)
+                start = process(state, ev, start, len(run.rq), len(run.bo))
+                sinks.drain(run, coder)
+            state = run.state(0)
+            close_idle_sessions(state, int(run.ct[L.CT_NOW]), False)
+            retry_deferred(state)
+            sinks.drain(run, coder)
+            done += batch.num_rows
+            if progress is not None:
+                progress("analyze pairing", done, total_events, unit="events")
+        state = run.state(0)
+        finish(state)
+        sinks.drain(run, coder)
+    except OutOfOrder:
+        sinks.requests.close()
+        sinks.bios.close()
+        if not in_order:
+            raise
+        return stream_tables(con, dataset, plug_clock, total_events, progress, in_order=False)
+    sinks.close(con)
+    return sinks.rows
