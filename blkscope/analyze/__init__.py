@@ -1,10 +1,10 @@
-"""IO reconstruction and statistics in DuckDB SQL (analyze/sql/*.sql, one view per file).
+"""IO reconstruction (one streaming pass in compiled code) and statistics (DuckDB SQL views).
 
-Pipeline (`blkscope analyze`, analyze.build.BUILD_ORDER), each step stored as Parquet in the
-dataset and registered in its manifest:
-  events -> _request_events -> _requests -> requests   D/R/C paired per (device, sector, length)
-  events -> _bio_nodes -> _bio_pieces -> _piece_requests   each Q followed through X/G/M/F to a D
-  + requests -> bios -> stage_stats, latency_hist, depth, io_dist, iostat
-No step needs procedural code: every pairing is a window (LAG/LEAD/running sums) over one
-device's events in time order, plus one recursive CTE to carry a Q's id down its splits.
+Pipeline (`blkscope analyze`, analyze.build), each step stored as Parquet in the dataset and
+registered in its manifest:
+  events -> analyze/stream -> requests, bios   one pass in time order: D/R/C paired per
+            (device, sector, length), each Q followed through X/G/M/F to the D of its request
+  requests, bios, events -> analyze/sql views -> stage_stats, latency_hist, depth, io_dist, iostat
+The pass keeps only what is in flight (per-device tables keyed by sector); the statistics run in
+DuckDB under a memory limit, spilling into the dataset's temporary folder.
 """

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+import shutil
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,6 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from blkscope.analyze.findings import find_dataset_periods, find_spikes, knobs_from_manifest
+from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import (
     connect,
     optional_views,
@@ -25,31 +27,23 @@ from blkscope.ingest.dataset import DatasetWriter, read_manifest, write_parquet_
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 
-# (table, view that computes it), in dependency order: bios read the stored requests. The
-# tables after them read only events, requests and bios, so they are built side by side.
+# `requests` and `bios` come from the streaming pass (analyze/stream); the tables after them are
+# statistics over those two and the events, computed by these views two at a time.
+STREAMED = ("requests", "bios")
 BUILD_ORDER: list[tuple[str, str]] = [
-    ("requests", "_requests_build"),
-    ("bios", "_bios_build"),
     ("stage_stats", "_stage_stats_build"),
     ("iostat", "_iostat_build"),
     ("latency_hist", "_latency_hist_build"),
     ("depth", "_depth_build"),
     ("io_dist", "_io_dist_build"),
 ]
-SIDE_BY_SIDE_FROM = 2  # BUILD_ORDER index of the first table built side by side
-
-# Intermediates read more than once, computed once into temp tables before the first reader:
-# requests and bios both follow every bio through its pieces; requests looks up the plug clock
-# of each piece's Q and of its G.
-SHARED_BEFORE: dict[str, tuple[str, ...]] = {
-    "requests": ("_bio_pieces", "_piece_requests", "_plug_clock"),
-}
-# Of those, the ones that read only events: computed from the start on a cursor of their own,
-# alongside the bio chain (the plug clock's windows over one global order run on one thread).
-FROM_EVENTS = ("_plug_clock",)
-# Intermediates of the tables built side by side, computed once after bios: the integer-keyed
+# Intermediates of the statistics read more than once, computed once into tables of the
+# in-memory database (which spill to the temp folder under the memory limit): the integer-keyed
 # long form of bio latencies is read by both stage_stats and latency_hist.
 SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages")
+# DuckDB's memory for the statistics; beyond it, operators spill into the dataset's temp folder
+MEMORY_LIMIT = "1GB"
+SPILL_DIR = ".duckdb_spill"
 
 FINDINGS = ("spikes", "periods")
 
@@ -61,7 +55,7 @@ class _Steps:
 
     def __init__(self, progress: ProgressCallback | None, name: str) -> None:
         self.progress, self.key = progress, f"analyze {name}"
-        self.pending = [name for name, _ in BUILD_ORDER] + list(FINDINGS)
+        self.pending = list(STREAMED) + [name for name, _ in BUILD_ORDER] + list(FINDINGS)
         self.total = len(self.pending)
         self.report()
 
@@ -109,77 +103,65 @@ def _on_cursor(
         return work(cur)
 
 
-def _fetch(view: str, cur: duckdb.DuckDBPyConnection) -> pa.Table:
-    """A view's rows as an Arrow table."""
-    return cur.sql(f"SELECT * FROM main.{view}").to_arrow_table()
-
-
 def _build_tables(
     con: duckdb.DuckDBPyConnection,
     dataset: Path,
     manifest: dict[str, Any],
     variables: dict[str, int],
     steps: _Steps,
+    progress: ProgressCallback | None,
 ) -> None:
-    """Write every BUILD_ORDER table into the dataset and leave views over the files.
+    """Write requests and bios (one streaming pass over the events), then every BUILD_ORDER
+    table, and leave views over the files.
 
-    Each table is written by a background thread while the next ones are computed from its
-    Arrow copy in memory; the tables after bios are built two at a time on their own cursors,
-    so that one's single-threaded phases (a window over one partition, a sort) overlap the
-    other's work.
+    The statistics are built two at a time on cursors of their own, so that one's
+    single-threaded phases (a window over one partition, a sort) overlap the other's work.
     """
-    # Binding a view reads its tables' Parquet footers: after each new table, retry only the
-    # views that could not bind yet instead of redefining all of them.
-    unbound = unbound_views(con)
-    arrows: dict[str, pa.Table] = {}  # by the name each cursor registers it under
-    writes: dict[str, Future[None]] = {}
-    with ThreadPoolExecutor(max_workers=1) as writer, ThreadPoolExecutor(max_workers=2) as pool:
-
-        def keep(name: str, table: pa.Table) -> None:
-            path = dataset / f"{name}.parquet"
-            writes[name] = writer.submit(write_parquet_atomic, table, path)
-            manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
-            arrows[f"_arrow_{name}"] = table
-            con.register(f"_arrow_{name}", table)
-            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT * FROM _arrow_{name}")
-            steps.done(name)
-
-        early = {
-            view: pool.submit(_on_cursor, con, variables, {}, partial(_fetch, view))
-            for view in FROM_EVENTS
-        }
-        for name, view in BUILD_ORDER[:SIDE_BY_SIDE_FROM]:
-            unbound = register_views(con, unbound)
-            path = dataset / f"{name}.parquet"
-            for shared in SHARED_BEFORE.get(name, ()):
-                if shared in early:  # its Arrow copy, registered here, hides the view
-                    con.register(shared, _checked(name, path, early[shared].result))
-                    continue
-                make = f"CREATE OR REPLACE TEMP TABLE {shared} AS SELECT * FROM main.{shared}"
-                _checked(name, path, partial(con.execute, make))
-            keep(name, _checked(name, path, partial(_build_table, con, view, TABLES[name])))
-        unbound = register_views(con, unbound)
-        for shared in SHARED_AFTER_BIOS:  # its Arrow copy, registered here, hides the view
-            arrows[shared] = _checked(shared, dataset, partial(_fetch, shared, con))
-            con.register(shared, arrows[shared])
+    for name in STREAMED:  # hard links to the current version's files: never write them
+        (dataset / f"{name}.parquet").unlink(missing_ok=True)
+    rows = _checked(
+        "requests",
+        dataset,
+        partial(
+            stream_tables,
+            con,
+            dataset,
+            bool(variables["blkscope_plug_clock"]),
+            int(manifest.get("events", {}).get("count", 0)),
+            progress,
+        ),
+    )
+    for name in STREAMED:
+        manifest["tables"][name] = {"file": f"{name}.parquet", "rows": rows[name]}
+        register_table(con, name, dataset / f"{name}.parquet")
+        steps.done(name)
+    unbound = register_views(con, unbound_views(con))
+    for shared in SHARED_AFTER_BIOS:
+        make = (
+            f"CREATE OR REPLACE TABLE {shared}_t AS SELECT * FROM main.{shared};"
+            f"DROP VIEW {shared}; ALTER TABLE {shared}_t RENAME TO {shared}"
+        )
+        _checked(shared, dataset, partial(con.execute, make))
+    with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {
             name: pool.submit(
                 _on_cursor,
                 con,
                 variables,
-                dict(arrows),
+                {},
                 partial(_build_table, view=view, schema=TABLES[name]),
             )
-            for name, view in BUILD_ORDER[SIDE_BY_SIDE_FROM:]
+            for name, view in BUILD_ORDER
         }
         for name, job in jobs.items():
-            keep(name, _checked(name, dataset / f"{name}.parquet", job.result))
-        for shared in SHARED_AFTER_BIOS:
-            con.unregister(shared)
-        for name, write in writes.items():
-            _checked(name, dataset / f"{name}.parquet", write.result)
-            register_table(con, name, dataset / f"{name}.parquet")
-            con.unregister(f"_arrow_{name}")
+            path = dataset / f"{name}.parquet"
+            table = _checked(name, path, job.result)
+            write_parquet_atomic(table, path)
+            manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
+            register_table(con, name, path)
+            steps.done(name)
+    for shared in SHARED_AFTER_BIOS:
+        con.execute(f"DROP TABLE {shared}")
     register_views(con, unbound)
 
 
@@ -238,8 +220,11 @@ def _analyze_into(
     }
     for var, value in variables.items():
         con.execute(f"SET VARIABLE {var} = {value}")
+    spill = dataset / SPILL_DIR
+    con.execute(f"SET memory_limit = '{MEMORY_LIMIT}'")
+    con.execute(f"SET temp_directory = '{spill.as_posix().replace(chr(39), chr(39) * 2)}'")
     steps = _Steps(progress, update.out.name)
-    _build_tables(con, dataset, manifest, variables, steps)
+    _build_tables(con, dataset, manifest, variables, steps, progress)
     for name, table in zip(FINDINGS, _findings(con, dataset, manifest), strict=True):
         path = dataset / f"{name}.parquet"
         write_parquet_atomic(table, path)
@@ -250,6 +235,7 @@ def _analyze_into(
     # some captures bring (a partition listing, a writeback log): anything else is a bug.
     left_out = [v for v in register_views(con) if v not in optional_views(manifest)]
     con.close()
+    shutil.rmtree(spill, ignore_errors=True)  # never part of the dataset
     if left_out:
         raise DatasetError(str(update.out), f"views failed to bind: {', '.join(left_out)}")
     update.commit(manifest)

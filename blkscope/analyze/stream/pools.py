@@ -63,3 +63,42 @@ def give(slot: int, free: np.ndarray, alive: np.ndarray, nfree: np.ndarray) -> N
     alive[slot] = 0
     free[nfree[0]] = slot
     nfree[0] += 1
+
+
+@numba.njit(cache=True, inline="always")
+def k1(dev: int, sec: int) -> int:
+    return (dev << 48) | (sec + 1)
+
+
+@numba.njit(cache=True, inline="always")
+def dget(d, key, default):
+    if key in d:
+        return d[key]
+    return default
+
+
+@numba.njit(cache=True, inline="always")
+def dpop(d, key, default):
+    if key in d:
+        value = d[key]
+        del d[key]
+        return value
+    return default
+
+
+@numba.njit(cache=True, inline="always")
+def nmin(a: int, b: int) -> int:
+    if a == NULL:
+        return b
+    if b == NULL:
+        return a
+    return min(a, b)
+
+
+@numba.njit(cache=True, inline="always")
+def nmax(a: int, b: int) -> int:
+    if a == NULL:
+        return b
+    if b == NULL:
+        return a
+    return max(a, b)

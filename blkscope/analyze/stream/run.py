@@ -20,6 +20,7 @@ from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 
 OUT_ROWS = 1 << 18
+CHUNK = 1 << 15  # events per compiled call
 
 I64 = types.int64
 PAIR = types.UniTuple(types.int64, 2)
@@ -112,11 +113,10 @@ class Pass:
         """The state as the compiled code takes it, with room for `events` more events."""
         for pool in self.pools.values():
             pool.reserve(events + 64)
-        live = self.pools["gr"].in_use() + self.pools["bi"].in_use() + 64
-        if len(self.rq) < live * 2:
-            self.rq = np.zeros((live * 2, L.RQ_FIELDS), dtype=np.int64)
-        if len(self.bo) < live * 2:
-            self.bo = np.zeros((live * 2, L.BO_FIELDS), dtype=np.int64)
+        # every row written comes from a live request or bio: room for all of them at once
+        live = self.pools["gr"].in_use() + self.pools["bi"].in_use() + events + 128
+        self.rq = _room(self.rq, int(self.ct[L.CT_RQ_N]) + live)
+        self.bo = _room(self.bo, int(self.ct[L.CT_BO_N]) + live)
         if len(self.deferred) < self.pools["gr"].capacity:
             grown = np.zeros(self.pools["gr"].capacity, dtype=np.int64)
             grown[: len(self.deferred)] = self.deferred
@@ -127,6 +127,15 @@ class Pass:
         return State(
             *parts, self.dv, self.db, self.ct, self.rq, self.bo, self.deferred, *self.dicts
         )
+
+
+def _room(out: np.ndarray, rows: int) -> np.ndarray:
+    """out, or a copy with at least `rows` rows."""
+    if len(out) >= rows:
+        return out
+    grown = np.zeros((max(rows, 2 * len(out)), out.shape[1]), dtype=np.int64)
+    grown[: len(out)] = out
+    return grown
 
 
 def device_facts(con: duckdb.DuckDBPyConnection, coder: EventCoder) -> np.ndarray:
@@ -269,7 +278,9 @@ class _Sinks:
             if fix.any():
                 self.held.append(requests_table(rq[fix], coder))
                 self.fix_eid.append(rq[fix, L.RQ_FIX])
-                self.fix_t.append(np.where(rq[fix, L.RQ_C_T] == L.NULL, rq[fix, L.RQ_FIRST_D], rq[fix, L.RQ_C_T]))
+                self.fix_t.append(
+                    np.where(rq[fix, L.RQ_C_T] == L.NULL, rq[fix, L.RQ_FIRST_D], rq[fix, L.RQ_C_T])
+                )
             if (~fix).any():
                 table = requests_table(rq[~fix], coder)
                 self.requests.write_table(table)
@@ -326,9 +337,13 @@ def stream_tables(
             ev = coder.matrix(batch)
             start = 0
             while start < len(ev):
-                state = run.state(len(ev) - start)
-                start = process(state, ev, start, len(run.rq), len(run.bo))
-                sinks.drain(run, coder)
+                # a slice at a time: the tables only need room for what one slice can add
+                stop = min(start + CHUNK, len(ev))
+                state = run.state(stop - start)
+                start = process(state, ev[:stop], start, len(run.rq), len(run.bo))
+                if run.ct[L.CT_RQ_N] > OUT_ROWS // 2 or run.ct[L.CT_BO_N] > OUT_ROWS // 2:
+                    sinks.drain(run, coder)
+            sinks.drain(run, coder)
             state = run.state(0)
             close_idle_sessions(state, int(run.ct[L.CT_NOW]), False)
             retry_deferred(state)

@@ -1,0 +1,113 @@
+"""The plug clock, streamed: which plug session of its task each Q and G falls in (the rules
+learned in _plug_clock.sql of main f8f3609, kept exactly: a session starts at a task's first event,
+after a pause of more than 5 ms, after a UT, and after a U that is not a full-plug flush, one
+event of lookahead). A Q's clock is its session's first Q when the session holds a P, else its
+own time; a G's is its session's first Q or G. Sessions live while a piece still refers to them."""
+
+from __future__ import annotations
+
+import numba
+
+from blkscope.analyze.stream.layout import (
+    A_G,
+    A_P,
+    A_Q,
+    A_U,
+    A_UT,
+    NULL,
+    PD_LAST_A,
+    PD_LAST_T,
+    PD_PENDING,
+    PD_SESS,
+    SS_CLOSED,
+    SS_FIRST_Q,
+    SS_FIRST_QG,
+    SS_PLUGGED,
+    SS_REFS,
+)
+from blkscope.analyze.stream.pools import dget, dpop, give, take
+
+FIVE_MS = 5_000_000
+
+
+@numba.njit(cache=True)
+def _session_release(S, s):
+    S.ss[s, SS_REFS] -= 1
+    if S.ss[s, SS_REFS] == 0:
+        give(s, S.ssf, S.ssa, S.ssn)
+
+
+@numba.njit(cache=True)
+def _session_close(S, s):
+    if s >= 0 and S.ss[s, SS_CLOSED] == 0:
+        S.ss[s, SS_CLOSED] = 1
+        _session_release(S, s)  # the reference the open session held
+
+
+@numba.njit(cache=True)
+def _session_open(S):
+    s = take(S.ss, S.ssf, S.ssa, S.ssn)
+    S.ss[s, SS_PLUGGED] = 0
+    S.ss[s, SS_CLOSED] = 0
+    S.ss[s, SS_REFS] = 1
+    return s
+
+
+@numba.njit(cache=True)
+def plug_event(S, pid, a, t):
+    """The session (row of S.ss) the task's event falls in; see _plug_clock.sql for the rules."""
+    slot = dget(S.d_pids, pid, -1)
+    if slot < 0:
+        slot = take(S.pd, S.pdf, S.pda, S.pdn)
+        S.d_pids[pid] = slot
+        S.pd[slot, PD_PENDING] = 0
+        starts = True
+    else:
+        last_a = S.pd[slot, PD_LAST_A]
+        if S.pd[slot, PD_PENDING] == 1:
+            # the previous event (a U or UT right after a U) opened a session of its own unless
+            # this one is a P: then it stayed in the old session
+            S.pd[slot, PD_PENDING] = 0
+            if a != A_P:
+                _session_close(S, S.pd[slot, PD_SESS])
+                S.pd[slot, PD_SESS] = _session_open(S)
+        if t - S.pd[slot, PD_LAST_T] > FIVE_MS or last_a == A_UT:
+            starts = True
+        elif last_a == A_U:
+            if a == A_P:
+                starts = False
+            elif a >= A_U:
+                starts = False  # decided by the next event of the task (one event lookahead)
+                S.pd[slot, PD_PENDING] = 1
+            else:
+                starts = True
+        else:
+            starts = False
+    if starts:
+        if S.pd[slot, PD_SESS] != NULL:
+            _session_close(S, S.pd[slot, PD_SESS])
+        S.pd[slot, PD_SESS] = _session_open(S)
+    s = S.pd[slot, PD_SESS]
+    S.pd[slot, PD_LAST_A] = a
+    S.pd[slot, PD_LAST_T] = t
+    if a == A_Q and S.ss[s, SS_FIRST_Q] == NULL:
+        S.ss[s, SS_FIRST_Q] = t
+    if a <= A_G and S.ss[s, SS_FIRST_QG] == NULL:
+        S.ss[s, SS_FIRST_QG] = t
+    if a == A_P:
+        S.ss[s, SS_PLUGGED] = 1
+    return s
+
+
+@numba.njit(cache=True)
+def close_idle_sessions(S, now, everything):
+    """A task quiet for more than 5 ms starts a new session with its next event: its current
+    one is final now (and the task's record can go)."""
+    gone = []
+    for pid, slot in S.d_pids.items():
+        if everything or now - S.pd[slot, PD_LAST_T] > FIVE_MS:
+            gone.append(pid)
+    for pid in gone:
+        slot = dpop(S.d_pids, pid, -1)
+        _session_close(S, S.pd[slot, PD_SESS])
+        give(slot, S.pdf, S.pda, S.pdn)
