@@ -5,6 +5,7 @@ bio-based device (device mapper, md: Q and C only) when its own C came."""
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from blkscope.analyze.stream.layout import (
     BI_BIO_C,
@@ -107,10 +108,11 @@ from blkscope.analyze.stream.layout import (
 )
 from blkscope.analyze.stream.plug import _session_release
 from blkscope.analyze.stream.pools import dget, give, k1, nmax, nmin, take
+from blkscope.analyze.stream.state import State
 
 
 @numba.njit(cache=True)
-def _piece_release(S, p):
+def _piece_release(S: State, p: int) -> None:
     S.pc[p, PC_REFS] -= 1
     if S.pc[p, PC_REFS] == 0:
         if S.pc[p, PC_SID] >= 0:
@@ -119,7 +121,7 @@ def _piece_release(S, p):
 
 
 @numba.njit(cache=True)
-def new_piece(S, b):
+def new_piece(S: State, b: int) -> int:
     p = take(S.pc, S.pcf, S.pca, S.pcn)
     pc = S.pc
     pc[p, PC_BIO] = b
@@ -146,7 +148,7 @@ def new_piece(S, b):
 
 
 @numba.njit(cache=True)
-def new_bio(S, ev, i, dev, sid):
+def new_bio(S: State, ev: np.ndarray, i: int, dev: int, sid: int) -> int:
     b = take(S.bi, S.bif, S.bia, S.bin_)
     bi = S.bi
     bi[b, BI_DEV] = dev
@@ -171,7 +173,7 @@ def new_bio(S, ev, i, dev, sid):
 
 
 @numba.njit(cache=True)
-def emit_bio(S, b):
+def emit_bio(S: State, b: int) -> None:
     bi = S.bi
     n = S.ct[CT_BO_N]
     S.ct[CT_BO_N] = n + 1
@@ -217,7 +219,7 @@ def emit_bio(S, b):
 
 
 @numba.njit(cache=True)
-def _biowait_unlink(S, b):
+def _biowait_unlink(S: State, b: int) -> None:
     """Take bio b out of its bio-based completion wait list, if it is in one."""
     if S.bi[b, BI_SEC] < 0:
         return
@@ -241,7 +243,7 @@ def _biowait_unlink(S, b):
 
 
 @numba.njit(cache=True)
-def bio_finish(S, b):
+def bio_finish(S: State, b: int) -> None:
     """All pieces of bio b are settled: emit it, or wait for the end of its flush sequence or
     (bio-based device) its completion."""
     bi = S.bi
@@ -268,7 +270,7 @@ def bio_finish(S, b):
 
 
 @numba.njit(cache=True)
-def finalize_piece(S, p, g):
+def finalize_piece(S: State, p: int, g: int) -> None:
     """Piece p's request is known (group g, or none when g < 0): tell its bio."""
     pc, bi, gr = S.pc, S.bi, S.gr
     if pc[p, PC_FINAL] == 1:
@@ -301,7 +303,7 @@ def finalize_piece(S, p, g):
 
 
 @numba.njit(cache=True)
-def group_partial(S, g):
+def group_partial(S: State, g: int) -> bool:
     gr = S.gr
     if gr[g, GR_C_T] == NULL:
         return True
@@ -311,7 +313,7 @@ def group_partial(S, g):
 
 
 @numba.njit(cache=True)
-def cov_remove(S, p):
+def cov_remove(S: State, p: int) -> None:
     pc = S.pc
     key = pc[p, PC_COV_KEY]
     if key == NULL:
@@ -329,6 +331,6 @@ def cov_remove(S, p):
 
 
 @numba.njit(cache=True)
-def _lost(S, p):
+def _lost(S: State, p: int) -> None:
     S.pc[p, PC_LAND] = 0
     finalize_piece(S, p, -1)

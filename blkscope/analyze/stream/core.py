@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from blkscope.analyze.stream.bios import _lost, emit_bio, finalize_piece, new_bio, new_piece
 from blkscope.analyze.stream.layout import (
@@ -61,10 +62,11 @@ from blkscope.analyze.stream.links import chain_node, cov_dispatch, fifo_d, fifo
 from blkscope.analyze.stream.plug import close_idle_sessions, plug_event
 from blkscope.analyze.stream.pools import dget, dpop, k1
 from blkscope.analyze.stream.requests import _close_run, pair_event, retry_deferred
+from blkscope.analyze.stream.state import State
 
 
 @numba.njit(cache=True)
-def process(S, ev, start, rq_cap, bo_cap):
+def process(S: State, ev: np.ndarray, start: int, rq_cap: int, bo_cap: int) -> int:
     """Run events ev[start:] through every table; stop early (returning the next index) when
     an output matrix could overflow."""
     n = ev.shape[0]
@@ -149,7 +151,7 @@ def process(S, ev, start, rq_cap, bo_cap):
 
 
 @numba.njit(cache=True)
-def flush_end(S, dev, sec, t):
+def flush_end(S: State, dev: int, sec: int, t: int) -> None:
     """A zero-length C ends a flush sequence: preflush bios on its sector waiting for it end."""
     key = k1(dev, sec)
     S.d_lastfe[key] = t
@@ -162,7 +164,7 @@ def flush_end(S, dev, sec, t):
 
 
 @numba.njit(cache=True)
-def bio_done(S, dev, sec, nsec, t):
+def bio_done(S: State, dev: int, sec: int, nsec: int, t: int) -> None:
     """A C on a bio-based device completes every bio queued on its sector and length."""
     b = dpop(S.d_biowait, (k1(dev, sec), nsec), -1)
     while b >= 0:
@@ -176,7 +178,7 @@ def bio_done(S, dev, sec, nsec, t):
 
 
 @numba.njit(cache=True)
-def finish(S):
+def finish(S: State) -> None:
     """The trace ended: every request, piece and bio still in flight is written as it is."""
     for ks in range(S.ky.shape[0]):
         if S.kya[ks] == 1:

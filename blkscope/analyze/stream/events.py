@@ -153,7 +153,5 @@ def batches(events: Path, in_order: bool) -> Iterator[pa.RecordBatch]:
     con = duckdb.connect()
     path = events.as_posix().replace("'", "''")
     cols = ", ".join(COLUMNS)
-    reader = con.execute(
-        f"SELECT {cols} FROM read_parquet('{path}') ORDER BY time_ns, input_id, line_no"
-    ).fetch_record_batch(BATCH_ROWS)
-    yield from reader
+    rel = con.sql(f"SELECT {cols} FROM read_parquet('{path}') ORDER BY time_ns, input_id, line_no")
+    yield from rel.to_arrow_reader(BATCH_ROWS)

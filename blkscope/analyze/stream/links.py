@@ -7,6 +7,7 @@ rule); data-less flush G's pair with flush D's first in, first out."""
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from blkscope.analyze.stream.bios import _lost, cov_remove, finalize_piece
 from blkscope.analyze.stream.layout import (
@@ -64,10 +65,11 @@ from blkscope.analyze.stream.layout import (
     ST_BUILDING,
 )
 from blkscope.analyze.stream.pools import dget, dpop, k1, nmin
+from blkscope.analyze.stream.state import State
 
 
 @numba.njit(cache=True)
-def cov_found(S, p, eid, g):
+def cov_found(S: State, p: int, eid: int, g: int) -> None:
     """D eid (first D of group g, or g < 0) is the first D covering piece p since it landed."""
     cov_remove(S, p)
     if S.pc[p, PC_CHAIN] == 1:
@@ -83,7 +85,7 @@ def cov_found(S, p, eid, g):
 
 
 @numba.njit(cache=True)
-def cov_register(S, p, dev):
+def cov_register(S: State, p: int, dev: int) -> None:
     """Piece p (merged, or a G that may lose its request's start to a front merge) waits for
     the first D on its device covering it (btt's rule, time-ordered: _piece_requests.sql)."""
     sec, n = S.pc[p, PC_SEC], S.pc[p, PC_NSEC]
@@ -110,7 +112,7 @@ def cov_register(S, p, dev):
 
 
 @numba.njit(cache=True)
-def cov_dispatch(S, dev, eid, sec, n, g):
+def cov_dispatch(S: State, dev: int, eid: int, sec: int, n: int, g: int) -> None:
     """A D on the device: it is the covering D of every waiting piece inside its range."""
     for block in range(sec >> 12, ((sec + n) >> 12) + 1):
         p = dget(S.d_cov, (dev << 48) | block, -1)
@@ -131,7 +133,7 @@ def cov_dispatch(S, dev, eid, sec, n, g):
 
 
 @numba.njit(cache=True)
-def link(S, p, eid, g):
+def link(S: State, p: int, eid: int, g: int) -> None:
     """Piece p rode in the request whose first D is eid (group g; g < 0: no such request)."""
     pc = S.pc
     pc[p, PC_D_EID] = eid
@@ -147,7 +149,7 @@ def link(S, p, eid, g):
 
 
 @numba.njit(cache=True)
-def gid_event(S, dev, ksec, a, t, eid, g):
+def gid_event(S: State, dev: int, ksec: int, a: int, t: int, eid: int, g: int) -> None:
     """A G, I or D on (device, sector): the next event after a waiting G there."""
     key = k1(dev, ksec)
     p = dget(S.d_gid, key, -1)
@@ -172,7 +174,7 @@ def gid_event(S, dev, ksec, a, t, eid, g):
 
 
 @numba.njit(cache=True)
-def fifo_g(S, dev, p):
+def fifo_g(S: State, dev: int, p: int) -> None:
     dv = S.dv
     if dv[dev, DV_FIFO_LAST] == A_D:  # a G after a D opens a new run
         run = dv[dev, DV_FIFO_RUN]
@@ -189,7 +191,7 @@ def fifo_g(S, dev, p):
 
 
 @numba.njit(cache=True)
-def fifo_d(S, dev, eid, g):
+def fifo_d(S: State, dev: int, eid: int, g: int) -> None:
     dv = S.dv
     dv[dev, DV_FIFO_ND] += 1
     p = dpop(S.d_fifo, ((dev << 48) | dv[dev, DV_FIFO_RUN], dv[dev, DV_FIFO_ND]), -1)
@@ -199,7 +201,7 @@ def fifo_d(S, dev, eid, g):
 
 
 @numba.njit(cache=True)
-def chain_node(S, dev, ksec, a):
+def chain_node(S: State, dev: int, ksec: int, a: int) -> tuple[int, int]:
     """A node (Q G M F X, or S: a split's remainder) on (device, start sector): it is what
     happened next to a piece waiting there. Return (piece landing on this G/M/F, piece whose
     split this X is), each -1 if none."""
@@ -218,7 +220,7 @@ def chain_node(S, dev, ksec, a):
 
 
 @numba.njit(cache=True)
-def land(S, p, ev, i, a, dev, g_clock):
+def land(S: State, p: int, ev: np.ndarray, i: int, a: int, dev: int, g_clock: int) -> None:
     """Piece p landed on this G (new request) or M/F (merged into one)."""
     pc, bi = S.pc, S.bi
     b = pc[p, PC_BIO]

@@ -26,26 +26,27 @@ from blkscope.analyze.stream.layout import (
     SS_REFS,
 )
 from blkscope.analyze.stream.pools import dget, dpop, give, take
+from blkscope.analyze.stream.state import State
 
 FIVE_MS = 5_000_000
 
 
 @numba.njit(cache=True)
-def _session_release(S, s):
+def _session_release(S: State, s: int) -> None:
     S.ss[s, SS_REFS] -= 1
     if S.ss[s, SS_REFS] == 0:
         give(s, S.ssf, S.ssa, S.ssn)
 
 
 @numba.njit(cache=True)
-def _session_close(S, s):
+def _session_close(S: State, s: int) -> None:
     if s >= 0 and S.ss[s, SS_CLOSED] == 0:
         S.ss[s, SS_CLOSED] = 1
         _session_release(S, s)  # the reference the open session held
 
 
 @numba.njit(cache=True)
-def _session_open(S):
+def _session_open(S: State) -> int:
     s = take(S.ss, S.ssf, S.ssa, S.ssn)
     S.ss[s, SS_PLUGGED] = 0
     S.ss[s, SS_CLOSED] = 0
@@ -54,7 +55,7 @@ def _session_open(S):
 
 
 @numba.njit(cache=True)
-def plug_event(S, pid, a, t):
+def plug_event(S: State, pid: int, a: int, t: int) -> int:
     """The session (row of S.ss) the task's event falls in; see _plug_clock.sql for the rules."""
     slot = dget(S.d_pids, pid, -1)
     if slot < 0:
@@ -100,7 +101,7 @@ def plug_event(S, pid, a, t):
 
 
 @numba.njit(cache=True)
-def close_idle_sessions(S, now, everything):
+def close_idle_sessions(S: State, now: int, everything: bool) -> None:
     """A task quiet for more than 5 ms starts a new session with its next event: its current
     one is final now (and the task's record can go)."""
     gone = []

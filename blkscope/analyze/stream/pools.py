@@ -5,6 +5,8 @@ takes and gives back rows."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numba
 import numpy as np
 
@@ -71,14 +73,14 @@ def k1(dev: int, sec: int) -> int:
 
 
 @numba.njit(cache=True, inline="always")
-def dget(d, key, default):
+def dget(d: Any, key: Any, default: Any) -> int:
     if key in d:
         return d[key]
     return default
 
 
 @numba.njit(cache=True, inline="always")
-def dpop(d, key, default):
+def dpop(d: Any, key: Any, default: Any) -> Any:
     if key in d:
         value = d[key]
         del d[key]

@@ -7,6 +7,7 @@ issued (requeue: the LAST D starts D2C). A key is forgotten as soon as nothing o
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from blkscope.analyze.stream.bios import _piece_release, finalize_piece, group_partial
 from blkscope.analyze.stream.layout import (
@@ -108,10 +109,11 @@ from blkscope.analyze.stream.layout import (
     ST_WAITING,
 )
 from blkscope.analyze.stream.pools import dget, dpop, give, k1, nmax, nmin, take
+from blkscope.analyze.stream.state import State
 
 
 @numba.njit(cache=True)
-def _group(S, ks, ordinal, dev, ksec, klen, isflush):
+def _group(S: State, ks: int, ordinal: int, dev: int, ksec: int, klen: int, isflush: int) -> int:
     key = (ks, ordinal)
     g = dget(S.d_groups, key, -1)
     if g >= 0:
@@ -134,7 +136,7 @@ def _group(S, ks, ordinal, dev, ksec, klen, isflush):
 
 
 @numba.njit(cache=True)
-def _close_run(S, ks):
+def _close_run(S: State, ks: int) -> None:
     """Every request of the key's current run is over: those without C were cut by a reuse."""
     ky = S.ky
     for ordinal in range(1, max(ky[ks, KY_MAXORD], ky[ks, KY_CS]) + 1):
@@ -144,13 +146,13 @@ def _close_run(S, ks):
 
 
 @numba.njit(cache=True)
-def _drop_key(S, ks):
+def _drop_key(S: State, ks: int) -> None:
     del S.d_keys[(S.ky[ks, KY_KA], S.ky[ks, KY_KB])]
     give(ks, S.kyf, S.kya, S.kyn)
 
 
 @numba.njit(cache=True)
-def pair_event(S, ev, i, a, dev):
+def pair_event(S: State, ev: np.ndarray, i: int, a: int, dev: int) -> int:
     """Pair one D, R or C into its request (_requests.sql's runs and ordinals); return the
     request's group for a D that is its first, else -1."""
     sec = ev[i, E_SEC]
@@ -222,7 +224,7 @@ def pair_event(S, ev, i, a, dev):
 
 
 @numba.njit(cache=True)
-def group_done(S, g):
+def group_done(S: State, g: int) -> None:
     """Request g has its completion (or never will): settle the bios that rode in it, then
     write it out once the plug clocks it needs are final."""
     gr, pc = S.gr, S.pc
@@ -255,7 +257,7 @@ def group_done(S, g):
 
 
 @numba.njit(cache=True)
-def try_emit_group(S, g):
+def try_emit_group(S: State, g: int) -> bool:
     """Write request g's row (_requests.sql + _requests_build.sql), unless a plug session of
     one of its bios is still open and unplugged (its clock may still move); return whether
     written."""
@@ -337,7 +339,7 @@ def try_emit_group(S, g):
 
 
 @numba.njit(cache=True)
-def retry_deferred(S):
+def retry_deferred(S: State) -> None:
     kept = 0
     for j in range(S.ct[CT_DEF_N]):
         g = S.deferred[j]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import duckdb
 import numpy as np
@@ -16,6 +16,7 @@ from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.core import close_idle_sessions, finish, process, retry_deferred
 from blkscope.analyze.stream.events import EventCoder, OutOfOrder, batches
 from blkscope.analyze.stream.pools import Pool
+from blkscope.analyze.stream.state import State
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 
@@ -25,53 +26,6 @@ CHUNK = 1 << 15  # events per compiled call
 I64 = types.int64
 PAIR = types.UniTuple(types.int64, 2)
 TRIPLE = types.UniTuple(types.int64, 3)
-
-
-class State(NamedTuple):
-    """Everything the compiled pass keeps between events (see layout.py for the columns)."""
-
-    gr: np.ndarray
-    grf: np.ndarray
-    gra: np.ndarray
-    grn: np.ndarray
-    ky: np.ndarray
-    kyf: np.ndarray
-    kya: np.ndarray
-    kyn: np.ndarray
-    bi: np.ndarray
-    bif: np.ndarray
-    bia: np.ndarray
-    bin_: np.ndarray
-    pc: np.ndarray
-    pcf: np.ndarray
-    pca: np.ndarray
-    pcn: np.ndarray
-    ss: np.ndarray
-    ssf: np.ndarray
-    ssa: np.ndarray
-    ssn: np.ndarray
-    pd: np.ndarray
-    pdf: np.ndarray
-    pda: np.ndarray
-    pdn: np.ndarray
-    dv: np.ndarray
-    db: np.ndarray
-    ct: np.ndarray
-    rq: np.ndarray
-    bo: np.ndarray
-    deferred: np.ndarray
-    d_keys: Any
-    d_groups: Any
-    d_chain: Any
-    d_gid: Any
-    d_cov: Any
-    d_fifo: Any
-    d_flushq: Any
-    d_lastfe: Any
-    d_fewait: Any
-    d_remap: Any
-    d_biowait: Any
-    d_pids: Any
 
 
 class Pass:
@@ -124,8 +78,8 @@ class Pass:
         parts: list[Any] = []
         for pool in self.pools.values():
             parts += [pool.rows, pool.free, pool.alive, pool.nfree]
-        return State(
-            *parts, self.dv, self.db, self.ct, self.rq, self.bo, self.deferred, *self.dicts
+        return State._make(
+            [*parts, self.dv, self.db, self.ct, self.rq, self.bo, self.deferred, *self.dicts]
         )
 
 
