@@ -24,7 +24,7 @@ ProgressCallback = Callable[..., None]
 
 
 class AmountColumn(ProgressColumn):
-    """Bytes done of a reading bar, 'n/m steps' of a step bar."""
+    """Bytes done of a reading bar, 'n/m steps' of a step bar, 'n/m M events' of a counting one."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -35,6 +35,9 @@ class AmountColumn(ProgressColumn):
             return Text(
                 f"{int(task.completed)}/{int(task.total or 0)} steps", style="progress.download"
             )
+        if task.fields.get("unit") == "events":
+            done, total = task.completed / 1e6, (task.total or 0) / 1e6
+            return Text(f"{done:.1f}/{total:.1f} M events", style="progress.download")
         return self.bytes.render(task)
 
 

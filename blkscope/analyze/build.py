@@ -129,6 +129,7 @@ def _build_tables(
             bool(variables["blkscope_plug_clock"]),
             int(manifest.get("events", {}).get("count", 0)),
             progress,
+            key=f"{steps.key} events",
         ),
     )
     for name in STREAMED:

@@ -97,6 +97,11 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
             (key, done, total, unit, label)
         ),
     ).close()
+    events = [c for c in calls if c[3] == "events"]
+    calls = [c for c in calls if c[3] != "events"]
+    # the pairing pass counts events read, up to all of them
+    assert {(key, total) for key, _, total, _, _ in events} == {("analyze ds events", 75532)}
+    assert events[-1][1] == 75532
     assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 9, "steps")}
     assert [(done, label.split(": ")[1]) for _, done, _, _, label in calls] == [
         (0, "requests"),
@@ -116,8 +121,10 @@ def test_step_bars_count_steps_not_bytes() -> None:
     bar = Progress(AmountColumn())
     steps = bar.add_task("analyze", total=9, unit="steps", completed=3)
     reading = bar.add_task("trace", total=2048, completed=1024)
+    pairing = bar.add_task("events", total=44_175_530, unit="events", completed=1_048_576)
     column = AmountColumn()
     assert column.render(bar.tasks[steps]).plain == "3/9 steps"
+    assert column.render(bar.tasks[pairing]).plain == "1.0/44.2 M events"
     assert column.render(bar.tasks[reading]).plain == "1.0/2.0 kB"
 
 

@@ -1,8 +1,23 @@
-"""The plug clock, streamed: which plug session of its task each Q and G falls in (the rules
-learned in _plug_clock.sql of main f8f3609, kept exactly: a session starts at a task's first event,
-after a pause of more than 5 ms, after a UT, and after a U that is not a full-plug flush, one
-event of lookahead). A Q's clock is its session's first Q when the session holds a P, else its
-own time; a G's is its session's first Q or G. Sessions live while a piece still refers to them."""
+"""The plug clock, streamed: the clock the kernel's disk statistics (iostat's await, aqu-sz) start
+each bio on.
+
+Since Linux 6.9 blk_time_get_ns() caches the first time read inside a plug (plug->cur_ktime) and
+hands that same value to every request allocated until the cache is cleared, which happens only
+when the plug is flushed at blk_finish_plug or when the task schedules (U / UT), not when
+blk_add_rq_to_plug flushes a full plug (U followed by P for the next request). So a writeback
+kworker's whole plug of requests starts at its FIRST Q: measured against 5 ms samples of
+/sys/block/vda/stat, Q..C alone missed 25.7 ms of 236 ms in one flusher burst. A task that
+sleeps with an empty plug clears the cache without a trace event: a pause of more than 5 ms
+between its events is taken as such a sleep. A task that slept between a bio's Q and its
+request's G (throttled, or waiting for a tag: 263 ms under bfq) starts the request's clock after
+waking, so each G also gets the clock of its own session.
+
+A session starts at a task's first event, after a pause, after a UT, and after a U that is not a
+full-plug flush (one followed, past one more U, by the P of the next plug: one event of
+lookahead, kept per task). A Q's clock is its session's first Q when the session holds a P,
+else its own time; a G's is its session's first Q or G. A session row lives while an open
+request's piece still refers to it (tests/analyze/test_kernel_await.py pins the result against
+the kernel's own counters)."""
 
 from __future__ import annotations
 
@@ -56,7 +71,7 @@ def _session_open(S: State) -> int:
 
 @numba.njit(cache=True)
 def plug_event(S: State, pid: int, a: int, t: int) -> int:
-    """The session (row of S.ss) the task's event falls in; see _plug_clock.sql for the rules."""
+    """The session (row of S.ss) the task's event falls in (the rules above)."""
     slot = dget(S.d_pids, pid, -1)
     if slot < 0:
         slot = take(S.pd, S.pdf, S.pda, S.pdn)

@@ -216,9 +216,14 @@ SELECT f.row FROM f WHERE EXISTS (
 class _Sinks:
     def __init__(self, dataset: Path) -> None:
         self.requests = pq.ParquetWriter(
-            dataset / "requests.parquet", TABLES["requests"], compression="zstd"
+            dataset / "requests.parquet",
+            TABLES["requests"],
+            compression="zstd",
+            compression_level=1,
         )
-        self.bios = pq.ParquetWriter(dataset / "bios.parquet", TABLES["bios"], compression="zstd")
+        self.bios = pq.ParquetWriter(
+            dataset / "bios.parquet", TABLES["bios"], compression="zstd", compression_level=1
+        )
         self.held: list[pa.Table] = []  # requests whose kind needs the orphan check
         self.fix_eid: list[np.ndarray] = []
         self.fix_t: list[np.ndarray] = []
@@ -280,6 +285,7 @@ def stream_tables(
     total_events: int,
     progress: ProgressCallback | None = None,
     in_order: bool = True,
+    key: str = "analyze events",
 ) -> dict[str, int]:
     """Write requests.parquet and bios.parquet into dataset from its events; return row counts."""
     coder = EventCoder()
@@ -304,7 +310,7 @@ def stream_tables(
             sinks.drain(run, coder)
             done += batch.num_rows
             if progress is not None:
-                progress("analyze pairing", done, total_events, unit="events")
+                progress(key, done, total_events, unit="events", label=f"{key}: pairing")
         state = run.state(0)
         finish(state)
         sinks.drain(run, coder)
@@ -313,6 +319,8 @@ def stream_tables(
         sinks.bios.close()
         if not in_order:
             raise
-        return stream_tables(con, dataset, plug_clock, total_events, progress, in_order=False)
+        return stream_tables(
+            con, dataset, plug_clock, total_events, progress, in_order=False, key=key
+        )
     sinks.close(con)
     return sinks.rows
