@@ -22,17 +22,24 @@ def analyze(
     ] = False,
 ) -> None:
     """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
-    from blkscope.analyze.build import analyze_dataset
-    from blkscope.analyze.summary import device_summary, render_summary
-    from blkscope.progress import progress_bar
+    from blkscope.analyze.summary import render_summary
 
     try:
+        # imported here, inside the try: loading the compiled pass takes a moment worth
+        # interrupting
+        from blkscope.analyze.build import analyze_dataset
+        from blkscope.analyze.summary import device_summary
+        from blkscope.progress import progress_bar
+
         with progress_bar(enabled=not quiet and not as_json) as progress:
             con = analyze_dataset(dataset, interval_ns=round(interval * 1e9), progress=progress)
         with con:
             devices = device_summary(con)
     except BlkscopeError as exc:
         raise fail(exc) from None
+    except KeyboardInterrupt:
+        typer.echo("interrupted: the dataset is left as it was", err=True)
+        raise typer.Exit(130) from None
     if quiet:
         return
     if as_json:
