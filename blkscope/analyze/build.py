@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
-from blkscope.analyze.findings import find_dataset_periods, find_spikes, knobs_from_manifest
+from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
 from blkscope.analyze.views import (
     connect,
     optional_views,
@@ -34,6 +34,7 @@ BUILD_ORDER: list[tuple[str, str]] = [
     ("iostat", "_iostat_build"),
     ("latency_hist", "_latency_hist_build"),
     ("depth", "_depth_build"),
+    ("depth_bins", "_depth_bins_build"),
     ("io_dist", "_io_dist_build"),
 ]
 SIDE_BY_SIDE_FROM = 2  # BUILD_ORDER index of the first table built side by side
@@ -48,10 +49,11 @@ SHARED_BEFORE: dict[str, tuple[str, ...]] = {
 # alongside the bio chain (the plug clock's windows over one global order run on one thread).
 FROM_EVENTS = ("_plug_clock",)
 # Intermediates of the tables built side by side, computed once after bios: the integer-keyed
-# long form of bio latencies is read by both stage_stats and latency_hist.
-SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages")
+# long form of bio latencies is read by both stage_stats and latency_hist, the in-flight step
+# functions by both depth and depth_bins.
+SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages", "_depth_steps")
 
-FINDINGS = ("spikes", "periods")
+FINDINGS = FINDINGS_TABLES
 
 T = TypeVar("T")
 
@@ -183,15 +185,6 @@ def _build_tables(
     register_views(con, unbound)
 
 
-def _findings(
-    con: duckdb.DuckDBPyConnection, dataset: Path, manifest: dict[str, Any]
-) -> tuple[pa.Table, pa.Table]:
-    spikes = find_spikes(
-        con, window_ns=1_000_000_000, metric="q2c", k=5.0, threshold_ns=None, min_ios=5
-    )
-    return spikes, find_dataset_periods(con, spikes, knobs_from_manifest(manifest))
-
-
 def caches_plug_time(manifest: dict[str, Any]) -> bool:
     """Whether the traced kernel stamps a plug's requests with one cached time (Linux >= 6.9);
     assumed when the capture did not record its kernel release."""
@@ -240,7 +233,7 @@ def _analyze_into(
         con.execute(f"SET VARIABLE {var} = {value}")
     steps = _Steps(progress, update.out.name)
     _build_tables(con, dataset, manifest, variables, steps)
-    for name, table in zip(FINDINGS, _findings(con, dataset, manifest), strict=True):
+    for name, table in compute_findings(con, manifest).items():
         path = dataset / f"{name}.parquet"
         write_parquet_atomic(table, path)
         manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}

@@ -11,7 +11,10 @@ from typing import Any
 from blkscope.errors import InputFormatError
 from blkscope.ingest.dataset import is_dataset, read_manifest, write_text_atomic
 
-ANALYSIS_TABLES = {"requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "io_dist"}
+ANALYSIS_TABLES = {
+    "requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "depth_bins", "io_dist",
+    "spikes", "episodes", "writeback_verdict", "periods", "periodogram", "bursts",
+}  # fmt: skip
 # block_events.txt: the ftrace text of blkscope capture's block tracepoint fallback
 CAPTURE_TRACES = (
     "blkparse.txt",

@@ -97,7 +97,7 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
             (key, done, total, unit, label)
         ),
     ).close()
-    assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 9, "steps")}
+    assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 14, "steps")}
     assert [(done, label.split(": ")[1]) for _, done, _, _, label in calls] == [
         (0, "requests"),
         (1, "bios"),
@@ -105,10 +105,15 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
         (3, "iostat"),
         (4, "latency_hist"),
         (5, "depth"),
-        (6, "io_dist"),
-        (7, "spikes"),
-        (8, "periods"),
-        (9, "done"),
+        (6, "depth_bins"),
+        (7, "io_dist"),
+        (8, "spikes"),
+        (9, "episodes"),
+        (10, "writeback_verdict"),
+        (11, "periods"),
+        (12, "periodogram"),
+        (13, "bursts"),
+        (14, "done"),
     ]
 
 
