@@ -247,7 +247,7 @@ def _size_label(sectors: int) -> str:
     size = sectors * 512
     for unit, scale in (("G", 2**30), ("M", 2**20), ("K", 2**10)):
         if size >= scale:
-            return f"{size / scale:g}{unit}"
+            return f"{size / scale:.3g}{unit}"
     return f"{size}B"
 
 

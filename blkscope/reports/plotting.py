@@ -202,24 +202,37 @@ class Clip:
 def clip_outliers(
     ax: Axes, x: np.ndarray, y: np.ndarray, what: str, unit: str, colour: str
 ) -> Clip:
-    """When a few bins reach more than twice the 99.5th percentile of the bins with data, cut
-    the axis at 1.25x that percentile so the rest stays readable; the cut bins are marked at
-    the top with their values, and the returned note says so."""
+    """Keep a panel readable when a burst dominates it, and say how:
+    - the top bin is over 20x the 95th percentile of the bins with data (a burst towering over
+      the usual level): a log axis (linear below 1), so both stay visible;
+    - else a few bins reach over twice the 99.5th percentile: the axis is cut at 1.25x that
+      percentile, the cut bins marked ^ at the top with the highest value."""
     positive = y[np.isfinite(y) & (y > 0)]
     if positive.size < 20:
         return Clip(None)
-    base = float(np.quantile(positive, 0.995))
     top = float(positive.max())
+    usual = float(np.quantile(positive, 0.95))
+    worst = int(np.nanargmax(y))
+    if usual > 0 and top > 20 * usual:
+        ax.set_yscale("symlog", linthresh=1.0)
+        ax.yaxis.set_minor_locator(NullLocator())
+        return Clip(
+            None,
+            [
+                f"{what}: log axis, because one burst reaches {number(top)} {unit} (at "
+                f"{x[worst]:.2f} s) against a usual {number(usual)} {unit} (95th percentile)."
+            ],
+        )
+    base = float(np.quantile(positive, 0.995))
     if base <= 0 or top <= 2 * base:
         return Clip(None)
     limit = 1.25 * base
     ax.set_ylim(0, limit)
     cut = np.flatnonzero(y > limit)
     ax.plot(x[cut], np.full(cut.size, limit), "^", color=colour, ms=5, clip_on=False)
-    worst = int(cut[np.argmax(y[cut])])
     right = x[worst] > x[0] + 0.8 * (x[-1] - x[0])  # label towards the middle of the panel
     ax.annotate(
-        f"max {number(float(y[worst]))}", (x[worst], limit), xytext=(-4 if right else 4, -2),
+        f"max {number(top)}", (x[worst], limit), xytext=(-6 if right else 6, -2),
         textcoords="offset points", fontsize=7, va="top", ha="right" if right else "left",
         color=colour,
     )  # fmt: skip
