@@ -7,13 +7,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-from matplotlib.ticker import FuncFormatter
 
 from blkscope.concepts import OP_CLASSES
 from blkscope.reports.model import BREAKDOWN_STAGES, HIST_OPS, Device
 from blkscope.reports.plotting import (
     OKABE_ITO,
     OP_COLOURS,
+    PLAIN,
     Markers,
     clip_outliers,
     empty_panel,
@@ -60,7 +60,6 @@ def _ms(a: np.ndarray) -> np.ndarray:
 
 
 TOP_TIME_IN = 0.85  # legend row + wall-clock axis
-PLAIN = FuncFormatter(lambda v, _: f"{v:g}")  # 0.1, 1, 10 on log axes, not 10^-1
 
 
 def latency_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
