@@ -92,7 +92,7 @@ def _episodes(dev: Device, report: Report) -> str:
         parts.append(
             "<p>The spikes of each metric, and the normal level each was judged against:</p>"
         )
-        parts.append(tables.spike_table(dev))
+        parts.append(tables.spike_table(dev, report.clock))
     return "\n".join(parts)
 
 

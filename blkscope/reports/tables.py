@@ -89,18 +89,19 @@ def episode_table(dev: Device, clock: WallClock) -> str:
     return table(headers, rows, text=frozenset({2, 3, 5, 6, 7}), css="episodes")
 
 
-def spike_table(dev: Device) -> str:
+def spike_table(dev: Device, clock: WallClock) -> str:
     """What each metric's spikes were judged against, and which episode each belongs to."""
     if not dev.spikes:
         return ""
     rows = [
         [s["metric"], s["spike_id"], s["episode_id"], f"{s['start_ns'] / 1e9:.3f}",
-         f"{s['end_ns'] / 1e9:.3f}", dur(s["peak_latency_ns"]), dur(s["p99_ns"]),
-         dur(s["baseline_p99_ns"]), dur(s["threshold_ns"]), count(s["ios"])]
+         f"{s['end_ns'] / 1e9:.3f}", clock.clock_text(s["start_ns"], 1),
+         dur(s["peak_latency_ns"]), dur(s["p99_ns"]), dur(s["baseline_p99_ns"]),
+         dur(s["threshold_ns"]), count(s["ios"])]
         for s in dev.spikes
     ]  # fmt: skip
-    headers = ["metric", "spike", "episode", "start (s)", "end (s)", "worst", "p99",
-               "normal p99", "threshold", "latencies"]  # fmt: skip
+    headers = ["metric", "spike", "episode", "start (s)", "end (s)", "wall clock", "worst",
+               "p99", "normal p99", "threshold", "latencies"]  # fmt: skip
     return table(headers, rows)
 
 
