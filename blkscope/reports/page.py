@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from blkscope import __version__
 from blkscope.reports import charts, tables
