@@ -19,9 +19,14 @@ TABLES = [
     "iostat",
     "latency_hist",
     "depth",
+    "depth_bins",
     "io_dist",
     "spikes",
+    "episodes",
+    "writeback_verdict",
     "periods",
+    "periodogram",
+    "bursts",
 ]
 
 

@@ -27,3 +27,18 @@ def format_ns(ns: float) -> str:
         if abs(ns) >= scale:
             return f"{ns / scale:.3g}{unit}"
     return f"{ns:.0f}ns"
+
+
+def format_share(share: float) -> str:
+    """A share as a percentage with the digits it needs: 67%, 2.1%, 0.4%, 0.03%, 0%, 100%.
+
+    Whole percents hide small shares (0.4% is not 0%) and near-total ones (99.6% is not 100%).
+    """
+    pct = 100 * share
+    if pct == 0 or pct == 100:
+        return f"{pct:.0f}%"
+    if pct < 0.1:
+        return f"{pct:.1g}%"
+    if pct < 10 or pct > 99:
+        return f"{pct:.1f}%"
+    return f"{pct:.0f}%"

@@ -9,6 +9,7 @@ import pytest
 
 from blkscope.analyze.build import analyze_dataset
 from blkscope.analyze.compare import compare, render
+from blkscope.analyze.views import connect
 from blkscope.ingest.folder import ingest_folder
 
 ISSUE5 = Path(__file__).parent / "data" / "issue5"
@@ -25,13 +26,48 @@ def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
-def test_identical_settings_show_no_significant_latency_change(datasets: dict[str, Path]) -> None:
+def test_identical_settings_show_no_significant_read_or_write_change(
+    datasets: dict[str, Path],
+) -> None:
+    """Same settings, two runs: reads and writes are noise. Flushes (data-less Q FWS) are their
+    own op class, not writes: their Q2C p99 did move, 109 -> 158 us per window."""
     result = compare(datasets["wb500-a"], datasets["wb500-b"])
-    assert result["significant"] == []
+    moved = [(c["op_class"], c["stage"], c["statistic"]) for c in result["significant"]]
+    assert moved == [("flush", "Q2C", "median_window_p99")]
+    (flush,) = result["significant"]
+    assert (flush["before_ns"], flush["after_ns"]) == (108_702, 158_187)
     assert len(result["latency"]) >= 8
-    assert render(result).splitlines()[-1] == (
-        "no significant latency change: every difference is within noise"
+    assert render(result).splitlines()[-2] == (
+        "1 significant latency change in the per-window statistics; the rest is noise"
     )
+
+
+def test_compare_names_its_statistic_and_prints_the_whole_capture_p99(
+    datasets: dict[str, Path],
+) -> None:
+    """The per-window statistic is named for what it is, and the p99 analyze prints (over every
+    IO) is there too, with an interval from resampling 1 s windows."""
+    result = compare(datasets["wb500-a"], datasets["wb500-b"])
+    assert {c["statistic"] for c in result["latency"]} == set(result["statistics"])
+    assert result["statistics"]["median_window_p99"] == (
+        "the median over 1 s windows of each window's p99"
+    )
+    whole = {(c["op_class"], c["stage"]): c for c in result["capture_p99"]}
+    with connect(datasets["wb500-a"]) as con:
+        stats = dict(
+            ((op, stage), p99)
+            for op, stage, p99 in con.execute(
+                "SELECT op_class, stage, p99_ns FROM stage_stats WHERE level IN ('op', 'device') "
+                "AND stage IN ('D2C', 'Q2C')"
+            ).fetchall()
+        )
+    assert {k: c["before_ns"] for k, c in whole.items()} == stats
+    d2c = whole[("*", "D2C")]
+    assert d2c["before_ns"] == 5_173_321  # what analyze prints as this capture's D2C p99
+    assert d2c["before_low_ns"] <= d2c["before_ns"] <= d2c["before_high_ns"]
+    text = render(result)
+    assert "whole-capture p99 of every IO" in text
+    assert "median_window_p99 = the median over 1 s windows of each window's p99" in text
 
 
 def test_every_change_carries_a_confidence_interval(datasets: dict[str, Path]) -> None:

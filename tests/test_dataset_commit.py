@@ -23,14 +23,19 @@ from tests.conftest import LOOP_TAIL, ROOT
 
 ANALYSIS = [
     "bios",
+    "bursts",
     "depth",
+    "depth_bins",
+    "episodes",
     "io_dist",
     "iostat",
     "latency_hist",
+    "periodogram",
     "periods",
     "requests",
     "spikes",
     "stage_stats",
+    "writeback_verdict",
 ]
 
 

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.correlation import annotate_spikes, writeback_intervals, writeback_verdict
+from blkscope.analyze.correlation import WritebackIntervals, writeback_verdicts
+from blkscope.analyze.episodes import attribute_episodes, group_episodes
 from blkscope.analyze.partitions import attach_partitions
 from blkscope.analyze.views import connect, query_table
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
@@ -18,8 +20,9 @@ from tests.conftest import MQ30
 
 ISSUE5 = Path(__file__).parent / "data" / "issue5"
 GOLDEN = Path(__file__).parent / "golden" / "findings"
-COLUMNS = [
+SPIKE_COLUMNS = [
     "spike_id",
+    "episode_id",
     "metric",
     "start_ns",
     "end_ns",
@@ -29,15 +32,29 @@ COLUMNS = [
     "baseline_p99_ns",
     "threshold_ns",
     "ios",
+]
+EPISODE_COLUMNS = [
+    "episode_id",
+    "start_ns",
+    "end_ns",
+    "metrics",
+    "worst_metric",
+    "peak_ns",
+    "peak_latency_ns",
+    "ios_in_flight",
     "writeback_ios",
     "jbd2_ios",
+    "writeback_events",
+    "writeback_lag_ns",
     "cause",
+    "reason",
     "processes",
 ]
 
 
 @pytest.fixture(scope="module")
 def mq30(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled capture's blkparse text alone: no writeback log, no prober."""
     out = tmp_path_factory.mktemp("mq30") / "ds"
     ingest_blkparse([str(MQ30 / "blkparse.txt.zst")], out)
     analyze_dataset(out).close()
@@ -52,46 +69,57 @@ def loop_parts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def test_spike_table_of_the_mq_fixture_is_golden(mq30: Path) -> None:
-    rows = query_table(
-        connect(mq30), f"SELECT {', '.join(COLUMNS)} FROM spikes ORDER BY spike_id"
+def _golden(name: str, rows: list[dict[str, object]]) -> list[dict[str, object]]:
+    path = GOLDEN / name
+    if os.environ.get("BLKSCOPE_UPDATE_GOLDEN") == "1":
+        path.write_text(json.dumps(rows, indent=1) + "\n")
+    return list(json.loads(path.read_text()))
+
+
+def test_spike_and_episode_tables_of_the_mq_fixture_are_golden(mq30: Path) -> None:
+    con = connect(mq30)
+    spikes = query_table(
+        con, f"SELECT {', '.join(SPIKE_COLUMNS)} FROM spikes ORDER BY spike_id"
     ).to_pylist()
-    expected = json.loads((GOLDEN / "mq-writeback-30s.spikes.json").read_text())
-    assert rows == expected
+    assert spikes == _golden("mq-writeback-30s.spikes.json", spikes)
+    episodes = query_table(
+        con, f"SELECT {', '.join(EPISODE_COLUMNS)} FROM episodes ORDER BY episode_id"
+    ).to_pylist()
+    assert episodes == _golden("mq-writeback-30s.episodes.json", episodes)
 
 
-def test_writeback_explains_the_mq_spikes_but_not_the_start_up_one(mq30: Path) -> None:
+def test_writeback_explains_the_mq_episodes_but_not_the_start_up_one(mq30: Path) -> None:
     con = connect(mq30)
-    spikes = query_table(con, "SELECT * FROM spikes")
-    assert [r["cause"] for r in spikes.to_pylist()] == [
-        "unexplained",
-        "writeback",
-        "writeback",
-        "writeback",
-    ]
-    verdict = writeback_verdict(con, spikes, writeback_intervals(con))
-    assert (verdict["spikes"], verdict["spikes_with_writeback"]) == (4, 3)
+    causes = con.execute("SELECT cause FROM episodes ORDER BY episode_id").fetchall()
+    assert [c for (c,) in causes] == ["unexplained", "writeback", "writeback", "writeback"]
+    ((verdict),) = query_table(con, "SELECT * FROM writeback_verdict").to_pylist()
+    assert (verdict["episodes"], verdict["episodes_with_writeback"]) == (4, 3)
     assert verdict["explains"] is True
-    assert round(verdict["tail_latency_share_during_writeback"], 2) == 0.84
-    assert verdict["sentence"].startswith("writeback explains the spikes: 3 of 4 spikes")
-    # writeback runs 2% of the time yet holds 84% of the tail latency; 0.93 spikes by chance
-    assert round(verdict["time_share_of_writeback"], 3) == 0.021
-    assert round(verdict["spikes_by_chance"], 2) == 0.93
+    assert round(verdict["tail_latency_share"], 2) == 0.84
+    # no writeback log here: writeback is the bursts of flusher writes
+    assert verdict["sentence"].startswith(
+        "writeback explains the episodes: 3 of 4 latency episodes coincide with writeback "
+        "(flusher writes; 0.9 would by chance)"
+    )
+    # writeback runs 2% of the time yet holds 84% of the tail latency
+    assert round(verdict["writeback_time_share"], 3) == 0.021
+    assert round(verdict["episodes_by_chance"], 2) == 0.93
 
 
-def test_spikes_inside_ever_running_writeback_are_chance(mq30: Path) -> None:
-    """Writeback that runs 90% of the time meets every spike: that explains nothing."""
+def test_episodes_inside_ever_running_writeback_are_chance(mq30: Path) -> None:
+    """Writeback that runs 90% of the time meets every episode: that explains nothing."""
     con = connect(mq30)
-    spikes = query_table(con, "SELECT * FROM spikes")
+    spikes = query_table(con, "SELECT * FROM spikes ORDER BY spike_id").to_pylist()
     start = con.execute("SELECT min(time_ns) FROM events").fetchall()[0][0]
     busy = np.array([(start + k * 10**9, start + k * 10**9 + 9 * 10**8) for k in range(40)])
-    table = annotate_spikes(spikes, {(254, 0): busy}, has_log=True)
-    verdict = writeback_verdict(con, table, {(254, 0): busy})
-    assert (verdict["spikes"], verdict["spikes_with_writeback"]) == (4, 4)
+    wb = WritebackIntervals({(254, 0): busy}, "writeback log")
+    episodes = attribute_episodes(con, group_episodes(spikes), wb)
+    ((verdict),) = writeback_verdicts(con, episodes, wb).to_pylist()
+    assert (verdict["episodes"], verdict["episodes_with_writeback"]) == (4, 4)
     assert verdict["explains"] is False and verdict["coincidence_p_value"] > 0.5
     assert verdict["sentence"].startswith(
-        "writeback does NOT explain the spikes: 4 of 4 spikes coincide with writeback (4.0 would "
-        "by chance)"
+        "writeback does NOT explain the episodes: 4 of 4 latency episodes coincide with "
+        "writeback (writeback log; 4.0 would by chance)"
     )
 
 
@@ -99,8 +127,8 @@ def test_aperiodic_random_reads_have_no_period_and_no_spike(loop_parts: Path) ->
     con = connect(loop_parts)
     assert con.execute("SELECT count(*) FROM periods").fetchall()[0] == (0,)
     assert con.execute("SELECT count(*) FROM spikes").fetchall()[0] == (0,)
-    verdict = writeback_verdict(con, query_table(con, "SELECT * FROM spikes"), {})
-    assert verdict["sentence"] == "no latency spikes to explain"
+    ((sentence,),) = con.execute("SELECT sentence FROM writeback_verdict").fetchall()
+    assert sentence == "no latency episodes to explain"
 
 
 def test_partition_io_equals_what_fio_issued_per_partition(loop_parts: Path) -> None:

@@ -8,7 +8,7 @@ import duckdb
 import numpy as np
 import pytest
 
-from blkscope.analyze.findings import user_series_periods
+from blkscope.analyze.period_series import user_series_periods
 from blkscope.analyze.periodicity import KNOBS, NS, bursts, find_periods, matching_knobs
 from blkscope.analyze.views import connect, query_table
 from tests.conftest import SHARED_CAPTURES

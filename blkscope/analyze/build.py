@@ -14,7 +14,7 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
-from blkscope.analyze.findings import find_dataset_periods, find_spikes, knobs_from_manifest
+from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
 from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import (
     connect,
@@ -36,12 +36,14 @@ BUILD_ORDER: list[tuple[str, str]] = [
     ("iostat", "_iostat_build"),
     ("latency_hist", "_latency_hist_build"),
     ("depth", "_depth_build"),
+    ("depth_bins", "_depth_bins_build"),
     ("io_dist", "_io_dist_build"),
 ]
 # Intermediates of the statistics read more than once, computed once into tables of the
 # in-memory database (which spill to the temp folder under the memory limit): the integer-keyed
-# long form of bio latencies is read by both stage_stats and latency_hist.
-SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages")
+# long form of bio latencies is read by both stage_stats and latency_hist, the in-flight step
+# functions by both depth and depth_bins.
+SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages", "_depth_steps")
 
 
 # DuckDB's memory for the statistics; beyond it, sorts, joins and windows spill into the
@@ -59,7 +61,7 @@ def memory_limit() -> str:
 
 SPILL_DIR = ".duckdb_spill"
 
-FINDINGS = ("spikes", "periods")
+FINDINGS = FINDINGS_TABLES
 
 T = TypeVar("T")
 
@@ -180,15 +182,6 @@ def _build_tables(
     register_views(con, unbound)
 
 
-def _findings(
-    con: duckdb.DuckDBPyConnection, dataset: Path, manifest: dict[str, Any]
-) -> tuple[pa.Table, pa.Table]:
-    spikes = find_spikes(
-        con, window_ns=1_000_000_000, metric="q2c", k=5.0, threshold_ns=None, min_ios=5
-    )
-    return spikes, find_dataset_periods(con, spikes, knobs_from_manifest(manifest))
-
-
 def caches_plug_time(manifest: dict[str, Any]) -> bool:
     """Whether the traced kernel stamps a plug's requests with one cached time (Linux >= 6.9);
     assumed when the capture did not record its kernel release."""
@@ -240,7 +233,7 @@ def _analyze_into(
     con.execute(f"SET temp_directory = '{spill.as_posix().replace(chr(39), chr(39) * 2)}'")
     steps = _Steps(progress, update.out.name)
     _build_tables(con, dataset, manifest, variables, steps, progress)
-    for name, table in zip(FINDINGS, _findings(con, dataset, manifest), strict=True):
+    for name, table in compute_findings(con, manifest).items():
         path = dataset / f"{name}.parquet"
         write_parquet_atomic(table, path)
         manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}

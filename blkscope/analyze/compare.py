@@ -17,6 +17,14 @@ RESAMPLES = 2000
 RELATIVE = 0.2  # a shift smaller than 20% is reported as noise even when "significant"
 
 
+# What `statistic` means in each LatencyChange: a per-window percentile summarised over the
+# capture's 1 s windows of completion (view _window_latency), not a percentile of all IOs.
+STATISTICS = {
+    "median_window_p50": "the median over 1 s windows of each window's p50",
+    "median_window_p99": "the median over 1 s windows of each window's p99",
+}
+
+
 @dataclass
 class LatencyChange:
     """One device x op class x stage x statistic, before and after."""
@@ -24,7 +32,7 @@ class LatencyChange:
     device: str
     op_class: str
     stage: str
-    statistic: str  # p50 or p99: the median over 1 s windows of that per-window percentile
+    statistic: str  # a key of STATISTICS
     before_ns: int
     after_ns: int
     change: float  # after / before - 1
@@ -63,6 +71,7 @@ def latency_changes(before: Path, after: Path, seed: int = 0) -> list[LatencyCha
         for stat in ("p50", "p99"):
             va = np.array([r[f"{stat}_ns"] for r in ra], dtype=np.float64)
             vb = np.array([r[f"{stat}_ns"] for r in rb], dtype=np.float64)
+            name = f"median_window_{stat}"
             before_ns, after_ns = float(np.median(va)), float(np.median(vb))
             low, high = _bootstrap_change(va, vb, rng)
             change = after_ns / max(before_ns, 1) - 1
@@ -74,7 +83,7 @@ def latency_changes(before: Path, after: Path, seed: int = 0) -> list[LatencyCha
             out.append(
                 LatencyChange(
                     *key,
-                    stat,
+                    name,
                     int(before_ns),
                     int(after_ns),
                     change,
@@ -87,11 +96,133 @@ def latency_changes(before: Path, after: Path, seed: int = 0) -> list[LatencyCha
     return out
 
 
+@dataclass
+class CaptureP99:
+    """The p99 of every IO of one device x op class x stage in each capture (the number analyze
+    and the report print), with 95% intervals from resampling the capture's 1 s windows: IOs
+    in one burst are not independent, so whole windows are drawn, not single IOs."""
+
+    device: str
+    op_class: str  # an op class, or '*' for every IO of the device
+    stage: str
+    before_ns: int
+    before_low_ns: int
+    before_high_ns: int
+    after_ns: int
+    after_low_ns: int
+    after_high_ns: int
+    change: float  # after / before - 1
+    ci_low: float  # 95% interval of `change`
+    ci_high: float
+    ios: tuple[int, int]
+    verdict: str  # 'slower', 'faster' or 'noise'
+
+
+_IO_LATENCIES = """
+SELECT dev_major || ',' || dev_minor AS device, op_class(op, flags, sector) AS op_class,
+       'D2C' AS stage, c_time_ns // 1000000000 AS win, d2c_ns AS ns FROM bios
+WHERE d2c_ns IS NOT NULL
+UNION ALL
+SELECT dev_major || ',' || dev_minor, op_class(op, flags, sector), 'Q2C',
+       c_time_ns // 1000000000, q2c_ns FROM bios WHERE q2c_ns IS NOT NULL
+"""
+TAIL_CHUNK = 100  # bootstrap replicates per step (bounds memory on big captures)
+
+
+def _latency_groups(dataset: Path) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
+    """(values, window ids) per (device, op class, stage); op class '*' holds every IO, as
+    stage_stats' device level does."""
+    with connect(dataset) as con:
+        t = con.execute(f"SELECT * FROM ({_IO_LATENCIES}) ORDER BY ALL").fetchnumpy()
+    out: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}
+    device, cls, stage = (np.asarray(t[k], dtype=object) for k in ("device", "op_class", "stage"))
+    for key in sorted(set(zip(device.tolist(), cls.tolist(), stage.tolist(), strict=True))):
+        sel = (device == key[0]) & (cls == key[1]) & (stage == key[2])
+        out[key] = (np.asarray(t["ns"][sel], dtype=np.int64), np.asarray(t["win"][sel]))
+    for dev, st in {(k[0], k[2]) for k in out}:
+        parts = [v for k, v in out.items() if (k[0], k[2]) == (dev, st)]
+        out[(dev, "*", st)] = (
+            np.concatenate([p[0] for p in parts]),
+            np.concatenate([p[1] for p in parts]),
+        )
+    return out
+
+
+def capture_quantile(
+    values: np.ndarray, windows: np.ndarray, q: float, rng: np.random.Generator
+) -> tuple[int, np.ndarray]:
+    """The q-quantile of values as DuckDB's quantile_disc computes it (the ceil(q n)-th
+    smallest), and RESAMPLES bootstrap replicates of it with whole windows drawn."""
+    n = values.size
+    v = np.sort(values)
+    estimate = int(v[int(np.ceil(q * n)) - 1])
+    _, win = np.unique(windows, return_inverse=True)
+    k = int(win.max()) + 1
+    per_window = np.bincount(win, minlength=k)
+    order = np.argsort(values)[::-1]  # the tail, largest first, is all a high quantile needs
+    tail = min(n, max(200, int(4 * (1 - q) * n)))
+    top_v, top_w = values[order[:tail]], win[order[:tail]]
+    out = np.empty(RESAMPLES, dtype=np.int64)
+    for lo in range(0, RESAMPLES, TAIL_CHUNK):
+        draws = rng.integers(0, k, (min(TAIL_CHUNK, RESAMPLES - lo), k))
+        mult = np.stack([np.bincount(d, minlength=k) for d in draws])
+        total = mult @ per_window
+        weight = mult[:, top_w]
+        above = np.cumsum(weight, axis=1) - weight  # weight of the larger values
+        ok = above <= (1 - q) * total[:, None]
+        last = ok.shape[1] - 1 - np.argmax(ok[:, ::-1], axis=1)
+        full = ok.all(axis=1)  # the quantile lies below the tail: rare, done in full
+        out[lo : lo + len(draws)] = top_v[last]
+        for r in np.flatnonzero(full):
+            weights = mult[r][win]
+            cum = np.cumsum(weights[np.argsort(values)])
+            out[lo + r] = v[int(np.searchsorted(cum, q * total[r]))]
+    return estimate, out
+
+
+def capture_p99(before: Path, after: Path, seed: int = 0) -> list[CaptureP99]:
+    """Whole-capture p99 per device, op class and stage in both datasets, with intervals."""
+    a, b = _latency_groups(before), _latency_groups(after)
+    rng = np.random.default_rng(seed)
+    out = []
+    for key in sorted(set(a) & set(b)):
+        if a[key][0].size < 100 or b[key][0].size < 100:
+            continue
+        ea, ra = capture_quantile(*a[key], 0.99, rng)
+        eb, rb = capture_quantile(*b[key], 0.99, rng)
+        ratio = rb / np.maximum(ra, 1) - 1
+        low, high = (float(x) for x in np.percentile(ratio, [2.5, 97.5]))
+        change = eb / max(ea, 1) - 1
+        verdict = "noise"
+        if low > 0 and change >= RELATIVE:
+            verdict = "slower"
+        elif high < 0 and change <= -RELATIVE / (1 + RELATIVE):
+            verdict = "faster"
+        pa_, pb_ = np.percentile(ra, [2.5, 97.5]), np.percentile(rb, [2.5, 97.5])
+        out.append(
+            CaptureP99(
+                *key,
+                ea,
+                int(pa_[0]),
+                int(pa_[1]),
+                eb,
+                int(pb_[0]),
+                int(pb_[1]),
+                change,
+                low,
+                high,
+                (a[key][0].size, b[key][0].size),
+                verdict,
+            )
+        )
+    return out
+
+
 def _spike_counts(dataset: Path) -> dict[str, int]:
     con = connect(dataset)
     try:
         rows = con.execute(
-            "SELECT dev_major || ',' || dev_minor, count(*) FROM spikes GROUP BY 1"
+            "SELECT dev_major || ',' || dev_minor, count(*) FROM episodes GROUP BY 1"
         ).fetchall()
     except duckdb.Error:  # an unanalysed dataset simply has no spikes table
         return {}
@@ -113,6 +244,7 @@ def _periods(dataset: Path) -> dict[tuple[str, str], float]:
 def compare(before: Path, after: Path) -> dict[str, Any]:
     """Everything `blkscope compare` reports, as plain data."""
     changes = latency_changes(before, after)
+    whole = capture_p99(before, after)
     spikes_a, spikes_b = _spike_counts(before), _spike_counts(after)
     periods_a, periods_b = _periods(before), _periods(after)
     period_rows = []
@@ -131,7 +263,9 @@ def compare(before: Path, after: Path) -> dict[str, Any]:
     return {
         "before": str(before),
         "after": str(after),
+        "statistics": STATISTICS,
         "latency": [asdict(c) for c in changes],
+        "capture_p99": [asdict(c) for c in whole],
         "spikes": [
             {"device": d, "before": spikes_a.get(d, 0), "after": spikes_b.get(d, 0)}
             for d in sorted(set(spikes_a) | set(spikes_b))
@@ -141,25 +275,46 @@ def compare(before: Path, after: Path) -> dict[str, Any]:
     }
 
 
+def _with_interval(ns: int, low: int, high: int) -> str:
+    return f"{ns / 1e6:.3f}ms [{low / 1e6:.3f}, {high / 1e6:.3f}]"
+
+
 def render(result: dict[str, Any]) -> str:
     """Human-readable comparison table."""
     lines = [
         f"before: {result['before']}",
         f"after:  {result['after']}",
         "",
-        f"{'device':>7} {'op':>7} {'stage':>5} {'stat':>4} {'before':>10} {'after':>10} "
+        "per-window statistics (what the verdicts judge): "
+        + "; ".join(f"{k} = {v}" for k, v in result["statistics"].items()),
+        f"{'device':>7} {'op':>7} {'stage':>5} {'statistic':>17} {'before':>10} {'after':>10} "
         f"{'change':>8} {'95% CI':>17}  verdict",
     ]
     for c in result["latency"]:
         ci = f"[{c['ci_low']:+.0%}, {c['ci_high']:+.0%}]"
         lines.append(
-            f"{c['device']:>7} {c['op_class']:>7} {c['stage']:>5} {c['statistic']:>4} "
+            f"{c['device']:>7} {c['op_class']:>7} {c['stage']:>5} {c['statistic']:>17} "
             f"{c['before_ns'] / 1e6:>8.3f}ms {c['after_ns'] / 1e6:>8.3f}ms "
+            f"{c['change']:>+8.0%} {ci:>17}  {c['verdict']}"
+        )
+    lines += [
+        "",
+        "whole-capture p99 of every IO (as analyze and the report print it), 95% intervals "
+        "from resampling 1 s windows:",
+        f"{'device':>7} {'op':>7} {'stage':>5} {'before':>26} {'after':>26} {'change':>8} "
+        f"{'95% CI':>17}  verdict",
+    ]
+    for c in result["capture_p99"]:
+        ci = f"[{c['ci_low']:+.0%}, {c['ci_high']:+.0%}]"
+        lines.append(
+            f"{c['device']:>7} {c['op_class']:>7} {c['stage']:>5} "
+            f"{_with_interval(c['before_ns'], c['before_low_ns'], c['before_high_ns']):>26} "
+            f"{_with_interval(c['after_ns'], c['after_low_ns'], c['after_high_ns']):>26} "
             f"{c['change']:>+8.0%} {ci:>17}  {c['verdict']}"
         )
     lines.append("")
     for s in result["spikes"]:
-        lines.append(f"spikes on {s['device']}: {s['before']} -> {s['after']}")
+        lines.append(f"latency episodes on {s['device']}: {s['before']} -> {s['after']}")
     for p in result["periods"]:
         fmt = lambda v: "none" if v is None else f"{v:.2f} s"  # noqa: E731
         lines.append(
@@ -169,8 +324,15 @@ def render(result: dict[str, Any]) -> str:
     n = len(result["significant"])
     lines.append("")
     lines.append(
-        f"{n} significant latency change{'s' if n != 1 else ''}; the rest is noise"
+        f"{n} significant latency change{'s' if n != 1 else ''} in the per-window statistics; "
+        "the rest is noise"
         if n
         else "no significant latency change: every difference is within noise"
     )
+    moved = [c for c in result["capture_p99"] if c["verdict"] != "noise"]
+    if moved:
+        lines.append(
+            "whole-capture p99 beyond its interval: "
+            + ", ".join(f"{c['op_class']} {c['stage']} {c['verdict']}" for c in moved)
+        )
     return "\n".join(lines)

@@ -1,8 +1,9 @@
-"""Tie latency spikes to kernel writeback on the dataset's one clock, and say how much of the
-tail latency writeback explains (or plainly that it does not)."""
+"""Tie latency episodes to kernel writeback on the dataset's one clock, and say per device how
+much of the tail latency writeback explains (or plainly that it does not)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import duckdb
@@ -11,27 +12,56 @@ import pyarrow as pa
 
 from blkscope.analyze.coincidence import at_least, overlap_chance
 from blkscope.analyze.views import query_table
+from blkscope.schemas import WRITEBACK_VERDICT
+from blkscope.units import format_share
 
 FLUSHER_BURST_GAP_NS = 500_000_000
-CHANCE_ALPHA = 0.05  # spikes coincide with writeback beyond chance below this p-value
+CHANCE_ALPHA = 0.05  # episodes coincide with writeback beyond chance below this p-value
 TAIL_SHARE_MIN = 0.2  # writeback holds a real part of the tail latency ...
 TAIL_ENRICHMENT_MIN = 3.0  # ... and several times the share of the time it runs
+EMPTY = np.empty((0, 2), np.int64)
 
 
-def writeback_intervals(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], np.ndarray]:
-    """Per device, sorted [start, end] rows of writeback activity (see _writeback_windows)."""
-    out: dict[tuple[int, int], list[tuple[int, int]]] = {}
+@dataclass(frozen=True)
+class WritebackIntervals:
+    """Per device, sorted [start, end] rows of writeback activity, and where they come from."""
+
+    by_device: dict[tuple[int, int], np.ndarray]
+    source: str  # 'writeback log' (writeback_events) or 'flusher writes' (bursts of them)
+
+    def of(self, device: tuple[int, int]) -> np.ndarray:
+        """The device's intervals (none: an empty array)."""
+        return self.by_device.get(device, EMPTY)
+
+
+def writeback_intervals(con: duckdb.DuckDBPyConnection) -> WritebackIntervals:
+    """The writeback timeline's work items; without a writeback log, flusher-write bursts."""
     try:
         rows = con.execute(
             "SELECT dev_major, dev_minor, start_ns, end_ns FROM _writeback_windows"
         ).fetchall()
-    except duckdb.Error:  # no writeback log in this capture: fall back to flusher bios
+        source = "writeback log"
+    except duckdb.Error:  # no writeback log in this capture
         rows = []
     if not rows:
-        rows = _flusher_bursts(con)
+        rows, source = _flusher_bursts(con), "flusher writes"
+    out: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for major, minor, start, end in rows:
         out.setdefault((int(major), int(minor)), []).append((int(start), int(end)))
-    return {k: np.array(sorted(v), dtype=np.int64).reshape(-1, 2) for k, v in out.items()}
+    by_device = {k: np.array(sorted(v), dtype=np.int64).reshape(-1, 2) for k, v in out.items()}
+    return WritebackIntervals(by_device, source)
+
+
+def wakeups(intervals: np.ndarray, gap_ns: int = FLUSHER_BURST_GAP_NS) -> np.ndarray:
+    """Sorted work intervals merged into wakeups: an item starting within gap_ns of the work
+    before it ends belongs to the same wakeup (a flusher wakeup logs many work items)."""
+    if not len(intervals):
+        return EMPTY
+    reach = np.maximum.accumulate(intervals[:, 1])
+    opens = np.concatenate(([True], intervals[1:, 0] > reach[:-1] + gap_ns))
+    starts = intervals[opens, 0]
+    ends = np.maximum.reduceat(intervals[:, 1], np.flatnonzero(opens))
+    return np.stack([starts, ends], axis=1)
 
 
 def _flusher_bursts(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, int, int]]:
@@ -39,7 +69,7 @@ def _flusher_bursts(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, int,
         con,
         """
         SELECT dev_major, dev_minor, q_time_ns, coalesce(c_time_ns, q_time_ns) AS c
-        FROM bios WHERE op = 'W' AND (comm LIKE 'kworker/u%' OR comm LIKE 'flush-%')
+        FROM bios WHERE is_writeback_write(comm, op, flags, sector)
         ORDER BY dev_major, dev_minor, q_time_ns""",
     )
     rows: list[tuple[int, int, int, int]] = []
@@ -51,60 +81,16 @@ def _flusher_bursts(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, int,
     return rows
 
 
-def annotate_spikes(
-    spikes: pa.Table, intervals: dict[tuple[int, int], np.ndarray], has_log: bool
-) -> pa.Table:
-    """Fill writeback_events / writeback_lag_ns and let an overlapping writeback decide the cause."""
-    rows = spikes.to_pylist()
-    for r in rows:
-        iv = intervals.get((r["dev_major"], r["dev_minor"]), np.empty((0, 2), np.int64))
-        overlap = (iv[:, 0] < r["end_ns"]) & (iv[:, 1] > r["start_ns"] - r["window_ns"])
-        before = iv[iv[:, 0] <= r["peak_ns"]]
-        if has_log:
-            r["writeback_events"] = int(overlap.sum())
-        r["writeback_lag_ns"] = int(r["peak_ns"] - before[-1, 0]) if len(before) else None
-        if overlap.any() and "writeback" not in r["cause"]:
-            r["cause"] = "writeback" if r["cause"] == "unexplained" else f"writeback+{r['cause']}"
-    return pa.Table.from_pylist(rows, schema=spikes.schema)
-
-
-def _spans(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], tuple[int, int]]:
+def device_spans(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], tuple[int, int]]:
+    """Per device, the first and last event time: the span chance is measured over."""
     rows = con.execute(
         "SELECT dev_major, dev_minor, min(time_ns), max(time_ns) FROM events GROUP BY ALL"
     ).fetchall()
     return {(int(a), int(b)): (int(lo), int(hi)) for a, b, lo, hi in rows}
 
 
-def _chance(
-    rows: list[dict[str, Any]],
-    intervals: dict[tuple[int, int], np.ndarray],
-    spans: dict[tuple[int, int], tuple[int, int]],
-) -> np.ndarray:
-    """Per spike, the chance that a window of its length placed at random overlaps writeback
-    the way annotate_spikes counts it (reaching one window back)."""
-    out = []
-    for r in rows:
-        key = (r["dev_major"], r["dev_minor"])
-        iv = intervals.get(key, np.empty((0, 2), np.int64))
-        length = r["end_ns"] - r["start_ns"] + r["window_ns"]
-        out.append(overlap_chance(iv[:, 0], iv[:, 1], length, spans.get(key, (0, 1))))
-    return np.array(out)
-
-
-def writeback_verdict(
-    con: duckdb.DuckDBPyConnection, spikes: pa.Table, intervals: dict[tuple[int, int], np.ndarray]
-) -> dict[str, Any]:
-    """Share of spikes explained by writeback, their lag, and the share of tail latency
-    (bios slower than their device's p99) that completes while writeback runs.
-
-    Writeback explains the spikes when at least half of them coincide with it, and either more
-    coincide than chance allows (windows of the same lengths placed at random) or writeback
-    holds several times more of the tail latency than of the time: when writeback runs often,
-    every spike coincides with some of it.
-    """
-    rows = spikes.to_pylist()
-    explained = [r for r in rows if "writeback" in r["cause"]]
-    lags = [r["writeback_lag_ns"] for r in explained if r["writeback_lag_ns"] is not None]
+def _tail_inside(con: duckdb.DuckDBPyConnection, wb: WritebackIntervals) -> dict[tuple, tuple]:
+    """Per device: (Q2C ns of the bios above its p99, of which while writeback ran)."""
     tail = query_table(
         con,
         """
@@ -113,63 +99,88 @@ def writeback_verdict(
               WHERE NOT partial GROUP BY ALL) p USING (dev_major, dev_minor)
         WHERE NOT b.partial AND b.q2c_ns > p.p99""",
     )
-    total = inside = 0
+    out: dict[tuple[int, int], tuple[int, int]] = {}
     for major, minor, c, lat in zip(*(tail[n].to_pylist() for n in tail.column_names), strict=True):
-        total += lat
-        iv = intervals.get((major, minor))
-        if iv is not None and len(iv):
-            k = int(np.searchsorted(iv[:, 0], c, side="right")) - 1
-            inside += lat if k >= 0 and iv[: k + 1, 1].max() >= c else 0
-    spans = _spans(con)
-    span_ns = sum(hi - lo for lo, hi in spans.values())
-    # a window of length 0 overlaps writeback exactly while writeback runs
-    covered_ns = sum(
-        overlap_chance(iv[:, 0], iv[:, 1], 0, spans[k]) * (spans[k][1] - spans[k][0])
-        for k, iv in intervals.items()
-        if k in spans
-    )
-    time_share = covered_ns / span_ns if span_ns else 0.0
-    chance = _chance(rows, intervals, spans)
-    p_value = at_least(len(explained), chance) if rows else 1.0
-    share_spikes = len(explained) / len(rows) if rows else 0.0
-    share_tail = inside / total if total else 0.0
-    enriched = share_tail >= TAIL_SHARE_MIN and share_tail >= TAIL_ENRICHMENT_MIN * time_share
-    explains = bool(rows) and share_spikes >= 0.5 and (p_value <= CHANCE_ALPHA or enriched)
-    return {
-        "spikes": len(rows),
-        "spikes_with_writeback": len(explained),
-        "spike_share": share_spikes,
-        "spikes_by_chance": float(chance.sum()),
+        total, inside = out.get((major, minor), (0, 0))
+        iv = wb.of((major, minor))
+        k = int(np.searchsorted(iv[:, 0], c, side="right")) - 1
+        hit = k >= 0 and iv[: k + 1, 1].max() >= c
+        out[(major, minor)] = (total + lat, inside + (lat if hit else 0))
+    return out
+
+
+def writeback_verdicts(
+    con: duckdb.DuckDBPyConnection, episodes: pa.Table, wb: WritebackIntervals
+) -> pa.Table:
+    """The writeback_verdict table: one row per device with block IO.
+
+    Writeback explains a device's episodes when at least half of them coincide with it, and
+    either more coincide than chance allows (windows of the same lengths placed at random) or
+    writeback holds several times more of the tail latency than of the time: when writeback
+    runs often, every episode coincides with some of it.
+    """
+    spans = device_spans(con)
+    tails = _tail_inside(con, wb)
+    rows = episodes.to_pylist()
+    out = []
+    for device in sorted(spans):
+        mine = [r for r in rows if (r["dev_major"], r["dev_minor"]) == device]
+        total, inside = tails.get(device, (0, 0))
+        span = spans[device]
+        # a window of length 0 overlaps writeback exactly while writeback runs
+        iv = wb.of(device)
+        time_share = overlap_chance(iv[:, 0], iv[:, 1], 0, span) if len(iv) else 0.0
+        out.append(verdict(device, mine, inside / total if total else 0.0, time_share, wb.source))
+    return pa.Table.from_pylist(out, schema=WRITEBACK_VERDICT)
+
+
+def verdict(
+    device: tuple[int, int],
+    episodes: list[dict[str, Any]],
+    tail_share: float,
+    time_share: float,
+    source: str,
+) -> dict[str, Any]:
+    """One device's writeback_verdict row from its attributed episodes."""
+    explained = [r for r in episodes if "writeback" in r["cause"]]
+    lags = [r["writeback_lag_ns"] for r in explained if r["writeback_lag_ns"] is not None]
+    chance = np.array([r["writeback_chance"] for r in episodes], dtype=np.float64)
+    p_value = at_least(len(explained), chance) if episodes else 1.0
+    share = len(explained) / len(episodes) if episodes else 0.0
+    enriched = tail_share >= TAIL_SHARE_MIN and tail_share >= TAIL_ENRICHMENT_MIN * time_share
+    explains = bool(episodes) and share >= 0.5 and (p_value <= CHANCE_ALPHA or enriched)
+    row: dict[str, Any] = {
+        "dev_major": device[0],
+        "dev_minor": device[1],
+        "episodes": len(episodes),
+        "episodes_with_writeback": len(explained),
+        "episodes_by_chance": float(chance.sum()),
         "coincidence_p_value": p_value,
         "median_lag_ns": int(np.median(lags)) if lags else None,
-        "tail_latency_share_during_writeback": share_tail,
-        "time_share_of_writeback": time_share,
+        "tail_latency_share": tail_share,
+        "writeback_time_share": time_share,
         "explains": explains,
-        "sentence": _sentence(rows, explained, lags, (share_tail, time_share, chance), explains),
     }
+    row["sentence"] = _sentence(row, source)
+    return row
 
 
-def _sentence(
-    rows: list[dict[str, Any]],
-    explained: list[dict[str, Any]],
-    lags: list[int],
-    shares: tuple[float, float, np.ndarray],
-    explains: bool,
-) -> str:
-    if not rows:
-        return "no latency spikes to explain"
-    share_tail, time_share, chance = shares
-    lag = f", peaking {np.median(lags) / 1e9:.2f} s after writeback starts" if lags else ""
+def _sentence(v: dict[str, Any], source: str) -> str:
+    n, hit = v["episodes"], v["episodes_with_writeback"]
+    if not n:
+        return "no latency episodes to explain"
+    lag = v["median_lag_ns"]
     head = (
-        f"{len(explained)} of {len(rows)} spikes coincide with writeback"
-        f" ({chance.sum():.1f} would by chance){lag}"
+        f"{hit} of {n} latency episode{'s' * (n != 1)} coincide{'s' * (n == 1)} with writeback"
+        f" ({source}; {v['episodes_by_chance']:.1f} would by chance)"
+        + (f", peaking {lag / 1e9:.2f} s after writeback starts" if lag is not None else "")
     )
     tail = (
-        f"; {share_tail:.0%} of the latency above p99 falls during writeback, which runs"
-        f" {time_share:.0%} of the time"
+        f"; {format_share(v['tail_latency_share'])} of the latency above p99 falls during "
+        f"writeback, which runs {format_share(v['writeback_time_share'])} of the time"
     )
-    if explains:
-        return f"writeback explains the spikes: {head}{tail}"
-    if len(explained) * 2 >= len(rows):
-        return f"writeback does NOT explain the spikes: {head}, no more than chance{tail}"
-    return f"writeback does NOT explain the spikes: only {head}{tail}"
+    if v["explains"]:
+        return f"writeback explains the episodes: {head}{tail}"
+    if hit * 2 >= n:
+        return f"writeback does NOT explain the episodes: {head}, no more than chance{tail}"
+    return f"writeback does NOT explain the episodes: only {head}{tail}"

@@ -54,6 +54,36 @@ def _p_value(z: float, trials: float) -> float:
     return float(-np.expm1(trials * np.log1p(-min(single, 1 - 1e-16))))
 
 
+def _grid(span_s: float, shortest: float, longest: float) -> np.ndarray:
+    """Frequencies tried between 1/longest and 1/shortest: ten per independent frequency."""
+    return np.arange(1 / longest, 1 / shortest, 1 / (10 * span_s))
+
+
+def _blind_band(span_s: float, min_period_s: float, max_period_s: float | None) -> float:
+    """The longest period the blind search tries: a third of the span (three cycles)."""
+    return span_s / 3 if max_period_s is None else min(max_period_s, span_s / 3)
+
+
+def spectrum(
+    times_ns: np.ndarray,
+    span_ns: tuple[int, int],
+    *,
+    min_period_s: float = 1.0,
+    max_period_s: float | None = None,
+    burst_gap_s: float = 0.5,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(period_s, Z²) over the blind search's grid, longest period first: the periodogram
+    find_periods scans (empty under 3 bursts or 3 cycles of min_period_s)."""
+    span_s = (span_ns[1] - span_ns[0]) / NS
+    starts = bursts(times_ns, burst_gap_s)
+    longest = _blind_band(span_s, min_period_s, max_period_s)
+    if starts.size < 3 or longest <= min_period_s:
+        return np.zeros(0), np.zeros(0)
+    freqs = _grid(span_s, min_period_s, longest)
+    z, _ = _z2((starts - span_ns[0]) / NS, freqs)
+    return 1 / freqs, z
+
+
 def find_periods(
     times_ns: np.ndarray,
     span_ns: tuple[int, int],
@@ -74,7 +104,7 @@ def find_periods(
     t0, t1 = span_ns
     span_s = (t1 - t0) / NS
     starts = bursts(times_ns, burst_gap_s)
-    longest = span_s / 3 if max_period_s is None else min(max_period_s, span_s / 3)
+    longest = _blind_band(span_s, min_period_s, max_period_s)
     if starts.size < 3 or longest <= min_period_s:
         return []
     t_s = (starts - t0) / NS
@@ -102,7 +132,7 @@ def _search(
     t_s: np.ndarray, span_s: float, shortest: float, longest: float, alpha: float, limit: int
 ) -> list[Period]:
     f_lo, f_hi = 1 / longest, 1 / shortest
-    freqs = np.arange(f_lo, f_hi, 1 / (10 * span_s))
+    freqs = _grid(span_s, shortest, longest)
     if freqs.size < 3:
         return []
     z, _ = _z2(t_s, freqs)

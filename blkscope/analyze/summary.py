@@ -73,11 +73,15 @@ def _ms(ns: float) -> str:
     return f"{ns / 1e6:.6f}"
 
 
-def render_summary(devices: list[dict[str, Any]]) -> str:
-    """Plain-text tables in btt's spirit, in milliseconds, with percentiles."""
-    lines = []
+def render_summary(devices: list[dict[str, Any]], warnings: list[str] | None = None) -> str:
+    """Plain-text tables in btt's spirit, in milliseconds, with percentiles; the dataset's
+    completeness warnings first (a trace missing CPUs or completions misleads every number)."""
+    lines = [f"WARNING: {w}" for w in warnings or []]
+    if lines:
+        lines.append("")
     for d in devices:
-        lines.append(f"==================== device {d['dev']} ====================")
+        name = f"{d['name']} ({d['dev']})" if d.get("name") else d["dev"]
+        lines.append(f"==================== device {name} ====================")
         lines.append(
             f"Q {d['queued']:,}  D {d['dispatches']:,}  C {d['completions']:,}  "
             f"requeues {d['requeues']:,}  merged bios {d['merged_bios']:,}  "

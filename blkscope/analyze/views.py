@@ -11,6 +11,7 @@ from typing import Any
 import duckdb
 import pyarrow as pa
 
+from blkscope.concepts import macro_statements
 from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import read_manifest
 
@@ -72,11 +73,17 @@ OPTIONAL_TABLES = ("partitions", "writeback", "series", "iostat_log", "meminfo",
 def optional_views(manifest: dict[str, Any]) -> set[str]:
     """Views that read a table this dataset lacks and only some captures bring."""
     missing = [t for t in OPTIONAL_TABLES if t not in manifest.get("tables", {})]
-    return {
-        name
-        for name, select in sql_views().items()
-        if any(re.search(rf"\b{t}\b", select) for t in missing)
-    }
+    views = sql_views()
+    optional: set[str] = set()
+    while True:  # and the views over those views
+        found = {
+            name
+            for name, select in views.items()
+            if any(re.search(rf"\b{t}\b", select) for t in [*missing, *optional])
+        }
+        if found <= optional:
+            return optional
+        optional |= found
 
 
 def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
@@ -89,6 +96,8 @@ def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
     # DuckDB 2.0's caching operator fails now and then on dictionary-encoded Parquet columns
     # ("dict-surviving cache: global dictionary column ... changed identity").
     con.execute("SET enable_caching_operators = false")
+    for statement in macro_statements():  # the shared definitions every view below uses
+        con.execute(statement)
     for name, info in manifest.get("tables", {}).items():
         register_table(con, name, table_file(dataset, info["file"]))
     register_views(con)

@@ -140,7 +140,7 @@ def tool_versions() -> dict[str, str | None]:
 
 
 def host_info() -> dict[str, Any]:
-    """Host name, kernel, CPU count."""
+    """Host name, kernel, CPU count, time zone."""
     u = os.uname()
     return {
         "hostname": socket.gethostname(),
@@ -148,4 +148,12 @@ def host_info() -> dict[str, Any]:
         "kernel_version": u.version,
         "machine": u.machine,
         "cpus": os.cpu_count(),
+        "timezone": time_zone(),
     }
+
+
+def time_zone() -> dict[str, Any]:
+    """The host's local zone now: its abbreviation and offset from UTC (the report shows
+    trace times in it beside UTC, so they match the host's own logs)."""
+    now = time.localtime()
+    return {"name": now.tm_zone, "utc_offset_s": now.tm_gmtoff}

@@ -22,7 +22,11 @@ def analyze(
     ] = False,
 ) -> None:
     """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
+    from blkscope.analyze.devices import device_names
     from blkscope.analyze.summary import render_summary
+    from blkscope.ingest.completeness import warnings_of
+    from blkscope.ingest.dataset import read_manifest
+    from blkscope.wallclock import WallClock
 
     try:
         # imported here, inside the try: loading the compiled pass takes a moment worth
@@ -33,19 +37,33 @@ def analyze(
 
         with progress_bar(enabled=not quiet and not as_json) as progress:
             con = analyze_dataset(dataset, interval_ns=round(interval * 1e9), progress=progress)
+        manifest = read_manifest(dataset)
         with con:
             devices = device_summary(con)
+            names = device_names(con, manifest)
     except BlkscopeError as exc:
         raise fail(exc) from None
     except KeyboardInterrupt:
         typer.echo("interrupted: the dataset is left as it was", err=True)
         raise typer.Exit(130) from None
+    for d in devices:
+        known = names.get(tuple(int(x) for x in d["dev"].split(",")))  # type: ignore[arg-type]
+        d["name"] = known.name if known else None
+    warnings = warnings_of(manifest)
     if quiet:
+        for warning in warnings:
+            typer.echo(f"warning: {warning}", err=True)
         return
     if as_json:
-        typer.echo(json.dumps({"dataset": str(dataset), "devices": devices}, indent=2))
+        doc = {
+            "dataset": str(dataset),
+            "trace_start": WallClock.from_manifest(manifest).as_doc(),
+            "warnings": warnings,
+            "devices": devices,
+        }
+        typer.echo(json.dumps(doc, indent=2))
     else:
-        typer.echo(render_summary(devices))
+        typer.echo(render_summary(devices, warnings))
 
 
 @app.command()
@@ -79,11 +97,13 @@ def spikes(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
 ) -> None:
-    """Find windows of abnormal IO latency and say what was in flight (writeback, jbd2, who)."""
-    from blkscope.analyze.correlation import writeback_intervals, writeback_verdict
-    from blkscope.analyze.findings import find_spikes
+    """Find windows of abnormal IO latency, group them into episodes and say why (writeback,
+    jbd2, who)."""
+    from blkscope.analyze.findings import SpikeOptions, find_episodes
     from blkscope.analyze.views import connect
+    from blkscope.ingest.dataset import read_manifest
     from blkscope.reports.terminal import render_spikes
+    from blkscope.wallclock import WallClock, with_wall_times
 
     if metric not in ("q2c", "d2c"):
         raise typer.BadParameter("must be q2c or d2c", param_hint="--metric")
@@ -91,18 +111,21 @@ def spikes(
     limit = duration(threshold, "--threshold") if threshold else None
     try:
         analysed(dataset)
-        con = connect(dataset)
-        table = find_spikes(
-            con, window_ns=window_ns, metric=metric, k=k, threshold_ns=limit, min_ios=5
-        )
-        verdict = writeback_verdict(con, table, writeback_intervals(con))
+        clock = WallClock.from_manifest(read_manifest(dataset))
+        with connect(dataset) as con:
+            found = find_episodes(con, SpikeOptions(window_ns, metric, k, limit, min_ios=5))
     except BlkscopeError as exc:
         raise fail(exc) from None
-    rows = table.to_pylist()
+    times = ("start_ns", "end_ns", "peak_ns")
+    episodes = [with_wall_times(r, clock, times) for r in found.episodes.to_pylist()]
+    rows = [with_wall_times(r, clock, times) for r in found.spikes.to_pylist()]
+    verdicts = found.writeback_verdict.to_pylist()
     if as_json:
-        typer.echo(json.dumps({"spikes": rows, "writeback": verdict}, indent=2))
+        doc = {"trace_start": clock.as_doc(), "episodes": episodes, "spikes": rows,
+               "writeback": verdicts}  # fmt: skip
+        typer.echo(json.dumps(doc, indent=2))
     else:
-        typer.echo(render_spikes(rows, verdict["sentence"]))
+        typer.echo(render_spikes(rows, episodes, verdicts, clock))
 
 
 @app.command()
@@ -114,13 +137,18 @@ def periods(
 ) -> None:
     """Report significant periods of writeback IO, journal IO, writeback events and spikes."""
     from blkscope.analyze.views import connect, query_table
+    from blkscope.ingest.dataset import read_manifest
     from blkscope.reports.terminal import render_periods
+    from blkscope.wallclock import WallClock, with_wall_times
 
     try:
         analysed(dataset)
+        clock = WallClock.from_manifest(read_manifest(dataset))
         rows = query_table(connect(dataset), "SELECT * FROM periods ORDER BY p_value").to_pylist()
     except BlkscopeError as exc:
         raise fail(exc) from None
+    if as_json:  # phase_utc: when the first cycle's burst fell
+        rows = [with_wall_times(r, clock, ("phase_ns",)) for r in rows]
     typer.echo(json.dumps(rows, indent=2) if as_json else render_periods(rows))
 
 

@@ -47,6 +47,7 @@ def ingest(
 ) -> None:
     """Parse blkparse text, blktrace binaries or a capture folder (all logs, one clock) to Parquet."""
     from blkscope.ingest.blkparse_ingest import ingest_events
+    from blkscope.ingest.completeness import warnings_of
     from blkscope.progress import progress_bar
 
     folder = Path(inputs[0]) if len(inputs) == 1 and Path(inputs[0]).is_dir() else None
@@ -67,7 +68,10 @@ def ingest(
         raise typer.Exit(130) from None
     if as_json:
         typer.echo(json.dumps(manifest, indent=2))
-    elif not quiet:
+        return
+    for warning in warnings_of(manifest):  # even with -q: every number built on it is off
+        typer.echo(f"warning: {warning}", err=True)
+    if not quiet:
         if folder is not None:
             from blkscope.ingest.folder_report import folder_report
 

@@ -42,15 +42,20 @@ def report(
         typer.echo(_report_summary(done.summary_doc, output, done.summary, done.dataset))
 
 
+def _ms(ns: int | None) -> str:
+    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
+
+
 def _report_summary(doc: dict[str, Any], output: Path, summary: Path, dataset: Path) -> str:
     lines = [f"wrote {output} and {summary} (dataset {dataset})"]
+    lines += [f"  warning: {w}" for w in doc["warnings"]]
     for d in doc["devices"]:
-        spikes = "not computed" if d["spikes"] is None else d["spikes"]
         periods = ", ".join(f"{p['series']} {p['period_ns'] / 1e9:.2f} s" for p in d["periods"])
+        name = f"{d['name']} ({d['dev']})" if d["name"] else d["dev"]
         lines.append(
-            f"  device {d['dev']}: {d['ios']:,} IOs, D2C p99 {d['d2c']['p99_ns'] / 1e6:.3f} ms, "
-            f"Q2C p99 {d['q2c']['p99_ns'] / 1e6:.3f} ms, spikes {spikes}, "
-            f"periods {periods or 'none'}"
+            f"  device {name}: {d['ios']:,} IOs, D2C p99 {_ms(d['d2c']['p99_ns'])}, "
+            f"Q2C p99 {_ms(d['q2c']['p99_ns'])}, latency episodes {d['spikes']} "
+            f"({d['metric_spikes']} metric spikes), periods {periods or 'none'}"
         )
     return "\n".join(lines)
 

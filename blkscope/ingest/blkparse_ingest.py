@@ -16,6 +16,7 @@ from blkscope import __version__
 from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
 from blkscope.ingest.blktrace_events import DecodedTrace, decode
 from blkscope.ingest.blktrace_records import blktrace_inputs, read_records
+from blkscope.ingest.completeness import assess
 from blkscope.ingest.dataset import DatasetWriter
 from blkscope.ingest.sources import Source, iter_chunks, open_source
 from blkscope.ingest.trace_text import trace_text_kind
@@ -307,6 +308,18 @@ def build_manifest(
             by_action[a] = by_action.get(a, 0) + n
     firsts = [d.first_ns for d in devices.values() if d.first_ns is not None]
     lasts = [d.last_ns for d in devices.values() if d.last_ns is not None]
+    device_docs = [
+        {
+            "dev": f"{k[0]},{k[1]}",
+            "major": k[0],
+            "minor": k[1],
+            "events": d.events,
+            "by_action": dict(sorted(d.by_action.items())),
+            "first_time_ns": d.first_ns,
+            "last_time_ns": d.last_ns,
+        }
+        for k, d in sorted(devices.items())
+    ]
     return {
         "kind": "blkscope-dataset",
         "schema_version": SCHEMA_VERSION,
@@ -319,17 +332,7 @@ def build_manifest(
             "first_time_ns": min(firsts) if firsts else None,
             "last_time_ns": max(lasts) if lasts else None,
         },
-        "devices": [
-            {
-                "dev": f"{k[0]},{k[1]}",
-                "major": k[0],
-                "minor": k[1],
-                "events": d.events,
-                "by_action": dict(sorted(d.by_action.items())),
-                "first_time_ns": d.first_ns,
-                "last_time_ns": d.last_ns,
-            }
-            for k, d in sorted(devices.items())
-        ],
+        "devices": device_docs,
         "ingest": {"strict": strict, "error_lines": sum(i.get("error_lines", 0) for i in inputs)},
+        "completeness": assess(inputs, by_action, device_docs),
     }

@@ -6,6 +6,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from blkscope.concepts import arrow_writeback_queue
+
 SECOND = 1_000_000_000
 # Queue events closer than this belong to one flusher burst.
 BURST_GAP_NS = 1_000_000
@@ -19,14 +21,9 @@ class TraceDigest:
         self._completions: list[pa.Table] = []
 
     def add(self, events: pa.Table) -> None:
-        """Keep the kworker/flush write queue events and every completion of a chunk."""
-        comm = events["comm"]
-        flusher = pc.and_(
-            pc.and_(pc.equal(events["action"], "Q"), pc.equal(events["op"], "W")),
-            pc.or_(pc.starts_with(comm, "kworker/u"), pc.starts_with(comm, "flush-")),
-        )
+        """Keep the writeback writes' queue events and every completion of a chunk."""
         cols = ["time_ns", "dev_major", "dev_minor", "sector"]
-        self._flusher.append(events.filter(pc.fill_null(flusher, False)).select(cols))
+        self._flusher.append(events.filter(arrow_writeback_queue(events)).select(cols))
         done = pc.equal(events["action"], "C")
         self._completions.append(
             events.filter(pc.fill_null(done, False)).select([*cols, "op", "nsectors"])

@@ -19,6 +19,7 @@ from blkscope.ingest.clock import (
     source_offset,
     with_t_ns,
 )
+from blkscope.ingest.completeness import note_cpu_count
 from blkscope.ingest.dataset import MANIFEST, DatasetWriter, is_dataset
 from blkscope.ingest.detect import FORMAT_NAMES, detect_format
 from blkscope.ingest.digest import TraceDigest
@@ -290,6 +291,9 @@ def _describe(
             # The findings read the writeback knobs as capture.sysctl.
             capture.setdefault("sysctl", capture.get("vm_sysctls") or {})
             manifest["capture"] = capture
+            cpus = (capture.get("host") or {}).get("cpus")
+            if isinstance(cpus, int) and cpus > 0:
+                note_cpu_count(manifest, cpus)
         inputs.append(doc)
     manifest["folder"] = str(folder)
     manifest["inputs"] = inputs

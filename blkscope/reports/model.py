@@ -1,19 +1,23 @@
-"""Everything the report shows for one device, read from an analysed dataset."""
+"""Everything the report shows for one device, read from an analysed dataset's tables: the page
+draws these and computes nothing the analysis already stored."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import duckdb
+import numpy as np
 
 from blkscope.analyze.crosscheck import crosscheck
+from blkscope.analyze.devices import DeviceName, device_names
 from blkscope.analyze.summary import device_summary
 from blkscope.analyze.views import connect
+from blkscope.ingest.completeness import warnings_of
 from blkscope.ingest.dataset import read_manifest
 from blkscope.reports import series
-from blkscope.reports.findings import Findings, Spectrum, load_findings
+from blkscope.wallclock import WallClock
 
 BREAKDOWN_STAGES = ["Q2G", "G2I", "I2D", "D2C"]
 HIST_OPS = ["read", "write", "flush", "discard"]
@@ -22,11 +26,22 @@ _PCTS = ["p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
 
 @dataclass
+class Spectrum:
+    """One series' periodogram (periodogram table) and bursts (bursts table)."""
+
+    series: str
+    period_s: np.ndarray
+    z2: np.ndarray
+    burst_starts_ns: np.ndarray
+
+
+@dataclass
 class Device:
     """One device's figures, tables and findings."""
 
     major: int
     minor: int
+    name: DeviceName | None
     first_ns: int
     last_ns: int
     counts: dict[str, Any]  # blkscope.analyze.summary.device_summary entry
@@ -35,23 +50,32 @@ class Device:
     d2c: series.Band
     q2c: series.Band
     rates: dict[str, tuple[Any, Any]]
-    depth_max: Any
-    depth_mean: Any
+    depth: dict[str, series.Depth]  # depth_bins per level
     stages: dict[str, dict[str, float]]  # stage -> n, mean_ns, p50/p90/p99/p999/max
-    spike_stages: dict[str, dict[str, float]] | None
+    episode_stages: dict[str, dict[str, float]] | None
     hist: dict[str, dict[str, list[tuple[int, int, int]]]]  # stage -> op -> (lo, hi, n)
+    sizes: dict[str, dict[str, list[tuple[int, int, int]]]]  # io_dist metric -> op -> rows
+    lba: series.LbaMap
     top_count: list[dict[str, Any]]
     top_latency: list[dict[str, Any]]
-    spikes: list[dict[str, Any]] | None
-    periods: list[dict[str, Any]] | None
-    spectra: list[Spectrum]
-    writeback: list[dict[str, Any]] | None
+    spikes: list[dict[str, Any]]
+    episodes: list[dict[str, Any]]
+    verdict: dict[str, Any] | None
+    periods: list[dict[str, Any]]
+    spectra: dict[str, Spectrum]  # by series
+    writeback: list[dict[str, Any]]  # this device's writeback timeline (writeback_events)
     # this device's rows of blkscope.analyze.crosscheck (biosnoop / iostat agreement), or None
     # for a log the dataset lacks or that did not match this device
     crosscheck: dict[str, dict[str, Any] | None]
+    warnings: list[str] = field(default_factory=list)
 
     @property
-    def name(self) -> str:
+    def name_text(self) -> str:
+        """'vda (254,0)', or '254,0' when the name is unknown."""
+        return f"{self.name.name} ({self.major},{self.minor})" if self.name else self.dev
+
+    @property
+    def dev(self) -> str:
         """major,minor as blkparse prints it."""
         return f"{self.major},{self.minor}"
 
@@ -62,53 +86,54 @@ class Report:
 
     dataset: Path
     manifest: dict[str, Any]
+    clock: WallClock
     devices: list[Device]
-    periods_source: str
-    spikes_computed: bool
+    warnings: list[str]  # the dataset's completeness warnings
+
+
+def _where(major: int, minor: int) -> str:
+    return f"dev_major = {int(major)} AND dev_minor = {int(minor)}"
+
+
+def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+    rel = con.execute(sql)
+    names = [d[0] for d in rel.description]
+    return [dict(zip(names, r, strict=True)) for r in rel.fetchall()]
 
 
 def _stage_rows(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str, dict]:
     rows = con.execute(
         f"SELECT stage, n, mean_ns, {', '.join(_PCTS)} FROM stage_stats WHERE level = 'device' "
-        "AND dev_major = $1 AND dev_minor = $2",
-        [major, minor],
+        f"AND {_where(major, minor)}"
     ).fetchall()
     names = ["n", "mean_ns", *_PCTS]
     return {r[0]: dict(zip(names, r[1:], strict=True)) for r in rows}
 
 
-_STAGE_EXPR = {
-    "Q2G": "g_time_ns - q_time_ns",
-    "G2I": "i_time_ns - g_time_ns",
-    "I2D": "CASE WHEN NOT merged THEN d_time_ns - i_time_ns END",
-    "D2C": "d2c_ns",
-}
-
-
 def _stages_in(
     con: duckdb.DuckDBPyConnection, major: int, minor: int, windows: list[tuple[int, int]]
 ) -> dict[str, dict[str, float]]:
-    """Stage statistics of the bios that completed inside the given windows."""
+    """Stage statistics (bio_stage_list, as stage_stats) of the bios completing in windows."""
     if not windows:
         return {}
     inside = " OR ".join(f"(c_time_ns BETWEEN {int(a)} AND {int(b)})" for a, b in windows)
-    out = {}
-    for stage, expr in _STAGE_EXPR.items():
-        n, mean, p50, p99, mx = con.execute(
-            f"SELECT count(v), avg(v), quantile_disc(v, 0.5), quantile_disc(v, 0.99), max(v) "
-            f"FROM (SELECT {expr} AS v FROM bios WHERE dev_major = $1 AND dev_minor = $2 "
-            f"AND ({inside})) WHERE v IS NOT NULL",
-            [major, minor],
-        ).fetchone() or (0, None, None, None, None)
-        out[stage] = {"n": n, "mean_ns": mean, "p50_ns": p50, "p99_ns": p99, "max_ns": mx}
-    return out
+    rows = con.execute(f"""
+        SELECT stage_name(s.stage), count(s.ns), avg(s.ns), quantile_disc(s.ns, [0.5, 0.99]),
+               max(s.ns)
+        FROM (SELECT unnest(bio_stage_list(g_time_ns, i_time_ns, d_time_ns, m_time_ns, merged,
+                                           q_time_ns, d2c_ns, q2c_ns)) AS s
+              FROM bios WHERE {_where(major, minor)} AND ({inside}))
+        WHERE s.ns IS NOT NULL GROUP BY 1""").fetchall()
+    return {
+        stage: {"n": n, "mean_ns": mean, "p50_ns": q[0], "p99_ns": q[1], "max_ns": mx}
+        for stage, n, mean, q, mx in rows
+    }
 
 
 def _hist(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str, dict[str, list]]:
     rows = con.execute(
-        "SELECT stage, op_class, lo_ns, hi_ns, n FROM latency_hist WHERE dev_major = $1 AND "
-        "dev_minor = $2 AND stage IN ('D2C', 'Q2C') AND op_class <> '*' ORDER BY ALL",
-        [major, minor],
+        "SELECT stage, op_class, lo_ns, hi_ns, n FROM latency_hist WHERE stage IN ('D2C', 'Q2C') "
+        f"AND op_class <> '*' AND {_where(major, minor)} ORDER BY ALL"
     ).fetchall()
     out: dict[str, dict[str, list]] = {"D2C": {}, "Q2C": {}}
     for stage, op, lo, hi, n in rows:
@@ -118,85 +143,123 @@ def _hist(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str, d
 
 _TOP = """
 SELECT coalesce(comm, '?') AS process, count(*) AS ios,
-       count(*) FILTER (op = 'R') AS reads, count(*) FILTER (op = 'W') AS writes,
+       count(*) FILTER (op_class(op, flags, sector) = 'read') AS reads,
+       count(*) FILTER (op_class(op, flags, sector) = 'write') AS writes,
        quantile_disc(q2c_ns, 0.5) AS q2c_p50_ns, quantile_disc(q2c_ns, 0.99) AS q2c_p99_ns,
        max(q2c_ns) AS q2c_max_ns, quantile_disc(d2c_ns, 0.99) AS d2c_p99_ns
-FROM bios WHERE dev_major = $1 AND dev_minor = $2 GROUP BY 1
+FROM bios WHERE {where} GROUP BY 1
 """
 
 
 def _top(con: duckdb.DuckDBPyConnection, major: int, minor: int, order: str) -> list[dict]:
-    rel = con.execute(f"{_TOP} ORDER BY {order}, process LIMIT {TOP_N}", [major, minor])
-    names = [d[0] for d in rel.description]
-    return [dict(zip(names, r, strict=True)) for r in rel.fetchall()]
+    sql = _TOP.format(where=_where(major, minor))
+    return _rows(con, f"{sql} ORDER BY {order}, process LIMIT {TOP_N}")
 
 
 def _errors(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> int:
     row = con.execute(
-        "SELECT count(*) FROM requests WHERE dev_major = $1 AND dev_minor = $2 AND error <> 0",
-        [major, minor],
-    ).fetchone()
-    return int(row[0]) if row else 0
+        f"SELECT count(*) FROM requests WHERE error <> 0 AND {_where(major, minor)}"
+    ).fetchall()
+    return int(row[0][0]) if row else 0
 
 
-def _mine(rows: list[dict[str, Any]] | None, major: int, minor: int) -> list[dict] | None:
-    if rows is None:
-        return None
-    return [
-        r
-        for r in rows
-        if r.get("dev_major") in (major, None) and r.get("dev_minor") in (minor, None)
-    ]
+def _spectra(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str, Spectrum]:
+    """Periodograms and bursts of the device's series and of the user series (no device)."""
+    mine = f"(({_where(major, minor)}) OR dev_major IS NULL)"
+    grams = con.execute(
+        f"SELECT series, period_ns, z2 FROM periodogram WHERE {mine} ORDER BY series, period_ns"
+    ).fetchnumpy()
+    starts = con.execute(
+        f"SELECT series, start_ns FROM bursts WHERE {mine} ORDER BY series, start_ns"
+    ).fetchnumpy()
+    out: dict[str, Spectrum] = {}
+    for name in dict.fromkeys([*grams["series"].tolist(), *starts["series"].tolist()]):
+        sel, bsel = grams["series"] == name, starts["series"] == name
+        out[name] = Spectrum(
+            name,
+            np.asarray(grams["period_ns"][sel], dtype=np.float64) / 1e9,
+            np.asarray(grams["z2"][sel], dtype=np.float64),
+            np.asarray(starts["start_ns"][bsel], dtype=np.int64),
+        )
+    return out
+
+
+def _findings(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str, Any]:
+    where = _where(major, minor)
+    verdict = _rows(con, f"SELECT * FROM writeback_verdict WHERE {where}")
+    try:
+        writeback = _rows(con, f"SELECT * FROM writeback_events WHERE {where} ORDER BY end_ns")
+    except duckdb.Error:  # no writeback log in this capture
+        writeback = []
+    return {
+        "spikes": _rows(con, f"SELECT * FROM spikes WHERE {where} ORDER BY spike_id"),
+        "episodes": _rows(con, f"SELECT * FROM episodes WHERE {where} ORDER BY episode_id"),
+        "verdict": verdict[0] if verdict else None,
+        "periods": _rows(
+            con,
+            f"SELECT * FROM periods WHERE ({where}) OR dev_major IS NULL ORDER BY p_value, series",
+        ),
+        "writeback": writeback,
+    }
 
 
 def load_report(dataset: Path) -> Report:
     """Read an analysed dataset into the report model."""
     manifest = read_manifest(dataset)
-    con = connect(dataset)
-    spans = [
-        (d["major"], d["minor"], d["first_time_ns"] or 0, d["last_time_ns"] or 0)
-        for d in manifest.get("devices", [])
-    ]
-    found: Findings = load_findings(dataset, con, manifest, spans)
-    checks = crosscheck(con, set(manifest.get("tables", {})))
-    counts = {(c["dev"]): c for c in device_summary(con)}
-    devices = []
-    for major, minor, first, last in spans:
-        key = f"{major},{minor}"
-        if key not in counts:  # a device with events but no IO (only notes) has nothing to plot
-            continue
-        bins = series.make_bins(first, last)
-        depth_max, depth_mean = series.driver_depth(con, (major, minor), bins, last)
-        spikes = _mine(found.spikes, major, minor)
-        windows = [(s["start_ns"], s["end_ns"]) for s in spikes or []]
-        devices.append(
-            Device(
-                major=major,
-                minor=minor,
-                first_ns=first,
-                last_ns=last,
-                counts=counts[key],
-                errors=_errors(con, major, minor),
-                bins=bins,
-                d2c=series.latency_band(con, (major, minor), bins, "d2c"),
-                q2c=series.latency_band(con, (major, minor), bins, "q2c"),
-                rates=series.op_rates(con, (major, minor), bins),
-                depth_max=depth_max,
-                depth_mean=depth_mean,
-                stages=_stage_rows(con, major, minor),
-                spike_stages=_stages_in(con, major, minor, windows) if spikes else None,
-                hist=_hist(con, major, minor),
-                top_count=_top(con, major, minor, "ios DESC"),
-                top_latency=_top(con, major, minor, "q2c_p99_ns DESC NULLS LAST"),
-                spikes=spikes,
-                periods=_mine(found.periods, major, minor),
-                spectra=found.spectra.get((major, minor), []),
-                writeback=found.writeback,
-                crosscheck={
-                    log: next((r for r in rows or [] if r["dev"] == key), None)
-                    for log, rows in checks.items()
-                },
-            )
-        )
-    con.close()
-    return Report(dataset, manifest, devices, found.periods_source, found.spikes is not None)
+    warnings = warnings_of(manifest)
+    with connect(dataset) as con:
+        checks = crosscheck(con, set(manifest.get("tables", {})))
+        matched = {r["dev"]: r["disk"] for r in checks.get("biosnoop") or [] if r["dev"]}
+        names = device_names(con, manifest, matched)
+        counts = {c["dev"]: c for c in device_summary(con)}
+        devices = []
+        for d in manifest.get("devices", []):
+            major, minor = int(d["major"]), int(d["minor"])
+            key = f"{major},{minor}"
+            if key not in counts:  # a device with events but no IO (only notes): nothing to plot
+                continue
+            devices.append(_device(con, (major, minor), d, counts[key], checks, names))
+            devices[-1].warnings = [w for w in warnings if w.startswith(f"device {key}:")]
+    global_warnings = [w for w in warnings if not w.startswith("device ")]
+    return Report(dataset, manifest, WallClock.from_manifest(manifest), devices, global_warnings)
+
+
+def _device(
+    con: duckdb.DuckDBPyConnection,
+    dev: tuple[int, int],
+    doc: dict[str, Any],
+    counts: dict[str, Any],
+    checks: dict[str, Any],
+    names: dict[tuple[int, int], DeviceName],
+) -> Device:
+    major, minor = dev
+    bins = series.time_bins(con, dev)
+    found = _findings(con, major, minor)
+    windows = [(e["start_ns"], e["end_ns"]) for e in found["episodes"]]
+    return Device(
+        major=major,
+        minor=minor,
+        name=names.get(dev),
+        first_ns=int(doc.get("first_time_ns") or 0),
+        last_ns=int(doc.get("last_time_ns") or 0),
+        counts=counts,
+        errors=_errors(con, major, minor),
+        bins=bins,
+        d2c=series.latency_band(con, dev, bins, "d2c"),
+        q2c=series.latency_band(con, dev, bins, "q2c"),
+        rates=series.op_rates(con, dev, bins),
+        depth=series.depth_bins(con, dev, bins),
+        stages=_stage_rows(con, major, minor),
+        episode_stages=_stages_in(con, major, minor, windows) if windows else None,
+        hist=_hist(con, major, minor),
+        sizes=series.io_distributions(con, dev),
+        lba=series.lba_map(con, dev, bins),
+        top_count=_top(con, major, minor, "ios DESC"),
+        top_latency=_top(con, major, minor, "q2c_p99_ns DESC NULLS LAST"),
+        spectra=_spectra(con, major, minor),
+        crosscheck={
+            log: next((r for r in rows or [] if r["dev"] == f"{major},{minor}"), None)
+            for log, rows in checks.items()
+        },
+        **found,
+    )

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+import importlib
 import json
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,10 @@ from typing import Any
 from blkscope.errors import InputFormatError
 from blkscope.ingest.dataset import is_dataset, read_manifest, write_text_atomic
 
-ANALYSIS_TABLES = {"requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "io_dist"}
+ANALYSIS_TABLES = {
+    "requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "depth_bins", "io_dist",
+    "spikes", "episodes", "writeback_verdict", "periods", "periodogram", "bursts",
+}  # fmt: skip
 # block_events.txt: the ftrace text of blkscope capture's block tracepoint fallback
 CAPTURE_TRACES = (
     "blkparse.txt",
@@ -88,13 +93,19 @@ def make_report(
 ) -> Written:
     """Write report (HTML) and summary.json beside it; ingest and analyse source as needed."""
     from blkscope.reports.model import load_report
-    from blkscope.reports.page import render_page
     from blkscope.reports.summary import build_summary
 
     report.parent.mkdir(parents=True, exist_ok=True)
+    # matplotlib takes ~0.3 s to import: let that happen while ingest and the analysis wait in
+    # numba, Arrow and DuckDB code that releases the GIL.
+    warm = threading.Thread(target=importlib.import_module, args=("matplotlib.figure",))
+    warm.start()
     dataset, ingested = ensure_dataset(source, default_dataset_dir(report), progress)
     analysed = ensure_analysed(dataset, progress)
+    warm.join()
     content = load_report(dataset)
+    from blkscope.reports.page import render_page  # after the warm-up: matplotlib is loaded
+
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     write_text_atomic(report, render_page(content, generated if timestamp else None))
     summary = build_summary(content)

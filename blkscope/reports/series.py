@@ -1,4 +1,6 @@
-"""Time series for the report, binned so a chart never holds more than MAX_BINS points."""
+"""The report's time series and distributions, read per device from the analysis tables and
+pre-binned in SQL on the device's time bins (view time_bins), so a chart draws at most one
+point per bin and series."""
 
 from __future__ import annotations
 
@@ -7,19 +9,7 @@ from dataclasses import dataclass
 import duckdb
 import numpy as np
 
-MAX_BINS = 1500
-_NICE = (1, 2, 5)
-
-
-def bin_width_ns(span_ns: int, max_bins: int = MAX_BINS) -> int:
-    """Smallest 1/2/5 x 10^k ns width (at least 1 ms) that covers span_ns in max_bins bins."""
-    want = max(1, -(-max(span_ns, 1) // max_bins))
-    scale = 1_000_000
-    while True:
-        for step in _NICE:
-            if step * scale >= want:
-                return step * scale
-        scale *= 10
+from blkscope.concepts import OP_CLASSES
 
 
 @dataclass(frozen=True)
@@ -39,11 +29,15 @@ class Bins:
         return (self.edges_ns()[:-1] + self.width_ns / 2) / 1e9
 
 
-def make_bins(first_ns: int, last_ns: int) -> Bins:
-    """Bins covering the device's traced span."""
-    width = bin_width_ns(last_ns - first_ns)
-    start = first_ns - first_ns % width
-    return Bins(start, width, max(1, (last_ns - start) // width + 1))
+def time_bins(con: duckdb.DuckDBPyConnection, dev: tuple[int, int]) -> Bins:
+    """The device's bins, as the time_bins view defines them for every per-bin table."""
+    rows = con.execute(
+        f"SELECT start_ns, width_ns, bins FROM time_bins WHERE {_dev_filter(*dev)}"
+    ).fetchall()
+    if not rows:
+        return Bins(0, 1_000_000, 1)
+    start, width, count = rows[0]
+    return Bins(int(start), int(width), int(count))
 
 
 @dataclass(frozen=True)
@@ -54,6 +48,11 @@ class Band:
     p99: np.ndarray
     max: np.ndarray
     n: np.ndarray
+
+    @property
+    def empty(self) -> bool:
+        """No latency in any bin (a trace without completions)."""
+        return not bool(np.any(self.n))
 
 
 def _dev_filter(major: int, minor: int) -> str:
@@ -68,85 +67,112 @@ def latency_band(
     Bios, not requests, so the bands agree with the stage statistics. The max is kept per bin,
     so downsampling never hides a spike.
     """
-    table, t, v = "bios", "c_time_ns", f"{metric}_ns"
+    v = f"{metric}_ns"
     rows = con.execute(
-        f"SELECT (({t}) - $s) // $w AS b, quantile_disc({v}, 0.5), quantile_disc({v}, 0.99), "
-        f"max({v}), count(*) FROM {table} WHERE {_dev_filter(*dev)} AND {v} IS NOT NULL "
-        "GROUP BY b ORDER BY b",
+        f"SELECT (c_time_ns - $s) // $w AS b, quantile_disc({v}, [0.5, 0.99]), max({v}), "
+        f"count(*) FROM bios WHERE {_dev_filter(*dev)} AND {v} IS NOT NULL GROUP BY b",
         {"s": bins.start_ns, "w": bins.width_ns},
     ).fetchall()
     out = np.full((4, bins.count), np.nan)
     out[3] = 0
-    for b, p50, p99, mx, n in rows:
+    for b, (p50, p99), mx, n in rows:
         if 0 <= b < bins.count:
             out[:, b] = (p50, p99, mx, n)
     return Band(out[0], out[1], out[2], out[3])
 
 
-OPS = {"R": "read", "W": "write", "D": "discard", "F": "flush"}
-
-
 def op_rates(
     con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{op: (IOs/s, MiB/s)} per bin, requests counted at completion."""
+    """{op class: (IOs/s, MiB/s)} per bin, requests counted at completion."""
     rows = con.execute(
-        "SELECT op, (c_time_ns - $s) // $w AS b, count(*), sum(coalesce(nsectors, 0)) "
-        f"FROM requests WHERE {_dev_filter(*dev)} AND c_time_ns IS NOT NULL "
-        "AND kind IN ('data', 'flush') GROUP BY ALL ORDER BY ALL",
+        "SELECT op_class(op, flags, sector) AS cls, (c_time_ns - $s) // $w AS b, count(*), "
+        f"sum(coalesce(nsectors, 0)) FROM requests WHERE {_dev_filter(*dev)} "
+        "AND c_time_ns IS NOT NULL AND kind IN ('data', 'flush') GROUP BY ALL",
         {"s": bins.start_ns, "w": bins.width_ns},
     ).fetchall()
     per_s = 1e9 / bins.width_ns
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
-    for op, b, n, sectors in rows:
-        if op not in OPS or not 0 <= b < bins.count:
+    for cls, b, n, sectors in rows:
+        if not 0 <= b < bins.count:
             continue
-        iops, mib = out.setdefault(op, (np.zeros(bins.count), np.zeros(bins.count)))
+        iops, mib = out.setdefault(cls, (np.zeros(bins.count), np.zeros(bins.count)))
         iops[b] = n * per_s
         mib[b] = sectors * 512 / 2**20 * per_s
-    return {op: out[op] for op in OPS if op in out}
+    return {cls: out[cls] for cls in OP_CLASSES if cls in out}
 
 
-def depth_series(
-    starts_ns: np.ndarray, ends_ns: np.ndarray, bins: Bins
-) -> tuple[np.ndarray, np.ndarray]:
-    """(max, time-weighted mean) per bin of how many [start, end) intervals are open."""
-    t = np.concatenate([starts_ns, ends_ns]).astype(np.int64)
-    step = np.concatenate([np.ones(starts_ns.size), -np.ones(ends_ns.size)])
-    # An end and a start at the same instant must not count as two in flight: ends first.
-    order = np.lexsort((step, t))
-    t, level = t[order], np.cumsum(step[order])
-    edges = bins.edges_ns()
-    if t.size == 0:
-        return np.zeros(bins.count), np.zeros(bins.count)
-    # Area under the step function up to each event, then up to each edge.
-    area = np.concatenate([[0.0], np.cumsum(level[:-1] * np.diff(t))])
-    k = np.searchsorted(t, edges, side="right") - 1
-    before = k < 0
-    kc = np.clip(k, 0, None)
-    at_edge = np.where(before, 0.0, level[kc])
-    area_edge = np.where(before, 0.0, area[kc] + at_edge * (edges - t[kc]))
-    mean = np.diff(area_edge) / bins.width_ns
-    # Max: the level entering the bin, or any level reached inside it.
-    peak = at_edge[:-1].copy()
-    first_in = np.searchsorted(t, edges[:-1], side="left")
-    last_in = np.searchsorted(t, edges[1:], side="left")
-    has = last_in > first_in
-    if has.any():
-        # Bins with events hold consecutive runs, so each run ends where the next one starts.
-        maxima = np.maximum.reduceat(level[: last_in[has][-1]], first_in[has])
-        peak[has] = np.maximum(peak[has], maxima)
-    return peak, mean
+@dataclass(frozen=True)
+class Depth:
+    """One level's depth per bin, as the depth_bins table holds it (0 where a bin is absent)."""
+
+    max: np.ndarray
+    mean: np.ndarray
 
 
-def driver_depth(
-    con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins, end_ns: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """In-flight requests between their first D and their C (to the trace end when cut)."""
+def depth_bins(
+    con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins
+) -> dict[str, Depth]:
+    """{level: Depth} from the depth_bins table."""
     rows = con.execute(
-        f"SELECT first_d_time_ns, coalesce(c_time_ns, $e) FROM requests WHERE {_dev_filter(*dev)} "
-        "AND first_d_time_ns IS NOT NULL ORDER BY ALL",
-        {"e": end_ns},
+        f"SELECT level, bin, max_depth, mean_depth FROM depth_bins WHERE {_dev_filter(*dev)}"
+    ).fetchall()
+    out: dict[str, Depth] = {}
+    for level, b, mx, mean in rows:
+        d = out.setdefault(level, Depth(np.zeros(bins.count), np.zeros(bins.count)))
+        if 0 <= b < bins.count:
+            d.max[b], d.mean[b] = mx, mean
+    return out
+
+
+LBA_ROWS = 400  # sector buckets of the LBA map
+
+
+@dataclass(frozen=True)
+class LbaMap:
+    """Bios per (time bin, sector bucket, op class): where on the device IO went, over time."""
+
+    bin: np.ndarray
+    bucket: np.ndarray
+    op_class: np.ndarray
+    n: np.ndarray
+    lo_sector: int
+    bucket_sectors: int
+
+
+def lba_map(con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins) -> LbaMap:
+    """Bios with a sector, counted per time bin (at Q) and per LBA_ROWS-th of the sector span."""
+    span = con.execute(
+        f"SELECT min(sector), max(sector + coalesce(nsectors, 0)) FROM bios "
+        f"WHERE {_dev_filter(*dev)} AND sector IS NOT NULL"
+    ).fetchall()[0]
+    lo, hi = (int(span[0] or 0), int(span[1] or 1))
+    step = max(1, -(-(hi - lo) // LBA_ROWS))
+    got = con.execute(
+        "SELECT (q_time_ns - $s) // $w, (sector - $lo) // $step, op_class(op, flags, sector), "
+        f"count(*) FROM bios WHERE {_dev_filter(*dev)} AND sector IS NOT NULL GROUP BY ALL",
+        {"s": bins.start_ns, "w": bins.width_ns, "lo": lo, "step": step},
     ).fetchnumpy()
-    starts, ends = (np.asarray(v, dtype=np.int64) for v in rows.values())
-    return depth_series(starts, ends, bins)
+    cols = list(got.values())
+    return LbaMap(
+        np.asarray(cols[0], dtype=np.int64),
+        np.asarray(cols[1], dtype=np.int64),
+        np.asarray(cols[2], dtype=object),
+        np.asarray(cols[3], dtype=np.int64),
+        lo,
+        step,
+    )
+
+
+def io_distributions(
+    con: duckdb.DuckDBPyConnection, dev: tuple[int, int]
+) -> dict[str, dict[str, list[tuple[int, int, int]]]]:
+    """{metric: {op class: [(bucket, lo, n)]}} of the io_dist table (sizes and seeks, sectors)."""
+    rows = con.execute(
+        "SELECT metric, op_class(op, '', 0), bucket, lo, n FROM io_dist "
+        f"WHERE {_dev_filter(*dev)} ORDER BY ALL"
+    ).fetchall()
+    out: dict[str, dict[str, list[tuple[int, int, int]]]] = {}
+    for metric, cls, bucket, lo, n in rows:
+        out.setdefault(metric, {}).setdefault(cls, []).append((bucket, lo, n))
+    return out

@@ -5,23 +5,28 @@ from __future__ import annotations
 from typing import Any
 
 from blkscope.reports.model import Device, Report
-from blkscope.reports.text import cause_shares, worst_spike
+from blkscope.reports.text import cause_shares, worst_episode
 
 SUMMARY_FORMAT = "blkscope-summary"
-SUMMARY_VERSION = 1
+SUMMARY_VERSION = 2
 PERCENTILES = ["p50", "p90", "p99", "p999", "max"]
 
 # The schema, key by key; README.md ("summary.json") repeats it. Bump SUMMARY_VERSION on any
-# change that is not a pure addition.
+# change that is not a pure addition. Version 2: `spikes` counts latency episodes (spikes of any
+# metric in one window), `worst_spike` became `worst_episode`, and `cause_shares` are shares of
+# episodes; times carry their UTC wall-clock form beside them.
 SUMMARY_SCHEMA: dict[str, str] = {
     "format": f"always '{SUMMARY_FORMAT}'",
     "version": f"schema version, {SUMMARY_VERSION}",
     "inputs": "list of input paths the dataset was ingested from",
     "events": "event lines ingested",
     "malformed_lines": "lines recorded in ingest_errors",
-    "spikes_computed": "false when the findings step was not available (spike fields are null)",
+    "trace_start": "{wall_ns, utc, date_known, host_zone}: the trace's time 0 on the wall clock (nulls when unknown)",
+    "warnings": "what is missing from the trace (per-CPU files, completions), as sentences",
+    "spikes_computed": "always true (kept from version 1)",
     "devices": "one object per device with IO, in major,minor order:",
     "devices[].dev": "'major,minor'",
+    "devices[].name": "the device's name (vda, nvme0n1, sda1) from capture.json, a partition listing or the biosnoop log; null when unknown",
     "devices[].ios": "bios queued (Q)",
     "devices[].requests": "requests reconstructed (D..C)",
     "devices[].completions": "C events",
@@ -31,13 +36,17 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "devices[].split_bios": "bios split by X",
     "devices[].d2c": "{p50_ns, p90_ns, p99_ns, p999_ns, max_ns, n} of D2C (driver+device), int ns",
     "devices[].q2c": "same for Q2C (queue to completion)",
-    "devices[].spikes": "number of latency spikes, null when not computed",
+    "devices[].spikes": "number of latency episodes: windows in which one or more metrics spiked",
+    "devices[].metric_spikes": "number of spikes counted per metric (q2c, user:<series>), as the spikes table holds them",
     "devices[].periods": "[{series, period_ns, knobs: [str], method}] significant periods, most significant first; method 'periodogram' or 'writeback_events' (bursts overlap the writeback log's periodic events)",
     "devices[].periods_source": "'findings': from the analysis' periods table",
-    "devices[].cause_shares": "{cause: share of spikes} (null when not computed)",
-    "devices[].worst_spike": "{start_ns, end_ns, metric, peak_latency_ns, p99_ns, cause, processes} or null",
+    "devices[].cause_shares": "{cause: share of episodes}",
+    "devices[].worst_episode": "{start_ns, end_ns, start_utc, end_utc, metrics, worst_metric, peak_ns, peak_utc, peak_latency_ns, cause, reason, processes} or null",
+    "devices[].writeback_verdict": "{episodes, episodes_with_writeback, episodes_by_chance, coincidence_p_value, median_lag_ns, tail_latency_share, writeback_time_share, explains, sentence}: the writeback_verdict table's row",
     "devices[].crosscheck": "{biosnoop, iostat}: this device's rows of `blkscope crosscheck --json`, each null without the log",
 }
+_EPISODE_KEYS = ["start_ns", "end_ns", "metrics", "worst_metric", "peak_ns", "peak_latency_ns",
+                 "cause", "reason", "processes"]  # fmt: skip
 
 
 def _latency(dev: Device, stage: str) -> dict[str, int | None]:
@@ -52,11 +61,16 @@ def _latency(dev: Device, stage: str) -> dict[str, int | None]:
 def device_summary(dev: Device, report: Report) -> dict[str, Any]:
     """One device's entry."""
     c = dev.counts
-    spikes = dev.spikes if report.spikes_computed else None
-    worst = worst_spike(spikes or [])
-    keep = ["start_ns", "end_ns", "metric", "peak_latency_ns", "p99_ns", "cause", "processes"]
+    worst = worst_episode(dev.episodes)
+    verdict = dev.verdict or {}
+    worst_doc = None
+    if worst is not None:
+        worst_doc = {k: worst[k] for k in _EPISODE_KEYS}
+        for key in ("start", "end", "peak"):
+            worst_doc[f"{key}_utc"] = report.clock.iso(worst[f"{key}_ns"])
     return {
-        "dev": dev.name,
+        "dev": dev.dev,
+        "name": dev.name.name if dev.name else None,
         "ios": int(c["queued"]),
         "requests": int(c["requests"]),
         "completions": int(c["completions"]),
@@ -66,19 +80,24 @@ def device_summary(dev: Device, report: Report) -> dict[str, Any]:
         "split_bios": int(c["split_bios"]),
         "d2c": _latency(dev, "D2C"),
         "q2c": _latency(dev, "Q2C"),
-        "spikes": None if spikes is None else len(spikes),
+        "spikes": len(dev.episodes),
+        "metric_spikes": len(dev.spikes),
         "periods": [
             {
                 "series": p["series"],
                 "period_ns": int(p["period_ns"]),
                 "knobs": [k.strip() for k in p["knobs"].split(",") if k.strip()],
-                "method": p.get("method", "periodogram"),
+                "method": p["method"],
             }
-            for p in dev.periods or []
+            for p in dev.periods
         ],
-        "periods_source": report.periods_source,
-        "cause_shares": None if spikes is None else cause_shares(spikes),
-        "worst_spike": None if worst is None else {k: worst[k] for k in keep},
+        "periods_source": "findings",
+        "cause_shares": cause_shares(dev.episodes),
+        "worst_episode": worst_doc,
+        "writeback_verdict": {
+            k: v for k, v in verdict.items() if k not in ("dev_major", "dev_minor")
+        }
+        or None,
         "crosscheck": dev.crosscheck,
     }
 
@@ -92,6 +111,8 @@ def build_summary(report: Report) -> dict[str, Any]:
         "inputs": [i.get("path") for i in m.get("inputs", [])],
         "events": m.get("events", {}).get("count"),
         "malformed_lines": m.get("ingest", {}).get("error_lines", 0),
-        "spikes_computed": report.spikes_computed,
+        "trace_start": report.clock.as_doc(),
+        "warnings": [*report.warnings, *(w for d in report.devices for w in d.warnings)],
+        "spikes_computed": True,
         "devices": [device_summary(d, report) for d in report.devices],
     }

@@ -6,34 +6,49 @@ from typing import Any
 
 from blkscope.reports.text import found_by
 from blkscope.units import format_ns
+from blkscope.wallclock import WallClock
 
 
-def render_spikes(rows: list[dict[str, Any]], verdict: str | None = None) -> str:
-    """Spikes grouped by what was judged: when, how bad against normal, what was in flight."""
-    if not rows:
+def render_spikes(
+    spikes: list[dict[str, Any]],
+    episodes: list[dict[str, Any]],
+    verdicts: list[dict[str, Any]],
+    clock: WallClock,
+) -> str:
+    """Latency episodes per device (every metric that spiked in the window, what was in flight,
+    the cause and why), then what each metric's spikes were judged against, then the verdict."""
+    if not spikes:
         return "no latency spikes: every window's p99 is within the normal range"
     lines: list[str] = []
-    for metric in dict.fromkeys(r["metric"] for r in rows):
-        group = [r for r in rows if r["metric"] == metric]
-        first = group[0]
+    for device in dict.fromkeys((e["dev_major"], e["dev_minor"]) for e in episodes):
+        mine = [e for e in episodes if (e["dev_major"], e["dev_minor"]) == device]
         lines += [
-            f"{len(group)} spike{'s' * (len(group) != 1)} in {metric} (p99 per "
-            f"{format_ns(first['window_ns'])} window above {format_ns(first['threshold_ns'])}; "
-            f"normal p99 {format_ns(first['baseline_p99_ns'])})",
-            f"{'dev':>7} {'#':>3} {'start':>9} {'end':>9} {'p99':>8} {'worst':>8} {'n':>6} "
-            f"{'wb share':>8}  cause / processes",
+            f"{len(mine)} latency episode{'s' * (len(mine) != 1)} on {device[0]},{device[1]}"
+            f" (spikes of any metric in overlapping windows)",
+            f"{'#':>3} {'start':>9} {'end':>9} {'wall clock':<14} {'worst':>8}  "
+            f"{'metrics':<18} cause: why / processes",
         ]
-        for r in group:
-            dev = f"{r['dev_major']},{r['dev_minor']}"
+        for e in mine:
             lines.append(
-                f"{dev:>7} {r['spike_id']:>3} {r['start_ns'] / 1e9:>8.1f}s "
-                f"{r['end_ns'] / 1e9:>8.1f}s {format_ns(r['p99_ns']):>8} "
-                f"{format_ns(r['peak_latency_ns']):>8} {r['ios']:>6} {r['writeback_share']:>8.0%}  "
-                f"{r['cause']}: {r['processes']}"
+                f"{e['episode_id']:>3} {e['start_ns'] / 1e9:>8.1f}s {e['end_ns'] / 1e9:>8.1f}s "
+                f"{clock.clock_text(e['start_ns']).split(' = ')[0]:<14} "
+                f"{format_ns(e['peak_latency_ns']):>8}  {e['metrics']:<18} "
+                f"{e['cause']}: {e['reason']} / {e['processes']}"
             )
         lines.append("")
-    if verdict:
-        lines.append(verdict)
+    for metric in dict.fromkeys(r["metric"] for r in spikes):
+        group = [r for r in spikes if r["metric"] == metric]
+        first = group[0]
+        lines.append(
+            f"{metric}: {len(group)} spike{'s' * (len(group) != 1)} (p99 per "
+            f"{format_ns(first['window_ns'])} window above {format_ns(first['threshold_ns'])}; "
+            f"normal p99 {format_ns(first['baseline_p99_ns'])}) in episodes "
+            + ", ".join(str(r["episode_id"]) for r in group)
+        )
+    lines.append("")
+    lines += [
+        f"{v['dev_major']},{v['dev_minor']}: {v['sentence']}" for v in verdicts if v["episodes"]
+    ]
     return "\n".join(lines).rstrip()
 
 

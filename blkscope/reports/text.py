@@ -1,4 +1,4 @@
-"""Human wording of numbers and findings, shared by the page and the headline."""
+"""Human wording of numbers and findings, shared by the page, summary.json and the headline."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 
 from blkscope.reports.model import Device
+from blkscope.units import format_share
+from blkscope.wallclock import WallClock
 
 
 def dur(ns: float | int | None) -> str:
@@ -25,6 +27,12 @@ def count(n: int | float | None) -> str:
     return "-" if n is None else f"{int(n):,}"
 
 
+def at(t_ns: int | float, clock: WallClock) -> str:
+    """'25.18 s (23:38:14 UTC)': a trace time with its wall-clock time when known."""
+    wall = clock.clock_text(int(t_ns))
+    return f"{t_ns / 1e9:.2f} s" + ("" if wall == "-" else f" ({wall})")
+
+
 def worst_bin(dev: Device, metric: str) -> tuple[float, float] | None:
     """(bin centre s, p99 ns) of the bin with the highest p99 of a metric."""
     band = dev.d2c if metric == "d2c" else dev.q2c
@@ -34,30 +42,41 @@ def worst_bin(dev: Device, metric: str) -> tuple[float, float] | None:
     return float(dev.bins.centers_s()[k]), float(band.p99[k])
 
 
-def cause_shares(spikes: list[dict[str, Any]]) -> dict[str, float]:
-    """Share of spikes per cause, most frequent first (ties by name)."""
-    total = len(spikes)
+def cause_shares(episodes: list[dict[str, Any]]) -> dict[str, float]:
+    """Share of episodes per cause, most frequent first (ties by name)."""
+    total = len(episodes)
     counts: dict[str, int] = {}
-    for s in spikes:
-        counts[s["cause"]] = counts.get(s["cause"], 0) + 1
+    for e in episodes:
+        counts[e["cause"]] = counts.get(e["cause"], 0) + 1
     ordered = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
     return {cause: round(n / total, 4) for cause, n in ordered}
 
 
-def worst_spike(spikes: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The spike with the slowest IO."""
-    if not spikes:
+def worst_episode(episodes: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The episode with the slowest latency."""
+    if not episodes:
         return None
-    return max(spikes, key=lambda s: (s["peak_latency_ns"], -s["start_ns"]))
+    return max(episodes, key=lambda e: (e["peak_latency_ns"], -e["start_ns"]))
 
 
 def period_phrase(p: dict[str, Any]) -> str:
-    """'kworker_writes every 5.00 s (matches vm.dirty_writeback_centisecs)'."""
+    """'kworker_writes every 5.12 s (matches vm.dirty_writeback_centisecs)'."""
     knobs = f" (matches {p['knobs']})" if p.get("knobs") else ""
     return f"{p['series']} every {p['period_ns'] / 1e9:.2f} s{knobs}"
 
 
-def headline(dev: Device, spikes_computed: bool) -> list[str]:
+def period_caption(p: dict[str, Any]) -> str:
+    """How a period was found, in a few words, for the periodogram panel of its series."""
+    knobs = f" = {p['knobs'].split(',')[0]}" if p.get("knobs") else ""
+    if p.get("method") == "writeback_events":
+        return (
+            f"{p['period_ns'] / 1e9:.2f} s{knobs}, from the writeback log ({p['bursts']} "
+            f"bursts, too few for this periodogram, overlap its events; p = {p['p_value']:.2g})"
+        )
+    return f"{p['period_ns'] / 1e9:.2f} s{knobs} (p = {p['p_value']:.2g}, {p['bursts']} bursts)"
+
+
+def headline(dev: Device, clock: WallClock) -> list[str]:
     """Sentences saying what was found on the device, most important first."""
     d2c, q2c = dev.stages.get("D2C", {}), dev.stages.get("Q2C", {})
     out = [
@@ -68,24 +87,26 @@ def headline(dev: Device, spikes_computed: bool) -> list[str]:
     worst = worst_bin(dev, "q2c")
     if worst:
         out.append(
-            f"Worst {dev.bins.width_ns / 1e6:g} ms bin: Q2C p99 {dur(worst[1])} at {worst[0]:.2f} s."
+            f"Worst {dev.bins.width_ns / 1e6:g} ms bin: Q2C p99 {dur(worst[1])} at "
+            f"{at(worst[0] * 1e9, clock)}."
         )
-    if dev.spikes is None or not spikes_computed:
-        out.append("Latency spikes: not computed (findings are not available for this dataset).")
-    elif not dev.spikes:
+    if not dev.episodes:
         out.append("No latency spikes detected.")
     else:
-        shares = ", ".join(f"{c} {v:.0%}" for c, v in cause_shares(dev.spikes).items())
-        w = worst_spike(dev.spikes) or {}
+        n, spikes = len(dev.episodes), len(dev.spikes)
+        shares = ", ".join(f"{c} {format_share(v)}" for c, v in cause_shares(dev.episodes).items())
+        w = worst_episode(dev.episodes) or {}
         out.append(
-            f"{len(dev.spikes)} latency spike{'s' if len(dev.spikes) != 1 else ''} "
-            f"(causes: {shares}); worst at {w['start_ns'] / 1e9:.2f} s: "
-            f"{w['metric'].upper()} peak {dur(w['peak_latency_ns'])}, cause {w['cause']}."
+            f"{n} latency episode{'s' * (n != 1)} ({spikes} metric spike{'s' * (spikes != 1)}; "
+            f"causes: {shares}); worst at {at(w['peak_ns'], clock)}: {w['worst_metric']} "
+            f"{dur(w['peak_latency_ns'])}, cause {w['cause']}."
         )
+    if dev.verdict and dev.verdict["episodes"]:
+        out.append(dev.verdict["sentence"][0].upper() + dev.verdict["sentence"][1:] + ".")
     if dev.periods:
         out.append("Periodic: " + "; ".join(period_phrase(p) for p in dev.periods) + ".")
-    elif dev.periods is not None:
-        out.append("No significant period found in writeback or journal IO.")
+    else:
+        out.append("No significant period found in writeback, journal or latency series.")
     return out
 
 

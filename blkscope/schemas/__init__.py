@@ -8,9 +8,16 @@ from blkscope.schemas._declare import doc_of, field, schema
 from blkscope.schemas.bios import BIOS
 from blkscope.schemas.blktrace import TRACE_CLOCK
 from blkscope.schemas.bpf_logs import BIOSNOOP, HISTOGRAM, WRITEBACK
-from blkscope.schemas.distributions import DEPTH, IO_DIST, LATENCY_HIST
+from blkscope.schemas.distributions import DEPTH, DEPTH_BINS, IO_DIST, LATENCY_HIST
 from blkscope.schemas.events import EVENTS
-from blkscope.schemas.findings import PERIODS, SPIKES
+from blkscope.schemas.findings import (
+    BURSTS,
+    EPISODES,
+    PERIODOGRAM,
+    PERIODS,
+    SPIKES,
+    WRITEBACK_VERDICT,
+)
 from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
 from blkscope.schemas.iostat import IOSTAT
 from blkscope.schemas.partitions import PARTITIONS
@@ -32,9 +39,14 @@ TABLES: dict[str, pa.Schema] = {
     "iostat": IOSTAT,
     "latency_hist": LATENCY_HIST,
     "depth": DEPTH,
+    "depth_bins": DEPTH_BINS,
     "io_dist": IO_DIST,
     "spikes": SPIKES,
     "periods": PERIODS,
+    "episodes": EPISODES,
+    "writeback_verdict": WRITEBACK_VERDICT,
+    "periodogram": PERIODOGRAM,
+    "bursts": BURSTS,
     "iostat_log": IOSTAT_LOG,
     "iostat_cpu": IOSTAT_CPU,
     "vmstat": VMSTAT,
@@ -50,7 +62,10 @@ __all__ = [
     "BIOS",
     "BIOSNOOP",
     "BLKPARSE_SUMMARY",
+    "BURSTS",
     "DEPTH",
+    "DEPTH_BINS",
+    "EPISODES",
     "EVENTS",
     "HISTOGRAM",
     "INGEST_ERRORS",
@@ -61,6 +76,7 @@ __all__ = [
     "LATENCY_HIST",
     "MEMINFO",
     "PARTITIONS",
+    "PERIODOGRAM",
     "PERIODS",
     "REQUESTS",
     "SCHEMA_VERSION",
@@ -71,6 +87,7 @@ __all__ = [
     "TRACE_CLOCK",
     "VMSTAT",
     "WRITEBACK",
+    "WRITEBACK_VERDICT",
     "doc_of",
     "field",
     "schema",

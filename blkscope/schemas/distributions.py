@@ -52,6 +52,32 @@ DEPTH = schema(
     ],
 )
 
+DEPTH_BINS = schema(
+    "depth_bins",
+    "The in-flight step functions of the depth table per time bin (view time_bins): what the "
+    "report's depth chart draws.",
+    [
+        *_DEV,
+        field("level", pa.string(), "'driver' or 'queue', as in the depth table.", nullable=False),
+        field("bin", pa.int32(), "Bin number in the device's time_bins.", nullable=False),
+        field(
+            "max_depth", pa.int32(), "Highest depth held for any time in the bin.", nullable=False
+        ),
+        field(
+            "mean_depth",
+            pa.float64(),
+            "Time-weighted mean depth over the traced part of the bin.",
+            nullable=False,
+        ),
+        field(
+            "traced_ns",
+            pa.int64(),
+            "Traced time in the bin, ns (the width, except at the trace's ends).",
+            nullable=False,
+        ),
+    ],
+)
+
 IO_DIST = schema(
     "io_dist",
     "Log2 distributions of IO sizes and seek distances (in sectors) per device and op.",

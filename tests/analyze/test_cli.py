@@ -102,7 +102,7 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
     # the pairing pass counts events read, up to all of them
     assert {(key, total) for key, _, total, _, _ in events} == {("analyze ds events", 75532)}
     assert events[-1][1] == 75532
-    assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 9, "steps")}
+    assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 14, "steps")}
     assert [(done, label.split(": ")[1]) for _, done, _, _, label in calls] == [
         (0, "requests"),
         (1, "bios"),
@@ -110,10 +110,15 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
         (3, "iostat"),
         (4, "latency_hist"),
         (5, "depth"),
-        (6, "io_dist"),
-        (7, "spikes"),
-        (8, "periods"),
-        (9, "done"),
+        (6, "depth_bins"),
+        (7, "io_dist"),
+        (8, "spikes"),
+        (9, "episodes"),
+        (10, "writeback_verdict"),
+        (11, "periods"),
+        (12, "periodogram"),
+        (13, "bursts"),
+        (14, "done"),
     ]
 
 

@@ -77,11 +77,11 @@ def test_io_dist_and_ratios(analyzed: dict[str, Path]) -> None:
             SELECT op, queued, dispatches, requeues, split_bios FROM io_ratios""").fetchall()
         }
     assert d_sizes == d_events
-    assert ratios == {
-        "D": (39, 39, 0, 0),
-        "F": (1506, 1506, 0, 0),
-        "R": (5988, 5985, 4, 0),
-        "W": (3506, 3792, 122, 256),
+    assert ratios == {  # op classes: the data-less Q FWS and D FN are both flushes
+        "discard": (39, 39, 0, 0),
+        "flush": (1506, 1506, 0, 0),
+        "read": (5988, 5985, 4, 0),
+        "write": (3506, 3792, 122, 256),
     }
 
 

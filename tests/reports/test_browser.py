@@ -31,8 +31,10 @@ OFFLINE = [
     "--proxy-server=127.0.0.1:9",  # anything that does reach for the network goes nowhere
     "--enable-logging=stderr",
     "--v=0",
-    "--window-size=1200,2400",
+    "--hide-scrollbars",
 ]
+WINDOW = "--window-size=1280,2400"
+WHOLE_PAGE = "--window-size=1280,10000"  # tall enough for a one-device report, top to bottom
 
 
 def _chromium(page: Path, profile: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -67,12 +69,14 @@ def console_lines(stderr: str) -> list[str]:
 def rendered(mq_report: Written, tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
     tmp = tmp_path_factory.mktemp("chromium")
     net_log = tmp / "net.json"
-    dom = _chromium(mq_report.report, tmp / "profile", f"--log-net-log={net_log}", "--dump-dom")
+    dom = _chromium(
+        mq_report.report, tmp / "profile", WINDOW, f"--log-net-log={net_log}", "--dump-dom"
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "report-mq-writeback-30s.png"
     shot.unlink(missing_ok=True)
-    done = _chromium(mq_report.report, tmp / "profile2", f"--screenshot={shot}")
+    done = _chromium(mq_report.report, tmp / "profile2", WHOLE_PAGE, f"--screenshot={shot}")
     assert done.returncode == 0, done.stderr[-2000:]
     return {"dom": dom.stdout, "stderr": dom.stderr, "net_log": net_log, "shot": shot}
 
@@ -84,7 +88,7 @@ def test_the_harness_sees_console_messages_and_page_requests(tmp_path: Path) -> 
         '<script>console.error("boom")</script></body></html>'
     )
     net_log = tmp_path / "net.json"
-    run = _chromium(bad, tmp_path / "profile", f"--log-net-log={net_log}", "--dump-dom")
+    run = _chromium(bad, tmp_path / "profile", WINDOW, f"--log-net-log={net_log}", "--dump-dom")
     (message,) = console_lines(run.stderr)
     assert '"boom"' in message
     assert page_requests(net_log) == ["http://example.invalid/x.png"]
@@ -111,3 +115,25 @@ def test_a_screenshot_is_saved(rendered: dict[str, object]) -> None:
 def test_the_headline_names_the_5_s_writeback_period(rendered: dict[str, object]) -> None:
     headline = " ".join(parse(str(rendered["dom"])).headlines)
     assert re.search(r"every 5\.\d\d s \(matches vm\.dirty_writeback_centisecs", headline)
+
+
+SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "captures"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["mq-writeback-30s", "mq-writeback-60s"])
+def test_screenshots_of_the_shared_mq_captures(name: str, tmp_path: Path) -> None:
+    """Whole-page screenshots of both real mq captures, kept in test-artifacts/ to look at."""
+    from blkscope.reports.run import make_report
+
+    capture = SHARED / name
+    if not (capture / "blkparse.txt.zst").exists():
+        pytest.skip("needs ../shared/captures")
+    done = make_report(capture, tmp_path / "report.html", timestamp=False)
+    ARTIFACTS.mkdir(exist_ok=True)
+    shot = ARTIFACTS / f"report-shared-{name}.png"
+    shot.unlink(missing_ok=True)
+    run = _chromium(done.report, tmp_path / "profile", WHOLE_PAGE, f"--screenshot={shot}")
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 200_000
+    assert console_lines(run.stderr) == []

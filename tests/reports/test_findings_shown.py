@@ -1,130 +1,116 @@
-"""When the findings tables exist, the report shows them: spikes, causes, periods, writeback.
-
-The findings step is not merged yet, so the tables here are written by hand in its declared
-schemas, over two windows of the mq fixture: the big writeback burst at 19.7 s (its real peak,
-p99 and IO count) and a made-up quiet one.
-"""
+"""The bundled capture's findings on its page and in summary.json: episodes (not metric spikes),
+the writeback verdict with its numbers next to the episode table, and why each episode is
+attributed as it is."""
 
 from __future__ import annotations
 
-import json
-import shutil
+import re
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-import pytest
 from typer.testing import CliRunner
 
 from blkscope.cli import app
-from blkscope.ingest.dataset import MANIFEST
-from blkscope.reports.run import Written, make_report
-from blkscope.schemas import PERIODS, SPIKES
+from blkscope.reports.run import Written
 from tests.reports.page_parser import parse
 
-MS = 1_000_000
-SPIKE = {
-    "dev_major": 254, "dev_minor": 0, "metric": "q2c", "window_ns": 100 * MS,
-    "baseline_p99_ns": 200_000, "threshold_ns": 1 * MS, "jbd2_ios": 0,
-    "writeback_events": None, "writeback_lag_ns": None,
-}  # fmt: skip
+VERDICT = (
+    "Writeback explains the episodes: 4 of 6 latency episodes coincide with writeback "
+    "(writeback log; 2.7 would by chance), peaking 0.08 s after writeback starts; 67% of the "
+    "latency above p99 falls during writeback, which runs 1.2% of the time."
+)
 
 
-def _spikes() -> pa.Table:
-    rows = [
-        {**SPIKE, "spike_id": 1, "start_ns": 19_700 * MS, "end_ns": 19_900 * MS,
-         "peak_ns": 19_884_892_515, "peak_latency_ns": 36_724_293, "p99_ns": 35_057_422, "ios": 129,
-         "writeback_ios": 110, "writeback_share": 0.85, "cause": "writeback",
-         "processes": "kworker/u8:4 (110), python3 (19)"},
-        {**SPIKE, "spike_id": 2, "start_ns": 10_000 * MS, "end_ns": 10_100 * MS,
-         "peak_ns": 10_050 * MS, "peak_latency_ns": 5 * MS, "p99_ns": 4 * MS, "ios": 12,
-         "writeback_ios": 0, "writeback_share": 0.0, "cause": "unexplained",
-         "processes": "python3 (12)"},
-    ]  # fmt: skip
-    return pa.Table.from_pylist(rows, schema=SPIKES)
+def _text(w: Written) -> list[str]:
+    return [t.strip() for t in parse(w.report.read_text()).text if t.strip()]
 
 
-def _periods() -> pa.Table:
-    row = {"dev_major": 254, "dev_minor": 0, "series": "kworker_writes", "period_ns": 5_010 * MS,
-           "strength": 0.97, "p_value": 1e-4, "phase_ns": 4_700 * MS, "cycles": 6.9,
-           "bursts": 7, "knobs": "vm.dirty_writeback_centisecs, jbd2 commit interval",
-           "method": "periodogram"}  # fmt: skip
-    return pa.Table.from_pylist([row], schema=PERIODS)
-
-
-@pytest.fixture(scope="module")
-def with_findings(mq_report: Written, tmp_path_factory: pytest.TempPathFactory) -> Written:
-    tmp = tmp_path_factory.mktemp("findings")
-    ds = tmp / "ds"
-    shutil.copytree(mq_report.dataset, ds)
-    writeback = pa.table({"t_ns": [19_650 * MS], "device": ["vda"], "pages": [51200],
-                          "reason": ["periodic"], "duration_ns": [250 * MS]})  # fmt: skip
-    manifest = json.loads((ds / MANIFEST).read_text())
-    for name, table in (("spikes", _spikes()), ("periods", _periods()), ("writeback", writeback)):
-        pq.write_table(table, ds / f"{name}.parquet")
-        manifest["tables"][name] = {"file": f"{name}.parquet", "rows": table.num_rows}
-    (ds / MANIFEST).write_text(json.dumps(manifest))
-    return make_report(ds, tmp / "r.html", timestamp=False)
-
-
-def test_the_headline_names_spikes_causes_and_the_period(with_findings: Written) -> None:
-    lines = parse(with_findings.report.read_text()).headlines
+def test_the_headline_counts_episodes_and_carries_the_verdict(mq_report: Written) -> None:
+    lines = parse(mq_report.report.read_text()).headlines
     assert lines[2:] == [
-        "2 latency spikes (causes: unexplained 50%, writeback 50%); worst at 19.70 s: "
-        "Q2C peak 36.7 ms, cause writeback.",
-        "Periodic: kworker_writes every 5.01 s (matches vm.dirty_writeback_centisecs, "
+        "6 latency episodes (10 metric spikes; causes: writeback 67%, unexplained 33%); worst "
+        "at 25.18 s (23:38:14 UTC): user:prober 76.7 ms, cause writeback.",
+        VERDICT,
+        "Periodic: kworker_writes every 5.12 s (matches vm.dirty_writeback_centisecs, jbd2 "
+        "commit interval); writeback_events every 5.12 s (matches vm.dirty_writeback_centisecs, "
         "jbd2 commit interval).",
     ]
 
 
-def test_the_spike_table_escapes_and_lists_every_spike(with_findings: Written) -> None:
-    page = parse(with_findings.report.read_text())
-    text = [t.strip() for t in page.text if t.strip()]
-    assert "kworker/u8:4 (110), python3 (19)" in text
-    assert "python3 (12)" in text
-    assert "Spikes: not computed (the findings step is not available)." not in text
+def test_the_verdict_and_its_numbers_sit_next_to_the_episode_table(mq_report: Written) -> None:
+    html = mq_report.report.read_text()
+    section = html[html.index("<h3>Latency episodes and writeback</h3>") :]
+    section = section[: section.index("</section>")]
+    assert f'<p class="verdict">{VERDICT}</p>' in section
+    text = [t.strip() for t in parse(f'<section class="device" id="d">{section}').text
+            if t.strip()]  # fmt: skip
+    numbers = dict(zip(text[text.index("evidence") + 2 :: 2], text[text.index("evidence") + 3 :: 2],
+                       strict=False))  # fmt: skip
+    assert numbers["latency episodes"] == "6"
+    assert numbers["of which coincide with writeback"] == "4"
+    assert numbers["would coincide by chance (expected)"] == "2.70"
+    assert numbers["share of the time writeback runs"] == "1.2%"  # not "1%", not "0%"
+    assert numbers["share of the latency above p99 during writeback"] == "67%"
+    assert section.index('class="verdict"') < section.index('class="episodes"')
 
 
-def test_summary_json_carries_the_findings(with_findings: Written) -> None:
-    (dev,) = with_findings.summary_doc["devices"]
-    assert dev["spikes"] == 2
-    assert dev["cause_shares"] == {"unexplained": 0.5, "writeback": 0.5}
-    assert dev["periods"] == [
-        {
-            "series": "kworker_writes",
-            "period_ns": 5_010_000_000,
-            "knobs": ["vm.dirty_writeback_centisecs", "jbd2 commit interval"],
-            "method": "periodogram",
-        }
-    ]
-    assert dev["periods_source"] == "findings"
-    assert dev["worst_spike"]["cause"] == "writeback"
-    assert dev["worst_spike"]["peak_latency_ns"] == 36_724_293
+def test_each_episode_says_why_it_was_attributed(mq_report: Written) -> None:
+    text = _text(mq_report)
+    # the one the issue found confusing: writeback with no writeback IO in flight
+    assert (
+        "writeback writes: 0 of 338 bios in flight, 0% of their bytes; 1 writeback work item "
+        "overlapped; peak 0.07 s after the writeback wakeup began"
+    ) in text
+    assert (
+        "writeback writes: 208 of 841 bios in flight, 96% of their bytes; 21 writeback work "
+        "items overlapped; peak 0.09 s after the writeback wakeup began"
+    ) in text
+    assert (
+        "no writeback overlapped; writeback writes: 0 of 221 bios in flight, 0% of their bytes "
+        "(under 25%); journal bios: 0"
+    ) in text
+    # every metric that spiked in the window is on one row
+    assert text.count("q2c, user:prober") == 4 and text.count("user:prober") >= 2
 
 
-def test_stages_during_spikes_come_from_the_spike_windows(with_findings: Written) -> None:
-    from blkscope.reports.model import load_report
+def test_summary_json_counts_episodes(mq_report: Written) -> None:
+    (dev,) = mq_report.summary_doc["devices"]
+    assert (dev["spikes"], dev["metric_spikes"]) == (6, 10)
+    assert dev["cause_shares"] == {"writeback": 0.6667, "unexplained": 0.3333}
+    worst = dev["worst_episode"]
+    assert (worst["metrics"], worst["worst_metric"], worst["peak_latency_ns"]) == (
+        "q2c, user:prober",
+        "user:prober",
+        76_672_000,
+    )
+    assert worst["start_utc"] == "2026-11-21T23:38:13.326334Z"
+    verdict = dev["writeback_verdict"]
+    assert (verdict["episodes"], verdict["episodes_with_writeback"], verdict["explains"]) == (
+        6,
+        4,
+        True,
+    )
 
-    (dev,) = load_report(with_findings.dataset).devices
-    assert dev.spike_stages is not None
-    assert dev.spike_stages["D2C"]["max_ns"] == 36_650_363  # the slowest IO completes at 19.8 s
-    assert dev.writeback == [
-        {"t_ns": 19_650 * MS, "device": "vda", "pages": 51200, "reason": "periodic",
-         "duration_ns": 250 * MS}
-    ]  # fmt: skip
 
-
-def test_check_counts_spikes_and_periods(with_findings: Written) -> None:
+def test_check_gates_on_episodes(mq_report: Written) -> None:
     result = CliRunner().invoke(
-        app, ["check", str(with_findings.dataset), "--max", "spikes=1", "--max", "periods=1"]
+        app, ["check", str(mq_report.dataset), "--max", "spikes=5", "--max", "periods=2"]
     )
     assert result.exit_code == 1
     rows = [line.split()[2:] for line in result.stdout.splitlines()[1:-1]]
-    assert rows == [["spikes", "<=", "1", "2", "FAIL"], ["periods", "<=", "1", "1", "PASS"]]
+    assert rows == [["spikes", "<=", "5", "6", "FAIL"], ["periods", "<=", "2", "2", "PASS"]]
 
 
-def test_the_charts_mark_spikes_and_writeback(with_findings: Written) -> None:
-    html = with_findings.report.read_text()
-    # Legends: D2C and Q2C panels, the IOPS panel, the depth chart.
-    assert html.count(">detected spike<") == 4
-    assert html.count(">writeback event<") == 4
-    assert html.count(">detected period<") == 1
+def test_stages_during_episodes_come_from_the_episode_windows(mq_report: Written) -> None:
+    from blkscope.reports.model import load_report
+
+    (dev,) = load_report(mq_report.dataset).devices
+    assert dev.episode_stages is not None
+    assert dev.episode_stages["D2C"]["max_ns"] == 36_650_363  # the slowest IO, at 19.8 s
+    assert dev.episode_stages["Q2C"]["max_ns"] == 53_065_207  # at 25.2 s
+
+
+def test_the_time_charts_share_one_legend_with_episodes_and_writeback(mq_report: Written) -> None:
+    html = mq_report.report.read_text()
+    # latency, throughput and depth charts: one figure legend each
+    assert html.count(">latency episode<") == 3
+    assert html.count(">writeback work (log)<") == 3
+    assert len(re.findall(r'data-chart="periodogram"', html)) == 1

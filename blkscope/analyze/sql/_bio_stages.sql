@@ -11,12 +11,8 @@ WITH c AS (
 ), stages AS (
     -- unnest, not LATERAL (VALUES ...): DuckDB plans the lateral as a join back onto c
     SELECT gid, cid, oid, did, 0 AS scope, s.stage, s.ns
-    FROM (SELECT *, unnest([
-        {'stage': 1, 'ns': g_time_ns - q_time_ns}, {'stage': 2, 'ns': i_time_ns - g_time_ns},
-        {'stage': 3, 'ns': CASE WHEN NOT merged THEN d_time_ns - i_time_ns END},
-        {'stage': 4, 'ns': m_time_ns - q_time_ns},
-        {'stage': 5, 'ns': CASE WHEN merged THEN d_time_ns - m_time_ns END},
-        {'stage': 6, 'ns': d2c_ns}, {'stage': 7, 'ns': q2c_ns}]) AS s FROM c)
+    FROM (SELECT *, unnest(bio_stage_list(g_time_ns, i_time_ns, d_time_ns, m_time_ns, merged,
+                                          q_time_ns, d2c_ns, q2c_ns)) AS s FROM c)
     UNION ALL
     SELECT gid, cid, oid, did, 1, 8, q_time_ns - lag(q_time_ns) OVER (PARTITION BY gid ORDER BY q_time_ns, q_eid) FROM c
     UNION ALL

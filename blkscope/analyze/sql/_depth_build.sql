@@ -1,36 +1,5 @@
--- The `depth` table: exact in-flight step functions per device, as time spent at each depth.
--- level 'driver': requests between D and C (an R takes one back out until its next D; a C
--- whose D came before the trace counts as in flight from the trace start; orphan C's, whose D
--- is missing mid-trace, and bio-based devices' C's, which have no D, are left out).
--- level 'queue': bios between Q and completion (unfinished ones until the trace end).
-WITH bounds AS (
-    SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events GROUP BY ALL
-), steps AS (
-    SELECT dev_major, dev_minor, 'driver' AS level, time_ns AS t,
-           CASE WHEN action = 'D' THEN 1 ELSE -1 END AS delta
-    FROM _request_events e WHERE NOT is_flush_end AND NOT EXISTS (
-        SELECT 1 FROM requests o WHERE o.kind IN ('orphan', 'bio') AND o.c_eid = e.eid)
-    UNION ALL
-    SELECT r.dev_major, r.dev_minor, 'driver', b.t0, 1
-    FROM requests r JOIN bounds b USING (dev_major, dev_minor)
-    WHERE r.kind IN ('data', 'flush') AND r.first_d_time_ns IS NULL
-    UNION ALL
-    SELECT dev_major, dev_minor, level, t0, 0                  -- depth 0 from the trace start
-    FROM bounds, (VALUES ('driver'), ('queue')) AS l(level)
-    UNION ALL
-    SELECT dev_major, dev_minor, 'queue', q_time_ns, 1 FROM bios
-    UNION ALL
-    SELECT dev_major, dev_minor, 'queue', c_time_ns, -1 FROM bios WHERE c_time_ns IS NOT NULL
-), walked AS (
-    SELECT s.dev_major, s.dev_minor, s.level,
-           sum(delta) OVER w AS depth,
-           coalesce(lead(t) OVER w, b.t1) - t AS held_ns
-    -- one integer per (device, level) to partition by: cheaper for DuckDB's window than three keys
-    FROM (SELECT *, dev_major::BIGINT << 33 | dev_minor::BIGINT << 1 | (level = 'queue')::INTEGER AS k
-          FROM steps) s
-    JOIN bounds b USING (dev_major, dev_minor)
-    WINDOW w AS (PARTITION BY k ORDER BY t, delta ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-)
+-- The `depth` table: the in-flight step functions of _depth_steps per device, as time spent at
+-- each depth (see _depth_steps for what counts as in flight at each level).
 SELECT
     dev_major,                                                        -- device major
     dev_minor,                                                        -- device minor
@@ -39,6 +8,6 @@ SELECT
     sum(held_ns)::BIGINT AS held_ns,                                  -- time spent at this depth, ns
     sum(held_ns) / sum(sum(held_ns)) OVER (PARTITION BY dev_major, dev_minor, level) AS share
                                                                       -- share of the traced time
-FROM walked
+FROM _depth_steps
 GROUP BY dev_major, dev_minor, level, depth
 ORDER BY dev_major, dev_minor, level, depth

@@ -13,7 +13,7 @@ SELECT
     l.dev_major,                                                 -- device major
     l.dev_minor,                                                 -- device minor
     l.op_class,                                                  -- read/write/discard/flush/other, '*'
-    ['Q2G', 'G2I', 'I2D', 'Q2M', 'M2D', 'D2C', 'Q2C', 'Q2Q'][h.stage] AS stage, -- stage name
+    stage_name(h.stage) AS stage, -- stage name
     h.bucket,                                                    -- log2 bucket number
     CASE WHEN h.bucket < 0 THEN 0 ELSE (1::BIGINT << h.bucket) END AS lo_ns, -- bucket start, ns
     (1::BIGINT << (h.bucket + 1)) AS hi_ns,                      -- bucket end (exclusive), ns

@@ -19,7 +19,7 @@ SELECT
     l.level,                                           -- process, class, op or device
     l.op_class,                                        -- op class, op, or '*'
     l.process,                                         -- process comm or '*'
-    ['Q2G', 'G2I', 'I2D', 'Q2M', 'M2D', 'D2C', 'Q2C', 'Q2Q'][a.stage] AS stage, -- stage name
+    stage_name(a.stage) AS stage, -- stage name
     a.n,                                               -- number of latencies
     a.min_ns,                                          -- minimum
     a.mean_ns,                                         -- mean (float)

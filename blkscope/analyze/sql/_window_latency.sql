@@ -4,18 +4,18 @@
 SELECT
     dev_major,                                                     -- device major
     dev_minor,                                                     -- device minor
-    CASE WHEN op = 'W' THEN 'write' WHEN op = 'R' THEN 'read'
-         WHEN op = 'D' THEN 'discard' ELSE 'flush' END AS op_class, -- read / write / discard / flush
+    op_class,                                                      -- op_class(): read write discard flush other
     stage,                                                         -- D2C or Q2C
     c_time_ns // 1000000000                           AS win,      -- 1 s window of completion
     count(*)                                          AS ios,      -- bios in the window
     quantile_disc(lat, 0.5)                           AS p50_ns,   -- median latency in the window
     quantile_disc(lat, 0.99)                          AS p99_ns    -- 99th percentile in the window
 FROM (
-    SELECT dev_major, dev_minor, op, c_time_ns, 'D2C' AS stage, d2c_ns AS lat FROM bios
+    SELECT dev_major, dev_minor, op_class(op, flags, sector) AS op_class, c_time_ns,
+           'D2C' AS stage, d2c_ns AS lat FROM bios
     WHERE NOT partial AND d2c_ns IS NOT NULL
     UNION ALL
-    SELECT dev_major, dev_minor, op, c_time_ns, 'Q2C', q2c_ns FROM bios
+    SELECT dev_major, dev_minor, op_class(op, flags, sector), c_time_ns, 'Q2C', q2c_ns FROM bios
     WHERE NOT partial AND q2c_ns IS NOT NULL
 )
 GROUP BY ALL

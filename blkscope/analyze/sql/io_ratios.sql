@@ -1,24 +1,27 @@
 -- Per device and op: merge ratio (#Q / #D as btt prints it), split and requeue counts, and the
 -- share of sequential dispatches (a D starting where the previous D on the device ended).
--- Data-less flush bios (Q FWS) and flush requests (D FN) are counted under op F.
+-- Ops are op classes (concepts.py): data-less flush bios (Q FWS) and flush requests (D FN) are
+-- both 'flush'.
 WITH b AS (
-    SELECT dev_major, dev_minor,
-           CASE WHEN sector IS NULL AND flags LIKE 'F%' THEN 'F' ELSE op END AS op,
+    SELECT dev_major, dev_minor, op_class(op, flags, sector) AS op,
            count(*) AS queued, count(*) FILTER (merged) AS merged,
            count(*) FILTER (split) AS split, sum(pieces - 1) AS splits
     FROM bios GROUP BY ALL
 ), r AS (
-    SELECT dev_major, dev_minor, op, sum(dispatches) AS dispatches, sum(requeues) AS requeues,
+    SELECT dev_major, dev_minor, op_class(op, flags, sector) AS op,
+           sum(dispatches) AS dispatches, sum(requeues) AS requeues,
            count(*) FILTER (partial) AS partial_requests
     FROM requests WHERE kind IN ('data', 'flush') GROUP BY ALL
 ), s AS (
-    SELECT dev_major, dev_minor, op, sum(n) FILTER (bucket = -1) AS seq, sum(n) AS seeks
+    -- io_dist holds sized events only, whose class their op letter decides
+    SELECT dev_major, dev_minor, op_class(op, '', 0) AS op,
+           sum(n) FILTER (bucket = -1) AS seq, sum(n) AS seeks
     FROM io_dist WHERE metric = 'd2d_seek' GROUP BY ALL
 )
 SELECT
     dev_major,                                                 -- device major
     dev_minor,                                                 -- device minor
-    op,                                                        -- R W D N, F for flushes
+    op,                                                        -- op class: read write discard flush other
     coalesce(b.queued, 0) AS queued,                           -- bios (Q)
     coalesce(r.dispatches, 0) AS dispatches,                   -- D events of data and flush requests
     b.queued / nullif(r.dispatches, 0) AS merge_ratio,         -- #Q / #D

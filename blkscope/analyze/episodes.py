@@ -1,0 +1,136 @@
+"""Latency episodes: the spikes of every metric on one device that share a time window, as one
+row that says what was in flight and why it is attributed as it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import duckdb
+import pyarrow as pa
+
+from blkscope.analyze.coincidence import overlap_chance
+from blkscope.analyze.correlation import WritebackIntervals, device_spans, wakeups
+from blkscope.schemas import EPISODES
+from blkscope.units import format_share
+
+WRITEBACK_BYTES_SHARE = 0.25  # writeback writes carry this much of the bytes in flight
+JOURNAL_IO_SHARE = 0.1  # the journal's share of the bios in flight
+
+
+def group_episodes(spikes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Episodes of spike rows (any metric, one device) whose windows overlap or touch; each
+    spike row gets its episode_id. Returns partial episode rows, in device and time order."""
+    episodes: list[dict[str, Any]] = []
+    order = sorted(
+        range(len(spikes)),
+        key=lambda i: (spikes[i]["dev_major"], spikes[i]["dev_minor"], spikes[i]["start_ns"]),
+    )
+    for i in order:
+        s = spikes[i]
+        device = (s["dev_major"], s["dev_minor"])
+        last = episodes[-1] if episodes else None
+        if last is None or last["device"] != device or s["start_ns"] > last["end_ns"]:
+            number = 1 if last is None or last["device"] != device else last["episode_id"] + 1
+            last = {"device": device, "episode_id": number, "end_ns": s["end_ns"], "members": []}
+            last["start_ns"] = s["start_ns"]
+            episodes.append(last)
+        last["end_ns"] = max(last["end_ns"], s["end_ns"])
+        last["members"].append(s)
+        s["episode_id"] = last["episode_id"]
+    out = []
+    for e in episodes:
+        members = sorted(e["members"], key=lambda s: s["spike_id"])
+        worst = max(members, key=lambda s: (s["peak_latency_ns"], -s["start_ns"]))
+        out.append(
+            {
+                "dev_major": e["device"][0],
+                "dev_minor": e["device"][1],
+                "episode_id": e["episode_id"],
+                "start_ns": e["start_ns"],
+                "end_ns": e["end_ns"],
+                "window_ns": max(s["window_ns"] for s in members),
+                "metrics": ", ".join(dict.fromkeys(s["metric"] for s in members)),
+                "spikes": len(members),
+                "worst_metric": worst["metric"],
+                "peak_ns": worst["peak_ns"],
+                "peak_latency_ns": worst["peak_latency_ns"],
+            }
+        )
+    return out
+
+
+def attribute_episodes(
+    con: duckdb.DuckDBPyConnection, episodes: list[dict[str, Any]], wb: WritebackIntervals
+) -> pa.Table:
+    """The episodes table: each episode with what was in flight, the writeback it met, and
+    its cause with the evidence in words."""
+    spans = device_spans(con)
+    for e in episodes:
+        device = (e["dev_major"], e["dev_minor"])
+        e.update(_in_flight(con, e))
+        iv = wb.of(device)
+        reach = e["start_ns"] - e["window_ns"]  # IO queued a window back can still be in flight
+        overlap = (iv[:, 0] < e["end_ns"]) & (iv[:, 1] > reach)
+        before = wakeups(iv)
+        before = before[before[:, 0] <= e["peak_ns"]]
+        e["writeback_events"] = int(overlap.sum())
+        e["writeback_lag_ns"] = int(e["peak_ns"] - before[-1, 0]) if len(before) else None
+        length = e["end_ns"] - reach
+        span = spans.get(device, (0, 1))
+        e["writeback_chance"] = overlap_chance(iv[:, 0], iv[:, 1], length, span)
+        e["cause"], e["reason"] = _cause(e, wb.source)
+    return pa.Table.from_pylist(episodes, schema=EPISODES)
+
+
+def _in_flight(con: duckdb.DuckDBPyConnection, e: dict[str, Any]) -> dict[str, Any]:
+    dev = f"dev_major = {int(e['dev_major'])} AND dev_minor = {int(e['dev_minor'])}"
+    start, end = int(e["start_ns"]), int(e["end_ns"])
+    total, wb, jbd2, sectors, wb_sectors = con.execute(f"""
+        SELECT count(*), count(*) FILTER (writeback), count(*) FILTER (journal),
+               coalesce(sum(nsectors), 0), coalesce(sum(nsectors) FILTER (writeback), 0)
+        FROM _inflight_by_process WHERE {dev} AND q_time_ns < {end} AND end_ns > {start}
+    """).fetchall()[0]
+    procs = con.execute(f"""
+        SELECT coalesce(comm, '?'), count(*) n FROM bios
+        WHERE {dev} AND q_time_ns >= {start - int(e["window_ns"])} AND q_time_ns < {end}
+        GROUP BY 1 ORDER BY n DESC, 1 LIMIT 5
+    """).fetchall()
+    return {
+        "ios_in_flight": int(total),
+        "writeback_ios": int(wb),
+        # writeback bios are large: their share of the bytes in flight says more than their count
+        "writeback_share": int(wb_sectors) / int(sectors) if sectors else 0.0,
+        "jbd2_ios": int(jbd2),
+        "processes": ", ".join(f"{c} ({n})" for c, n in procs),
+    }
+
+
+def _cause(e: dict[str, Any], source: str) -> tuple[str, str]:
+    """The cause and the evidence for it, from the numbers alone."""
+    share, n = e["writeback_share"], e["ios_in_flight"]
+    by_bytes = share >= WRITEBACK_BYTES_SHARE
+    by_overlap = e["writeback_events"] > 0
+    journal = n > 0 and e["jbd2_ios"] / n >= JOURNAL_IO_SHARE
+    items = "work item" if source == "writeback log" else "burst of flusher writes"
+    met = (
+        f"{e['writeback_events']} writeback {items}{'s' * (e['writeback_events'] != 1)} overlapped"
+    )
+    writes = (
+        f"writeback writes: {e['writeback_ios']:,} of {n:,} bios in flight, "
+        f"{format_share(share)} of their bytes"
+    )
+    lag = e["writeback_lag_ns"]
+    after = f"peak {lag / 1e9:.2f} s after the writeback wakeup began" if lag is not None else ""
+    parts = []
+    if by_bytes or by_overlap:
+        parts = [writes, met] + ([after] if after else [])
+    if journal:
+        parts.append(f"journal (jbd2) bios: {e['jbd2_ios']:,} of {n:,} in flight")
+    causes = [c for c, hit in (("writeback", by_bytes or by_overlap), ("jbd2", journal)) if hit]
+    if causes:
+        return "+".join(causes), "; ".join(parts)
+    quiet = (
+        f"no writeback overlapped; {writes} (under {format_share(WRITEBACK_BYTES_SHARE)}); "
+        f"journal bios: {e['jbd2_ios']:,}"
+    )
+    return "unexplained", quiet

@@ -1,0 +1,192 @@
+"""The bursty series whose periods blkscope looks for, each defined once, and what is found in
+them: their bursts, the periodogram they were searched in, and their significant periods."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from blkscope.analyze.coincidence import coincident_period
+from blkscope.analyze.periodicity import Period, burst_spans, find_periods, matching_knobs, spectrum
+from blkscope.analyze.views import query_table
+from blkscope.schemas import BURSTS, PERIODOGRAM, PERIODS
+
+# Series of bios by who queued them (concepts.py), at their Q time.
+IO_SERIES = {
+    "kworker_writes": "is_writeback_write(comm, op, flags, sector)",
+    "jbd2_writes": "is_journal(comm) AND op_class(op, flags, sector) = 'write'",
+}
+BURST_GAP_S = 0.5  # events closer than this are one burst ...
+EPISODE_GAP_S = 1.5  # ... but episodes are one point each, and neighbours are one event
+
+
+def burst_gap_s(series: str) -> float:
+    """The gap that separates two bursts of a series."""
+    return EPISODE_GAP_S if series == "episodes" else BURST_GAP_S
+
+
+@dataclass
+class PeriodTables:
+    """The periods, periodogram and bursts tables."""
+
+    periods: pa.Table
+    periodogram: pa.Table
+    bursts: pa.Table
+
+
+def io_series_times(
+    con: duckdb.DuckDBPyConnection, device: tuple[int, int], name: str
+) -> np.ndarray:
+    """Sorted Q times of the device's bios in one IO series."""
+    rows = con.execute(
+        f"SELECT q_time_ns FROM bios WHERE dev_major = {int(device[0])} AND "
+        f"dev_minor = {int(device[1])} AND {IO_SERIES[name]} ORDER BY 1"
+    ).fetchnumpy()
+    return np.asarray(rows["q_time_ns"], dtype=np.int64)
+
+
+def dataset_periods(
+    con: duckdb.DuckDBPyConnection,
+    episodes: pa.Table,
+    knobs: dict[str, float],
+    writeback_log: bool,
+) -> PeriodTables:
+    """Periods of writeback IO, journal IO, writeback events and episodes per device, and of
+    each user series' slowest samples."""
+    periods: list[dict[str, Any]] = []
+    grams: list[dict[str, Any]] = []
+    bursts: list[dict[str, Any]] = []
+    devices = con.execute(
+        "SELECT dev_major, dev_minor, min(time_ns), max(time_ns) FROM events "
+        "GROUP BY ALL ORDER BY 1, 2"
+    ).fetchall()
+    peaks = episodes.select(["dev_major", "dev_minor", "peak_ns"]).to_pylist()
+    for major, minor, t0, t1 in devices:
+        device = (int(major), int(minor))
+        series = {name: io_series_times(con, device, name) for name in IO_SERIES}
+        series["episodes"] = np.array(
+            sorted(p["peak_ns"] for p in peaks if (p["dev_major"], p["dev_minor"]) == device),
+            dtype=np.int64,
+        )
+        windows = _writeback_windows(con, device) if writeback_log else None
+        if windows is not None:
+            series["writeback_events"] = windows[1]
+        found = {
+            name: find_periods(times, (t0, t1), knobs=knobs, burst_gap_s=burst_gap_s(name))
+            for name, times in series.items()
+        }
+        method = dict.fromkeys(found, "periodogram")
+        if windows is not None and found.get("writeback_events") and not found["kworker_writes"]:
+            reference = found["writeback_events"][0]
+            locked = coincident_period(series["kworker_writes"], windows, reference, (t0, t1))
+            if locked is not None:
+                found["kworker_writes"], method["kworker_writes"] = [locked], "writeback_events"
+        for name, times in series.items():
+            periods += [_period_row(p, name, knobs, device, method[name]) for p in found[name]]
+            grams += _spectrum_rows(times, (t0, t1), name, device)
+            bursts += _burst_rows(times, name, device)
+    for name, times, span in _user_series(con):
+        found_user = find_periods(times, span, knobs=knobs, burst_gap_s=burst_gap_s(name))
+        periods += [_period_row(p, name, knobs, None) for p in found_user]
+        grams += _spectrum_rows(times, span, name, None)
+        bursts += _burst_rows(times, name, None)
+    return PeriodTables(
+        pa.Table.from_pylist(periods, schema=PERIODS),
+        pa.Table.from_pylist(grams, schema=PERIODOGRAM),
+        pa.Table.from_pylist(bursts, schema=BURSTS),
+    )
+
+
+def _writeback_windows(
+    con: duckdb.DuckDBPyConnection, device: tuple[int, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    wb = query_table(
+        con,
+        "SELECT start_ns, end_ns FROM _writeback_windows "
+        f"WHERE dev_major = {device[0]} AND dev_minor = {device[1]} ORDER BY end_ns",
+    )
+    return wb["start_ns"].to_numpy(), wb["end_ns"].to_numpy()
+
+
+def _user_series(con: duckdb.DuckDBPyConnection) -> list[tuple[str, np.ndarray, tuple[int, int]]]:
+    """(user:<name>, times of its slowest 1% of samples, its span) per user series."""
+    try:
+        t = query_table(
+            con,
+            "SELECT series, t_ns, value FROM series "
+            "WHERE t_ns IS NOT NULL AND value IS NOT NULL ORDER BY series, t_ns",
+        )
+    except duckdb.Error:  # no user series placed on the trace timeline
+        return []
+    names = t["series"].to_numpy(zero_copy_only=False)
+    times, values = t["t_ns"].to_numpy(), t["value"].to_numpy()
+    out = []
+    for name in dict.fromkeys(names.tolist()):
+        sel = names == name
+        slow = times[sel][values[sel] >= np.quantile(values[sel], 0.99)]
+        out.append((f"user:{name}", slow, (int(times[sel].min()), int(times[sel].max()))))
+    return out
+
+
+def user_series_periods(
+    con: duckdb.DuckDBPyConnection, knobs: dict[str, float]
+) -> list[dict[str, Any]]:
+    """Rows of the periods table for each user series' slowest 1% of samples."""
+    rows = []
+    for name, times, span in _user_series(con):
+        found = find_periods(times, span, knobs=knobs, burst_gap_s=burst_gap_s(name))
+        rows += [_period_row(p, name, knobs, None) for p in found]
+    return rows
+
+
+def _spectrum_rows(
+    times: np.ndarray, span: tuple[int, int], series: str, device: tuple[int, int] | None
+) -> list[dict[str, Any]]:
+    period_s, z2 = spectrum(times, span, burst_gap_s=burst_gap_s(series))
+    major, minor = device if device else (None, None)
+    return [
+        {"dev_major": major, "dev_minor": minor, "series": series, "period_ns": int(p * 1e9),
+         "z2": float(z)}
+        for p, z in zip(period_s.tolist(), z2.tolist(), strict=True)
+    ]  # fmt: skip
+
+
+def _burst_rows(
+    times: np.ndarray, series: str, device: tuple[int, int] | None
+) -> list[dict[str, Any]]:
+    starts, ends = burst_spans(times, burst_gap_s(series))
+    t = np.sort(times)
+    counts = np.searchsorted(t, ends, side="right") - np.searchsorted(t, starts, side="left")
+    major, minor = device if device else (None, None)
+    return [
+        {"dev_major": major, "dev_minor": minor, "series": series, "start_ns": int(a),
+         "end_ns": int(b), "events": int(n)}
+        for a, b, n in zip(starts.tolist(), ends.tolist(), counts.tolist(), strict=True)
+    ]  # fmt: skip
+
+
+def _period_row(
+    p: Period,
+    series: str,
+    knobs: dict[str, float],
+    device: tuple[int, int] | None,
+    method: str = "periodogram",
+) -> dict[str, Any]:
+    """One row of the periods table."""
+    return {
+        "dev_major": device[0] if device else None,
+        "dev_minor": device[1] if device else None,
+        "series": series,
+        "period_ns": int(p.period_s * 1e9),
+        "strength": p.strength,
+        "p_value": p.p_value,
+        "phase_ns": int(p.phase_s * 1e9),
+        "cycles": p.cycles,
+        "bursts": p.bursts,
+        "knobs": ", ".join(matching_knobs(p.period_s, knobs)),
+        "method": method,
+    }
