@@ -85,8 +85,10 @@ def knobs_from_manifest(manifest: dict[str, Any]) -> dict[str, float]:
     knobs = dict(KNOBS)
     sysctl = manifest.get("capture", {}).get("sysctl", {})
     for name in ("vm.dirty_writeback_centisecs", "vm.dirty_expire_centisecs"):
-        if str(sysctl.get(name, "")).strip().isdigit():
-            knobs[name] = int(sysctl[name]) / 100
+        text = str(sysctl.get(name, "")).strip()
+        # ASCII digits only: "²" passes isdigit() and int() refuses it
+        if text.isascii() and text.isdigit() and len(text) <= 9 and int(text) > 0:
+            knobs[name] = int(text) / 100
     return knobs
 
 

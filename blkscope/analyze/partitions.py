@@ -12,6 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope.errors import InputFormatError, ParseError
+from blkscope.ingest.textlog import LIMIT, numbered_lines, read_text, to_int
 from blkscope.schemas.partitions import PARTITIONS
 
 
@@ -50,47 +51,43 @@ _FDISK_ROW = re.compile(r"(/dev/)?(\S+)\s+(\*\s+)?(\d+)\s+(\d+)\s+(\d+)\s")
 def parse_proc_partitions(path: Path, text: str) -> list[BlockDevice]:
     """Rows of /proc/partitions (no start sectors: those come from elsewhere)."""
     out = []
-    for no, line in enumerate(text.splitlines(), 1):
+    where = str(path)
+    for no, line in numbered_lines(text, where):
         if not line.strip() or line.split()[:2] == ["major", "minor"]:
             continue
         m = _PROC_ROW.fullmatch(line)
         if m is None:
-            raise ParseError(str(path), no, f"expected 'major minor #blocks name', got {line!r}")
-        out.append(BlockDevice(int(m[1]), int(m[2]), int(m[3]), m[4]))
+            raise ParseError(where, no, f"expected 'major minor #blocks name', got {line[:80]!r}")
+        major, minor, blocks = (to_int(where, no, m[i], what) for i, what in _PROC_FIELDS)
+        out.append(BlockDevice(major, minor, blocks, m[4]))
     return out
+
+
+_PROC_FIELDS = ((1, "major"), (2, "minor"), (3, "#blocks"))
 
 
 def parse_fdisk(path: Path, text: str) -> list[Partition]:
     """Partition rows of `fdisk -l`, converted from its units to 512-byte sectors."""
     out: list[Partition] = []
+    where = str(path)
     disk, unit, in_table = "", 512, False
-    for no, line in enumerate(text.splitlines(), 1):
+    for no, line in numbered_lines(text, where):
         if m := _FDISK_DISK.match(line):
             disk, in_table = m[2], False
         elif m := _FDISK_UNITS.match(line):
-            unit = int(m[1])
+            unit = to_int(where, no, m[1], "sector size")
         elif _FDISK_HEAD.match(line):
             in_table = True
         elif in_table and line.strip():
             m = _FDISK_ROW.match(line + " ")
             if m is None:
                 raise ParseError(
-                    str(path), no, f"expected 'Device Start End Sectors ...', got {line!r}"
+                    where, no, f"expected 'Device Start End Sectors ...', got {line[:80]!r}"
                 )
             scale = unit // 512
-            out.append(
-                Partition(
-                    m[2],
-                    disk,
-                    None,
-                    None,
-                    None,
-                    None,
-                    int(m[4]) * scale,
-                    int(m[6]) * scale,
-                    "fdisk",
-                )
-            )
+            start = to_int(where, no, m[4], "Start") * scale
+            sectors = to_int(where, no, m[6], "Sectors") * scale
+            out.append(Partition(m[2], disk, None, None, None, None, start, sectors, "fdisk"))
         elif not line.strip():
             in_table = False
     return out
@@ -98,47 +95,67 @@ def parse_fdisk(path: Path, text: str) -> list[Partition]:
 
 def parse_lsblk(path: Path, text: str) -> list[Partition]:
     """Partitions in `lsblk --json` output; it must include the START column."""
+    where = str(path)
     try:
         doc = json.loads(text)
         devices = doc["blockdevices"]
-    except (ValueError, KeyError, TypeError):
-        raise InputFormatError(str(path), "not lsblk --json output (no 'blockdevices')") from None
+    except (ValueError, KeyError, TypeError, RecursionError):
+        raise InputFormatError(where, "not lsblk --json output (no 'blockdevices')") from None
     out: list[Partition] = []
-
-    def walk(dev: dict[str, Any], disk: dict[str, Any] | None) -> None:
+    # (device, its disk or None), walked without recursion: the nesting comes from the file
+    todo: list[tuple[Any, dict[str, Any] | None]] = [
+        (d, None) for d in reversed(_list(where, devices))
+    ]
+    while todo:
+        dev, disk = todo.pop()
+        if not isinstance(dev, dict):
+            raise InputFormatError(where, f"a device is {type(dev).__name__}, not an object")
         if disk is not None:
-            if dev.get("start") is None:
-                raise InputFormatError(
-                    str(path),
-                    f"lsblk output has no start sector for {dev.get('name')}",
-                    hint="run lsblk --json -b -o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE",
-                )
-            size = dev.get("size")
-            if not isinstance(size, int):
-                raise InputFormatError(
-                    str(path), f"size of {dev.get('name')} is not in bytes", hint="add -b to lsblk"
-                )
-            dmaj, dmin = (int(x) for x in disk["maj:min"].split(":"))
-            pmaj, pmin = (int(x) for x in dev["maj:min"].split(":"))
-            out.append(
-                Partition(
-                    dev["name"],
-                    disk["name"],
-                    dmaj,
-                    dmin,
-                    pmaj,
-                    pmin,
-                    int(dev["start"]),
-                    size // 512,
-                    "lsblk",
-                )
-            )
-        for child in dev.get("children", []) or []:
-            walk(child, dev if disk is None else disk)
-
-    for dev in devices:
-        walk(dev, None)
+            out.append(_lsblk_partition(where, dev, disk))
+        children = _list(where, dev.get("children"))
+        todo += [(child, dev if disk is None else disk) for child in reversed(children)]
     return out
+
+
+def _list(where: str, value: Any) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InputFormatError(where, f"expected a list of devices, got {type(value).__name__}")
+    return value
+
+
+def _lsblk_partition(where: str, dev: dict[str, Any], disk: dict[str, Any]) -> Partition:
+    name = dev.get("name")
+    if dev.get("start") is None:
+        raise InputFormatError(
+            where,
+            f"lsblk output has no start sector for {name}",
+            hint="run lsblk --json -b -o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE",
+        )
+    size = dev.get("size")
+    if not isinstance(size, int) or isinstance(size, bool):
+        raise InputFormatError(where, f"size of {name} is not in bytes", hint="add -b to lsblk")
+    dmaj, dmin = _maj_min(where, disk)
+    pmaj, pmin = _maj_min(where, dev)
+    start = dev["start"]
+    if isinstance(start, str) and start.isascii() and start.isdigit() and len(start) < 20:
+        start = int(start)
+    for what, value in (("start", start), ("size", size)):
+        if not isinstance(value, int) or not 0 <= value < LIMIT:
+            raise InputFormatError(where, f"{what} of {name} is not a sector count: {value!r}")
+    return Partition(
+        str(name), str(disk.get("name")), dmaj, dmin, pmaj, pmin, start, size // 512, "lsblk"
+    )
+
+
+def _maj_min(where: str, dev: dict[str, Any]) -> tuple[int, int]:
+    m = re.fullmatch(r"(\d{1,9}):(\d{1,9})", str(dev.get("maj:min")))
+    if m is None:
+        raise InputFormatError(
+            where, f"device {dev.get('name')} has no 'maj:min' like 8:0: {dev.get('maj:min')!r}"
+        )
+    return int(m[1]), int(m[2])
 
 
 def read_partitions(paths: list[Path]) -> tuple[list[Partition], list[BlockDevice]]:
@@ -146,10 +163,7 @@ def read_partitions(paths: list[Path]) -> tuple[list[Partition], list[BlockDevic
     parts: list[Partition] = []
     devices: list[BlockDevice] = []
     for path in paths:
-        try:
-            text = path.read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise InputFormatError(str(path), f"cannot read: {exc}") from None
+        text = read_text(str(path))
         head = text.lstrip()[:200]
         if head.startswith("{"):
             parts += parse_lsblk(path, text)

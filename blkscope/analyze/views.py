@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from blkscope.concepts import macro_statements
 from blkscope.errors import DatasetError
-from blkscope.ingest.dataset import read_manifest
+from blkscope.ingest.dataset import check_table_file, read_manifest
 
 
 def sql_views() -> dict[str, str]:
@@ -106,7 +106,8 @@ def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
 
 def table_file(dataset: Path, file: str) -> Path:
     """The absolute path of one of the dataset's table files; a symlink that leaves the
-    dataset folder is refused (the folder may come from another machine)."""
+    dataset folder is refused (the folder may come from another machine), and so is a file
+    that is missing, not Parquet, or without its table's declared columns."""
     root = dataset.resolve()
     path = (root / file).resolve()
     if path.parent != root:
@@ -115,6 +116,7 @@ def table_file(dataset: Path, file: str) -> Path:
             f"is a link to {path}, outside the dataset",
             hint="a dataset's tables must be files inside its folder",
         )
+    check_table_file(dataset / file, file.removesuffix(".parquet"))
     return path
 
 

@@ -108,7 +108,14 @@ def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
         acts = " ".join(f"{a}={n:,}" for a, n in d["by_action"].items())
         lines.append(f"  device {d['dev']}: {d['events']:,} events  {acts}")
     errors = manifest["ingest"]["error_lines"]
-    if errors:
+    unstored = manifest["ingest"].get("error_lines_not_stored", 0)
+    if unstored:
+        lines.append(
+            f"{errors:,} malformed lines: the first {errors - unstored:,} recorded in "
+            f"ingest_errors (see {output / 'ingest_errors.parquet'}), {unstored:,} more "
+            "only counted"
+        )
+    elif errors:
         lines.append(
             f"{errors:,} malformed line{'s' if errors != 1 else ''} recorded in "
             f"ingest_errors (see {output / 'ingest_errors.parquet'})"

@@ -21,6 +21,13 @@ A_Q, A_G, A_I, A_D, A_C, A_M, A_F, A_P, A_U, A_UT, A_X, A_A, A_R, A_S, A_T, A_B,
 # Bits of the per-row validity byte: which optional columns the line printed.
 HAS_SECTOR, HAS_NSECT, HAS_SPLIT, HAS_ERROR, HAS_DEPTH, HAS_COMM = 1, 2, 4, 8, 16, 32
 
+# Range checks: a number that may not fit its column goes to the reference parser, which says
+# so with its line (_canon keeps every number within 18 digits; int32 columns need more).
+INT32_MAX = 2**31 - 1
+MAX_SECONDS = 9_223_372_035  # seconds * 1e9 + ns must fit int64
+# No line the scanner parses is shorter: it sizes its output by this.
+MIN_FAST_LINE = 16
+
 
 @njit(cache=True, nogil=True)
 def _uint(buf, p, e):  # type: ignore[no-untyped-def]
@@ -135,16 +142,16 @@ def _header(buf, p, n, ints, r):  # type: ignore[no-untyped-def]
     terminal, tabs, a lost leading space) go to the reference parser, which keeps their bytes.
     """
     v, p, nd = _field(buf, p, n, 0, 3)
-    if nd < 0 or p >= n or buf[p] != 44:
+    if nd < 0 or p >= n or buf[p] != 44 or v > INT32_MAX:
         return -1, 0, p
     ints[F_MAJOR, r] = v
     q = p + 1
     v, p, nd = _uint(buf, q, n)
-    if not _canon(buf, q, nd) or p >= n or buf[p] != 32:
+    if not _canon(buf, q, nd) or p >= n or buf[p] != 32 or v > INT32_MAX:
         return -1, 0, p
     ints[F_MINOR, r] = v
     v, p, nd_cpu = _field(buf, p, n, _pad(nd, 3) + 1, 2)
-    if nd_cpu < 0 or p >= n or buf[p] != 32:
+    if nd_cpu < 0 or p >= n or buf[p] != 32 or v > INT32_MAX:
         return -1, 0, p
     ints[F_CPU, r] = v
     v, p, nd = _field(buf, p, n, 1, 8)
@@ -152,7 +159,7 @@ def _header(buf, p, n, ints, r):  # type: ignore[no-untyped-def]
         return -1, 0, p
     ints[F_SEQ, r] = v
     v, p, nd = _field(buf, p, n, 1, 5)
-    if nd < 0 or p >= n or buf[p] != 46:
+    if nd < 0 or p >= n or buf[p] != 46 or v > MAX_SECONDS:
         return -1, 0, p
     v2, p, nd = _uint(buf, p + 1, n)
     if nd != 9 or p >= n or buf[p] != 32:
@@ -193,7 +200,7 @@ def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
         ints[F_NSECT, r] = 0
         if p + 3 < e and buf[p] == 32 and buf[p + 1] == 43 and buf[p + 2] == 32:
             v, p, ok = _num(buf, p + 3, e)
-            if not ok or v == 0:  # blkparse prints no '+ 0' on a completion
+            if not ok or v == 0 or v > INT32_MAX:  # blkparse prints no '+ 0' on a completion
                 return -1
             ints[F_NSECT, r] = v
         if p + 1 >= e or buf[p] != 32 or buf[p + 1] != 91 or buf[e - 1] != 93:
@@ -204,7 +211,7 @@ def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
             neg = True
             p += 1
         v, p, ok = _num(buf, p, e)
-        if not ok or p != e - 1 or (neg and v == 0):
+        if not ok or p != e - 1 or (neg and v == 0) or v > INT32_MAX:
             return -1
         ints[F_ERROR, r] = -v if neg else v
         return HAS_SECTOR | HAS_NSECT | HAS_ERROR
@@ -215,7 +222,7 @@ def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
         if q == e - 1 or buf[q] != 32 or buf[q - 1] != 93 or buf[p] != 91:
             return -1
         v, _q, ok = _num(buf, q + 1, e)
-        if not ok or q - 1 < p + 1 or not _plain_comm(buf, p + 1, q - 1):
+        if not ok or v > INT32_MAX or q - 1 < p + 1 or not _plain_comm(buf, p + 1, q - 1):
             return -1
         ints[F_DEPTH, r] = v
         ints[F_COMM_START, r] = p + 1
@@ -255,6 +262,15 @@ def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
 
 
 @njit(cache=True, nogil=True)
+def _blank(buf, s, e):  # type: ignore[no-untyped-def]
+    """True when buf[s:e] holds only spaces, tabs and CRs."""
+    q = s
+    while q < e and (buf[q] == 32 or buf[q] == 9 or buf[q] == 13):
+        q += 1
+    return q == e
+
+
+@njit(cache=True, nogil=True)
 def scan_lines(buf, n, ints, action, rwbs, valid, slow):  # type: ignore[no-untyped-def]
     """Parse lines of buf[:n] into compact columns; return (lines, fast rows, slow lines).
 
@@ -265,6 +281,7 @@ def scan_lines(buf, n, ints, action, rwbs, valid, slow):  # type: ignore[no-unty
     line = 0
     fast = 0
     n_slow = 0
+    last_blank = False  # whether slow span n_slow - 1 holds blank lines only
     while i < n:
         s = i
         r = fast
@@ -285,11 +302,14 @@ def scan_lines(buf, n, ints, action, rwbs, valid, slow):  # type: ignore[no-unty
             valid[r] = bits
             ints[F_LINE, r] = line
             fast += 1
+        elif last_blank and slow[2, n_slow - 1] == s - 1 and _blank(buf, s, e):
+            slow[2, n_slow - 1] = e  # one more blank line in a run of them
         else:
             slow[0, n_slow] = line
             slow[1, n_slow] = s
             slow[2, n_slow] = e
             n_slow += 1
+            last_blank = _blank(buf, s, e)
         line += 1
     return line, fast, n_slow
 
@@ -307,12 +327,18 @@ def gather_spans(buf, starts, ends, offsets, out):  # type: ignore[no-untyped-de
     return pos
 
 
-def alloc(nlines: int) -> tuple[np.ndarray, ...]:
-    """Allocate scan outputs for up to nlines lines: ints, action, rwbs, valid, slow."""
+def alloc(nlines: int, nbytes: int) -> tuple[np.ndarray, ...]:
+    """Allocate scan outputs for nlines lines in nbytes: ints, action, rwbs, valid, slow.
+
+    Sized by what can occur, not by lines: fast rows are at least MIN_FAST_LINE bytes, and a
+    slow span is a non-blank line (2 bytes at least) or a run of blank ones between two.
+    """
+    fast = min(nlines, nbytes // MIN_FAST_LINE) + 1
+    slow = min(nlines, nbytes // 2 + 1) + 1
     return (
-        np.empty((N_FIELDS, nlines), dtype=np.int64),
-        np.empty(nlines, dtype=np.int8),
-        np.empty(nlines, dtype=np.int16),
-        np.empty(nlines, dtype=np.uint8),
-        np.empty((3, nlines), dtype=np.int64),
+        np.empty((N_FIELDS, fast), dtype=np.int64),
+        np.empty(fast, dtype=np.int8),
+        np.empty(fast, dtype=np.int16),
+        np.empty(fast, dtype=np.uint8),
+        np.empty((3, slow), dtype=np.int32),  # chunks are far below 2 GiB
     )

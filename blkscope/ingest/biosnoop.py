@@ -14,6 +14,7 @@ from blkscope.ingest.textlog import (
     read_text,
     to_int,
     to_ns,
+    to_table,
     wrong_format,
 )
 from blkscope.schemas.bpf_logs import BIOSNOOP
@@ -120,13 +121,13 @@ def parse_biosnoop(path: str) -> pa.Table:
     names: list[str] | None = None
     rows = []
     lost = 0
-    for line_no, line in numbered_lines(text):
+    for line_no, line in numbered_lines(text, path):
         stripped = line.strip()
         if not stripped or TRACER_CHATTER.fullmatch(stripped):
             continue
         m = _LOST.fullmatch(stripped)
         if m is not None:
-            lost += int(m.group(1))
+            lost += to_int(path, line_no, m.group(1), "lost events")
             continue
         tokens = stripped.split()
         if tokens[0] in ("TIME(s)", "TIMESTAMP", "TIME(ms)"):
@@ -145,7 +146,7 @@ def parse_biosnoop(path: str) -> pa.Table:
         rows.append(_row(path, line_no, line, names))
     if names is None:
         raise wrong_format(path, text, FORMATS, HINT)
-    table = pa.Table.from_pylist(rows, schema=BIOSNOOP)
+    table = to_table(path, rows, BIOSNOOP)
     return table.replace_schema_metadata(
         {**(BIOSNOOP.metadata or {}), b"lost_events": str(lost).encode()}
     )

@@ -164,14 +164,15 @@ def _write_blkparse_input(
     on_chunk: Callable[[int], None] | None,
 ) -> dict[str, Any]:
     parser = BlkparseTextParser(source.path, input_id, strict)
-    lines = events_n = errors_n = summary_n = 0
+    lines = events_n = errors_n = unstored_n = summary_n = 0
     order_before = len(sinks.devices)
     for chunk in parse_source(parser, source, on_chunk, chunks):
         sinks.write_events(chunk.events)
         sinks.write_errors(chunk.errors)
         lines += chunk.lines
         events_n += chunk.events.num_rows
-        errors_n += len(chunk.errors)
+        errors_n += len(chunk.errors) + chunk.unstored_errors
+        unstored_n += chunk.unstored_errors
         summary_n += chunk.summary_lines
     order = list(sinks.devices)[order_before:] or list(sinks.devices)
     sinks.summary.write(_summary_table(parser.summary.rows, input_id, order))
@@ -186,6 +187,7 @@ def _write_blkparse_input(
         "event_lines": events_n,
         "summary_lines": summary_n,
         "error_lines": errors_n,
+        "error_lines_not_stored": unstored_n,
     }
 
 
@@ -333,6 +335,11 @@ def build_manifest(
             "last_time_ns": max(lasts) if lasts else None,
         },
         "devices": device_docs,
-        "ingest": {"strict": strict, "error_lines": sum(i.get("error_lines", 0) for i in inputs)},
+        "ingest": {
+            "strict": strict,
+            "error_lines": sum(i.get("error_lines", 0) for i in inputs),
+            # past MAX_STORED_ERRORS per input, malformed lines are counted but not stored
+            "error_lines_not_stored": sum(i.get("error_lines_not_stored", 0) for i in inputs),
+        },
         "completeness": assess(inputs, by_action, device_docs),
     }

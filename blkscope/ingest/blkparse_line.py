@@ -151,6 +151,16 @@ def _int(s: str | None) -> int | None:
     return None if s is None else int(s)
 
 
+def valid_text(text: str) -> str:
+    """Text decoded with surrogateescape, with each undecodable byte as U+FFFD (as blkparse's
+    binary path does for messages): Parquet strings must be valid UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
 _FIELDS: dict[str, tuple[re.Pattern[str] | None, str, str]] = {
     # name: (pattern, what a missing one is called, what a bad one says)
     "dev": (_DEV, "device 'major,minor'", "expected device as 'major,minor', got {!r}"),
@@ -271,9 +281,14 @@ def check_ranges(row: dict[str, Any]) -> None:
 
 def parse_event_line(line: str) -> dict[str, Any]:
     """Parse one event line (no newline) into a row of the events table, minus line_no/input_id."""
-    fields, cgroup, tail = parse_header(line, BLKPARSE_LAYOUT)
-    row = header_row(fields, cgroup)
-    parse_tail(fields["action"], tail, row)
+    try:
+        fields, cgroup, tail = parse_header(line, BLKPARSE_LAYOUT)
+        row = header_row(fields, cgroup)
+        parse_tail(fields["action"], tail, row)
+    except LineError:
+        raise
+    except ValueError as exc:  # int() refuses numbers of over 4,300 digits
+        raise LineError(f"a number is out of range: {str(exc)[:80]}") from None
     check_ranges(row)
     return row
 
@@ -336,7 +351,7 @@ def parse_tail(action: str, tail: str, row: dict[str, Any]) -> None:
         row["remap_dev_major"], row["remap_dev_minor"] = int(m.group(3)), int(m.group(4))
         row["remap_sector"] = int(m.group(5))
     else:  # m: free text, kept verbatim
-        row["message"] = text
+        row["message"] = valid_text(text)  # undecodable bytes as U+FFFD
 
 
 def _comm_text(row: dict[str, Any]) -> str:

@@ -16,7 +16,7 @@ from typing import Any
 
 from blkscope.ingest.blkparse_line import CTRL_C
 
-_BLOCK = re.compile(r"(CPU(\d+)|Total)\s+\((.*)\):")
+_BLOCK = re.compile(r"(CPU(\d{1,9})|Total)\s+\((.*)\):")
 # blkparse prints `comm (pid)` with no colon; mail and docs often add one.
 _PROCESS = re.compile(r"(.*\S)\s+\((\d+)(?:, \.\.\.)?\):?")
 # One `Label: count[, size]` pair of a statistics row; blkparse's %'8Lu may group thousands.
@@ -24,10 +24,13 @@ _PAIR = re.compile(
     r"(?P<label>[A-Z][A-Za-z. ]*?):[ \t]+(?P<count>\d[\d,]*?[KMGP]?)"
     r"(?:,[ \t]+(?P<size>\d[\d,]*?[KMGP]?)iB)?(?=[ \t]|$)"
 )
-_NUMBER = re.compile(r"([\d,]+)([KMGP]?)(?:iB)?")
-_THROUGHPUT = re.compile(r"Throughput \(R/W\):\s+([\d,]+)KiB/s\s+/\s+([\d,]+)KiB/s")
-_EVENTS = re.compile(r"Events \((.*)\):\s+([\d,]+) entries")
-_SKIPS = re.compile(r"Skips:\s+([\d,]+) forward \(([\d,]+) -\s+([\d.]+)%\)")
+# blkparse prints u64 counters: 20 digits and their commas at most; longer is no summary.
+_NUMBER = re.compile(r"([\d,]{1,26})([KMGP]?)(?:iB)?")
+# Rows of blkparse's summary kept per input (per CPU, per device and per process blocks).
+MAX_ROWS = 250_000
+_THROUGHPUT = re.compile(r"Throughput \(R/W\):\s+([\d,]{1,26})KiB/s\s+/\s+([\d,]{1,26})KiB/s")
+_EVENTS = re.compile(r"Events \((.*)\):\s+([\d,]{1,26}) entries")
+_SKIPS = re.compile(r"Skips:\s+([\d,]{1,26}) forward \(([\d,]{1,26}) -\s+([\d.]+)%\)")
 _SCALE = {"": 1, "K": 1000, "M": 1000**2, "G": 1000**3, "P": 1000**4}
 
 
@@ -78,6 +81,8 @@ class SummaryParser:
 
     def feed(self, line: str, line_no: int) -> bool:
         """Consume one line; return False when it is not part of a summary."""
+        if len(self.rows) >= MAX_ROWS:  # a real summary is far smaller: the rest is garbage
+            return False
         # names in headers are kept as text: bytes that are not UTF-8 are replaced
         text = line.encode("utf-8", "surrogateescape").decode("utf-8", "replace").rstrip("\r")
         while text.startswith(CTRL_C):

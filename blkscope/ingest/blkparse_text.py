@@ -15,11 +15,28 @@ import pyarrow.compute as pc
 
 from blkscope.errors import ParseError
 from blkscope.ingest import _scan as S
-from blkscope.ingest.blkparse_line import ACTIONS, LineError, parse_event_line, render_event
+from blkscope.ingest.blkparse_line import (
+    ACTIONS,
+    LineError,
+    parse_event_line,
+    render_event,
+    valid_text,
+)
 from blkscope.ingest.blkparse_summary import SummaryParser
 from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE, constant_strings
-from blkscope.ingest.sources import Source, describe_non_blkparse, iter_chunks
+from blkscope.ingest.sources import (
+    MAX_LINE_BYTES,
+    Source,
+    describe_non_blkparse,
+    iter_chunks,
+    line_too_long,
+)
 from blkscope.schemas import EVENTS
+
+# Malformed lines stored in ingest_errors per input; past this they are only counted (a flood
+# of garbage or blank lines must not become one row each). Their raw text is cut too.
+MAX_STORED_ERRORS = 10_000
+MAX_RAW_CHARS = 4096
 
 _ACTION_STRINGS = pa.array(ACTIONS, pa.string())
 
@@ -32,6 +49,7 @@ class ChunkResult:
     errors: list[dict[str, Any]] = field(default_factory=list)
     lines: int = 0
     summary_lines: int = 0
+    unstored_errors: int = 0  # malformed lines past MAX_STORED_ERRORS: counted, not stored
 
 
 @dataclass
@@ -42,7 +60,7 @@ class _Scanned:
     table: pa.Table
     first: int
     lines: int
-    slow: list[tuple[int, int, int]]  # (line index, start, end) of lines the scanner left alone
+    slow: np.ndarray  # (line index, start, end) per span the scanner left alone, shape (3, n)
 
 
 def scan_chunk(data: bytes, first: int, input_id: int) -> _Scanned:
@@ -50,11 +68,16 @@ def scan_chunk(data: bytes, first: int, input_id: int) -> _Scanned:
     nlines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
     buf = np.frombuffer(data, dtype=np.uint8)
     # Fresh arrays per chunk: the Arrow table below wraps them without copying.
-    ints, action, rwbs, valid, slow = S.alloc(nlines)
+    ints, action, rwbs, valid, slow = S.alloc(nlines, len(data))
     lines, fast, n_slow = S.scan_lines(buf, len(buf), ints, action, rwbs, valid, slow)
     table = _fast_table(buf, ints, action[:fast], rwbs[:fast], valid[:fast], first, input_id)
-    spans = slow[:, :n_slow].T.tolist()
-    return _Scanned(data, table, first, lines, [(r, s, e) for r, s, e in spans])
+    return _Scanned(data, table, first, lines, slow[:, :n_slow])
+
+
+def _spans(slow: np.ndarray, batch: int = 4096) -> Iterator[tuple[int, int, int]]:
+    # A few thousand at a time: a chunk of garbage can hold millions of them.
+    for i in range(0, slow.shape[1], batch):
+        yield from zip(*(row.tolist() for row in slow[:, i : i + batch]), strict=True)
 
 
 def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
@@ -139,11 +162,12 @@ class BlkparseTextParser:
         self.input_id = input_id
         self.strict = strict
         self.summary = SummaryParser()
+        self.stored_errors = 0
 
     def finish(self, scanned: _Scanned, is_last: bool) -> ChunkResult:
         """Read the lines the scanner left alone (odd events, summary, errors) and merge."""
         result = ChunkResult(scanned.table, lines=scanned.lines)
-        rows = self._slow_lines(scanned, is_last, result) if scanned.slow else []
+        rows = self._slow_lines(scanned, is_last, result) if scanned.slow.shape[1] else []
         if is_last:
             self.summary.finish()
         for line, line_no in self.summary.orphans:
@@ -160,30 +184,60 @@ class BlkparseTextParser:
         return result
 
     def _error(self, line_no: int, line: str, reason: str) -> dict[str, Any]:
+        if len(line) > MAX_RAW_CHARS:
+            reason += f" (a line of {len(line):,} characters: the first {MAX_RAW_CHARS:,} kept)"
         return {
             "input_id": self.input_id,
             "line_no": line_no,
-            "raw": line.encode("utf-8", "surrogateescape").decode("utf-8", "replace"),
+            "raw": valid_text(line[:MAX_RAW_CHARS]),
             "reason": reason,
         }
+
+    def _record(self, result: ChunkResult, line_no: int, line: str, reason: str) -> None:
+        """Store a malformed line in ingest_errors, or past the cap only count it."""
+        if self.stored_errors >= MAX_STORED_ERRORS and not self.strict:
+            result.unstored_errors += 1
+            return
+        self.stored_errors += 1
+        result.errors.append(self._error(line_no, line, reason))
+
+    def _blank_run(self, line_no: int, count: int, result: ChunkResult) -> None:
+        """Blank lines belong to the summary while one is open; else each is an error."""
+        if self.summary.feed("", line_no):
+            result.summary_lines += count
+            return
+        for k in range(1 if self.strict else count):
+            if self.stored_errors >= MAX_STORED_ERRORS and not self.strict:
+                result.unstored_errors += count - k
+                return
+            self._record(result, line_no + k, "", "blank line outside blkparse's summary")
 
     def _slow_lines(
         self, scanned: _Scanned, is_last: bool, result: ChunkResult
     ) -> list[dict[str, Any]]:
-        rows = []
-        for r, s, e in scanned.slow:
-            line = scanned.data[s:e].decode("utf-8", "surrogateescape")
+        rows: list[dict[str, Any]] = []
+        data = scanned.data
+        for r, s, e in _spans(scanned.slow):
             line_no = scanned.first + r
+            blank_run = data.count(b"\n", s, e)
+            if blank_run:  # a run of blank lines, one span
+                self._blank_run(line_no, blank_run + 1, result)
+                continue
+            if e - s > MAX_LINE_BYTES:
+                raise line_too_long(self.path, line_no)
+            line = data[s:e].decode("utf-8", "surrogateescape")
             try:
                 row = parse_event_line(line)
             except LineError as exc:
-                if self.summary.feed(line, line_no):
+                if self.summary.feed(valid_text(line), line_no):
                     result.summary_lines += 1
                     continue
                 reason = str(exc) if line.strip() else "blank line outside blkparse's summary"
-                if is_last and e == len(scanned.data):
+                if is_last and e == len(data):
                     reason = f"truncated last line (no newline at end of input): {reason}"
-                result.errors.append(self._error(line_no, line, reason))
+                self._record(result, line_no, line, reason)
+                if self.strict:
+                    return rows  # the caller stops at this error
                 continue
             if render_event(row) != line:  # spacing blkparse would not print: keep the bytes
                 row["raw_line"] = line.encode("utf-8", "surrogateescape")

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from blkscope.errors import InputFormatError
 from blkscope.ingest.blktrace_payloads import (
     TA_CGROUP,
     be64_payload,
@@ -16,10 +17,14 @@ from blkscope.ingest.blktrace_payloads import (
     message_texts,
     pc_payload_hex,
     remap_columns,
+    remap_payloads,
 )
 from blkscope.ingest.blktrace_records import RecordFile
 from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE, constant_strings
 from blkscope.schemas import EVENTS
+
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
 
 # Category bits (top 16 bits of `action`), blktrace_api.h BLK_TC_*.
 TC_WRITE, TC_FLUSH, TC_SYNC = 1 << 1, 1 << 2, 1 << 3
@@ -150,6 +155,31 @@ def _notes(
     return comms
 
 
+def refuse_out_of_range(
+    files: Sequence[RecordFile],
+    file_idx: np.ndarray,
+    rec_idx: np.ndarray,
+    name: str,
+    values: np.ndarray,
+    where: np.ndarray | None,
+    largest: int,
+) -> None:
+    """Raise an InputFormatError naming the first record whose field does not fit its column
+    (unsigned fields of a damaged record would otherwise wrap into wrong numbers)."""
+    over = values > np.uint64(largest) if values.dtype == np.uint64 else values > largest
+    bad = np.flatnonzero(over if where is None else over & where)
+    if len(bad):
+        i = int(bad[0])
+        f = files[int(file_idx[i])]
+        rec = int(rec_idx[i])
+        raise InputFormatError(
+            f.path,
+            f"record {rec + 1} at byte offset {int(f.offsets[rec])}: {name} "
+            f"{int(values[i])} is out of range (largest {largest:,})",
+            hint="the file is damaged there; blkparse would print a wrong number",
+        )
+
+
 def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrace:
     """Merge the per-CPU files by blkparse's print order and build the events table."""
     recs = np.concatenate([f.records for f in files])
@@ -157,6 +187,7 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
         [np.full(len(f.records), i, dtype=np.int64) for i, f in enumerate(files)]
     )
     rec_idx = np.concatenate([np.arange(len(f.records), dtype=np.int64) for f in files])
+    refuse_out_of_range(files, file_idx, rec_idx, "time", recs["time"], None, INT64_MAX)
     action = recs["action"].astype(np.int64)
     cat = action >> 16
     code = action & 0xFF
@@ -251,6 +282,29 @@ def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Arr
     return pa.array(values, type_, mask=~valid)
 
 
+def _printed_fields(
+    letter: np.ndarray, cat: np.ndarray, nbytes: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Which rows blkparse prints each optional field for (process_default's cases)."""
+    is_plus = np.isin(letter, _indices(_SECTOR_PLUS)) & (nbytes > 0)
+    is_cr = np.isin(letter, _indices(_COMPLETION))
+    is_x = letter == _LETTER_INDEX["X"]
+    # SCSI pass-through: blkparse prints bytes (Q I D B) or the command bytes (I D B C).
+    is_pc = ((cat & TC_PC) != 0) & np.isin(letter, _indices(_PC_SHAPES))
+    is_plus &= ~is_pc
+    is_cr &= ~is_pc
+    return {
+        "plus": is_plus,
+        "completion": is_cr,
+        "split": is_x,
+        "sector": is_plus | is_cr | is_x,
+        "depth": np.isin(letter, _indices(_UNPLUG)),
+        "remap": letter == _LETTER_INDEX["A"],
+        "pc": is_pc,
+        "pc_bytes": is_pc & np.isin(letter, _indices({"Q", "I", "D", "B"})),
+    }
+
+
 def _events_table(
     files: Sequence[RecordFile],
     r: np.ndarray,
@@ -269,17 +323,15 @@ def _events_table(
     nbytes = r["bytes"].astype(np.int64)
     rwbs = np.where(letter == _M_INDEX, 3 << 1, _rwbs_codes(cat, nbytes))
     sector = r["sector"].astype(np.int64)
-    is_plus = np.isin(letter, _indices(_SECTOR_PLUS)) & (nbytes > 0)
-    is_cr = np.isin(letter, _indices(_COMPLETION))
-    is_x = letter == _LETTER_INDEX["X"]
-    is_u = np.isin(letter, _indices(_UNPLUG))
-    is_a = letter == _LETTER_INDEX["A"]
-    # SCSI pass-through: blkparse prints bytes (Q I D B) or the command bytes (I D B C).
-    is_pc = ((cat & TC_PC) != 0) & np.isin(letter, _indices(_PC_SHAPES))
-    is_pc_bytes = is_pc & np.isin(letter, _indices({"Q", "I", "D", "B"}))
-    is_plus &= ~is_pc
-    is_cr &= ~is_pc
-    has_sector = is_plus | is_cr | is_x
+    printed = _printed_fields(letter, cat, nbytes)
+    is_plus, is_cr, is_x = printed["plus"], printed["completion"], printed["split"]
+    is_u, is_a, is_pc, is_pc_bytes = (
+        printed["depth"],
+        printed["remap"],
+        printed["pc"],
+        printed["pc_bytes"],
+    )
+    has_sector = printed["sector"]
     skip = np.where(action & TA_CGROUP, 8, 0)
     pdu_rows = np.flatnonzero((is_x | is_u | is_a) & (r["pdu_len"] >= skip + 8))
     pdu64 = np.zeros(n, dtype=np.uint64)
@@ -294,6 +346,15 @@ def _events_table(
     dev = r["device"].astype(np.int64)
     remap = remap_columns(files, file_idx, rec_idx, is_a, skip)
     cg_rows = np.flatnonzero(is_m & ((action & TA_CGROUP) != 0) & (r["pdu_len"] >= 8))
+    # A damaged record's unsigned fields would wrap into wrong numbers: refuse them instead.
+    for name, values, where, largest in (
+        ("cpu", r["cpu"], None, INT32_MAX),
+        ("sector", r["sector"], has_sector, INT64_MAX),
+        ("split sector", pdu64, is_x, INT64_MAX),
+        ("depth", pdu64 & np.uint64(0xFFFFFFFF), is_u, INT32_MAX),
+        ("remap sector", remap_payloads(files, file_idx, rec_idx, is_a, skip)[1], is_a, INT64_MAX),
+    ):
+        refuse_out_of_range(files, file_idx, rec_idx, name, values, where, largest)
     pc_hex_rows = np.flatnonzero(is_pc & np.isin(letter, _indices({"I", "D", "B", "C"})))
     null = pa.nulls
     arrays = [

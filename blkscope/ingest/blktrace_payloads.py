@@ -62,6 +62,29 @@ def _strip_nuls(offsets: np.ndarray, data: np.ndarray) -> pa.Array:
         return pa.array([b.decode("utf-8", "replace") for b in binary.to_pylist()], pa.string())
 
 
+def remap_payloads(
+    files: Sequence[RecordFile],
+    file_idx: np.ndarray,
+    rec_idx: np.ndarray,
+    is_a: np.ndarray,
+    skip: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A's payload: be32 device_from, be32 device_to, be64 sector_from (blk_io_trace_remap);
+    returns (device_from, sector_from) as unsigned, zero where a row has no such payload."""
+    n = len(is_a)
+    rows = np.flatnonzero(is_a)
+    dev_from = np.zeros(n, dtype=np.uint32)
+    sector = np.zeros(n, dtype=np.uint64)
+    for f_i, f in enumerate(files):
+        sel = rows[file_idx[rows] == f_i]
+        sel = sel[f.records["pdu_len"][rec_idx[sel]] >= skip[sel] + 16]
+        starts = f.offsets[rec_idx[sel]] + RECORD_BYTES + skip[sel]
+        raw = f.data[starts[:, None] + np.arange(16)]
+        dev_from[sel] = raw[:, :4].copy().view(">u4").reshape(-1)
+        sector[sel] = raw[:, 8:].copy().view(">u8").reshape(-1)
+    return dev_from, sector
+
+
 def remap_columns(
     files: Sequence[RecordFile],
     file_idx: np.ndarray,
@@ -69,24 +92,14 @@ def remap_columns(
     is_a: np.ndarray,
     skip: np.ndarray,
 ) -> list[pa.Array]:
-    """A's payload: be32 device_from, be32 device_to, be64 sector_from (blk_io_trace_remap)."""
-    n = len(is_a)
-    rows = np.flatnonzero(is_a)
-    dev_from = np.zeros(n, dtype=np.int64)
-    sector = np.zeros(n, dtype=np.int64)
-    for f_i, f in enumerate(files):
-        sel = rows[file_idx[rows] == f_i]
-        sel = sel[f.records["pdu_len"][rec_idx[sel]] >= skip[sel] + 16]
-        starts = f.offsets[rec_idx[sel]] + RECORD_BYTES + skip[sel]
-        raw = f.data[starts[:, None] + np.arange(16)]
-        dev_from[sel] = raw[:, :4].copy().view(">u4").reshape(-1)
-        sector[sel] = raw[:, 8:].copy().view(">u8").reshape(-1).astype(np.int64)
-    valid = np.zeros(n, dtype=bool)
-    valid[rows] = True
+    """remap_dev_major, remap_dev_minor and remap_sector of the A rows (null elsewhere)."""
+    dev_from, sector = remap_payloads(files, file_idx, rec_idx, is_a, skip)
+    dev = dev_from.astype(np.int64)
+    valid = is_a.astype(bool)
     return [
-        pa.array(dev_from >> 20, pa.int32(), mask=~valid),
-        pa.array(dev_from & 0xFFFFF, pa.int32(), mask=~valid),
-        pa.array(sector, pa.int64(), mask=~valid),
+        pa.array(dev >> 20, pa.int32(), mask=~valid),
+        pa.array(dev & 0xFFFFF, pa.int32(), mask=~valid),
+        pa.array(sector.astype(np.int64), pa.int64(), mask=~valid),
     ]
 
 

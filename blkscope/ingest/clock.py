@@ -14,12 +14,13 @@ import pyarrow.compute as pc
 from blkscope.errors import InputFormatError
 from blkscope.ingest.align import Alignment, align_by_sector, align_rates, align_writeback
 from blkscope.ingest.digest import TraceDigest
+from blkscope.ingest.textlog import LIMIT
 
 SECOND = 1_000_000_000
 DAY = 86_400 * SECOND
 # iostat's window assumes its interval ends exactly at the printed second: allow some slack.
 RATES_SLACK_NS = 100_000_000
-_PAIR = re.compile(r"\s*(\d+)\s+(\d{15,})\s*")
+_PAIR = re.compile(r"\s*(\d{1,19})\s+(\d{15,19})\s*")
 
 
 @dataclass
@@ -79,7 +80,12 @@ def parse_trace_start(text: str) -> int:
         when = dt.datetime.fromisoformat(m.group(1) + zone)
     except ValueError as exc:
         raise InputFormatError("--trace-start", f"not an ISO time: {text!r} ({exc})") from None
-    return int(when.timestamp()) * SECOND + int((m.group(2) or "0").ljust(9, "0"))
+    ns = int(when.timestamp()) * SECOND + int((m.group(2) or "0").ljust(9, "0"))
+    if not 0 <= ns < LIMIT:
+        raise InputFormatError(
+            "--trace-start", f"{text!r} is outside 1970-2116, the span blkscope's clock holds"
+        )
+    return ns
 
 
 def parse_offset(text: str) -> tuple[str, int]:
@@ -89,15 +95,25 @@ def parse_offset(text: str) -> tuple[str, int]:
         raise InputFormatError(
             "--offset", f"expected SOURCE=+-SECONDS, got {text!r}", hint="e.g. writeback=-0.25"
         )
+    if (
+        len(m.group(2).lstrip("+-").partition(".")[0]) > 9
+    ):  # past 31 years: no clock is that far off
+        raise InputFormatError(
+            "--offset", f"{m.group(2)[:24]} s is out of range (at most 9 digits of seconds)"
+        )
     sign = -1 if m.group(2).startswith("-") else 1
     whole, _, frac = m.group(2).lstrip("+-").partition(".")
     return m.group(1), sign * (int(whole) * SECOND + int(frac.ljust(9, "0")))
 
 
 def read_clock_pair(text: str) -> tuple[int, int] | None:
-    """A clock.txt: one line `MONO_NS WALL_NS`; None when the text is not one."""
+    """A clock.txt: one line `MONO_NS WALL_NS`; None when the text is not one (or its numbers
+    are past textlog.LIMIT, where clock arithmetic would leave int64)."""
     m = _PAIR.fullmatch(text)
-    return (int(m.group(1)), int(m.group(2))) if m else None
+    if m is None:
+        return None
+    mono, wall = int(m.group(1)), int(m.group(2))
+    return (mono, wall) if mono < LIMIT and wall < LIMIT else None
 
 
 def source_kind(table_name: str, table: pa.Table) -> tuple[str, int]:
@@ -379,5 +395,10 @@ def with_t_ns(name: str, table: pa.Table, doc: dict[str, Any]) -> pa.Table:
         base = pc.multiply(pc.cast(table["sample"], pa.int64()), SECOND)
     else:
         base = table["time_ns"]
-    t_ns = pc.add(base, pa.scalar(offset, pa.int64()))
+    try:
+        t_ns = pc.add_checked(base, pa.scalar(offset, pa.int64()))
+    except (pa.ArrowInvalid, OverflowError):
+        raise InputFormatError(
+            name, f"times shifted by {offset} ns leave the clock's range (int64 ns)"
+        ) from None
     return table.set_column(index, table.schema.field(index), t_ns)

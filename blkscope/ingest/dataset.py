@@ -15,6 +15,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from blkscope.errors import DatasetError
+from blkscope.ingest.capture_doc import CAPTURE_SHAPE
 from blkscope.ingest.folder_swap import (
     WriteLock,
     clean_leftovers,
@@ -22,9 +23,12 @@ from blkscope.ingest.folder_swap import (
     swap_in,
     temp_sibling,
 )
+from blkscope.ingest.jsonshape import OPT_INT, OPT_STR, Required, mismatch
+from blkscope.ingest.textlog import LIMIT
 from blkscope.schemas import TABLES
 
 MANIFEST = "manifest.json"
+MAX_MANIFEST_BYTES = 64 << 20  # a real one is a few KiB
 
 
 class _ParquetSink:
@@ -219,16 +223,53 @@ def read_manifest(path: Path) -> dict[str, Any]:
         )
     where = str(path / MANIFEST)
     try:
-        manifest = json.loads((path / MANIFEST).read_bytes())
+        with open(path / MANIFEST, "rb") as f:
+            data = f.read(MAX_MANIFEST_BYTES + 1)
+        if len(data) > MAX_MANIFEST_BYTES:
+            raise ValueError(f"more than {MAX_MANIFEST_BYTES >> 20} MiB")
+        manifest = json.loads(data)
     except (OSError, ValueError, RecursionError) as exc:
         raise DatasetError(where, f"cannot read the manifest: {exc}", hint=_REINGEST) from None
     if not isinstance(manifest, dict):
         raise DatasetError(where, "the manifest is not a JSON object", hint=_REINGEST)
     check_manifest_tables(where, manifest.setdefault("tables", {}))
+    problem = mismatch(manifest, MANIFEST_SHAPE) or _span_problem(manifest)
+    if problem:
+        raise DatasetError(where, f"damaged manifest: {problem}", hint=_REINGEST)
     return manifest
 
 
 _REINGEST = "the dataset is damaged or was not written by blkscope; ingest the capture again"
+_SPAN = {"first_time_ns": OPT_INT, "last_time_ns": OPT_INT}
+# What the analysis and the reports read from a manifest (other keys are only shown).
+MANIFEST_SHAPE = {
+    "inputs": [{"path": OPT_STR, "lines": OPT_INT}],
+    "events": {"count": OPT_INT, "by_action": {str: int}, **_SPAN},
+    "devices": [
+        {
+            "dev": Required(str),
+            "major": Required(int),
+            "minor": Required(int),
+            "events": int,
+            "by_action": {str: int},
+            **_SPAN,
+        }
+    ],
+    "ingest": {"error_lines": int, "error_lines_not_stored": int},
+    "capture": CAPTURE_SHAPE,
+}
+
+
+def _span_problem(manifest: dict[str, Any]) -> str | None:
+    """Device spans must be ordered and within the clock's range (the report bins them)."""
+    for i, d in enumerate(manifest.get("devices", [])):
+        first, last = d.get("first_time_ns"), d.get("last_time_ns")
+        for value in (first, last):
+            if value is not None and not -LIMIT < value < LIMIT:
+                return f"devices[{i}] time {value} is out of range"
+        if first is not None and last is not None and first > last:
+            return f"devices[{i}] ends ({last}) before it starts ({first})"
+    return None
 
 
 def check_manifest_tables(where: str, tables: object) -> None:
@@ -244,6 +285,28 @@ def check_manifest_tables(where: str, tables: object) -> None:
             raise DatasetError(
                 where,
                 f"table {name!r} names file {file!r}, not {name + '.parquet'!r}",
+                hint=_REINGEST,
+            )
+
+
+def check_table_file(path: Path, name: str) -> None:
+    """Refuse a table file that is missing, is not Parquet (or is cut short), or lacks the
+    table's declared columns: DuckDB would fail on it in the middle of an analysis."""
+    where = str(path)
+    if not path.is_file():  # missing, or a FIFO that would block the reader
+        raise DatasetError(where, "is missing: the dataset is incomplete", hint=_REINGEST)
+    try:
+        found = pq.read_schema(path)
+    except (OSError, pa.ArrowException) as exc:
+        raise DatasetError(
+            where, f"is not a readable Parquet file ({exc})", hint=_REINGEST
+        ) from None
+    have = {f.name: f.type for f in found}
+    for f in TABLES[name]:
+        if have.get(f.name) != f.type:
+            raise DatasetError(
+                where,
+                f"column {f.name} is {have.get(f.name) or 'missing'}, expected {f.type}",
                 hint=_REINGEST,
             )
 

@@ -27,18 +27,19 @@ FORMAT_NAMES: dict[str, str] = {
     "series_csv": "a time series CSV (time,value)",
 }
 
-# First match wins; each pattern is anchored on a line of the file's head.
+# First match wins; each pattern is anchored on a line of the file's head, and never lets a
+# space class run across lines (`^\s*` over 20,000 blank lines would cost seconds per line).
 _RULES: list[tuple[str, re.Pattern[str]]] = [
     (
         "blkparse",
         re.compile(
-            r"^\s*\d+,\d+\s+\d+\s+\d+\s+\d+\.\d{9}\s+\d+\s+[A-Za-z]{1,2}\s+"
+            r"^[ \t]*\d+,\d+[ \t]+\d+[ \t]+\d+[ \t]+\d+\.\d{9}[ \t]+\d+[ \t]+[A-Za-z]{1,2}[ \t]+"
             r"[A-Z]+\b",
             re.M,
         ),
     ),
     ("iostat", re.compile(r"^avg-cpu:\s+%user|^Device:?\s+.*%util\s*$", re.M)),
-    ("vmstat", re.compile(r"^procs -+memory|^\s*r\s+b\s+swpd\s+free", re.M)),
+    ("vmstat", re.compile(r"^procs -+memory|^[ \t]*r[ \t]+b[ \t]+swpd[ \t]+free", re.M)),
     ("writeback_ns", re.compile(r"^MONO_NS\s+DEVICE\s+PAGES\s+REASON", re.M)),
     ("writeback", re.compile(r"^TIME\s+DEVICE\s+PAGES\s+REASON", re.M)),
     ("biosnoop", re.compile(r"^(?:TIME\(s\)|TIMESTAMP)\s+COMM\s+PID\s+DISK\s+T\s+SECTOR", re.M)),
@@ -47,9 +48,12 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         "hist_json",
         re.compile(r"""^\{(?:.*"(?:type": "hist|data": \{"@)|'ts': .*'val_type')""", re.M),
     ),
-    ("hist_bcc", re.compile(r"^\s*\S+\s+: count\s+distribution\s*$", re.M)),
+    ("hist_bcc", re.compile(r"^[ \t]*\S+[ \t]+: count[ \t]+distribution[ \t\r]*$", re.M)),
     ("hist_bpftrace", re.compile(r"^\[(?:\d+[KMGT]?, \d+[KMGT]?\)|\d+\])\s+\d+\s+\|", re.M)),
-    ("meminfo", re.compile(r"^\d+(?:\.\d+)?\s+\w+:\s+\d+ kB|^MemTotal:\s+\d+ kB", re.M)),
+    (
+        "meminfo",
+        re.compile(r"^\d+(?:\.\d+)?[ \t]+\w+:[ \t]+\d+ kB|^MemTotal:[ \t]+\d+ kB", re.M),
+    ),
     (
         "series_csv",
         re.compile(

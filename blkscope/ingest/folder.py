@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 from blkscope.errors import BlkscopeError, InputFormatError
 from blkscope.ingest.blkparse_ingest import Progress, build_manifest, write_blkparse, write_blktrace
+from blkscope.ingest.capture_doc import capture_section
 from blkscope.ingest.clock import (
     ClockHints,
     LogSource,
@@ -38,7 +38,7 @@ _TEXT_NAMES = {
 _PER_CPU = re.compile(r"\.blktrace\.(\d+)(?:\.[A-Za-z0-9]+)?$")
 _BTT_AVG = re.compile(r"^=+ All Devices =+$", re.M)
 _PAIRS = re.compile(r"\A(?:[\d.]+ [\d.]+\n)+\Z")
-_FTRACE_WB = re.compile(r"^\s*\S.*\[\d+\] \S+\s+\d+\.\d+: writeback_", re.M)
+_FTRACE_WB = re.compile(r"^[ \t]*\S.*\[\d+\] \S+[ \t]+\d+\.\d+: writeback_", re.M)
 _PROC_VMSTAT = re.compile(r"\A\d+\.\d+ \w+=\d+ \w+=\d+")
 _CMDLINES = re.compile(r"\A(?:\d+ \S.*\n)+\Z")
 # Files detect_format does not know but ingest still reads.
@@ -198,6 +198,24 @@ def _parse_logs(entries: list[Entry], strict: bool) -> list[LogSource]:
     return logs
 
 
+def _read_capture(entries: list[Entry], strict: bool) -> dict[str, Any] | None:
+    """The first capture manifest that reads with the expected shape (others are skipped)."""
+    found = None
+    for e in entries:
+        if e.role != "capture manifest":
+            continue
+        if found is not None:
+            e.role, e.reason = "skipped", "a second capture manifest"
+            continue
+        try:
+            found = capture_section(e.path)
+        except BlkscopeError as exc:
+            if strict:
+                raise
+            e.role, e.reason = "skipped", f"capture manifest that does not parse: {exc}"
+    return found
+
+
 def _hints(entries: list[Entry], trace_start_ns: int | None, offsets: dict[str, int]) -> ClockHints:
     hints = ClockHints(trace_start_ns=trace_start_ns, offsets_ns=offsets)
     for e in entries:
@@ -229,6 +247,7 @@ def ingest_folder(
     entries = survey(folder)
     offsets = dict(offsets_ns or {})
     logs = _parse_logs(entries, strict)
+    capture = _read_capture(entries, strict)
     hints = _hints(entries, trace_start_ns, offsets)
     block = [e for e in entries if e.role == "block events"]
     if block[0].fmt == "blktrace":
@@ -257,6 +276,11 @@ def ingest_folder(
             manifest["ingest"]["error_lines"] = 0
             manifest["trace_clock"] = hints.blktrace
         _describe(manifest, folder, entries, docs, logs, zero, sources)
+        if capture is not None:
+            manifest["capture"] = capture
+            cpus = (capture.get("host") or {}).get("cpus")
+            if isinstance(cpus, int) and not isinstance(cpus, bool) and 0 < cpus < 1 << 20:
+                note_cpu_count(manifest, cpus)
         ds.commit(manifest)
     return manifest
 
@@ -286,14 +310,6 @@ def _describe(
         doc.update(by_path.get(e.path, {}))
         if e.name in tables:
             doc["tables"] = {name: t.num_rows for name, t in tables[e.name].items()}
-        if e.role == "capture manifest":
-            capture = json.loads(Path(e.path).read_text())
-            # The findings read the writeback knobs as capture.sysctl.
-            capture.setdefault("sysctl", capture.get("vm_sysctls") or {})
-            manifest["capture"] = capture
-            cpus = (capture.get("host") or {}).get("cpus")
-            if isinstance(cpus, int) and cpus > 0:
-                note_cpu_count(manifest, cpus)
         inputs.append(doc)
     manifest["folder"] = str(folder)
     manifest["inputs"] = inputs

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.detect import detect_text
-from blkscope.ingest.textlog import numbered_lines, read_text, wrong_format
+from blkscope.ingest.textlog import LIMIT, numbered_lines, read_text, to_table, wrong_format
 from blkscope.schemas.bpf_logs import HISTOGRAM
 
 FORMATS = ("hist_bpftrace", "hist_bcc", "hist_json")
@@ -30,14 +30,14 @@ _SUFFIX = {
     "P": 1 << 50,
     "E": 1 << 60,
 }
-_NUM = r"-?\d+[KMGTPE]?"
+_NUM = r"-?\d{1,19}[KMGTPE]?"  # longer numbers are out of range: the row does not match
 _BT_MAP = re.compile(r"(@\w*)(?:\[(.*)\])?:")
-_BT_RANGE = re.compile(rf"\[({_NUM}), ({_NUM})\)\s+(\d+)\s+\|.*\|")
-_BT_SINGLE = re.compile(rf"\[({_NUM})\]\s+(\d+)\s+\|.*\|")
-_BT_UNDER = re.compile(rf"\(\.\.\., ({_NUM})\)\s+(\d+)\s+\|.*\|")
-_BT_OVER = re.compile(rf"\[({_NUM}), \.\.\.\)\s+(\d+)\s+\|.*\|")
+_BT_RANGE = re.compile(rf"\[({_NUM}), ({_NUM})\)\s+(\d{{1,19}})\s+\|.*\|")
+_BT_SINGLE = re.compile(rf"\[({_NUM})\]\s+(\d{{1,19}})\s+\|.*\|")
+_BT_UNDER = re.compile(rf"\(\.\.\., ({_NUM})\)\s+(\d{{1,19}})\s+\|.*\|")
+_BT_OVER = re.compile(rf"\[({_NUM}), \.\.\.\)\s+(\d{{1,19}})\s+\|.*\|")
 _BCC_HEADER = re.compile(r"(\S+)\s+: count\s+distribution")
-_BCC_ROW = re.compile(r"(\d+) -> (\d+)\s+: (\d+)\s+\|.*\|")
+_BCC_ROW = re.compile(r"(\d{1,19}) -> (\d{1,19})\s+: (\d{1,19})\s+\|.*\|")
 _BCC_LABEL = re.compile(r"(?:Bucket )?(.+?) = (.*)")
 _CLOCK = re.compile(r"(\d{2}):(\d{2}):(\d{2})")
 _CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|\^C")
@@ -143,19 +143,44 @@ def _text_line(st: _State, line_no: int, line: str) -> None:
         raise ParseError(st.path, line_no, f"unexpected line in a histogram: {s[:60]!r}", hint=HINT)
 
 
-def _json_buckets(st: _State, line_no: int, buckets: list[dict[str, Any]]) -> None:
+def _json_error(st: _State, line_no: int, what: str) -> ParseError:
+    return ParseError(st.path, line_no, f"JSON histogram: {what}", hint=HINT)
+
+
+def _json_int(st: _State, line_no: int, value: Any, what: str) -> int:
+    """An integer field of a JSON histogram (bool is no integer), within the columns' range."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise _json_error(st, line_no, f"{what} is {_kind(value)}, expected an integer")
+    if not -LIMIT < value < LIMIT:
+        raise _json_error(st, line_no, f"{what} {value} is out of range")
+    return value
+
+
+def _kind(value: Any) -> str:
+    return "missing" if value is None else f"a {type(value).__name__}"
+
+
+def _json_buckets(st: _State, line_no: int, buckets: Any) -> None:
+    if not isinstance(buckets, list):
+        raise _json_error(st, line_no, f"buckets are {_kind(buckets)}, expected a list")
     for b in buckets:
+        if not isinstance(b, dict):
+            raise _json_error(st, line_no, f"a bucket is {_kind(b)}, expected an object")
+        count = _json_int(st, line_no, b.get("count"), "count")
         if "interval-start" in b:  # bcc -j: inclusive interval-end
-            st.bucket(line_no, b["interval-start"], b["interval-end"] + 1, b["count"], "")
+            low = _json_int(st, line_no, b["interval-start"], "interval-start")
+            high = _json_int(st, line_no, b.get("interval-end"), "interval-end") + 1
+            st.bucket(line_no, low, high, count, "")
         else:  # bpftrace: inclusive max; no min = underflow, no max = overflow
-            high = b["max"] + 1 if "max" in b else None
-            st.bucket(line_no, b.get("min"), high, b["count"], "")
+            low_or_none = _json_int(st, line_no, b["min"], "min") if "min" in b else None
+            high_or_none = _json_int(st, line_no, b["max"], "max") + 1 if "max" in b else None
+            st.bucket(line_no, low_or_none, high_or_none, count, "")
 
 
 def _json_line(st: _State, line_no: int, line: str) -> None:
     try:
         doc = json.loads(line) if line.startswith('{"') else ast.literal_eval(line)
-    except (ValueError, SyntaxError) as exc:
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         raise ParseError(
             st.path,
             line_no,
@@ -165,21 +190,36 @@ def _json_line(st: _State, line_no: int, line: str) -> None:
     if not isinstance(doc, dict):
         raise ParseError(st.path, line_no, "expected a JSON object per line", hint=HINT)
     if "val_type" in doc:  # bcc biolatency -j, one histogram per line
-        ts = dt.datetime.strptime(doc["ts"], "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.timezone.utc)
-        if doc["ts"] != st.time_text:
-            st.clock(doc["ts"], int(ts.timestamp()) * 1_000_000_000)
-        extra = [k for k in doc if k not in ("ts", "val_type", "data")]
-        st.start(doc["val_type"], str(doc[extra[0]]) if extra else None)
-        _json_buckets(st, line_no, doc["data"])
+        _bcc_json(st, line_no, doc)
     elif doc.get("type") == "time":
-        text = str(doc["data"]).strip()
+        text = str(doc.get("data")).strip()
         st.clock(text, _clock_ns(text))
     elif doc.get("type") == "hist":
-        for name, value in doc["data"].items():
+        data = doc.get("data")
+        if not isinstance(data, dict):
+            raise _json_error(st, line_no, f"'data' is {_kind(data)}, expected an object")
+        for name, value in data.items():
             per_key = value.items() if isinstance(value, dict) else [(None, value)]
             for key, buckets in per_key:
-                st.start(name, key)
+                st.start(str(name), None if key is None else str(key))
                 _json_buckets(st, line_no, buckets)
+
+
+def _bcc_json(st: _State, line_no: int, doc: dict[str, Any]) -> None:
+    ts, val_type = doc.get("ts"), doc.get("val_type")
+    if not isinstance(ts, str) or not isinstance(val_type, str):
+        raise _json_error(st, line_no, "'ts' and 'val_type' must be strings")
+    try:
+        when = dt.datetime.strptime(ts, "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.timezone.utc)
+    except ValueError:
+        raise _json_error(
+            st, line_no, f"'ts' {ts[:40]!r} is not a date YYYY-MM-DD HH:MM:SS"
+        ) from None
+    if ts != st.time_text:
+        st.clock(ts, int(when.timestamp()) * 1_000_000_000)
+    extra = [k for k in doc if k not in ("ts", "val_type", "data")]
+    st.start(val_type, str(doc[extra[0]]) if extra else None)
+    _json_buckets(st, line_no, doc.get("data"))
 
 
 def parse_histogram(path: str) -> pa.Table:
@@ -189,7 +229,7 @@ def parse_histogram(path: str) -> pa.Table:
     if kind not in FORMATS:
         raise wrong_format(path, text, FORMATS, HINT)
     st = _State(path)
-    for line_no, line in numbered_lines(text):
+    for line_no, line in numbered_lines(text, path):
         if not line.strip():
             continue
         if kind == "hist_json":
@@ -198,4 +238,4 @@ def parse_histogram(path: str) -> pa.Table:
             _text_line(st, line_no, line)
     if not st.rows:
         raise wrong_format(path, text, FORMATS, HINT)
-    return pa.Table.from_pylist(st.rows, schema=HISTOGRAM)
+    return to_table(path, st.rows, HISTOGRAM)

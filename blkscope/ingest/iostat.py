@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.detect import detect_text
-from blkscope.ingest.textlog import numbered_lines, read_text, to_float, wrong_format
+from blkscope.ingest.textlog import numbered_lines, read_text, to_float, to_table, wrong_format
 from blkscope.schemas.sysstat import IOSTAT_CPU, IOSTAT_LOG
 
 # header name -> (column, factor to the column's unit)
@@ -75,13 +75,18 @@ def parse_time_of_day(text: str) -> int | None:
     if m is None:
         return None
     hour = int(m.group(1))
+    if hour > (12 if m.group(4) else 23) or int(m.group(2)) > 59 or int(m.group(3)) > 60:
+        raise ValueError(f"no such time of day: {text!r}")
     if m.group(4):
         hour = hour % 12 + (12 if m.group(4) == "PM" else 0)
     return ((hour * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000_000
 
 
 def parse_timestamp(text: str) -> int | None:
-    """ns since the epoch of an iostat -t timestamp line, or None when it is not one."""
+    """ns since the epoch of an iostat -t timestamp line, or None when it is not one.
+
+    A line shaped like a timestamp that names no real moment (month 13, 25:00) is a ValueError.
+    """
     m = _ISO_TIME.fullmatch(text)
     if m is not None:
         zone = m.group(3) or "+0000"
@@ -177,13 +182,18 @@ def parse_iostat(path: str) -> dict[str, pa.Table]:
     st = _State(path)
     section = None
     day = 0
-    for line_no, line in numbered_lines(text):
+    for line_no, line in numbered_lines(text, path):
         stripped = line.strip()
         if not stripped:
             section = None
             continue
-        time_ns = parse_timestamp(stripped)
-        if time_ns is None and (time_ns := parse_time_of_day(stripped)) is not None:
+        try:
+            time_ns = parse_timestamp(stripped)
+            day_time = parse_time_of_day(stripped) if time_ns is None else None
+        except ValueError:
+            raise ParseError(path, line_no, f"impossible date or time {stripped!r}") from None
+        if day_time is not None:
+            time_ns = day_time
             # No date: ns since the midnight before the first report, a day more per midnight.
             if st.time_ns is not None and time_ns + day < st.time_ns - DAY_NS // 2:
                 day += DAY_NS
@@ -224,6 +234,6 @@ def parse_iostat(path: str) -> dict[str, pa.Table]:
     if not st.devices:
         raise wrong_format(path, text, FORMATS, HINT)
     return {
-        "iostat_log": pa.Table.from_pylist(st.devices, schema=IOSTAT_LOG),
-        "iostat_cpu": pa.Table.from_pylist(st.cpus, schema=IOSTAT_CPU),
+        "iostat_log": to_table(path, st.devices, IOSTAT_LOG),
+        "iostat_cpu": to_table(path, st.cpus, IOSTAT_CPU),
     }

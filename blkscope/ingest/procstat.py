@@ -9,7 +9,14 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope.errors import ParseError
-from blkscope.ingest.textlog import decimal_to_ns, numbered_lines, read_text, to_int, wrong_format
+from blkscope.ingest.textlog import (
+    decimal_to_ns,
+    numbered_lines,
+    read_text,
+    to_int,
+    to_table,
+    wrong_format,
+)
 from blkscope.schemas.sysstat import MEMINFO, VMSTAT, VMSTAT_COLUMNS
 
 VMSTAT_HINT = "record it with 'vmstat 1' (add -t for a timestamp per line)"
@@ -27,7 +34,10 @@ def _vmstat_time(path: str, line_no: int, fields: list[str]) -> int:
         raise ParseError(
             path, line_no, f"timestamp: expected YYYY-MM-DD HH:MM:SS, got {' '.join(fields)!r}"
         )
-    when = dt.datetime.strptime(f"{m.group(1)} {m.group(2)}", "%Y-%m-%d %H:%M:%S")
+    try:
+        when = dt.datetime.strptime(f"{m.group(1)} {m.group(2)}", "%Y-%m-%d %H:%M:%S")
+    except ValueError:
+        raise ParseError(path, line_no, f"impossible date or time {m.group(0)!r}") from None
     return int(when.replace(tzinfo=dt.timezone.utc).timestamp()) * 1_000_000_000
 
 
@@ -36,7 +46,7 @@ def parse_vmstat(path: str) -> pa.Table:
     text = read_text(path)
     names: list[str] | None = None
     rows: list[dict[str, Any]] = []
-    for line_no, line in numbered_lines(text):
+    for line_no, line in numbered_lines(text, path):
         fields = line.split()
         if not fields or line.startswith("procs"):
             continue
@@ -65,7 +75,7 @@ def parse_vmstat(path: str) -> pa.Table:
         rows.append(row)
     if names is None:
         raise wrong_format(path, text, ("vmstat",), VMSTAT_HINT)
-    return pa.Table.from_pylist(rows, schema=VMSTAT)
+    return to_table(path, rows, VMSTAT)
 
 
 def parse_meminfo(path: str) -> pa.Table:
@@ -76,7 +86,7 @@ def parse_meminfo(path: str) -> pa.Table:
     pending_time: int | None = None
     time_ns: int | None = None
     seen: set[str] = set()
-    for line_no, line in numbered_lines(text):
+    for line_no, line in numbered_lines(text, path):
         fields = line.split(None, 1)
         if not fields:
             continue
@@ -115,11 +125,11 @@ def parse_meminfo(path: str) -> pa.Table:
                     "sample": sample,
                     "time_ns": time_ns,
                     "key": pair.group(1),
-                    "value": int(pair.group(2)),
+                    "value": to_int(path, line_no, pair.group(2), pair.group(1)),
                     "unit": pair.group(3),
                     "line_no": line_no,
                 }
             )
     if not rows:
         raise wrong_format(path, text, ("meminfo",), MEMINFO_HINT)
-    return pa.Table.from_pylist(rows, schema=MEMINFO)
+    return to_table(path, rows, MEMINFO)

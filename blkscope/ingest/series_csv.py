@@ -3,15 +3,22 @@
 from __future__ import annotations
 
 import csv
-import io
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 
 from blkscope.errors import ParseError
-from blkscope.ingest.textlog import read_text, to_ns, wrong_format
+from blkscope.ingest.textlog import (
+    numbered_lines,
+    read_text,
+    to_float,
+    to_ns,
+    to_table,
+    wrong_format,
+)
 from blkscope.schemas.series import SERIES
 
 HINT = "expected a header like 'mono_ns,latency_us': a time column, then value columns"
@@ -26,8 +33,14 @@ def _unit(header: str) -> str | None:
 def parse_series(path: str, name: str | None = None) -> pa.Table:
     """Parse a CSV whose first column is a time into the long `series` table."""
     text = read_text(path)
-    series = name or Path(path).name.split(".")[0]
-    reader = csv.reader(io.StringIO(text))
+    reader = csv.reader(line for _, line in numbered_lines(text, path))
+    try:
+        return _series(path, text, reader, name or Path(path).name.split(".")[0])
+    except csv.Error as exc:  # a bare CR inside a line, a field over csv's 128 KiB limit
+        raise ParseError(path, reader.line_num, f"not CSV: {exc}", hint=HINT) from None
+
+
+def _series(path: str, text: str, reader: Iterator[list[str]], series: str) -> pa.Table:
     header = next(reader, None)
     if (
         not header
@@ -39,7 +52,8 @@ def parse_series(path: str, name: str | None = None) -> pa.Table:
     names = [series if len(header) == 2 else f"{series}.{h.strip()}" for h in header[1:]]
     units = [_unit(h) for h in header[1:]]
     rows: list[dict[str, Any]] = []
-    for line_no, record in enumerate(reader, start=2):
+    for record in reader:
+        line_no = reader.line_num  # type: ignore[attr-defined]
         if not record or not "".join(record).strip():
             continue
         if len(record) != len(header):
@@ -54,12 +68,7 @@ def parse_series(path: str, name: str | None = None) -> pa.Table:
         for column, (series_name, unit, cell) in enumerate(
             zip(names, units, record[1:], strict=True), start=1
         ):
-            try:
-                value = float(cell) if cell.strip() else None
-            except ValueError:
-                raise ParseError(
-                    path, line_no, f"{header[column]}: expected a number, got {cell!r}"
-                ) from None
+            value = to_float(path, line_no, cell, header[column]) if cell.strip() else None
             rows.append(
                 {
                     "series": series_name,
@@ -70,4 +79,4 @@ def parse_series(path: str, name: str | None = None) -> pa.Table:
                     "line_no": line_no,
                 }
             )
-    return pa.Table.from_pylist(rows, schema=SERIES)
+    return to_table(path, rows, SERIES)

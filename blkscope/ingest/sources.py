@@ -10,15 +10,27 @@ import lzma
 import os
 import re
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import BinaryIO
 
 import zstandard
 
-from blkscope.errors import InputFormatError
+from blkscope.errors import BlkscopeError, InputFormatError, ParseError
 
 CHUNK_BYTES = 4 << 20
+# No tracer prints a line anywhere near this long (blkparse's longest, a SCSI command in hex, is
+# a few KiB): a longer one means the file is damaged or not text, and keeping it would not bound
+# memory.
+MAX_LINE_BYTES = 1 << 20
+# Real captures compress 4-11 fold (zstd -19 on blkparse text, blktrace binaries, biosnoop);
+# past the first BUDGET_FLOOR_BYTES a stream may expand at most BUDGET_RATIO fold. A gigabyte
+# of zeros in a 33 KB .zst stops here at 64 MiB instead of being read whole.
+BUDGET_FLOOR_BYTES = 64 << 20
+BUDGET_RATIO = 100
+# What a decompressor raises on a damaged stream.
+STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, zstandard.ZstdError, zlib.error)
 
 _MAGICS = (
     (b"\x1f\x8b", "gzip"),
@@ -51,37 +63,89 @@ class _HashingReader(io.RawIOBase):
 
 
 class _ZstdStream(io.RawIOBase):
-    """Decompress concatenated zstd frames; a stream cut inside a frame is an error, not EOF."""
+    """Decompress concatenated zstd frames; a stream cut inside a frame is an error, not EOF.
+
+    The decompressor is fed FEED bytes at a time: zstd expands a byte at most ~32,000 fold, so
+    one call yields at most ~8 MiB even from a bomb (the budget then stops it).
+    """
+
+    FEED = 256
 
     def __init__(self, raw: BinaryIO) -> None:
         self.raw = raw
         self.dctx = zstandard.ZstdDecompressor()
         self.dobj = self.dctx.decompressobj()
+        self.input = b""
+        self.input_at = 0
         self.pending = b""
+        self.pending_at = 0
         self.in_frame = False
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
-        while not self.pending:
-            block = self.raw.read(1 << 20)
-            if not block:
+    def _feed(self) -> bool:
+        """Decompress the next piece of input into pending; False at the end of the input."""
+        if self.input_at >= len(self.input):
+            self.input, self.input_at = self.raw.read(1 << 20), 0
+            if not self.input:
                 if self.in_frame:
                     raise EOFError("input ends inside a zstd frame")
+                return False
+        piece = self.input[self.input_at : self.input_at + self.FEED]
+        self.input_at += len(piece)
+        out = []
+        while piece:
+            self.in_frame = True
+            out.append(self.dobj.decompress(piece))
+            if not self.dobj.eof:
+                break
+            piece = self.dobj.unused_data
+            self.dobj = self.dctx.decompressobj()
+            self.in_frame = False
+        self.pending, self.pending_at = b"".join(out), 0
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        while self.pending_at >= len(self.pending):
+            if not self._feed():
                 return 0
-            while block:
-                self.in_frame = True
-                self.pending += self.dobj.decompress(block)
-                if not self.dobj.eof:
-                    break
-                block = self.dobj.unused_data
-                self.dobj = self.dctx.decompressobj()
-                self.in_frame = False
-        n = min(len(b), len(self.pending))
-        b[:n] = self.pending[:n]
-        self.pending = self.pending[n:]
+        n = min(len(b), len(self.pending) - self.pending_at)
+        b[:n] = self.pending[self.pending_at : self.pending_at + n]
+        self.pending_at += n
         return n
+
+
+class _Budget(io.RawIOBase):
+    """Pass decompressed bytes through while they stay within the decompression budget."""
+
+    def __init__(self, path: str, stream: BinaryIO, raw: _HashingReader) -> None:
+        self.path = path
+        self.stream = stream
+        self.raw = raw
+        self.out = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.stream.read(len(b))
+        n = len(data)
+        b[:n] = data
+        self.out += n
+        if self.out > BUDGET_FLOOR_BYTES and self.out > BUDGET_RATIO * self.raw.bytes_read:
+            raise InputFormatError(
+                self.path,
+                f"expands more than {BUDGET_RATIO}-fold ({self.out >> 20} MiB from "
+                f"{self.raw.bytes_read >> 10} KiB of compressed input): a trace compresses "
+                "4-11 fold, this looks like a decompression bomb",
+                hint="if the file is genuine, decompress it yourself and pass the plain file",
+            )
+        return n
+
+    def close(self) -> None:
+        self.stream.close()
+        super().close()
 
 
 @dataclass
@@ -138,35 +202,68 @@ def open_source(path: str) -> Source:
     if compression == "gzip":
         stream = gzip.GzipFile(fileobj=buffered, mode="rb")  # type: ignore[assignment]
     elif compression == "zstd":
-        stream = io.BufferedReader(_ZstdStream(buffered), buffer_size=1 << 20)
+        stream = _ZstdStream(buffered)  # type: ignore[assignment]
     elif compression == "xz":
         stream = lzma.LZMAFile(buffered)  # type: ignore[assignment]  # noqa: SIM115
     elif compression == "bzip2":
         stream = bz2.BZ2File(buffered)  # type: ignore[assignment]
+    if compression != "none":
+        budget = _Budget(path, stream, hasher)
+        stream = io.BufferedReader(budget, buffer_size=1 << 20)
     return Source(path, stream, compression, size, hasher)
 
 
+def read_block(source: Source, size: int = -1) -> bytes:
+    """Read up to size decompressed bytes (all with -1); a damaged stream is an InputFormatError."""
+    try:
+        return source.stream.read(size)
+    except STREAM_ERRORS as exc:
+        raise InputFormatError(
+            source.path, f"{source.compression} stream is corrupt or truncated: {exc}"
+        ) from None
+
+
 def iter_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
-    """Yield decompressed chunks that end on a newline (the last one may not)."""
-    rest = b""
+    """Yield decompressed chunks that end on a newline (the last one may not).
+
+    A line longer than MAX_LINE_BYTES stops the reading with an error naming it.
+    """
+    pending: list[bytes] = []  # the pieces of a line that has not ended yet
+    pending_bytes = 0
+    lines = 0  # before the pending line
     while True:
-        try:
-            block = source.stream.read(chunk_bytes)
-        except (OSError, EOFError, lzma.LZMAError, zstandard.ZstdError) as exc:
-            raise InputFormatError(
-                source.path, f"{source.compression} stream is corrupt or truncated: {exc}"
-            ) from None
+        block = read_block(source, chunk_bytes)
         if not block:
-            if rest:
-                yield rest
+            if pending:
+                yield b"".join(pending)
             return
-        data = rest + block
-        cut = data.rfind(b"\n") + 1
-        if cut == 0:
-            rest = data
+        cut = block.rfind(b"\n") + 1
+        if cut == 0 or pending_bytes + block.find(b"\n") >= MAX_LINE_BYTES:
+            pending.append(block)
+            pending_bytes += len(block)
+            if pending_bytes > MAX_LINE_BYTES:
+                raise _too_long(source.path, lines + 1, pending[0])
             continue
-        rest = data[cut:]
-        yield data[:cut]
+        chunk = b"".join([*pending, block[:cut]]) if pending else block[:cut]
+        lines += chunk.count(b"\n")
+        pending, pending_bytes = [block[cut:]], len(block) - cut
+        yield chunk
+
+
+def _too_long(path: str, line: int, start: bytes) -> BlkscopeError:
+    if b"\x00" in start[:4096]:
+        return InputFormatError(path, "binary data, expected text")
+    return line_too_long(path, line)
+
+
+def line_too_long(path: str, line: int) -> ParseError:
+    """The error for a line past MAX_LINE_BYTES."""
+    return ParseError(
+        path,
+        line,
+        f"line longer than {MAX_LINE_BYTES >> 20} MiB: the file is damaged or not text",
+        hint="cut the damaged part out (e.g. with grep -a) if the rest is good",
+    )
 
 
 _GUESSES = (
@@ -188,7 +285,7 @@ _GUESSES = (
         "run blkparse first on the blktrace files",
     ),
     (
-        re.compile(rb"^\s*\S+-\d+\s+\[\d{3}\] \S+ +\d+\.\d+: ", re.M),
+        re.compile(rb"^[ \t]*\S+-\d+[ \t]+\[\d{3}\] \S+ +\d+\.\d+: ", re.M),
         "ftrace text (tracefs trace)",
         "use blkparse on blktrace files",
     ),

@@ -2,42 +2,82 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from blkscope.errors import InputFormatError, ParseError
-from blkscope.ingest.sources import open_source
+from blkscope.ingest.sources import (
+    MAX_LINE_BYTES,
+    iter_chunks,
+    line_too_long,
+    open_source,
+)
 
-_DECIMAL = re.compile(r"[+-]?\d+(?:\.\d*)?|[+-]?\.\d+")
+# Digits of the whole part of a printed decimal: ns since the epoch need 19 (2262 is past 2^63).
+MAX_DIGITS = 19
+_DECIMAL = re.compile(rf"[+-]?\d{{1,{MAX_DIGITS}}}(?:\.\d*)?|[+-]?\.\d+")
+_INTEGER = re.compile(rf"[+-]?\d{{1,{MAX_DIGITS}}}")
 _SCALE_DIGITS = {"s": 9, "ms": 6, "us": 3, "ns": 0}
+# Integer columns of the side logs hold at most this much either way: times (ns since the
+# epoch reach 2^62 in 2116) must keep room for clock offsets added to them.
+LIMIT = 1 << 62
+# Side logs are read whole (they are small: a day of iostat -x on ten disks is ~100 MiB).
+MAX_LOG_BYTES = 512 << 20
 # what bpftrace and bcc print besides their records: banners, and map dumps at exit
 TRACER_CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|@.*")
 
 
 def read_text(path: str) -> str:
-    """Whole (possibly compressed) input as text; undecodable bytes become U+FFFD."""
+    """Whole (possibly compressed) input as text; undecodable bytes become U+FFFD.
+
+    Lines longer than MAX_LINE_BYTES, more than MAX_LOG_BYTES or a damaged stream are errors.
+    """
     source = open_source(path)
+    parts: list[bytes] = []
+    size = 0
     try:
-        data = source.stream.read()
-    except Exception as exc:  # any decompressor failure means a damaged input
-        raise InputFormatError(
-            path, f"{source.compression} stream is corrupt or truncated: {exc}"
-        ) from None
+        for chunk in iter_chunks(source):
+            if not parts and b"\x00" in chunk[:4096]:
+                raise InputFormatError(path, "binary data, expected a text log")
+            size += len(chunk)
+            if size > MAX_LOG_BYTES:
+                raise InputFormatError(
+                    path,
+                    f"more than {MAX_LOG_BYTES >> 20} MiB: too big for a side log",
+                    hint="cut it to the capture's time span",
+                )
+            parts.append(chunk)
     finally:
         source.close()
-    if b"\x00" in data[:4096]:
-        raise InputFormatError(path, "binary data, expected a text log")
-    return data.decode("utf-8", "replace")
+    return b"".join(parts).decode("utf-8", "replace")
 
 
-def numbered_lines(text: str) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line without newline or trailing spaces)."""
-    for i, line in enumerate(text.splitlines(), start=1):
-        yield i, line.rstrip()
+def numbered_lines(text: str, path: str = "") -> Iterator[tuple[int, str]]:
+    """(1-based line number, line without newline or trailing spaces).
+
+    Lines end at LF only (a CR before it is dropped with the trailing spaces), so numbers
+    match what an editor shows; a line past MAX_LINE_BYTES is an error.
+    """
+    start, line_no, end_of_text = 0, 0, len(text)
+    while start < end_of_text:
+        end = text.find("\n", start)
+        if end < 0:
+            end = end_of_text
+        line_no += 1
+        if end - start > MAX_LINE_BYTES:
+            raise line_too_long(path, line_no)
+        yield line_no, text[start:end].rstrip()
+        start = end + 1
 
 
 def decimal_to_ns(text: str, unit: str) -> int | None:
-    """Exact integer ns of a printed decimal in `unit` (s, ms, us, ns); None if not a number.
+    """Exact integer ns of a printed decimal in `unit` (s, ms, us, ns); None if not a number
+    (or its whole part has more than MAX_DIGITS digits).
 
     Digits finer than 1 ns are dropped (truncated toward zero).
     """
@@ -50,27 +90,78 @@ def decimal_to_ns(text: str, unit: str) -> int | None:
 
 
 def to_int(path: str, line_no: int, text: str, what: str) -> int:
-    """An integer column value, or a ParseError naming the column."""
-    try:
-        return int(text)
-    except ValueError:
-        raise ParseError(path, line_no, f"{what}: expected an integer, got {text!r}") from None
+    """An integer column value within +-LIMIT, or a ParseError naming the column."""
+    if not _INTEGER.fullmatch(text):
+        digits = text.lstrip("+-")
+        if digits.isascii() and digits.isdigit():
+            raise ParseError(path, line_no, f"{what}: {_cut(text)} is out of range")
+        raise ParseError(path, line_no, f"{what}: expected an integer, got {_cut(text)!r}")
+    return within(path, line_no, int(text), what)
+
+
+def within(path: str, line_no: int, value: int, what: str) -> int:
+    """value, or a ParseError when it is past +-LIMIT."""
+    if not -LIMIT < value < LIMIT:
+        raise ParseError(path, line_no, f"{what}: {value} is out of range (|value| < 2^62)")
+    return value
 
 
 def to_float(path: str, line_no: int, text: str, what: str) -> float:
-    """A decimal column value (rates, percentages), or a ParseError naming the column."""
+    """A finite decimal column value (rates, percentages), or a ParseError naming the column."""
     try:
-        return float(text.replace(",", "."))
+        value = float(text.replace(",", "."))
     except ValueError:
-        raise ParseError(path, line_no, f"{what}: expected a number, got {text!r}") from None
+        raise ParseError(path, line_no, f"{what}: expected a number, got {_cut(text)!r}") from None
+    if not math.isfinite(value):
+        raise ParseError(path, line_no, f"{what}: expected a finite number, got {_cut(text)!r}")
+    return value
 
 
 def to_ns(path: str, line_no: int, text: str, unit: str, what: str) -> int:
-    """A printed decimal time or duration as exact integer ns, or a ParseError."""
+    """A printed decimal time or duration as exact integer ns within +-LIMIT, or a ParseError."""
     ns = decimal_to_ns(text, unit)
     if ns is None:
-        raise ParseError(path, line_no, f"{what}: expected a number of {unit}, got {text!r}")
-    return ns
+        raise ParseError(path, line_no, f"{what}: expected a number of {unit}, got {_cut(text)!r}")
+    return within(path, line_no, ns, what)
+
+
+def _cut(text: str) -> str:
+    """A value quoted in a message: long ones shortened (a hostile one can be 1 MiB)."""
+    return text if len(text) <= 40 else f"{text[:24]}... ({len(text):,} characters)"
+
+
+def to_table(path: str, rows: list[dict[str, Any]], schema: pa.Schema) -> pa.Table:
+    """The parsed rows as a table of schema; a number that does not fit its column (or is past
+    +-LIMIT) is a ParseError naming the row's line."""
+    try:
+        table = pa.Table.from_pylist(rows, schema=schema)
+    except (pa.ArrowInvalid, OverflowError):
+        _refuse_out_of_range(path, rows, schema)
+        raise  # not a range problem: a parser bug, shown as such
+    if not all(_bounded(table[f.name]) for f in schema if pa.types.is_integer(f.type)):
+        _refuse_out_of_range(path, rows, schema)
+    return table
+
+
+def _refuse_out_of_range(path: str, rows: list[dict[str, Any]], schema: pa.Schema) -> None:
+    integers = [f for f in schema if pa.types.is_integer(f.type)]
+    for row in rows:
+        for f in integers:
+            value = row.get(f.name)
+            largest = min(LIMIT - 1, (1 << (f.type.bit_width - 1)) - 1)
+            if value is not None and not -largest <= value <= largest:
+                raise ParseError(
+                    path,
+                    row.get("line_no", 0),
+                    f"{f.name} {_cut(str(value))} is out of range (largest {largest:,})",
+                )
+
+
+def _bounded(column: pa.ChunkedArray) -> bool:
+    if column.null_count == len(column):
+        return True
+    low, high = pc.min_max(column).values()
+    return low.as_py() > -LIMIT and high.as_py() < LIMIT
 
 
 def wrong_format(path: str, text: str, formats: tuple[str, ...], hint: str) -> InputFormatError:

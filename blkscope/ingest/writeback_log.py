@@ -14,6 +14,7 @@ from blkscope.ingest.textlog import (
     read_text,
     to_int,
     to_ns,
+    to_table,
     wrong_format,
 )
 from blkscope.schemas.bpf_logs import WRITEBACK
@@ -28,7 +29,7 @@ HINT = (
     "'MONO_NS DEVICE PAGES REASON us'"
 )
 _CLOCK = re.compile(r"(\d{1,2}):(\d{2}):(\d{2})")
-_DEV = re.compile(r"(\d+):(\d+)")
+_DEV = re.compile(r"(\d{1,10}):(\d{1,10})")  # longer: a bdi name, not major:minor
 DAY_NS = 86_400 * 1_000_000_000
 
 
@@ -46,7 +47,7 @@ def parse_writeback(path: str) -> pa.Table:
     rows: list[dict[str, Any]] = []
     day = 0
     previous = None
-    for line_no, line in numbered_lines(text):
+    for line_no, line in numbered_lines(text, path):
         fields = line.split()
         if not fields or (layout is None and TRACER_CHATTER.fullmatch(line.strip())):
             continue
@@ -92,4 +93,4 @@ def parse_writeback(path: str) -> pa.Table:
         )
     if layout is None:
         raise wrong_format(path, text, FORMATS, HINT)
-    return pa.Table.from_pylist(rows, schema=WRITEBACK)
+    return to_table(path, rows, WRITEBACK)

@@ -1,0 +1,68 @@
+"""capture.json (written by `blkscope capture`, or by hand): read it and check its shape.
+
+The analysis and the report read a few of its keys (the kernel release, the vm.dirty_*
+sysctls, each device's scheduler and queue settings). A capture folder may come from anywhere,
+so those keys are checked once, here and again when a dataset's manifest is read, and every
+later reader can trust them.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from blkscope.errors import InputFormatError
+from blkscope.ingest.jsonshape import OPT_STR, SCALAR, mismatch
+
+# Far above any real one (~5 KB): the whole file is read into memory.
+MAX_BYTES = 16 << 20
+HINT = "blkscope capture writes it; fix or remove the file to ingest the rest of the folder"
+
+CAPTURE_SHAPE = {
+    "format": str,
+    "host": {"kernel": OPT_STR, "hostname": OPT_STR},
+    "devices": [{"name": OPT_STR, "dev": OPT_STR, "scheduler": OPT_STR, "queue": {str: SCALAR}}],
+    "vm_sysctls": {str: SCALAR},
+    "sysctl": {str: SCALAR},
+}
+
+
+def read_capture_json(path: str) -> dict[str, Any]:
+    """The capture manifest at path, with the shape the analysis reads; else an error."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise InputFormatError(path, f"cannot read: {exc.strerror}") from None
+    if len(data) > MAX_BYTES:
+        raise InputFormatError(path, f"more than {MAX_BYTES >> 20} MiB: not a capture.json")
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputFormatError(path, "not UTF-8 text: not a capture.json", hint=HINT) from None
+    except (ValueError, RecursionError) as exc:
+        raise InputFormatError(path, f"not valid JSON ({_first_line(exc)})", hint=HINT) from None
+    problem = capture_problem(doc)
+    if problem:
+        raise InputFormatError(path, problem, hint=HINT)
+    return doc
+
+
+def capture_problem(doc: Any) -> str | None:
+    """What is wrong with a capture manifest's shape, or None."""
+    if not isinstance(doc, dict):
+        return f"the top level is {type(doc).__name__}, expected an object"
+    found = mismatch(doc, CAPTURE_SHAPE)
+    return f"{found} (capture.json)" if found else None
+
+
+def capture_section(path: str) -> dict[str, Any]:
+    """The manifest's `capture` section from a capture.json: the document as read, with the
+    writeback knobs also under `sysctl` (where the findings read them)."""
+    capture = read_capture_json(path)
+    capture.setdefault("sysctl", capture.get("vm_sysctls") or {})
+    return capture
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0][:120] if str(exc) else type(exc).__name__
