@@ -1,0 +1,1 @@
+"""Fuzzing blkscope's readers: mutations (`mutate`), formats (`targets`), the campaign."""

@@ -1,0 +1,386 @@
+"""What the fuzz campaign feeds: one Target per input format, each with real seed files, the
+mutations that fit it and the public entry point that reads it.
+
+To add a format: add a `Target` to `TARGETS` below with
+- `name`: the format's name in the campaign report,
+- `seeds`: real samples (small: every input is a mutation of one of them),
+- `run(path, scratch, rng)`: read the file at `path` through the library's public entry
+  point (write any output under `scratch`); bad input must raise a BlkscopeError,
+- `mutators`: a weighted table from `mutate` (TEXT, BINARY, JSON, or your own),
+- `exhaustive`: a function yielding every variant of a seed that must always be tried
+  (by default, the seed cut at every offset),
+- `file_name`: the name the input is written under (a few readers look at names).
+The campaign and the test-suite slice pick it up from there (`tests/test_fuzz.py`).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from blkscope.analyze.partitions import partitions_table, read_partitions
+from blkscope.ingest.blkparse_ingest import ingest_events
+from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
+from blkscope.ingest.blktrace_events import decode
+from blkscope.ingest.blktrace_records import read_records
+from blkscope.ingest.capture_doc import read_capture_json
+from blkscope.ingest.clock import read_clock_pair
+from blkscope.ingest.dataset import read_manifest
+from blkscope.ingest.folder import ingest_folder
+from blkscope.ingest.logs import PARSERS, parse_log
+from blkscope.ingest.sources import open_source
+from blkscope.ingest.textlog import read_text
+from tests.fuzz import mutate as M
+
+ROOT = Path(__file__).resolve().parents[2]
+FORMATS = ROOT / "tests" / "data" / "formats"
+ANALYZE = ROOT / "tests" / "data" / "analyze"
+CAPTURE = ROOT / "tests" / "data" / "issue5" / "jbd2-commit"
+
+Run = Callable[[Path, Path, random.Random], None]
+
+
+def _f(*names: str) -> tuple[Path, ...]:
+    return tuple(FORMATS / n for n in names)
+
+
+@dataclass(frozen=True)
+class Target:
+    """One input format: seeds, how to mutate them, and the entry point that reads them."""
+
+    name: str
+    seeds: tuple[Path, ...]
+    run: Run
+    mutators: list[tuple[float, M.Mutator]]
+    exhaustive: Callable[[bytes], Iterator[bytes]] = M.truncations
+    file_name: str = "input"
+    weight: float = 1.0
+    splice_from: tuple[Path, ...] = field(default=())
+    # Inputs that are not one file (a capture folder) are built by this instead.
+    build: Callable[[random.Random, Path], Path] | None = None
+
+    def seed_bytes(self) -> list[bytes]:
+        """The seeds' contents (compressed seeds are read decompressed)."""
+        return [_read(p) for p in self.seeds]
+
+    def table(self) -> list[tuple[float, M.Mutator]]:
+        """The mutators, plus pasting lines of the other formats' samples."""
+        if not self.splice_from:
+            return self.mutators
+        others = [p.read_bytes() for p in self.splice_from]
+        return [*self.mutators, (1.0, M.splice(others))]
+
+
+def _read(path: Path) -> bytes:
+    source = open_source(str(path))
+    try:
+        return source.stream.read()
+    finally:
+        source.close()
+
+
+def _blkparse(path: Path, scratch: Path, rng: random.Random) -> None:
+    if rng.random() < 0.1:  # the whole ingest, Parquet and manifest included
+        out = scratch / "ds"
+        try:
+            ingest_events([str(path)], out, strict=rng.random() < 0.3)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+        return
+    source = open_source(str(path))
+    try:
+        parser = BlkparseTextParser(str(path), 0, strict=rng.random() < 0.2)
+        for _ in parse_source(parser, source):
+            pass
+    finally:
+        source.close()
+
+
+def _blktrace(path: Path, scratch: Path, rng: random.Random) -> None:
+    if rng.random() < 0.1:
+        out = scratch / "ds"
+        try:
+            ingest_events([str(path)], out)
+        finally:
+            shutil.rmtree(out, ignore_errors=True)
+        return
+    records = read_records(str(path))
+    trace = decode([records], [0])
+    for _ in trace.slices(50):
+        pass
+
+
+def _side_log(fmt: str) -> Run:
+    def run(path: Path, scratch: Path, rng: random.Random) -> None:
+        pick = rng.random()
+        if pick < 0.2:
+            parse_log(str(path))  # detect first, as a capture folder does
+        elif pick < 0.3:
+            PARSERS[rng.choice(sorted(PARSERS))](str(path))  # the wrong parser
+        else:
+            PARSERS[fmt](str(path))
+
+    return run
+
+
+def _clock(path: Path, scratch: Path, rng: random.Random) -> None:
+    read_clock_pair(read_text(str(path)))
+    _in_capture(path, scratch, "clock.txt")
+
+
+def _capture_json(path: Path, scratch: Path, rng: random.Random) -> None:
+    read_capture_json(str(path))
+    if rng.random() < 0.2:
+        _in_capture(path, scratch, "capture.json")
+
+
+_BASE: dict[str, Path] = {}
+
+
+def base_dataset(scratch: Path) -> Path:
+    """The small real capture ingested and analysed once per process (a worker's fixture)."""
+    if "ds" not in _BASE:
+        from blkscope.analyze.build import analyze_dataset
+
+        out = scratch.parent / f"base-{os.getpid()}"
+        if not (out / "manifest.json").exists():
+            ingest_folder(CAPTURE, out)
+            analyze_dataset(out).close()
+        _BASE["ds"] = out
+    return _BASE["ds"]
+
+
+def copy_dataset(base: Path, dest: Path) -> Path:
+    """A copy of a dataset made of hard links (cheap); replace files in it, never write them."""
+    dest.mkdir()
+    for item in base.iterdir():
+        os.link(item, dest / item.name)
+    return dest
+
+
+def _build_manifest(rng: random.Random, scratch: Path) -> Path:
+    base = base_dataset(scratch)
+    folder = copy_dataset(base, scratch / "dataset")
+    data = M.mutate(rng, (base / "manifest.json").read_bytes(), M.JSON)
+    (folder / "manifest.json").unlink()
+    (folder / "manifest.json").write_bytes(data)
+    return folder
+
+
+def _manifest(path: Path, scratch: Path, rng: random.Random) -> None:
+    from blkscope.analyze.build import caches_plug_time
+    from blkscope.analyze.findings import knobs_from_manifest
+    from blkscope.reports.run import make_report
+
+    try:
+        if rng.random() < 0.03:
+            make_report(path, scratch / "report.html", timestamp=False)
+            return
+        manifest = read_manifest(path)
+        knobs_from_manifest(manifest)
+        caches_plug_time(manifest)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _in_capture(path: Path, scratch: Path, name: str) -> None:
+    """Ingest the small real capture folder with this file in place of its own."""
+    folder = scratch / "capture"
+    shutil.copytree(CAPTURE, folder)
+    try:
+        shutil.copyfile(path, folder / name)
+        ingest_folder(folder, scratch / "capture-ds")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(scratch / "capture-ds", ignore_errors=True)
+
+
+_FOLDER_EXTRAS = _f(
+    "iostat_new_mt.txt",
+    "vmstat_capture.txt",
+    "meminfo_capture.txt",
+    "prober.csv",
+    "biosnoop_capture.txt",
+    "writeback.txt",
+)
+
+
+def _build_capture(rng: random.Random, scratch: Path) -> Path:
+    """The small real capture plus side logs, one file mutated, sometimes a hostile entry."""
+    folder = scratch / "capture"
+    shutil.copytree(CAPTURE, folder)
+    for extra in _FOLDER_EXTRAS:
+        if rng.random() < 0.5:
+            shutil.copyfile(extra, folder / extra.name.replace("_capture", ""))
+    victim = rng.choice(sorted(folder.iterdir()))
+    data = _read(victim)
+    table = M.JSON if victim.suffix == ".json" else M.TEXT
+    victim.unlink()
+    if victim.suffix == ".zst":  # written plain: the mutation must reach the text
+        victim = victim.with_suffix("")
+    victim.write_bytes(M.mutate(rng, data, table))
+    if rng.random() < 0.3:
+        _hostile_entry(rng, folder, scratch)
+    return folder
+
+
+def _hostile_entry(rng: random.Random, folder: Path, scratch: Path) -> None:
+    """A symlink out of the folder, a FIFO, a link loop, an empty file or another trace."""
+    outside = scratch / "outside.txt"
+    outside.write_bytes((FORMATS / "iostat_new_mt.txt").read_bytes())
+    how = rng.randrange(7)
+    if how == 0:
+        (folder / "iostat.txt").unlink(missing_ok=True)
+        (folder / "iostat.txt").symlink_to(outside)
+    elif how == 1:
+        (folder / "passwd.txt").symlink_to("/etc/passwd")
+    elif how == 2:
+        (folder / "vmstat.txt").unlink(missing_ok=True)
+        os.mkfifo(folder / "vmstat.txt")
+    elif how == 3:
+        (folder / "loop").symlink_to(folder)
+    elif how == 4:
+        (folder / "empty.txt").write_bytes(b"")
+    elif how == 5:
+        (folder / "sub").mkdir()
+        shutil.copyfile(FORMATS / "syn.blkparse.txt", folder / "sub" / "blkparse.txt")
+    else:
+        (folder / "dangling.txt").symlink_to(scratch / "nowhere")
+
+
+def _capture_folder(path: Path, scratch: Path, rng: random.Random) -> None:
+    try:
+        ingest_folder(path, scratch / "capture-ds", strict=rng.random() < 0.2)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(scratch / "capture-ds", ignore_errors=True)
+
+
+def _partitions(path: Path, scratch: Path, rng: random.Random) -> None:
+    parts, _ = read_partitions([path])
+    partitions_table(parts)
+
+
+_TEXT_SAMPLES = _f(
+    "iostat_new_mt.txt",
+    "vmstat_t.txt",
+    "meminfo_capture.txt",
+    "writeback_ns.txt",
+    "biosnoop_que.txt",
+    "bt_hist.txt",
+    "prober.csv",
+    "syn.blkparse.txt",
+)
+
+TARGETS: list[Target] = [
+    Target(
+        "blkparse",
+        (
+            *_f("mq30.blkparse.txt", "bfq.blkparse.txt", "syn.blkparse.txt"),
+            ANALYZE / "kyber-split-discard.blkparse.txt",
+            ANALYZE / "synthetic-dm-remap.blkparse.txt",
+        ),
+        _blkparse,
+        M.TEXT,
+        weight=3,
+        splice_from=_TEXT_SAMPLES,
+    ),
+    Target(
+        "blktrace",
+        _f("syn.blktrace.0", "bfq.blktrace.0", "loop.blktrace.1", "mq30.blktrace.1"),
+        _blktrace,
+        M.BINARY,
+        exhaustive=lambda data: _chain(M.truncations(data), M.record_fields(data)),
+        file_name="trace.blktrace.0",
+        weight=3,
+    ),
+    Target(
+        "iostat",
+        _f("iostat_new_mt.txt", "iostat_old.txt", "iostat_x_no_t.txt", "iostat_dxk.txt"),
+        _side_log("iostat"),
+        M.TEXT,
+        splice_from=_TEXT_SAMPLES,
+    ),
+    Target(
+        "vmstat",
+        _f("vmstat_capture.txt", "vmstat_t.txt", "vmstat_a.txt"),
+        _side_log("vmstat"),
+        M.TEXT,
+        splice_from=_TEXT_SAMPLES,
+    ),
+    Target(
+        "meminfo",
+        _f("meminfo_capture.txt", "meminfo_snapshots.txt"),
+        _side_log("meminfo"),
+        M.TEXT,
+        splice_from=_TEXT_SAMPLES,
+    ),
+    Target("writeback", _f("writeback.txt"), _side_log("writeback"), M.TEXT),
+    Target("writeback_ns", _f("writeback_ns.txt"), _side_log("writeback_ns"), M.TEXT),
+    Target(
+        "biosnoop",
+        _f("biosnoop_capture.txt", "biosnoop_que.txt", "biosnoop_lost.txt"),
+        _side_log("biosnoop"),
+        M.TEXT,
+        splice_from=_TEXT_SAMPLES,
+    ),
+    Target("biosnoop_bt", _f("biosnoop_bt.txt"), _side_log("biosnoop_bt"), M.TEXT),
+    Target("hist_bcc", _f("bcc_biolatency_DT.txt"), _side_log("hist_bcc"), M.TEXT),
+    Target(
+        "hist_bpftrace",
+        _f("bt_hist.txt", "bt_hist_interval.txt"),
+        _side_log("hist_bpftrace"),
+        M.TEXT,
+    ),
+    Target(
+        "hist_json",
+        _f("bt_hist.json", "bcc_biolatency_j.txt"),
+        _side_log("hist_json"),
+        [*M.TEXT, *M.JSON],
+    ),
+    Target("series_csv", _f("prober.csv"), _side_log("series_csv"), M.TEXT),
+    Target(
+        "partitions",
+        tuple(sorted((ROOT / "tests" / "data" / "partitions").glob("*_*.*"))),
+        _partitions,
+        [*M.TEXT, *M.JSON],
+    ),
+    Target("clock.txt", (CAPTURE / "clock.txt",), _clock, M.TEXT, weight=0.3),
+    Target(
+        "capture.json",
+        (CAPTURE / "capture.json", ROOT / "tests" / "data" / "issue5" / "wb500-a" / "capture.json"),
+        _capture_json,
+        M.JSON,
+        weight=0.5,
+    ),
+    Target(
+        "manifest.json",
+        (),
+        _manifest,
+        M.JSON,
+        exhaustive=lambda data: iter(()),
+        weight=0.5,
+        build=_build_manifest,
+    ),
+    Target(
+        "capture folder",
+        (),
+        _capture_folder,
+        [],
+        exhaustive=lambda data: iter(()),
+        weight=0.3,
+        build=_build_capture,
+    ),
+]
+
+
+def _chain(*parts: Iterator[bytes]) -> Iterator[bytes]:
+    for part in parts:
+        yield from part
+
+
+BY_NAME = {t.name: t for t in TARGETS}
