@@ -9,7 +9,7 @@ from typing import Any
 
 from blkscope.errors import BlkscopeError, InputFormatError
 from blkscope.ingest.blkparse_ingest import Progress, build_manifest, write_blkparse, write_blktrace
-from blkscope.ingest.capture_doc import capture_section
+from blkscope.ingest.capture_doc import capture_section, read_capture_json
 from blkscope.ingest.clock import (
     ClockHints,
     LogSource,
@@ -172,7 +172,10 @@ def _tracepoint_clock(entries: list[Entry], doc: dict[str, Any]) -> dict[str, An
     """The monotonic zero of tracepoint text that blkscope capture recorded on trace_clock mono."""
     for e in entries:
         if e.role == "capture manifest" and doc.get("clock_base_ns") is not None:
-            capture = json.loads(Path(e.path).read_text())
+            try:
+                capture = read_capture_json(e.path)
+            except BlkscopeError:  # a damaged one is skipped later, with its reason
+                continue
             if (
                 capture.get("block_source") == "tracepoints"
                 and capture.get("trace_clock") == "mono"
