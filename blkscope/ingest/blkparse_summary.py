@@ -24,8 +24,7 @@ _PAIR = re.compile(
     r"(?P<label>[A-Z][A-Za-z. ]*?):[ \t]+(?P<count>\d[\d,]*?[KMGP]?)"
     r"(?:,[ \t]+(?P<size>\d[\d,]*?[KMGP]?)iB)?(?=[ \t]|$)"
 )
-# blkparse prints u64 counters: 20 digits and their commas at most; longer is no summary.
-_NUMBER = re.compile(r"([\d,]{1,26})([KMGP]?)(?:iB)?")
+_NUMBER = re.compile(r"([\d,]+)([KMGP]?)(?:iB)?")
 # Rows of blkparse's summary kept per input (per CPU, per device and per process blocks).
 MAX_ROWS = 250_000
 _THROUGHPUT = re.compile(r"Throughput \(R/W\):\s+([\d,]{1,26})KiB/s\s+/\s+([\d,]{1,26})KiB/s")
@@ -47,6 +46,12 @@ def size_cnv(num: int, in_kb: bool) -> str:
 def _fits_int64(value: int) -> int | None:
     """blkparse prints wrapped-around u64 counters (e.g. 18446744073PiB): keep those as null."""
     return value if value < 2**63 else None
+
+
+def _digits(text: str) -> int:
+    """A printed counter; past u64's 20 digits it is no number blkparse prints (stored null)."""
+    digits = text.replace(",", "")
+    return int(digits) if len(digits) <= 20 else 2**64
 
 
 def _metric(label: str) -> str:
@@ -168,7 +173,7 @@ class SummaryParser:
                 "block": block or "device",
                 "cpu": self.cpu if block == self.block else None,
                 "metric": metric,
-                "value": _fits_int64(int(m.group(1).replace(",", "")) * scale),
+                "value": _fits_int64(_digits(m.group(1)) * scale),
                 "scale": scale,
                 "text": text,
                 "line_no": line_no,
