@@ -223,3 +223,16 @@ def test_the_page_says_what_the_source_lacks(datasets: dict[str, Path]) -> None:
     )
     assert "nothing is made up" in html
     assert source_limits_html(_manifest(datasets["blk"])) == []
+
+
+def test_a_number_of_thousands_of_digits_is_a_counted_line_error(tmp_path: Path) -> None:
+    """Found by the fuzz campaign (seed 5): int() refuses over 4,300 digits with a ValueError."""
+    lines = (DATA / "fuzz-seeds" / "perf.txt").read_text().splitlines()[:3]
+    (tmp_path / "in.txt").write_text(
+        "\n".join([lines[0].replace("321182800", "9" * 4301), *lines[1:]]) + "\n"
+    )
+    ingest_events([str(tmp_path / "in.txt")], tmp_path / "ds")
+    errors = pq.read_table(tmp_path / "ds" / "ingest_errors.parquet").to_pylist()
+    assert [(e["line_no"], e["reason"]) for e in errors] == [
+        (1, "number 99999999999999999999... (4301 digits) is too long for any column")
+    ]

@@ -24,6 +24,7 @@ from blkscope.ingest.trace_text_line import (
     TRACEPOINTS,
     blk_tracer_row,
     classic_row,
+    number,
     parse_context,
     tracepoint_row,
 )
@@ -95,14 +96,14 @@ class TraceTextParser:
     def _line(self, line: str) -> None:
         entries = _ENTRIES.match(line)
         if entries:  # an overwriting ring buffer lost the oldest events
-            self.lost_events += int(entries[2]) - int(entries[1])
+            self.lost_events += number(entries[2]) - number(entries[1])
         if _HEADER.fullmatch(line):
             self.header_lines += 1
             return
         lost = _LOST.fullmatch(line.strip())
         if lost:
             self.header_lines += 1
-            self.lost_events += int(lost[2] or lost[4])
+            self.lost_events += number(lost[2] or lost[4])
             return
         ctx = parse_context(line, perf=self.kind == "perf")
         if ctx is None:

@@ -125,13 +125,21 @@ class Context:
     body: str
 
 
+def number(text: str) -> int:
+    """int(text) of a field of digits: a LineError past 40 digits (no column holds a number that
+    long, and int() refuses strings of over 4,300 digits with a ValueError)."""
+    if len(text.lstrip("-")) > 40:
+        raise LineError(f"number {text[:20]}... ({len(text)} digits) is too long for any column")
+    return int(text)
+
+
 def _time(sec: str, frac: str | None) -> tuple[int, int]:
     if frac is None or len(frac) > 9:
         raise LineError(
             f"timestamp {sec}{'.' + frac if frac else ''} is not seconds.fraction: a counter "
             "trace clock (counter, x86-tsc) cannot be put on a time line"
         )
-    return int(sec) * 1_000_000_000 + int(frac.ljust(9, "0")), len(frac)
+    return number(sec) * 1_000_000_000 + int(frac.ljust(9, "0")), len(frac)
 
 
 def parse_context(line: str, perf: bool) -> Context | None:
@@ -144,19 +152,19 @@ def parse_context(line: str, perf: bool) -> Context | None:
         if m is None:
             raise LineError("not a perf script line (TASK PID [CPU] SECONDS: GROUP:EVENT: BODY)")
         ns, digits = _time(m["sec"], m["frac"])
-        pid = int(m["tid"] or m["pid"])
+        pid = number(m["tid"] or m["pid"])
         event = m["event"] if m["sys"] == "block" else f"{m['sys']}:{m['event']}"
-        return Context(pid, int(m["cpu"]), ns, digits, event, m["body"])
+        return Context(pid, number(m["cpu"]), ns, digits, event, m["body"])
     m = _FTRACE.fullmatch(line)
     if m is None:
         return None
     ns, digits = _time(m["sec"], m["frac"])
-    cpu = int(m["cpu"] if m["cpu"] is not None else m["lcpu"])
+    cpu = number(m["cpu"] if m["cpu"] is not None else m["lcpu"])
     rest = m["rest"]
     e = _EVENT.fullmatch(rest)
     if e is None:  # the blk tracer prints the device straight after the time
-        return Context(int(m["pid"]), cpu, ns, digits, None, rest.lstrip())
-    return Context(int(m["pid"]), cpu, ns, digits, e["event"], e["body"])
+        return Context(number(m["pid"]), cpu, ns, digits, None, rest.lstrip())
+    return Context(number(m["pid"]), cpu, ns, digits, e["event"], e["body"])
 
 
 NO_SECTOR = 2**64 - 1  # (sector_t)-1
@@ -167,7 +175,7 @@ def _fit(fields: dict[str, str | None], name: str, bits: int) -> int | None:
     text = fields.get(name)
     if text is None:
         return None
-    value = int(text)
+    value = number(text)
     if not -(2**bits) <= value < 2**bits:
         raise LineError(f"{name} {text} does not fit a {bits + 1}-bit integer")
     return value
@@ -192,14 +200,14 @@ def tracepoint_row(event: str, body: str) -> dict[str, Any]:
         row.update(dev_major=None, dev_minor=None, rwbs="N", **(rwbs_flags("N") or {}))
     n = _fit(fields, "n", 31)
     if fields.get("sector") is not None:
-        if int(fields["sector"]) == NO_SECTOR and shape == "rq_done":
+        if number(fields["sector"]) == NO_SECTOR and shape == "rq_done":
             # blk_rq_pos() of a request that never had one (a flush): the blk tracer's
             # blk_rq_trace_sector() gives 0 for it, and blkparse prints that
             fields["sector"] = "0"
         row["sector"], row["nsectors"] = _fit(fields, "sector", 63), n
         if action in _SECTOR_ONLY_IF_LENGTH and not n:
             row["sector"] = row["nsectors"] = None
-    if shape == "rq" and not n and int(fields["bytes"] or 0):
+    if shape == "rq" and not n and number(fields["bytes"] or "0"):
         row["pc_bytes"] = _fit(fields, "bytes", 63)  # a pass-through request: bytes, no sector
     if fields.get("cmd"):
         row["pdu"] = fields["cmd"]

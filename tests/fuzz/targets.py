@@ -83,13 +83,18 @@ def _read(path: Path) -> bytes:
         source.close()
 
 
+def _ingest(path: Path, scratch: Path, rng: random.Random) -> None:
+    """The whole ingest of one trace file, Parquet and manifest included."""
+    out = scratch / "ds"
+    try:
+        ingest_events([str(path)], out, strict=rng.random() < 0.3)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
 def _blkparse(path: Path, scratch: Path, rng: random.Random) -> None:
     if rng.random() < 0.1:  # the whole ingest, Parquet and manifest included
-        out = scratch / "ds"
-        try:
-            ingest_events([str(path)], out, strict=rng.random() < 0.3)
-        finally:
-            shutil.rmtree(out, ignore_errors=True)
+        _ingest(path, scratch, rng)
         return
     source = open_source(str(path))
     try:
@@ -276,6 +281,9 @@ _TEXT_SAMPLES = _f(
     "syn.blkparse.txt",
 )
 
+# Tracepoint text: the first 400 lines of each real capture in tests/data/tracepoints.
+_TRACEPOINTS = ROOT / "tests" / "data" / "tracepoints" / "fuzz-seeds"
+
 TARGETS: list[Target] = [
     Target(
         "blkparse",
@@ -287,6 +295,16 @@ TARGETS: list[Target] = [
         _blkparse,
         M.TEXT,
         weight=3,
+        splice_from=_TEXT_SAMPLES,
+    ),
+    Target(
+        "tracepoint text",
+        tuple(
+            _TRACEPOINTS / f"{n}.txt"
+            for n in ("ftrace", "trace-cmd", "perf", "blk-text", "blk-classic")
+        ),
+        _ingest,
+        M.TEXT,
         splice_from=_TEXT_SAMPLES,
     ),
     Target(
