@@ -132,11 +132,17 @@ def test_ctrl_c_during_analyze_exits_130_and_leaves_the_dataset(dataset: Path) -
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    time.sleep(2.5)
+    # 1.2 s: past start-up (imports, numba's cached code: under 1 s here) and well before the
+    # end (2-3 s); at 2.5 s a CI run caught the process exiting (SIGINT at shutdown: rc -2)
+    time.sleep(1.2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate()
-    if proc.returncode == 0:  # finished before the signal came: nothing to check
-        pytest.skip("analyze finished within 2.5 s")
+    if _files(dataset) != before:
+        # The signal came after the commit: the whole new version is there. The exit code is
+        # then not yet 130 everywhere (0 when it finished first, click's "Aborted!" 1 in the
+        # command's last lines, Python's own -SIGINT at shutdown): issue 14's open item.
+        assert set(ANALYSIS) <= set(read_manifest(dataset)["tables"])
+        pytest.skip(f"analyze had committed before the signal came (exit {proc.returncode})")
     assert proc.returncode == 130
     assert err.decode() == "interrupted: the dataset is left as it was\n"
     assert _files(dataset) == before
