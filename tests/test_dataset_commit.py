@@ -132,9 +132,12 @@ def test_ctrl_c_during_analyze_exits_130_and_leaves_the_dataset(dataset: Path) -
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
-    # 1.2 s: past start-up (imports, numba's cached code: under 1 s here) and well before the
-    # end (2-3 s); at 2.5 s a CI run caught the process exiting (SIGINT at shutdown: rc -2)
-    time.sleep(1.2)
+    # Signal once the analysis has begun (its next version appears beside the dataset): a
+    # fixed delay was sometimes still in start-up or already exiting on a loaded machine.
+    deadline = time.monotonic() + 60
+    while not list(dataset.parent.glob(".ds.tmp-*")) and proc.poll() is None:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate()
     if _files(dataset) != before:
