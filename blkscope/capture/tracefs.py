@@ -245,6 +245,23 @@ class TracefsJournal:
         return problems
 
 
+def make_instance(
+    journal: TracefsJournal, inst: Path, options: dict[str, str], buffer_kb: int
+) -> None:
+    """Create a private tracefs instance (removed at restore), stopped, on the mono clock.
+
+    A new instance copies the global trace options, which the blk tracer may have set (bin):
+    each option it reads by is set explicitly.
+    """
+    inst.mkdir()
+    journal.made_dir(inst)
+    (inst / "tracing_on").write_text("0\n")
+    for option, value in options.items():
+        (inst / "options" / option).write_text(value + "\n")
+    (inst / "trace_clock").write_text("mono\n")
+    (inst / "buffer_size_kb").write_text(f"{buffer_kb}\n")
+
+
 def ensure_tracefs(journal: TracefsJournal) -> Path:
     """Return tracefs, mounting it when absent; raise a CaptureError with the fix otherwise."""
     found = find_tracefs()

@@ -14,7 +14,7 @@ from typing import BinaryIO
 
 from blkscope.capture.ftrace_blk import ring_buffer_stats
 from blkscope.capture.pipe import PipeReader
-from blkscope.capture.tracefs import TracefsJournal
+from blkscope.capture.tracefs import TracefsJournal, make_instance
 from blkscope.errors import CaptureError
 
 EVENTS_FILE = "block_events.txt"
@@ -58,15 +58,8 @@ class TracepointSession:
                 "the kernel has no block tracepoints either",
                 "the kernel needs CONFIG_BLOCK and tracefs (CONFIG_TRACING)",
             )
-        self.inst.mkdir()
-        self.created = True
-        self.journal.made_dir(self.inst)
-        (self.inst / "tracing_on").write_text("0\n")
-        # A new instance copies the global options, which a blk tracer may have set.
-        for option, value in INSTANCE_OPTIONS.items():
-            (self.inst / "options" / option).write_text(value + "\n")
-        (self.inst / "trace_clock").write_text("mono\n")
-        (self.inst / "buffer_size_kb").write_text(f"{self.buffer_kb}\n")
+        make_instance(self.journal, self.inst, INSTANCE_OPTIONS, self.buffer_kb)
+        self.created = True  # only an instance we made is ever written to or removed
         only = " || ".join(f"dev == {_dev_t(d)}" for d in self.devices)
         for event in sorted((self.inst / "events" / "block").iterdir()):
             if not event.is_dir() or event.name in SKIPPED_EVENTS:

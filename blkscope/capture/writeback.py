@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TextIO
 
 from blkscope.capture.pipe import PipeReader
-from blkscope.capture.tracefs import TracefsJournal
+from blkscope.capture.tracefs import TracefsJournal, make_instance
 
 EVENTS = ("writeback_start", "writeback_written")
 HEADER = f"{'MONO_NS':<20} {'DEVICE':<8} {'PAGES':<8} {'REASON':<6} us\n"
@@ -88,15 +88,8 @@ class WritebackSession:
 
     def start(self) -> None:
         """Create the instance, enable the events on the mono clock, start reading."""
-        self.inst.mkdir()
-        self.created = True
-        self.journal.made_dir(self.inst)
-        (self.inst / "tracing_on").write_text("0\n")
-        # A new instance copies the global trace options, and the blk tracer has set options/bin.
-        for option, value in INSTANCE_OPTIONS.items():
-            (self.inst / "options" / option).write_text(value + "\n")
-        (self.inst / "trace_clock").write_text("mono\n")
-        (self.inst / "buffer_size_kb").write_text("256\n")
+        make_instance(self.journal, self.inst, INSTANCE_OPTIONS, 256)
+        self.created = True  # only an instance we made is ever written to or removed
         for event in EVENTS:
             (self.inst / "events" / "writeback" / event / "enable").write_text("1\n")
         out = open(self.out_dir / "writeback_ns.txt", "w")  # noqa: SIM115 - closed in stop()
