@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
+from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -16,14 +18,41 @@ from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import check_table_file, read_manifest
 
 
-def sql_views() -> dict[str, str]:
-    """Return {view name: SELECT text} for every analyze/sql/*.sql file."""
+@dataclass(frozen=True)
+class SqlView:
+    """One analyze/sql/NAME.sql file: the view's SELECT and the tables and views it reads (its
+    `-- needs:` header line)."""
+
+    name: str
+    select: str
+    needs: tuple[str, ...]
+
+
+_NEEDS = re.compile(r"^-- needs:(.*)$", re.M)
+
+
+@functools.cache
+def sql_views() -> dict[str, SqlView]:
+    """Every analyze/sql/*.sql view by name, in an order where each comes after what it needs."""
     root = resources.files("blkscope.analyze") / "sql"
-    return {
-        p.name[:-4]: p.read_text()
-        for p in sorted(root.iterdir(), key=lambda p: p.name)
-        if p.name.endswith(".sql")
-    }
+    found: dict[str, SqlView] = {}
+    for path in sorted(root.iterdir(), key=lambda p: p.name):
+        if path.name.endswith(".sql"):
+            text = path.read_text()
+            header = _NEEDS.search(text)
+            needs = [n.strip() for n in header[1].split(",")] if header else []
+            found[path.name[:-4]] = SqlView(path.name[:-4], text, tuple(n for n in needs if n))
+    ordered: dict[str, SqlView] = {}
+
+    def visit(name: str) -> None:
+        if name in found and name not in ordered:
+            for need in found[name].needs:
+                visit(need)
+            ordered[name] = found[name]
+
+    for name in found:
+        visit(name)
+    return ordered
 
 
 def register_table(con: duckdb.DuckDBPyConnection, name: str, parquet: Path) -> None:
@@ -41,49 +70,54 @@ def register_views(con: duckdb.DuckDBPyConnection, names: Iterable[str] | None =
     """Define every SQL view (or only those named) whose inputs exist; return the names left out.
 
     Views over analyze outputs (requests, bios) only bind once `blkscope analyze` wrote them (or
-    rewrote them with the current columns), and views depend on each other in any file order,
-    so retry until no more can be defined.
+    rewrote them with the current columns). Each view is created once, after what it needs (its
+    `-- needs:` header), and only when all of that is defined: binding a view reads the footers
+    of the Parquet files under it, so a failed attempt costs as much as a good one.
     """
-    views = sql_views()
-    pending = {name: views[name] for name in (views if names is None else names)}
-    while pending:
-        done = []
-        for name, select in pending.items():
-            try:
-                con.execute(f"CREATE OR REPLACE VIEW {name} AS {select}")
-            except (duckdb.CatalogException, duckdb.BinderException):
-                continue
-            done.append(name)
-        for name in done:
-            del pending[name]
-        if not done:
-            break
-    return sorted(pending)
+    wanted = set(sql_views()) if names is None else set(names)
+    defined = relations(con)
+    left_out = []
+    for name, view in sql_views().items():
+        if name not in wanted:
+            continue
+        if not defined.issuperset(view.needs):
+            left_out.append(name)
+            continue
+        try:
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS {view.select}")
+        except (duckdb.CatalogException, duckdb.BinderException):
+            left_out.append(name)  # e.g. requests from an older analysis, without a new column
+            continue
+        defined.add(name)
+    return sorted(left_out)
+
+
+def relations(con: duckdb.DuckDBPyConnection) -> set[str]:
+    """The names of the tables and views defined on con (DuckDB's own catalog views excluded)."""
+    rows = con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE NOT internal "
+        "UNION ALL SELECT table_name FROM duckdb_tables() WHERE NOT internal"
+    ).fetchall()
+    return {row[0] for row in rows}
 
 
 def unbound_views(con: duckdb.DuckDBPyConnection) -> list[str]:
     """Names of the SQL views not defined on this connection (their inputs were missing)."""
-    defined = {row[0] for row in con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
-    return sorted(set(sql_views()) - defined)
+    return sorted(set(sql_views()) - relations(con))
 
 
 OPTIONAL_TABLES = ("partitions", "writeback", "series", "iostat_log", "meminfo", "biosnoop")
 
 
 def optional_views(manifest: dict[str, Any]) -> set[str]:
-    """Views that read a table this dataset lacks and only some captures bring."""
-    missing = [t for t in OPTIONAL_TABLES if t not in manifest.get("tables", {})]
-    views = sql_views()
+    """Views that read (directly or through other views) a table this dataset lacks and only
+    some captures bring."""
+    missing = {t for t in OPTIONAL_TABLES if t not in manifest.get("tables", {})}
     optional: set[str] = set()
-    while True:  # and the views over those views
-        found = {
-            name
-            for name, select in views.items()
-            if any(re.search(rf"\b{t}\b", select) for t in [*missing, *optional])
-        }
-        if found <= optional:
-            return optional
-        optional |= found
+    for name, view in sql_views().items():  # in order: what a view needs is decided before it
+        if missing.intersection(view.needs) or optional.intersection(view.needs):
+            optional.add(name)
+    return optional
 
 
 def connect(dataset: Path) -> duckdb.DuckDBPyConnection:

@@ -131,7 +131,7 @@ def test_bin_width_is_a_round_number_covering_the_span(span_ns: int, width_ns: i
         "CREATE TABLE events AS SELECT 8 AS dev_major, 0 AS dev_minor, unnest([$a, $b]) AS time_ns",
         {"a": start, "b": start + span_ns},
     )
-    con.execute(f"CREATE VIEW time_bins AS {sql_views()['time_bins']}")
+    con.execute(f"CREATE VIEW time_bins AS {sql_views()['time_bins'].select}")
     ((first, width, bins),) = con.execute(
         "SELECT start_ns, width_ns, bins FROM time_bins"
     ).fetchall()

@@ -1,5 +1,6 @@
 -- Every bio's stage times with the classes its latencies are reported under (stage_stats,
 -- latency_hist).
+-- needs: bios
 SELECT
     q_eid,                                                             -- Q event id
     dev_major,                                                         -- device major

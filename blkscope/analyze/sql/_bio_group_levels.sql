@@ -1,6 +1,7 @@
 -- The names of every reporting group of bio latencies at each level: the ids of _bio_groups
 -- (gid at level 1 'process', cid at 2 'class', oid at 3 'op', did at 4 'device'; the level codes
 -- are the Q2Q scope codes of _bio_stages), with the labels stage_stats and latency_hist print.
+-- needs: _bio_groups
 SELECT DISTINCT
     level_code,                                                     -- 1 process, 2 class, 3 op, 4 device
     ['process', 'class', 'op', 'device'][level_code] AS level,      -- its name

@@ -2,6 +2,7 @@
 -- some bio has, with integer ids for it and for the coarser groups it belongs to. The long form
 -- of latencies (_bio_stages) carries these ids instead of strings: grouping millions of rows on
 -- small integers is several times cheaper.
+-- needs: _bio_class
 WITH g AS (
     SELECT DISTINCT dev_major, dev_minor, op_base, op_class, process FROM _bio_class
 )

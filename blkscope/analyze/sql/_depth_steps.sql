@@ -4,6 +4,7 @@
 -- whose D came before the trace counts as in flight from the trace start; orphan C's, whose D
 -- is missing mid-trace, and bio-based devices' C's, which have no D, are left out).
 -- level 'queue': bios between Q and completion (unfinished ones until the trace end).
+-- needs: _request_events, bios, events, requests
 WITH bounds AS (
     SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events GROUP BY ALL
 ), steps AS (

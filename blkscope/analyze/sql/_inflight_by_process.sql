@@ -1,5 +1,6 @@
 -- Bios in flight (queued to completed) per device, with who issued them; the spike
 -- attribution asks which of these overlap each spike.
+-- needs: bios, events
 SELECT
     dev_major,                                                     -- device major
     dev_minor,                                                     -- device minor

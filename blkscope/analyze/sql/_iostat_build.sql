@@ -4,6 +4,7 @@
 -- in flight.
 -- Interval length and origin (trace ns) come from the DuckDB variables blkscope_interval_ns
 -- (default 1 s) and blkscope_origin_ns.
+-- needs: _iostat_requests, events
 WITH params AS (
     SELECT coalesce(getvariable('blkscope_interval_ns'), 1000000000)::BIGINT AS iv,
            coalesce(getvariable('blkscope_origin_ns'), 0)::BIGINT AS org

@@ -2,6 +2,7 @@
 -- await starts: a request counts when it completes; a data-less preflush write counts as a write
 -- when its flush sequence ends (the flush_end rows); its await runs from the submitter's plug
 -- clock (acct_start_ns: the first Q of its plug) to its C.
+-- needs: requests
 SELECT
     dev_major,                                                              -- device major
     dev_minor,                                                              -- device minor

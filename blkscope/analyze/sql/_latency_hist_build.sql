@@ -1,6 +1,7 @@
 -- The `latency_hist` table: log2 histograms of every bio stage latency, per device and op
 -- (read/write/discard/flush/other) and over the whole device (op '*'). Bucket b holds
 -- latencies in [2^b, 2^(b+1)) ns; a latency of 0 ns goes to bucket -1 ([0, 1)).
+-- needs: _bio_group_levels, _bio_stages
 WITH s AS (
     SELECT 3 AS level_code, oid AS id, stage, ns FROM _bio_stages WHERE scope IN (0, 3)
     UNION ALL SELECT 4, did, stage, ns FROM _bio_stages WHERE scope IN (0, 4)

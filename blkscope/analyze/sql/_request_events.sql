@@ -2,6 +2,7 @@
 -- from dispatch to completion, so (device, sector, nsectors) identifies it; a flush request
 -- (D FN / C FN 0) has no sector and gets its own key (-1, 0). A zero-length C that is not FN
 -- is the end of a flush sequence (the original request finishing), never paired with a D.
+-- needs: events
 SELECT
     dev_major,                                                       -- device major
     dev_minor,                                                       -- device minor

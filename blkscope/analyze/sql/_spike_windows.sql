@@ -1,6 +1,7 @@
 -- Per device and window: how many bios completed and their latency percentiles.
 -- Windows are getvariable('blkscope_spike_window_ns') wide, by completion time;
 -- the judged latency is getvariable('blkscope_spike_metric'): 'q2c' or 'd2c'.
+-- needs: bios
 SELECT
     dev_major,                                            -- device major
     dev_minor,                                            -- device minor

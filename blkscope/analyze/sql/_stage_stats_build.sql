@@ -2,6 +2,7 @@
 -- device x op class x process, device x op class, device x op, and device ('*' = all).
 -- Each level groups the integer-keyed long form (_bio_stages) on its own id; a Q2Q gap is
 -- kept only at the level whose scope it was computed at.
+-- needs: _bio_group_levels, _bio_stages
 WITH s AS (
     SELECT 1 AS level_code, gid AS id, stage, ns FROM _bio_stages WHERE scope IN (0, 1)
     UNION ALL SELECT 2, cid, stage, ns FROM _bio_stages WHERE scope IN (0, 2)

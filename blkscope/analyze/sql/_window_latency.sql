@@ -1,6 +1,7 @@
 -- Per device, op class and 1 s window of completion: the p50 and p99 of bio latencies.
 -- compare judges changes on these per-window values, because IOs in one burst are not
 -- independent samples and per-IO statistics would call every wobble significant.
+-- needs: bios
 SELECT
     dev_major,                                                     -- device major
     dev_minor,                                                     -- device minor

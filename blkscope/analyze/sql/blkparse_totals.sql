@@ -5,6 +5,7 @@
 --   * a requeue (R) counts on its own and takes its KiB back out of the dispatch KiB.
 --   * M and F both count as merges; U counts as an IO unplug, UT as a timer unplug.
 --   * every number is kept per CPU (the CPU that logged the event); Total is their sum.
+-- needs: events
 SELECT
     dev_major,                                                                          -- device major
     dev_minor,                                                                          -- device minor

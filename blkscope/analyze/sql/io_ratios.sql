@@ -2,6 +2,7 @@
 -- share of sequential dispatches (a D starting where the previous D on the device ended).
 -- Ops are op classes (concepts.py): data-less flush bios (Q FWS) and flush requests (D FN) are
 -- both 'flush'.
+-- needs: bios, io_dist, requests
 WITH b AS (
     SELECT dev_major, dev_minor, op_class(op, flags, sector) AS op,
            count(*) AS queued, count(*) FILTER (merged) AS merged,

@@ -1,5 +1,6 @@
 -- IO per partition of the traced disks: which partition the latency lives on.
 -- Needs the partitions table (blkscope partitions DATASET LISTING).
+-- needs: bios, partitions
 SELECT
     p.disk_major AS dev_major,                                       -- traced disk major
     p.disk_minor AS dev_minor,                                       -- traced disk minor

@@ -1,6 +1,7 @@
 -- The time bins every per-bin table and chart of a device uses: equal widths of 1, 2 or 5 x 10^k
 -- ns (at least 1 ms), the smallest that covers the device's traced span in at most 1500 bins,
 -- starting at a multiple of the width. Bin b covers [start_ns + b * width_ns, + width_ns).
+-- needs: events
 WITH span AS (
     SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events GROUP BY ALL
 ), widths AS (

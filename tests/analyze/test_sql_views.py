@@ -1,0 +1,58 @@
+"""Every analyze/sql view names what it reads in its `-- needs:` header, and views are created
+in an order where that is already defined."""
+
+from __future__ import annotations
+
+import re
+
+import duckdb
+
+from blkscope.analyze.views import optional_views, register_views, sql_views
+from blkscope.schemas import TABLES
+
+
+def _read_by(select: str) -> set[str]:
+    """The tables and views a SELECT reads: names after FROM or JOIN, comments left out."""
+    body = "\n".join(line.split("--")[0] for line in select.splitlines())
+    known = set(TABLES) | set(sql_views())
+    return {m for m in re.findall(r"\b(?:FROM|JOIN)\s+(\w+)", body, flags=re.I) if m in known}
+
+
+def test_needs_headers_name_exactly_what_each_view_reads() -> None:
+    views = sql_views()
+    assert len(views) == 24
+    wrong = {n: (sorted(v.needs), sorted(_read_by(v.select))) for n, v in views.items()
+             if set(v.needs) != _read_by(v.select)}  # fmt: skip
+    assert wrong == {}
+    assert views["_bio_stages"].needs == ("_bio_class", "_bio_groups")
+    assert views["writeback_events"].needs == ("writeback",)
+
+
+def test_views_come_after_what_they_need() -> None:
+    order = list(sql_views())
+    for name, view in sql_views().items():
+        for need in view.needs:
+            if need in order:
+                assert order.index(need) < order.index(name), (name, need)
+
+
+def test_a_view_whose_table_is_missing_is_left_out_without_an_attempt() -> None:
+    con = duckdb.connect()
+    con.register("empty_events", TABLES["events"].empty_table())  # only events, no rows
+    con.execute("CREATE TABLE events AS SELECT * FROM empty_events")
+    executed: list[str] = []
+
+    class Spy:
+        def execute(self, sql: str) -> duckdb.DuckDBPyConnection:
+            executed.append(sql)
+            return con.execute(sql)
+
+    left = register_views(Spy(), ["_request_events", "_depth_steps", "writeback_events"])  # type: ignore[arg-type]
+    assert left == ["_depth_steps", "writeback_events"]
+    created = [s for s in executed if s.startswith("CREATE")]
+    assert [s.split()[4] for s in created] == ["_request_events"]
+
+
+def test_optional_views_follow_the_needs_of_views_over_views() -> None:
+    manifest = {"tables": {name: {} for name in TABLES if name != "writeback"}}
+    assert optional_views(manifest) == {"writeback_events", "_writeback_windows"}
