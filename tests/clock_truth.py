@@ -7,23 +7,19 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
-import pytest
 
 from blkscope.ingest.blktrace_records import read_records
 from blkscope.ingest.folder import ingest_folder
 from blkscope.ingest.writeback_log import parse_writeback
+from tests.conftest import capture_folder
 
-CAPTURES = Path(__file__).parents[1] / ".." / "shared" / "captures"
 MQ = ["mq-writeback-30s", "mq-writeback-60s"]
 NOTIFY = 1 << 15  # BLK_TC_NOTIFY: the category bit of notes (process names, wall clock, messages)
 
 
 def capture(name: str) -> Path:
-    """A shared capture folder, skipping the test when ../shared is not beside the checkout."""
-    folder = CAPTURES / name
-    if not folder.is_dir():
-        pytest.skip(f"{folder} not present")
-    return folder
+    """A capture folder (../shared, or its copy in fixtures/), skipping the test when absent."""
+    return capture_folder(name)
 
 
 def trace_zero_mono(folder: Path) -> int:

@@ -33,6 +33,16 @@ def read_zst(path: Path) -> bytes:
         return zstandard.ZstdDecompressor().stream_reader(f, read_across_frames=True).read()
 
 
+def capture_folder(name: str) -> Path:
+    """The capture folder NAME: ../shared/captures/NAME when the team's captures are beside the
+    checkout, else the identical copy in fixtures/ (mq-writeback-30s is one); a test needing a
+    capture that neither has is skipped, saying so."""
+    for root in (SHARED_CAPTURES, FIXTURES):
+        if (root / name / "blkparse.txt.zst").is_file():
+            return root / name
+    pytest.skip(f"capture {name} is neither in {SHARED_CAPTURES} nor in fixtures/")
+
+
 def shared_captures() -> list[Path]:
     """Every capture folder in ../shared/captures (empty when it is not beside the checkout)."""
     if not SHARED_CAPTURES.is_dir():

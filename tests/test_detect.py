@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from blkscope.ingest.detect import detect_format
-from tests.formats_golden import CAPTURES, DATA
+from tests.conftest import capture_folder
+from tests.formats_golden import DATA
 
 SAMPLES = {
     "mq30.blktrace.0": "blktrace",
@@ -54,9 +55,8 @@ def test_name_does_not_matter(tmp_path: Path) -> None:
     assert detect_format(str(tmp_path / "missing")) is None
 
 
-@pytest.mark.skipif(not CAPTURES.exists(), reason="shared captures not present")
 def test_shared_capture_files() -> None:
-    folder = CAPTURES / "mq-writeback-30s"
+    folder = capture_folder("mq-writeback-30s")
     found = {p.name: detect_format(str(p)) for p in sorted(folder.iterdir())}
     assert found == {
         "biosnoop.txt.zst": "biosnoop",

@@ -11,7 +11,7 @@ import pytest
 from blkscope.analyze.period_series import user_series_periods
 from blkscope.analyze.periodicity import KNOBS, NS, bursts, find_periods, matching_knobs
 from blkscope.analyze.views import connect, query_table
-from tests.conftest import SHARED_CAPTURES
+from tests.conftest import SHARED_CAPTURES, capture_folder
 
 
 def _pulses(
@@ -113,9 +113,8 @@ def test_kworker_write_bursts_of_the_60s_capture_repeat_every_5_s(
     assert matching_knobs(period.period_s)[0] == "vm.dirty_writeback_centisecs"
 
 
-@pytest.mark.skipif(not (SHARED_CAPTURES / "mq-writeback-30s").exists(), reason="needs ../shared")
 def test_three_kworker_bursts_in_30_s_are_not_called_periodic(ingested: dict[Path, Path]) -> None:
-    ds = ingested[SHARED_CAPTURES / "mq-writeback-30s" / "blkparse.txt.zst"]
+    ds = ingested[capture_folder("mq-writeback-30s") / "blkparse.txt.zst"]
     con = connect(ds)
     times = query_table(
         con, "SELECT time_ns FROM events WHERE action = 'Q' AND op = 'W' AND comm LIKE 'kworker/u%'"

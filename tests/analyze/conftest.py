@@ -8,18 +8,15 @@ import pytest
 
 from blkscope.analyze.build import analyze_dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from tests.conftest import capture_folder
 
-CAPTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "captures"
 DATA = Path(__file__).resolve().parents[1] / "data" / "analyze"
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "analyze"
 
 
 def capture(name: str) -> Path:
-    """Folder of a shared capture; skips the test cleanly when the captures are not there."""
-    path = CAPTURES / name
-    if not (path / "blkparse.txt.zst").exists():
-        pytest.skip(f"shared capture {name} not available")
-    return path
+    """Folder of a capture (../shared, or its copy in fixtures/); skips cleanly when absent."""
+    return capture_folder(name)
 
 
 @pytest.fixture(scope="session")
