@@ -9,11 +9,11 @@ import pytest
 from typer.testing import CliRunner
 
 from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.clock import trace_zero_mono_ns
 from blkscope.analyze.crosscheck import crosscheck
 from blkscope.cli import app
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
+from tests.clock_truth import trace_zero_mono
 from tests.conftest import MQ30, ROOT
 
 runner = CliRunner()
@@ -65,7 +65,7 @@ def test_crosscheck_numbers(mq30: Path) -> None:
 def test_fitted_phase_matches_the_capture_clock(mq30: Path) -> None:
     """iostat prints whole seconds; the phase fitted from completions puts the end of its first
     interval 3.0 ms from where clock.txt puts it (iostat started 10 ms after that pair)."""
-    zero = trace_zero_mono_ns(sorted(MQ30.glob("trace.blktrace.*")))
+    zero = trace_zero_mono(MQ30)
     first_end = int((MQ30 / "clock.txt").read_text().split()[0]) - zero + 10_000_000 + 10**9
     with analyze_dataset(mq30) as con:
         t1 = con.execute(
