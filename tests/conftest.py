@@ -66,7 +66,7 @@ def ingested(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Path]:
     """Lazily ingest each blkparse input once per session; maps input -> dataset folder."""
     cache: dict[Path, Path] = {}
 
-    class _Lazy(dict):  # type: ignore[type-arg]
+    class _Lazy(dict[Path, Path]):
         def __missing__(self, key: Path) -> Path:
             out = tmp_path_factory.mktemp("ds") / "ds"
             ingest_blkparse([str(key)], out)

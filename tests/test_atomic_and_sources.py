@@ -7,6 +7,7 @@ import gzip
 import json
 import lzma
 from pathlib import Path
+from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
@@ -41,7 +42,7 @@ def test_interrupt_mid_ingest_keeps_the_previous_dataset(
     original = blkparse_text.BlkparseTextParser.finish
     calls = {"n": 0}
 
-    def interrupted(self: blkparse_text.BlkparseTextParser, scanned: object, is_last: bool):  # type: ignore[no-untyped-def]
+    def interrupted(self: blkparse_text.BlkparseTextParser, scanned: Any, is_last: bool) -> Any:
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
@@ -62,13 +63,13 @@ def test_interrupt_mid_ingest_keeps_the_previous_dataset(
     ids=["gzip", "xz", "bzip2", "zstd-file"],
 )
 def test_compressed_inputs_give_the_same_events(
-    tmp_path: Path, mq30_text: bytes, compress: object
+    tmp_path: Path, mq30_text: bytes, compress: Any
 ) -> None:
     if compress is None:
         src = MQ30 / "blkparse.txt.zst"
     else:
         src = tmp_path / "in.any"
-        src.write_bytes(compress(mq30_text))  # type: ignore[operator]
+        src.write_bytes(compress(mq30_text))
     ingest_blkparse([str(src)], tmp_path / "ds")
     manifest = json.loads((tmp_path / "ds" / "manifest.json").read_text())
     assert manifest["inputs"][0]["lines"] == 75560
@@ -77,7 +78,7 @@ def test_compressed_inputs_give_the_same_events(
         == {gzip.compress: "gzip", lzma.compress: "xz", bz2.compress: "bzip2", None: "zstd"}[
             compress
         ]
-    )  # type: ignore[index]
+    )
     events = pq.read_table(tmp_path / "ds" / "events.parquet")
     assert events.num_rows == 75532
     assert events["time_ns"][-1].as_py() == 34_489_643_432

@@ -166,9 +166,9 @@ def copied_lines(draw: st.DrawFn) -> tuple[dict[str, Any], str]:
         row["dev_major"], row["dev_minor"], row["cpu"], row["seq"], t // 10**9, t % 10**9,
         row["pid"], row["action"], row["rwbs"],
     )  # fmt: skip
-    tail, head = line[len(head) :], head.split()
+    tail, fields = line[len(head) :], head.split()
     lead = draw(st.sampled_from(["", " ", "  ", "^C", "^C  "]))
-    mangled = lead + "".join(t + draw(_SEPARATORS) for t in head[:-1]) + head[-1] + " " + tail
+    mangled = lead + "".join(t + draw(_SEPARATORS) for t in fields[:-1]) + fields[-1] + " " + tail
     if row["action"] != "m" and draw(st.booleans()):
         mangled += "\r"
     return row, mangled

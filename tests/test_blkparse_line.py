@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from blkscope.ingest.blkparse_line import LineError, parse_event_line, render_event
 
-SHAPES = {
+SHAPES: dict[str, dict[str, Any]] = {
     "254,0    0       68     0.000000000 11421  Q  RA 2168560 + 16 [python3]": {
         "action": "Q",
         "op": "R",

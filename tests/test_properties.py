@@ -14,7 +14,7 @@ from blkscope.ingest.blkparse_line import ACTIONS, parse_event_line, render_even
 
 u32 = st.integers(0, 2**32 - 1)
 comms = st.text(
-    st.characters(blacklist_characters="\n\r\x00", blacklist_categories=("Cs",)), max_size=16
+    st.characters(blacklist_characters="\n\r\x00", blacklist_categories=["Cs"]), max_size=16
 )
 rwbs = st.builds(
     render_rwbs,

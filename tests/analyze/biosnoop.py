@@ -41,7 +41,7 @@ def match_biosnoop(con: duckdb.DuckDBPyConnection, snoop: pa.Table) -> dict[str,
                    GROUP BY ALL HAVING count(*) = 1),
              r AS (SELECT sector, nsectors, any_value(c_time_ns) AS c FROM requests
                    WHERE kind = 'data' AND c_time_ns IS NOT NULL GROUP BY ALL HAVING count(*) = 1)
-        SELECT median(r.c - s.t)::BIGINT FROM s JOIN r USING (sector, nsectors)""").fetchone()[0]
+        SELECT median(r.c - s.t)::BIGINT FROM s JOIN r USING (sector, nsectors)""").fetchall()[0][0]
     row = con.execute(
         """
         WITH s AS (SELECT row_number() OVER () AS id, * FROM snoop WHERE nsectors > 0),
@@ -56,7 +56,7 @@ def match_biosnoop(con: duckdb.DuckDBPyConnection, snoop: pa.Table) -> dict[str,
                median(dt) FILTER (dt <= 1000000)
         FROM m""",
         {"off": offset},
-    ).fetchone()
+    ).fetchall()[0]
     sized, found, agree, median_dt = row
     return {
         "offset_ns": offset,

@@ -23,7 +23,7 @@ def capture(name: str) -> Path:
 def analyzed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """Lazily ingest + analyze a shared capture once; maps capture name -> dataset folder."""
 
-    class _Lazy(dict):  # type: ignore[type-arg]
+    class _Lazy(dict[str, Path]):
         def __missing__(self, name: str) -> Path:
             src = capture(name)
             out = tmp_path_factory.mktemp(name) / "ds"

@@ -61,12 +61,14 @@ def test_btt_multi_second_q2g_is_a_stale_split_q(analyzed: dict[str, Path]) -> N
         )
         split_q = con.execute("""
             SELECT sector, nsectors, pieces, q2c_ns FROM bios
-            WHERE q_eid = 2273""").fetchone()
+            WHERE q_eid = 2273""").fetchall()[0]
         read = con.execute("""
             SELECT flags, sector, nsectors, g_time_ns - q_time_ns, status FROM bios
-            WHERE q_eid = 73707""").fetchone()
+            WHERE q_eid = 73707""").fetchall()[0]
         q2g_max = con.execute("""
-            SELECT max_ns FROM stage_stats WHERE level = 'device' AND stage = 'Q2G'""").fetchone()
+            SELECT max_ns FROM stage_stats WHERE level = 'device' AND stage = 'Q2G'""").fetchall()[
+            0
+        ]
     assert (lines[73708] - lines[2273]) / 1e9 == 29.364806237
     assert split_q == (36847616, 16384, 2, 31808301)  # done 31.8 ms after its Q
     assert read == ("RS", 36853744, 8, 17506, "completed")
@@ -88,9 +90,9 @@ def test_btt_drops_split_ios(analyzed: dict[str, Path]) -> None:
         )
         first = con.execute("""
             SELECT sector, nsectors, pieces, q_time_ns, c_time_ns, q2c_ns FROM bios
-            WHERE q_eid = 7""").fetchone()
+            WHERE q_eid = 7""").fetchall()[0]
         unsplit_d2c = con.execute("""
-            SELECT count(*), avg(d2c_ns), max(d2c_ns) FROM bios WHERE NOT split""").fetchone()
+            SELECT count(*), avg(d2c_ns), max(d2c_ns) FROM bios WHERE NOT split""").fetchall()[0]
     assert by_split == {False: 24, True: 14491}
     assert first == (393216, 2048, 16, 106367446, 107201099, 833653)
     # where btt does see the bio, its D2C agrees with ours
@@ -129,7 +131,7 @@ def test_btt_pairs_split_writes_with_a_discard_24_s_later(tmp_path: Path) -> Non
             """).fetchall()
         i2d_max = con.execute(
             "SELECT max_ns FROM stage_stats WHERE level = 'device' AND stage = 'I2D'"
-        ).fetchone()[0]
+        ).fetchall()[0][0]
     discard_c, discard_d = times[("C", 37093376, 131072)], times[("D", 37093376, 131072)]
     assert discard_c - times[("Q", 37158912, 16384)] == 23_944_930_327
     assert discard_d - times[("I", 37167104, 8192)] == 23_924_249_588

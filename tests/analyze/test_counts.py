@@ -39,8 +39,8 @@ FROM blkparse_summary WHERE block = 'Total'
 @pytest.mark.parametrize("name", CAPTURES)
 def test_counts_equal_blkparse_total(analyzed: dict[str, Path], name: str) -> None:
     with connect(analyzed[name]) as con:
-        ours = con.execute(_FROM_TABLES).fetchone()
-        theirs = con.execute(_FROM_BLKPARSE).fetchone()
+        ours = con.execute(_FROM_TABLES).fetchall()[0]
+        theirs = con.execute(_FROM_BLKPARSE).fetchall()[0]
     assert ours[:5] == theirs
     # every merge event (M/F) landed a piece of some bio: no more merged bios than merges
     assert 0 < ours[5] <= ours[4]
@@ -49,16 +49,23 @@ def test_counts_equal_blkparse_total(analyzed: dict[str, Path], name: str) -> No
 def test_counts_mq30_values(analyzed: dict[str, Path]) -> None:
     """The numbers themselves (Q, D, C, R, M+F) for the mq-writeback-30s capture."""
     with connect(analyzed["mq-writeback-30s"]) as con:
-        assert con.execute(_FROM_TABLES).fetchone() == (11039, 11322, 12702, 126, 99, MERGED_MQ30)
+        assert con.execute(_FROM_TABLES).fetchall()[0] == (
+            11039,
+            11322,
+            12702,
+            126,
+            99,
+            MERGED_MQ30,
+        )
 
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_every_q_has_one_fate_and_sane_latency(analyzed: dict[str, Path], name: str) -> None:
     with connect(analyzed[name]) as con:
-        span = con.execute("SELECT max(time_ns) - min(time_ns) FROM events").fetchone()[0]
+        span = con.execute("SELECT max(time_ns) - min(time_ns) FROM events").fetchall()[0][0]
         fates = dict(con.execute("SELECT status, count(*) FROM bios GROUP BY 1").fetchall())
-        n_q = con.execute("SELECT count(*) FROM events WHERE action = 'Q'").fetchone()[0]
-        distinct_q = con.execute("SELECT count(DISTINCT q_eid) FROM bios").fetchone()[0]
+        n_q = con.execute("SELECT count(*) FROM events WHERE action = 'Q'").fetchall()[0][0]
+        distinct_q = con.execute("SELECT count(DISTINCT q_eid) FROM bios").fetchall()[0][0]
         bad = con.execute(
             """
             SELECT count(*) FROM bios WHERE
@@ -67,10 +74,10 @@ def test_every_q_has_one_fate_and_sane_latency(analyzed: dict[str, Path], name: 
                        d_time_ns - q_time_ns, d2c_ns, q2c_ns) < 0
               OR greatest(q2c_ns, d2c_ns, d_time_ns - q_time_ns) > $span""",
             {"span": span},
-        ).fetchone()[0]
+        ).fetchall()[0][0]
         bad_requests = con.execute(
             "SELECT count(*) FROM requests WHERE d2c_ns < 0 OR d2c_ns > $span", {"span": span}
-        ).fetchone()[0]
+        ).fetchall()[0][0]
     assert set(fates) <= {"completed", "merged", "partial"}
     assert sum(fates.values()) == n_q == distinct_q
     assert bad == 0 and bad_requests == 0

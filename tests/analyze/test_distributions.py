@@ -29,8 +29,8 @@ def test_depth_integral_is_littles_law(nosplit: Path) -> None:
                 "SELECT level, sum(depth::BIGINT * held_ns) FROM depth GROUP BY level"
             ).fetchall()
         )
-        d2c, q2c = con.execute("SELECT sum(d2c_ns), sum(q2c_ns) FROM bios").fetchone()
-        span = con.execute("SELECT max(time_ns) FROM events").fetchone()[0]
+        d2c, q2c = con.execute("SELECT sum(d2c_ns), sum(q2c_ns) FROM bios").fetchall()[0]
+        span = con.execute("SELECT max(time_ns) FROM events").fetchall()[0][0]
         held = dict(con.execute("SELECT level, sum(held_ns) FROM depth GROUP BY level").fetchall())
         maxima = dict(
             con.execute(
@@ -57,10 +57,10 @@ def test_latency_hist_sums_to_stage_counts(analyzed: dict[str, Path]) -> None:
                 SELECT h.stage, sum(h.n) AS n, min(h.lo_ns) AS lo, max(h.hi_ns) AS hi
                 FROM latency_hist h WHERE h.op_class = '*' GROUP BY h.stage) h
             JOIN stage_stats s ON s.level = 'device' AND s.stage = h.stage
-            WHERE h.n <> s.n OR s.min_ns < h.lo OR s.max_ns >= h.hi""").fetchone()[0]
+            WHERE h.n <> s.n OR s.min_ns < h.lo OR s.max_ns >= h.hi""").fetchall()[0][0]
         d2c = con.execute("""SELECT lo_ns, n FROM latency_hist
                              WHERE op_class = '*' AND stage = 'D2C' ORDER BY n DESC LIMIT 1""")
-        assert d2c.fetchone() == (32768, 4921)
+        assert d2c.fetchall()[0] == (32768, 4921)
     assert bad == 0
 
 
@@ -68,9 +68,9 @@ def test_io_dist_and_ratios(analyzed: dict[str, Path]) -> None:
     with connect(analyzed["mq-writeback-30s"]) as con:
         d_sizes = con.execute(
             "SELECT sum(n), sum(total) FROM io_dist WHERE metric = 'd_size'"
-        ).fetchone()
+        ).fetchall()[0]
         d_events = con.execute("""SELECT count(*), sum(nsectors) FROM events
-                                  WHERE action = 'D' AND nsectors > 0""").fetchone()
+                                  WHERE action = 'D' AND nsectors > 0""").fetchall()[0]
         ratios = {
             r[0]: r[1:]
             for r in con.execute("""

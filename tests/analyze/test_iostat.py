@@ -3,7 +3,7 @@
 Clock: iostat prints wall-clock seconds; it was started right after clock.txt's MONO/WALL pair
 was taken, and reports every second from then. So report j (j >= 1; report 0 is the since-boot
 average) covers [MONO + (j-1) s, MONO + j s) on CLOCK_MONOTONIC; the trace's zero on that clock
-is the smallest record time in trace.blktrace.* (blkscope.analyze.clock). iostat itself needs a
+is the smallest record time in trace.blktrace.* (tests/clock_truth.py). iostat itself needs a
 few ms to start: 10 ms is assumed.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 import pytest
 
 from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.clock import trace_zero_mono_ns
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from tests.analyze.conftest import DATA, capture
 from tests.analyze.iostat_txt import read_iostat
+from tests.clock_truth import trace_zero_mono
 
 IOSTAT_START_NS = 10_000_000
 
@@ -41,7 +41,7 @@ def _errors(ds: Path, folder: Path, zero_mono: int, device: str) -> tuple[int, f
 
 def test_iostat_loop_split_merge(analyzed: dict[str, Path]) -> None:
     folder = capture("loop-split-merge")
-    zero = trace_zero_mono_ns([folder / "trace.blktrace.0.zst", folder / "trace.blktrace.1.zst"])
+    zero = trace_zero_mono(folder)
     assert zero == 541467282669
     n, ws, aw = _errors(analyzed["loop-split-merge"], folder, zero, "loop0")
     assert n == 8 and ws <= 0.05 and aw <= 0.05
@@ -55,7 +55,7 @@ def test_iostat_mq_writeback(analyzed: dict[str, Path], name: str, seconds: int)
     completion clock: ~7 us per completion there (test_kernel_await.py measures it in the trace
     and against the kernel's own counters); on the flusher's seconds the error is 0-4%."""
     folder = capture(f"mq-writeback-{name}")
-    zero = trace_zero_mono_ns([folder / "trace.blktrace.0.zst", folder / "trace.blktrace.1.zst"])
+    zero = trace_zero_mono(folder)
     n, ws, aw = _errors(analyzed[f"mq-writeback-{name}"], folder, zero, "vda")
     assert n == seconds and ws == 0.0 and aw <= 0.075
 
@@ -84,9 +84,9 @@ def test_iostat_interval_option(analyzed: dict[str, Path]) -> None:
     with analyze_dataset(analyzed["mq-writeback-30s"], interval_ns=250_000_000) as con:
         n, writes, width = con.execute(
             "SELECT count(*), sum(writes), min(interval_ns) FROM iostat"
-        ).fetchone()
+        ).fetchall()[0]
     with analyze_dataset(analyzed["mq-writeback-30s"]) as con:
-        n1, writes1 = con.execute("SELECT count(*), sum(writes) FROM iostat").fetchone()
+        n1, writes1 = con.execute("SELECT count(*), sum(writes) FROM iostat").fetchall()[0]
     # 3670 data writes + 1506 flush-sequence ends; blkparse's 5215 also counts 39 discards
     assert width == 250_000_000 and writes == writes1 == 5176 and 4 * n1 - 4 <= n <= 4 * n1
 

@@ -4,6 +4,7 @@ in an order where that is already defined."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import duckdb
 
@@ -54,5 +55,5 @@ def test_a_view_whose_table_is_missing_is_left_out_without_an_attempt() -> None:
 
 
 def test_optional_views_follow_the_needs_of_views_over_views() -> None:
-    manifest = {"tables": {name: {} for name in TABLES if name != "writeback"}}
+    manifest: dict[str, Any] = {"tables": {name: {} for name in TABLES if name != "writeback"}}
     assert optional_views(manifest) == {"writeback_events", "_writeback_windows"}

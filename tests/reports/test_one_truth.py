@@ -12,13 +12,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from blkscope.analyze.clock import trace_zero_mono_ns
 from blkscope.analyze.views import connect, query_table
 from blkscope.concepts import arrow_writeback_queue
 from blkscope.reports.charts import markers
 from blkscope.reports.model import Device, load_report
 from blkscope.reports.plotting import wall_ticks
 from blkscope.reports.run import Written
+from tests.clock_truth import trace_zero_mono
 from tests.reports.conftest import MQ30_CAPTURE
 
 
@@ -37,7 +37,7 @@ def _monotonic_log(device: str) -> np.ndarray:
     """End times of writeback_ns.txt's rows for one device, on the trace timeline: its
     CLOCK_MONOTONIC stamps minus the blktrace binaries' first record time (independent of
     blkscope's clock model)."""
-    zero = trace_zero_mono_ns(sorted(MQ30_CAPTURE.glob("trace.blktrace.*")))
+    zero = trace_zero_mono(MQ30_CAPTURE)
     rows = [line.split() for line in (MQ30_CAPTURE / "writeback_ns.txt").read_text().splitlines()]
     return np.array([int(r[0]) - zero for r in rows if len(r) == 5 and r[1] == device])
 
@@ -144,7 +144,7 @@ def test_wall_clock_axis_labels_match_clock_txt(mq_report: Written, device: Devi
     """clock.txt pairs CLOCK_MONOTONIC with the wall clock; the binaries' first record is the
     trace's zero on CLOCK_MONOTONIC. Every wall-clock tick sits where clock.txt says."""
     mono, wall = (int(v) for v in (MQ30_CAPTURE / "clock.txt").read_text().split())
-    zero = trace_zero_mono_ns(sorted(MQ30_CAPTURE.glob("trace.blktrace.*")))
+    zero = trace_zero_mono(MQ30_CAPTURE)
     clock = load_report(mq_report.dataset).clock
     ticks = wall_ticks(clock, 0.0, 34.5)
     assert len(ticks) >= 5
