@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +16,7 @@ from blkscope.analyze.views import connect, query_table
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
 from tests.conftest import MQ30
+from tests.golden import golden_json
 
 ISSUE5 = Path(__file__).parent / "data" / "issue5"
 GOLDEN = Path(__file__).parent / "golden" / "findings"
@@ -70,10 +70,7 @@ def loop_parts(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _golden(name: str, rows: list[dict[str, object]]) -> list[dict[str, object]]:
-    path = GOLDEN / name
-    if os.environ.get("BLKSCOPE_UPDATE_GOLDEN") == "1":
-        path.write_text(json.dumps(rows, indent=1) + "\n")
-    return list(json.loads(path.read_text()))
+    return list(golden_json(GOLDEN / name, rows))
 
 
 def test_spike_and_episode_tables_of_the_mq_fixture_are_golden(mq30: Path) -> None:

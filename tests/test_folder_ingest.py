@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from blkscope.cli import app
 from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
 from blkscope.ingest.sources import open_source
 from tests.clock_truth import capture
+from tests.golden import golden_json, golden_text
 
 runner = CliRunner()
 GOLDEN = Path(__file__).parent / "golden" / "clock"
@@ -47,19 +47,13 @@ def _listing(manifest: dict) -> dict:
 def test_recognised_and_skipped_files_match_golden(whole: tuple[Path, str]) -> None:
     out, _ = whole
     listing = _listing(json.loads((out / "manifest.json").read_text()))
-    path = GOLDEN / "mq30_folder_listing.json"
-    if os.environ.get("BLKSCOPE_UPDATE_GOLDEN") == "1":
-        path.write_text(json.dumps(listing, indent=1) + "\n")
-    assert listing == json.loads(path.read_text())
+    assert listing == golden_json(GOLDEN / "mq30_folder_listing.json", listing)
 
 
 def test_printed_report_matches_golden(whole: tuple[Path, str]) -> None:
     out, output = whole
     text = output.replace(str(out), "DATASET")
-    path = GOLDEN / "mq30_folder_report.txt"
-    if os.environ.get("BLKSCOPE_UPDATE_GOLDEN") == "1":
-        path.write_text(text)
-    assert text == path.read_text()
+    assert text == golden_text(GOLDEN / "mq30_folder_report.txt", text)
 
 
 def test_listing_is_printed(whole: tuple[Path, str]) -> None:

@@ -16,14 +16,13 @@ The cuts (tests/data/analyze) each hold one hard case, with IOs cut at both ends
 - loop-partitions-remap: the first 300 lines of a capture of fio on two GPT partitions of loop0
   (added with `partx -a`, since this kernel does not scan partitions; tests/data/analyze/
   README.md tells how), traced on loop0: every Q follows an A from 259,0 or 259,1.
-Regenerate with BLKSCOPE_REGEN_GOLDEN=1 after checking the diff by eye.
+Regenerate with BLKSCOPE_UPDATE_GOLDEN=1 after checking the diff by eye.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-import os
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ import pytest
 from blkscope.analyze.build import analyze_dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from tests.analyze.conftest import DATA, GOLDEN
+from tests.golden import golden_text
 
 SAMPLES = [
     "mq30-flush",
@@ -67,9 +67,7 @@ def test_golden(tmp_path: Path, sample: str) -> None:
             rel = con.sql(query)
             got = _csv(rel.columns, rel.fetchall())
             golden = GOLDEN / f"{sample}.{table}.csv"
-            if os.environ.get("BLKSCOPE_REGEN_GOLDEN"):
-                golden.write_text(got)
-            assert got == golden.read_text(), f"{golden} differs"
+            assert got == golden_text(golden, got), f"{golden} differs"
 
 
 def test_partition_remaps_put_each_bio_back_at_its_partition_start(tmp_path: Path) -> None:
