@@ -1,0 +1,36 @@
+-- exact_quantiles(tbl, permilles): per group, the values quantile_disc(v, permille / 1000)
+-- returns (the value at 0-based rank ceil(n * permille / 1000) - 1 of the group's sorted values,
+-- as DuckDB ranks for a decimal fraction), without holding a group's values in memory.
+-- Needs: a table or view named by tbl with columns g (the group, any type) and v (BIGINT, not
+-- null); permilles, a list of integers in 1..1000.
+-- How: a first pass counts each group's values per bucket of value_bucket() (exact below 2048,
+-- then 1/1024 of the value wide) and finds the bucket holding each wanted rank; a second pass
+-- sorts only the values of those buckets (none when a bucket holds one distinct value). Memory
+-- goes with the number of buckets, not of values; both passes are aggregates and joins that
+-- DuckDB can spill.
+CREATE OR REPLACE MACRO exact_quantiles(tbl, permilles) AS TABLE
+WITH counts AS (
+    SELECT g, value_bucket(v) AS b, count(*) AS c, min(v) AS lo, max(v) AS hi
+    FROM query_table(tbl) GROUP BY ALL
+), cum AS (
+    SELECT *, sum(c) OVER (PARTITION BY g ORDER BY b ROWS UNBOUNDED PRECEDING) - c AS before,
+           sum(c) OVER (PARTITION BY g) AS n
+    FROM counts
+), ranks AS (
+    SELECT g, k AS permille, (n * k + 999) // 1000 - 1 AS r
+    FROM (SELECT DISTINCT g, n FROM cum), (SELECT unnest(permilles) AS k)
+), hits AS (
+    -- the bucket holding each wanted rank, and the rank's offset among the bucket's values
+    SELECT w.g, w.permille, c.b, w.r - c.before AS offset, c.lo, c.hi
+    FROM ranks w JOIN cum c ON c.g = w.g AND w.r >= c.before AND w.r < c.before + c.c
+), spread AS (
+    SELECT DISTINCT g, b FROM hits WHERE lo < hi
+), ranked AS (
+    SELECT g, b, v, row_number() OVER (PARTITION BY g, b ORDER BY v) - 1 AS offset
+    FROM (SELECT g, v, value_bucket(v) AS b FROM query_table(tbl)) SEMI JOIN spread USING (g, b)
+)
+SELECT
+    h.g,                                      -- the group
+    h.permille,                               -- the wanted quantile in thousandths
+    coalesce(x.v, h.lo) AS v                  -- the group's value at that rank
+FROM hits h LEFT JOIN ranked x ON h.lo < h.hi AND x.g = h.g AND x.b = h.b AND x.offset = h.offset
