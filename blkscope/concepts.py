@@ -63,22 +63,6 @@ MACROS: dict[str, tuple[str, str, str]] = {
         "M2D (merged bios), D2C, Q2C",
     ),
 }
-# value_bucket: exact below 2048, then buckets 1/1024 of the value wide (the top 11 bits of the
-# value, with the shift that keeps them); increasing with v, so each bucket is one range of values
-# and the rank of a value can be found from the counts per bucket (exact_quantiles).
-_BUCKET_SHIFT = "greatest(0, floor(log2(greatest({x}, 1)))::BIGINT - 10)"
-_POSITIVE_BUCKET = "({s} * 4096 + ({x} >> {s}))"
-MACROS["value_bucket"] = (
-    "v",
-    "CASE WHEN v >= 0 THEN "
-    + _POSITIVE_BUCKET.format(s=_BUCKET_SHIFT.format(x="v"), x="v")
-    # -(v + 1), not -v: the most negative BIGINT has no positive counterpart
-    + " ELSE -"
-    + _POSITIVE_BUCKET.format(s=_BUCKET_SHIFT.format(x="(-(v + 1))"), x="(-(v + 1))")
-    + " - 1 END",
-    "a bucket number for a BIGINT that grows with it: the value itself below 2048, then "
-    "buckets 1/1024 of the value wide (negative values mirrored below 0)",
-)
 STAGE_NAMES = ("Q2G", "G2I", "I2D", "Q2M", "M2D", "D2C", "Q2C", "Q2Q")  # codes 1..8
 MACROS["stage_name"] = (
     "code",
