@@ -12,9 +12,11 @@ lint:
 test:
     python -m pytest
 
-# ingest and analyze a >= 4 M-line trace: lines/s, MB/s, peak RSS, vs wc -l and blkparse -d + btt
+# blkscope ingest + analyze vs blkparse -d + btt on a real capture and its 10x copy (built once,
+# cached): wall, CPU, peak RSS and issue 12's ratios. `just bench --quick`: 1x only; `just bench
+# --json`; `just bench bombs`: the hostile-input bench (bench/bombs.py)
 bench *ARGS:
-    python bench/bench_ingest.py {{ARGS}}
+    python bench/bench.py {{ARGS}}
 
 # the README's main job on the bundled fixture capture
 demo:

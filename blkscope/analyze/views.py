@@ -55,6 +55,17 @@ def sql_views() -> dict[str, SqlView]:
     return ordered
 
 
+def table_macros() -> list[str]:
+    """The CREATE MACRO ... AS TABLE statements of analyze/sql/macros/*.sql (helpers the views
+    call with the name of a view, e.g. exact_quantiles)."""
+    root = resources.files("blkscope.analyze") / "sql" / "macros"
+    return [
+        p.read_text()
+        for p in sorted(root.iterdir(), key=lambda p: p.name)
+        if p.name.endswith(".sql")
+    ]
+
+
 def register_table(con: duckdb.DuckDBPyConnection, name: str, parquet: Path) -> None:
     """(Re)define view `name` over a Parquet file."""
     path = parquet.as_posix().replace("'", "''")
@@ -131,6 +142,8 @@ def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
     # ("dict-surviving cache: global dictionary column ... changed identity").
     con.execute("SET enable_caching_operators = false")
     for statement in macro_statements():  # the shared definitions every view below uses
+        con.execute(statement)
+    for statement in table_macros():
         con.execute(statement)
     for name, info in manifest.get("tables", {}).items():
         register_table(con, name, table_file(dataset, info["file"]))

@@ -1,20 +1,21 @@
 -- Per device and window: how many bios completed and their latency percentiles.
 -- Windows are getvariable('blkscope_spike_window_ns') wide, by completion time;
 -- the judged latency is getvariable('blkscope_spike_metric'): 'q2c' or 'd2c'.
--- needs: bios
-SELECT
-    dev_major,                                            -- device major
-    dev_minor,                                            -- device minor
-    c_time_ns // getvariable('blkscope_spike_window_ns') AS win,       -- window number from trace zero
-    count(*)                                              AS ios,      -- bios completing in the window
-    quantile_disc(lat, 0.99)                              AS p99_ns,   -- their 99th percentile latency
-    max(lat)                                              AS max_ns,   -- the slowest of them
-    arg_max(c_time_ns, lat)                               AS peak_ns   -- when the slowest completed
-FROM (
-    SELECT dev_major, dev_minor, c_time_ns,
-           CASE getvariable('blkscope_spike_metric') WHEN 'd2c' THEN d2c_ns ELSE q2c_ns END AS lat
-    FROM bios
-    WHERE NOT partial AND c_time_ns IS NOT NULL
+-- Needs _spike_latencies; the p99 is quantile_disc's, by exact_quantiles (no window's
+-- latencies held in memory).
+-- needs: _spike_latencies
+WITH agg AS (
+    SELECT g, count(*) AS ios, max(v) AS max_ns, arg_max(c_time_ns, v) AS peak_ns
+    FROM _spike_latencies GROUP BY g
+), q AS (
+    SELECT g, v AS p99_ns FROM exact_quantiles('_spike_latencies', [990])
 )
-WHERE lat IS NOT NULL
-GROUP BY ALL
+SELECT
+    g.dev_major,                                          -- device major
+    g.dev_minor,                                          -- device minor
+    g.win,                                                -- window number from trace zero
+    ios,                                                  -- bios completing in the window
+    p99_ns,                                               -- their 99th percentile latency
+    max_ns,                                               -- the slowest of them
+    peak_ns                                               -- when the slowest completed
+FROM agg JOIN q USING (g)

@@ -1,18 +1,19 @@
 -- The `stage_stats` table: per stage, count/min/mean/percentiles/max at four levels:
 -- device x op class x process, device x op class, device x op, and device ('*' = all).
--- Each level groups the integer-keyed long form (_bio_stages) on its own id; a Q2Q gap is
--- kept only at the level whose scope it was computed at.
--- needs: _bio_group_levels, _bio_stages
-WITH s AS (
-    SELECT 1 AS level_code, gid AS id, stage, ns FROM _bio_stages WHERE scope IN (0, 1)
-    UNION ALL SELECT 2, cid, stage, ns FROM _bio_stages WHERE scope IN (0, 2)
-    UNION ALL SELECT 3, oid, stage, ns FROM _bio_stages WHERE scope IN (0, 3)
-    UNION ALL SELECT 4, did, stage, ns FROM _bio_stages WHERE scope IN (0, 4)
-), agg AS (
-    -- one quantile aggregate keeps each group's values once, not once per percentile
-    SELECT level_code, id, stage, count(*) AS n, min(ns) AS min_ns, avg(ns) AS mean_ns,
-           quantile_disc(ns, [0.5, 0.9, 0.99, 0.999]) AS q, max(ns) AS max_ns
-    FROM s GROUP BY level_code, id, stage
+-- Needs _stage_values (each latency once per level it counts at, g = level << 40 | id << 8 |
+-- stage) and _bio_group_levels. The percentiles are quantile_disc's, computed by
+-- exact_quantiles without holding a group's latencies in memory.
+-- needs: _bio_group_levels, _stage_values
+WITH agg AS (
+    SELECT g, count(*) AS n, min(v) AS min_ns, avg(v) AS mean_ns, max(v) AS max_ns
+    FROM _stage_values GROUP BY g
+), q AS (
+    SELECT g, list(v ORDER BY permille) AS q
+    FROM exact_quantiles('_stage_values', [500, 900, 990, 999]) GROUP BY g
+), a AS (
+    SELECT (g >> 40)::INTEGER AS level_code, ((g >> 8) & 4294967295)::INTEGER AS id,
+           (g & 255)::INTEGER AS stage, n, min_ns, mean_ns, q, max_ns
+    FROM agg JOIN q USING (g)
 )
 SELECT
     l.dev_major,                                       -- device major
@@ -29,5 +30,5 @@ SELECT
     a.q[3] AS p99_ns,                                  -- 99th percentile
     a.q[4] AS p999_ns,                                 -- 99.9th percentile
     a.max_ns                                           -- maximum
-FROM agg a JOIN _bio_group_levels l USING (level_code, id)
+FROM a JOIN _bio_group_levels l USING (level_code, id)
 ORDER BY dev_major, dev_minor, level, op_class, process, stage

@@ -1,21 +1,32 @@
 -- IO per partition of the traced disks: which partition the latency lives on.
--- Needs the partitions table (blkscope partitions DATASET LISTING).
--- needs: bios, partitions
+-- Needs the partitions table (blkscope partitions DATASET LISTING) and _partition_bios (the
+-- p99 is quantile_disc's, by exact_quantiles: no partition's latencies held in memory).
+-- needs: _partition_bios, bios, partitions
+WITH io AS (
+    SELECT
+        p.disk_major, p.disk_minor, p.name, p.disk, p.start_sector, p.sectors,
+        count(b.q_time_ns) AS bios, coalesce(sum(b.nsectors), 0) * 512 AS bytes,
+        count(*) FILTER (b.op = 'W') AS writes, max(b.q2c_ns) AS q2c_max_ns
+    FROM partitions p
+    LEFT JOIN bios b
+      ON b.dev_major = p.disk_major AND b.dev_minor = p.disk_minor
+     AND b.sector >= p.start_sector AND b.sector < p.start_sector + p.sectors
+    GROUP BY ALL
+)
 SELECT
-    p.disk_major AS dev_major,                                       -- traced disk major
-    p.disk_minor AS dev_minor,                                       -- traced disk minor
-    p.name       AS partition,                                       -- partition name
-    p.disk,                                                          -- disk name in the listing
-    p.start_sector,                                                  -- first sector on the disk
-    p.sectors,                                                       -- length in 512-byte sectors
-    count(b.q_time_ns)                                  AS bios,     -- bios that start inside it
-    coalesce(sum(b.nsectors), 0) * 512                  AS bytes,    -- their bytes
-    count(*) FILTER (b.op = 'W')                        AS writes,   -- of which writes
-    quantile_disc(b.q2c_ns, 0.99)                       AS q2c_p99_ns, -- 99th percentile queue-to-complete
-    max(b.q2c_ns)                                       AS q2c_max_ns  -- slowest bio
-FROM partitions p
-LEFT JOIN bios b
-  ON b.dev_major = p.disk_major AND b.dev_minor = p.disk_minor
- AND b.sector >= p.start_sector AND b.sector < p.start_sector + p.sectors
-GROUP BY ALL
-ORDER BY dev_major, dev_minor, p.start_sector
+    io.disk_major AS dev_major,                                      -- traced disk major
+    io.disk_minor AS dev_minor,                                      -- traced disk minor
+    io.name       AS partition,                                      -- partition name
+    io.disk,                                                         -- disk name in the listing
+    io.start_sector,                                                 -- first sector on the disk
+    io.sectors,                                                      -- length in 512-byte sectors
+    io.bios,                                                         -- bios that start inside it
+    io.bytes,                                                        -- their bytes
+    io.writes,                                                       -- of which writes
+    q.v AS q2c_p99_ns,                                               -- 99th percentile queue-to-complete
+    io.q2c_max_ns                                                    -- slowest bio
+FROM io
+LEFT JOIN exact_quantiles('_partition_bios', [990]) q
+  ON q.g IS NOT DISTINCT FROM {'disk_major': io.disk_major, 'disk_minor': io.disk_minor, 'name': io.name,
+                               'disk': io.disk, 'start_sector': io.start_sector, 'sectors': io.sectors}
+ORDER BY dev_major, dev_minor, io.start_sector

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""`just bench`: blkscope against blkparse -d + btt on a real capture and on a 10x copy of it.
+
+Usage: python bench/bench.py [--input DIR] [--cache DIR] [--copies N] [--rounds N] [--quick] [--json]
+       python bench/bench.py bombs [ARGS...]      (the hostile-input bench, bench/bombs.py)
+
+DIR is a capture folder with blkparse.txt and the per-CPU binaries NAME.blktrace.N (default
+$BLKSCOPE_BENCH_INPUT, else /work/bigcap/fio-sched: 4.42 M events of fio under mq-deadline).
+Make one with `../shared/capture-tools/capture.sh OUT 30 vda -- ../shared/capture-tools/fio_sched.sh
+FILE` (root); never commit it. The N-times copy (copies shifted by a whole number of seconds
+longer than the trace, text and binaries) is built once into the cache folder (default
+$BLKSCOPE_BENCH_CACHE, else ~/.cache/blkscope-bench) and reused. Each round runs, for 1x then
+10x, `blkparse -d`, `btt`, `blkscope ingest` (the text) and `blkscope analyze`, so the
+compared programs alternate under the same machine load; every figure is the median over rounds
+of wall seconds, CPU seconds (user + system) and peak RSS of that child process (os.wait4,
+forked from a bare interpreter: ~10 MB is the floor of the RSS column).
+--quick: the 1x capture only. Run it under `flock /tmp/blkscope-bench.lock` on a shared machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(1, str(REPO))  # this checkout's blkscope (the children get it by PYTHONPATH)
+
+from scaled_capture import (  # noqa: E402  (bench/ is sys.path[0] when run as a script)
+    DUMP,
+    TEXT,
+    blkparse_dump_command,
+    per_cpu_files,
+    scaled_capture,
+)
+
+DEFAULT_INPUT = Path("/work/bigcap/fio-sched")
+WARM_UP = REPO / "fixtures" / "loop-split-merge-tail"  # numba compiles into its cache once
+STEPS = ("blkparse -d", "btt", "ingest", "analyze")
+
+
+def _option(argv: list[str], name: str, default: str) -> str:
+    return argv[argv.index(name) + 1] if name in argv else default
+
+
+# Times one command from a bare interpreter (python -S, stdlib only): a child's peak RSS starts
+# at its parent's when it execs (Linux keeps the larger high-water mark), so the command is
+# forked from this ~10 MB process, not from the bench with numpy and blkscope loaded.
+RUNNER = """
+import json, os, sys, time
+start = time.perf_counter()
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    json.dump([time.perf_counter() - start, usage.ru_utime + usage.ru_stime, usage.ru_maxrss,
+               os.waitstatus_to_exitcode(status)], f)
+"""
+
+
+def run(cmd: list[str], cwd: Path) -> dict[str, float]:
+    """Run cmd (output discarded); its wall and CPU seconds and peak RSS in MB."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    report = cwd / ".bench-run.json"
+    proc = subprocess.run(
+        [sys.executable, "-S", "-c", RUNNER, str(report), *cmd],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        check=False,
+    )
+    wall, cpu, rss_kib, code = json.loads(report.read_text())
+    report.unlink()
+    if code != 0 or proc.returncode != 0:
+        err = proc.stderr.decode(errors="replace")
+        raise SystemExit(f"{' '.join(cmd)} failed (exit {code}): {err[-2000:]}")
+    return {"wall_s": round(wall, 2), "cpu_s": round(cpu, 2), "rss_mb": round(rss_kib / 1024, 1)}
+
+
+def blkscope(*args: str) -> list[str]:
+    return [sys.executable, "-m", "blkscope.cli", *args, "-q"]
+
+
+def one_round(folder: Path, work: Path) -> dict[str, dict[str, float]]:
+    """Time each step once on the capture in folder; scratch output goes to work."""
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    dataset = work / "ds"
+    commands = {
+        "blkparse -d": blkparse_dump_command(folder, str(work / "timed.bin")),
+        "btt": ["btt", "-i", str(folder / DUMP), "-o", str(work / "btt")],
+        "ingest": blkscope("ingest", str(folder / TEXT), "-o", str(dataset)),
+        "analyze": blkscope("analyze", str(dataset)),
+    }
+    out = {}
+    for step in STEPS:
+        out[step] = run(commands[step], cwd=work)
+        print(f"  {folder.name:>18} {step:12} {out[step]}", file=sys.stderr, flush=True)
+    shutil.rmtree(work, ignore_errors=True)
+    return out
+
+
+def medians(samples: list[dict[str, dict[str, float]]]) -> dict[str, dict[str, float]]:
+    return {
+        step: {
+            k: round(statistics.median(s[step][k] for s in samples), 2) for k in samples[0][step]
+        }
+        for step in STEPS
+    }
+
+
+def ratios(result: dict[str, dict[str, dict[str, float]]], big: str) -> dict[str, float]:
+    """The ratios issue 12 names."""
+
+    def r(a: float, b: float) -> float:
+        return round(a / b, 2) if b else float("nan")
+
+    out = {}
+    for scale, t in result.items():
+        out[f"analyze / btt wall, {scale}"] = r(t["analyze"]["wall_s"], t["btt"]["wall_s"])
+        out[f"analyze / btt CPU, {scale}"] = r(t["analyze"]["cpu_s"], t["btt"]["cpu_s"])
+    if big in result:
+        t = result[big]
+        out[f"(ingest + analyze) / (blkparse -d + btt) wall, {big}"] = r(
+            t["ingest"]["wall_s"] + t["analyze"]["wall_s"],
+            t["blkparse -d"]["wall_s"] + t["btt"]["wall_s"],
+        )
+        for step in ("analyze", "ingest"):
+            out[f"{step} peak RSS {big} / 1x"] = r(t[step]["rss_mb"], result["1x"][step]["rss_mb"])
+    return out
+
+
+def print_table(result: dict[str, dict[str, dict[str, float]]], found: dict[str, float]) -> None:
+    print(f"{'':8} {'step':12} {'wall s':>9} {'CPU s':>9} {'peak RSS MB':>12}")
+    for scale, t in result.items():
+        for step, m in t.items():
+            print(f"{scale:8} {step:12} {m['wall_s']:9.2f} {m['cpu_s']:9.2f} {m['rss_mb']:12.1f}")
+    width = max(map(len, found))
+    for name, value in found.items():
+        print(f"{name:<{width}}  {value}")
+
+
+def bombs(argv: list[str]) -> int:
+    """The hostile-input bench lives in its own script (bench/bombs.py)."""
+    script = REPO / "bench" / "bombs.py"
+    if not script.is_file():
+        print("bench/bombs.py is not written yet", file=sys.stderr)
+        return 2
+    return subprocess.call([sys.executable, str(script), *argv])
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["bombs"]:
+        return bombs(argv[1:])
+    if "-h" in argv or "--help" in argv:
+        print(__doc__)
+        return 0
+    capture = Path(
+        _option(argv, "--input", os.environ.get("BLKSCOPE_BENCH_INPUT", str(DEFAULT_INPUT)))
+    )
+    cache = Path(
+        _option(argv, "--cache", os.environ.get("BLKSCOPE_BENCH_CACHE", "~/.cache/blkscope-bench"))
+    ).expanduser()
+    copies, rounds = int(_option(argv, "--copies", "10")), int(_option(argv, "--rounds", "1"))
+    if not any(capture.glob(f"{TEXT}*")) or not per_cpu_files(capture):
+        print(
+            f"{capture}: no blkparse.txt and NAME.blktrace.N files to bench on\n{__doc__}",
+            file=sys.stderr,
+        )
+        return 2
+    for tool in ("blkparse", "btt"):
+        if shutil.which(tool) is None:
+            print(f"{tool} is not installed (apt-get install blktrace)", file=sys.stderr)
+            return 2
+    scales = {"1x": 1} if "--quick" in argv else {"1x": 1, f"{copies}x": copies}
+    print(f"building the inputs in {cache} (once)", file=sys.stderr, flush=True)
+    folders = {scale: scaled_capture(capture, n, cache) for scale, n in scales.items()}
+    warm = cache / "warm-up"
+    run(blkscope("ingest", str(WARM_UP), "-o", str(warm / "ds")), cwd=cache)
+    run(blkscope("analyze", str(warm / "ds")), cwd=cache)
+    shutil.rmtree(warm, ignore_errors=True)
+    samples: dict[str, list[dict[str, dict[str, float]]]] = {scale: [] for scale in scales}
+    for k in range(rounds):
+        print(f"round {k + 1} of {rounds}", file=sys.stderr, flush=True)
+        for scale, folder in folders.items():
+            samples[scale].append(one_round(folder, cache / "work"))
+    result = {scale: medians(s) for scale, s in samples.items()}
+    found = ratios(result, f"{copies}x")
+    if "--json" in argv:
+        doc = {"input": str(capture), "copies": copies, "rounds": rounds, "medians": result}
+        print(json.dumps({**doc, "ratios": found, "samples": samples}, indent=2))
+    else:
+        print_table(result, found)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,46 @@
+-- exact_quantiles(tbl, permilles): per group, the values quantile_disc(v, permille / 1000)
+-- returns (the value at 0-based rank ceil(n * permille / 1000) - 1 of the group's sorted values,
+-- as DuckDB ranks for a decimal fraction), without holding a group's values in memory.
+-- Needs: a table or view named by tbl with columns g (the group, any type; null fields are
+-- equal) and v (BIGINT, not null); permilles, a list of integers in 1..1000.
+-- How: a first pass counts each group's values per bucket (below) and finds the bucket holding
+-- each wanted rank; a second pass sorts only the values of those buckets (none when a bucket
+-- holds one distinct value). Memory goes with the number of buckets, not of values; both passes
+-- are aggregates and joins that DuckDB can spill.
+-- Buckets grow with the value, so each is one range of values: the value itself below 256,
+-- then its top 8 bits with the shift that keeps them (buckets 1/128 to 1/256 of the value wide:
+-- on the 4.4 M-event fio capture, 1/1024 made the first pass slower and the second no faster);
+-- negative values are mirrored below 0 (-(v + 1): the most negative BIGINT has no opposite).
+CREATE OR REPLACE MACRO exact_quantiles(tbl, permilles) AS TABLE
+WITH mirrored AS (
+    SELECT g, v, v < 0 AS neg, CASE WHEN v < 0 THEN -(v + 1) ELSE v END AS x
+    FROM query_table(tbl)
+), shifted AS (
+    SELECT *, greatest(0, floor(log2(greatest(x, 1)))::BIGINT - 7) AS s FROM mirrored
+), counts AS (
+    SELECT g, CASE WHEN neg THEN -(s * 512 + (x >> s)) - 1 ELSE s * 512 + (x >> s) END AS b,
+           count(*) AS c, min(v) AS lo, max(v) AS hi
+    FROM shifted GROUP BY ALL
+), cum AS (
+    SELECT *, sum(c) OVER (PARTITION BY g ORDER BY b ROWS UNBOUNDED PRECEDING) - c AS before,
+           sum(c) OVER (PARTITION BY g) AS n
+    FROM counts
+), ranks AS (
+    SELECT g, k AS permille, (n * k + 999) // 1000 - 1 AS r
+    FROM (SELECT DISTINCT g, n FROM cum), (SELECT unnest(permilles) AS k)
+), hits AS (
+    -- the bucket holding each wanted rank, and the rank's offset among the bucket's values
+    SELECT w.g, w.permille, w.r - c.before AS offset, c.lo, c.hi
+    FROM ranks w JOIN cum c ON c.g IS NOT DISTINCT FROM w.g AND w.r >= c.before AND w.r < c.before + c.c
+), spread AS (
+    -- a bucket's values are exactly the group's values from its lowest to its highest
+    SELECT DISTINCT g, lo, hi FROM hits WHERE lo < hi
+), ranked AS (
+    SELECT s.g, s.lo, t.v, row_number() OVER (PARTITION BY s.g, s.lo ORDER BY t.v) - 1 AS offset
+    FROM query_table(tbl) t JOIN spread s ON t.g IS NOT DISTINCT FROM s.g AND t.v BETWEEN s.lo AND s.hi
+)
+SELECT
+    h.g,                                      -- the group
+    h.permille,                               -- the wanted quantile in thousandths
+    coalesce(x.v, h.lo) AS v                  -- the group's value at that rank
+FROM hits h LEFT JOIN ranked x ON h.lo < h.hi AND x.g IS NOT DISTINCT FROM h.g AND x.lo = h.lo AND x.offset = h.offset

@@ -1,0 +1,61 @@
+"""exact_quantiles (sql/macros): the percentiles of stage_stats, the spike and compare windows and
+partition_io, computed per value bucket instead of holding each group's values, must equal
+DuckDB's quantile_disc exactly: same ranks (ceil(n * q) - 1 for a decimal q), any values."""
+
+from __future__ import annotations
+
+import duckdb
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from blkscope.analyze.views import table_macros
+
+PERMILLES = [1, 500, 900, 990, 999, 1000]
+INT64 = st.integers(-(2**63), 2**63 - 1)
+# latencies as traces have them: many equal small values, a long tail, the odd huge one
+VALUES = st.one_of(st.integers(0, 300), st.integers(0, 10**9), st.integers(-(10**6), 10**6), INT64)
+
+
+def connection() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    for statement in table_macros():
+        con.execute(statement)
+    return con
+
+
+def both(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple], list[tuple]]:
+    wanted = ", ".join(str(p / 1000) for p in PERMILLES)
+    ref = con.execute(
+        f"SELECT g, quantile_disc(v, [{wanted}]) FROM t GROUP BY g ORDER BY g"
+    ).fetchall()
+    got = con.execute(
+        f"SELECT g, list(v ORDER BY permille) FROM exact_quantiles('t', {PERMILLES}) "
+        "GROUP BY g ORDER BY g"
+    ).fetchall()
+    return ref, got
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.tuples(st.integers(0, 3), VALUES), min_size=1, max_size=400))
+def test_equals_quantile_disc_on_any_values(rows: list[tuple[int, int]]) -> None:
+    con = connection()
+    con.execute(
+        "CREATE TABLE t AS SELECT unnest($g)::INTEGER AS g, unnest($v)::BIGINT AS v",
+        {"g": [g for g, _ in rows], "v": [v for _, v in rows]},
+    )
+    ref, got = both(con)
+    assert got == ref
+
+
+def test_equals_quantile_disc_on_a_million_latencies_in_few_buckets() -> None:
+    """Large groups whose wanted ranks fall in buckets of hundreds of distinct values (the second
+    pass sorts them)."""
+    con = connection()
+    con.execute(
+        "CREATE TABLE t AS SELECT {'dev': i % 3, 'stage': 'D2C'} AS g, "
+        "(50000 + hash(i) % 20000)::BIGINT * (1 + (i % 7 = 0)::INTEGER) AS v "
+        "FROM range(1000001) r(i)"
+    )
+    ref, got = both(con)
+    assert got == ref
+    assert len(got) == 3
