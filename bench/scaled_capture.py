@@ -21,6 +21,7 @@ TEXT = "blkparse.txt"
 BINARY_GLOB = "*.blktrace.*"
 DUMP = "dump.bin"  # blkparse -d output of the binaries, what btt reads
 # An event line of blkparse's default output: "MAJ,MIN CPU SEQ SECONDS.NANOS PID ACTION ..."
+BUILDER = 2
 EVENT_TIME = re.compile(rb"^(\s*\d+,\d+\s+\d+\s+\d+\s+)(\d+)\.(\d{9})\s")
 
 
@@ -75,8 +76,12 @@ def _shifted_text(src: Path, dst: Path, copies: int, shift_s: int) -> None:
             for line in _event_lines(src):
                 m = EVENT_TIME.match(line)
                 assert m is not None
-                seconds = str(int(m[2]) + add).encode().rjust(len(m[2]))
-                out.write(m[1] + seconds + line[m.end(2) :])
+                # blkparse prints the seconds as " %5d": keep that field's width (the spaces
+                # before it belong to it), or the lines are not spaced as blkparse spaces them
+                head = m[1].rstrip()
+                width = m.end(2) - len(head) - 1
+                seconds = str(int(m[2]) + add).encode().rjust(width)
+                out.write(head + b" " + seconds + line[m.end(2) :])
 
 
 def _shifted_binary(src: Path, dst: Path, copies: int, shift_ns: int) -> None:
@@ -110,7 +115,13 @@ def scaled_capture(capture: Path, copies: int, cache: Path) -> Path:
     `copies` copies of capture (copies = 1: links to the capture's own files)."""
     folder = cache / f"{capture.name}-{copies}x"
     stamp = folder / "built.json"
-    want = {"input": str(capture.resolve()), "copies": copies, "files": _identity(capture)}
+    # BUILDER: bumped when what is built changes (2: the text's seconds keep blkparse's widths)
+    want = {
+        "builder": BUILDER,
+        "input": str(capture.resolve()),
+        "copies": copies,
+        "files": _identity(capture),
+    }
     if stamp.is_file() and json.loads(stamp.read_text()) == want:
         return folder
     shutil.rmtree(folder, ignore_errors=True)
