@@ -9,12 +9,11 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from numba import types
-from numba.typed import Dict
 
 from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.core import close_idle_sessions, finish, process, retry_deferred
 from blkscope.analyze.stream.events import EventCoder, OutOfOrder, batches
+from blkscope.analyze.stream.keyed import new_table, with_room
 from blkscope.analyze.stream.pools import Pool
 from blkscope.analyze.stream.state import State
 from blkscope.progress import ProgressCallback
@@ -23,9 +22,7 @@ from blkscope.schemas import TABLES
 OUT_ROWS = 1 << 18
 CHUNK = 1 << 15  # events per compiled call
 
-I64 = types.int64
-PAIR = types.UniTuple(types.int64, 2)
-TRIPLE = types.UniTuple(types.int64, 3)
+TABLE_NAMES = [name for name in State._fields if name.startswith("d_")]
 
 
 class Pass:
@@ -48,23 +45,12 @@ class Pass:
         self.rq = np.zeros((OUT_ROWS, L.RQ_FIELDS), dtype=np.int64)
         self.bo = np.zeros((OUT_ROWS, L.BO_FIELDS), dtype=np.int64)
         self.deferred = np.zeros(1024, dtype=np.int64)
-        self.dicts = [
-            Dict.empty(PAIR, I64),  # d_keys
-            Dict.empty(PAIR, I64),  # d_groups
-            Dict.empty(I64, I64),  # d_chain
-            Dict.empty(I64, I64),  # d_gid
-            Dict.empty(I64, I64),  # d_cov
-            Dict.empty(PAIR, I64),  # d_fifo
-            Dict.empty(I64, I64),  # d_flushq
-            Dict.empty(I64, I64),  # d_lastfe
-            Dict.empty(I64, I64),  # d_fewait
-            Dict.empty(I64, TRIPLE),  # d_remap
-            Dict.empty(PAIR, I64),  # d_biowait
-            Dict.empty(I64, I64),  # d_pids
-        ]
+        # the keyed tables, in State's order (d_remap holds (major, minor, sector))
+        self.tables = [new_table(3 if name == "d_remap" else 1) for name in TABLE_NAMES]
 
-    def state(self, events: int) -> State:
-        """The state as the compiled code takes it, with room for `events` more events."""
+    def state(self, events: int, keys: int = 0) -> State:
+        """The state as the compiled code takes it, with room for `events` more events (and
+        `keys` more keys in each keyed table; `process` stops itself when one gets crowded)."""
         for pool in self.pools.values():
             pool.reserve(events + 64)
         # every row written comes from a live request or bio: room for all of them at once
@@ -75,11 +61,12 @@ class Pass:
             grown = np.zeros(self.pools["gr"].capacity, dtype=np.int64)
             grown[: len(self.deferred)] = self.deferred
             self.deferred = grown
+        self.tables = [with_room(table, keys) for table in self.tables]
         parts: list[Any] = []
         for pool in self.pools.values():
             parts += [pool.rows, pool.free, pool.alive, pool.nfree]
         return State._make(
-            [*parts, self.dv, self.db, self.ct, self.rq, self.bo, self.deferred, *self.dicts]
+            [*parts, self.dv, self.db, self.ct, self.rq, self.bo, self.deferred, *self.tables]
         )
 
 
@@ -311,7 +298,8 @@ def stream_tables(
             done += batch.num_rows
             if progress is not None:
                 progress(key, done, total_events, unit="events", label=f"{key}: pairing")
-        state = run.state(0)
+        # finish settles every bio still in flight: a preflush one may wait on its sector
+        state = run.state(0, keys=run.pools["bi"].in_use())
         finish(state)
         sinks.drain(run, coder)
     except OutOfOrder:
