@@ -15,7 +15,8 @@ from typing import Any, TypeVar
 import numba
 
 F = TypeVar("F", bound=Callable[..., Any])
-_OPTIONS: dict[str, Any] = {"cache": True, "_nrt": False}
+# nogil: the pass runs while the helper threads (threads.py) read and write Parquet
+_OPTIONS: dict[str, Any] = {"cache": True, "_nrt": False, "nogil": True}
 
 
 def kernel(fn: F) -> F:
