@@ -19,7 +19,7 @@ COLUMNS = [
     "rwbs", "sector", "nsectors", "split_sector", "remap_dev_major", "remap_dev_minor",
     "remap_sector", "error", "pid", "comm",
 ]  # fmt: skip
-BATCH_ROWS = 1 << 20
+BATCH_ROWS = 1 << 17
 
 
 class OutOfOrder(Exception):
