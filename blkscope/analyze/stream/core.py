@@ -74,14 +74,33 @@ from blkscope.analyze.stream.pools import k1
 from blkscope.analyze.stream.requests import _close_run, pair_event, retry_deferred
 from blkscope.analyze.stream.state import State
 
+# what `step` does
+EVENTS, BATCH_END, TRACE_END = 0, 1, 2
+
 
 @kernel
-def process(S: State, ev: np.ndarray, start: int, rq_cap: int, bo_cap: int) -> int:
+def step(
+    S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap: int, what: int
+) -> int:
+    """The pass's one entry point from Python (each costs start-up in every process: loading
+    its cached code, typing its arguments): EVENTS runs ev[start:stop] (see process),
+    BATCH_END settles what the batch's end allows, TRACE_END writes everything in flight."""
+    if what == EVENTS:
+        return process(S, ev, start, stop, rq_cap, bo_cap)
+    if what == BATCH_END:
+        close_idle_sessions(S, S.ct[CT_NOW], False)
+        retry_deferred(S)
+    else:
+        finish(S)
+    return 0
+
+
+@kernel
+def process(S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap: int) -> int:
     """Run events ev[start:] through every table; stop early (returning the next index) when
     an output matrix could overflow."""
-    n = ev.shape[0]
     plug = S.ct[CT_PLUG] == 1
-    for i in range(start, n):
+    for i in range(start, stop):
         a = ev[i, E_ACT]
         if a == 0:
             continue  # an action the pass ignores (m, S, T, B, ...)
@@ -165,7 +184,7 @@ def process(S: State, ev: np.ndarray, start: int, rq_cap: int, bo_cap: int) -> i
                     flush_end(S, dev, sec, t)
                 elif S.dv[dev, DV_HAS_D] == 0:
                     bio_done(S, dev, sec, ev[i, E_NSEC], t)
-    return n
+    return stop
 
 
 @inline_kernel

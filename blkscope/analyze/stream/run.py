@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from blkscope.analyze.stream import layout as L
-from blkscope.analyze.stream.core import close_idle_sessions, finish, process, retry_deferred
+from blkscope.analyze.stream.core import BATCH_END, EVENTS, TRACE_END, step
 from blkscope.analyze.stream.events import EventCoder, OutOfOrder, batches
 from blkscope.analyze.stream.keyed import new_table, with_room
 from blkscope.analyze.stream.pools import Pool
@@ -22,6 +22,7 @@ from blkscope.schemas import TABLES
 
 OUT_ROWS = 1 << 18
 CHUNK = 1 << 15  # events per compiled call
+NO_EVENTS = np.empty((0, L.E_FIELDS), dtype=np.int64, order="F")
 
 TABLE_NAMES = [name for name in State._fields if name.startswith("d_")]
 
@@ -312,19 +313,18 @@ def stream_tables(
                 # a slice at a time: the tables only need room for what one slice can add
                 stop = min(start + CHUNK, len(ev))
                 state = run.state(stop - start)
-                start = process(state, ev[:stop], start, len(run.rq), len(run.bo))
+                start = step(state, ev, start, stop, len(run.rq), len(run.bo), EVENTS)
                 if run.ct[L.CT_RQ_N] > OUT_ROWS // 2 or run.ct[L.CT_BO_N] > OUT_ROWS // 2:
                     sinks.drain(run)
             state = run.state(0)
-            close_idle_sessions(state, int(run.ct[L.CT_NOW]), False)
-            retry_deferred(state)
+            step(state, NO_EVENTS, 0, 0, 0, 0, BATCH_END)
             sinks.drain(run)
             done += len(ev)
             if progress is not None:
                 progress(key, done, total_events, unit="events", label=f"{key}: pairing")
         # finish settles every bio still in flight: a preflush one may wait on its sector
         state = run.state(0, keys=run.pools["bi"].in_use())
-        finish(state)
+        step(state, NO_EVENTS, 0, 0, 0, 0, TRACE_END)
         sinks.drain(run)
     except OutOfOrder:
         events.close()
