@@ -75,30 +75,39 @@ from blkscope.analyze.stream.requests import _close_run, pair_event, retry_defer
 from blkscope.analyze.stream.state import State
 
 # what `step` does
-EVENTS, BATCH_END, TRACE_END = 0, 1, 2
+BATCH, TRACE_END = 1, 2
 
 
 @kernel
 def step(
     S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap: int, what: int
 ) -> int:
-    """The pass's one entry point from Python (each costs start-up in every process: loading
-    its cached code, typing its arguments): EVENTS runs ev[start:stop] (see process),
-    BATCH_END settles what the batch's end allows, TRACE_END writes everything in flight."""
-    if what == EVENTS:
-        return process(S, ev, start, stop, rq_cap, bo_cap)
-    if what == BATCH_END:
-        close_idle_sessions(S, S.ct[CT_NOW], False)
-        retry_deferred(S)
-    else:
-        finish(S)
+    """The pass's one entry point from Python (each entry point costs start-up in every
+    process, and each call the typing of State's ~40 arrays: ~1 ms here). BATCH runs
+    ev[start:stop] (see process) and, if it got to stop, settles what the batch's end allows;
+    TRACE_END writes everything still in flight. Returns where the events stopped."""
+    if what == BATCH:
+        i = process(S, ev, start, stop, rq_cap, bo_cap)
+        if i == stop:
+            close_idle_sessions(S, S.ct[CT_NOW], False)
+            retry_deferred(S)
+        return i
+    finish(S)
     return 0
+
+
+@inline_kernel
+def pools_low(S: State) -> bool:
+    return (
+        S.grn[0] < 64 or S.kyn[0] < 64 or S.bin_[0] < 64 or S.pcn[0] < 64 or S.ssn[0] < 64
+        or S.pdn[0] < 64
+    )  # fmt: skip
 
 
 @kernel
 def process(S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap: int) -> int:
-    """Run events ev[start:] through every table; stop early (returning the next index) when
-    an output matrix could overflow."""
+    """Run events ev[start:stop] through every table; stop early (returning the next index)
+    when an output matrix could overflow or a table needs room."""
     plug = S.ct[CT_PLUG] == 1
     for i in range(start, stop):
         a = ev[i, E_ACT]
@@ -108,6 +117,7 @@ def process(S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap
             S.ct[CT_RQ_N] + (S.gr.shape[0] - S.grn[0]) + 64 > rq_cap
             or S.ct[CT_BO_N] + (S.bi.shape[0] - S.bin_[0]) + 64 > bo_cap
             or tables_crowded(S)
+            or pools_low(S)
         ):
             return i
         t = ev[i, E_T]

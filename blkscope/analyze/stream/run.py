@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from blkscope.analyze.stream import layout as L
-from blkscope.analyze.stream.core import BATCH_END, EVENTS, TRACE_END, step
+from blkscope.analyze.stream.core import BATCH, TRACE_END, step
 from blkscope.analyze.stream.events import EventCoder, OutOfOrder, batches
 from blkscope.analyze.stream.keyed import new_table, with_room
 from blkscope.analyze.stream.pools import Pool
@@ -21,7 +21,7 @@ from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 
 OUT_ROWS = 1 << 18
-CHUNK = 1 << 15  # events per compiled call
+SPARE = 256  # free rows per pool when a compiled call starts; it stops below 64
 NO_EVENTS = np.empty((0, L.E_FIELDS), dtype=np.int64, order="F")
 
 TABLE_NAMES = [name for name in State._fields if name.startswith("d_")]
@@ -50,13 +50,15 @@ class Pass:
         # the keyed tables, in State's order (d_remap holds (major, minor, sector))
         self.tables = [new_table(3 if name == "d_remap" else 1) for name in TABLE_NAMES]
 
-    def state(self, events: int, keys: int = 0) -> State:
-        """The state as the compiled code takes it, with room for `events` more events (and
-        `keys` more keys in each keyed table; `process` stops itself when one gets crowded)."""
+    def state(self, keys: int = 0) -> State:
+        """The state as the compiled code takes it, with room for at least one more event (and
+        `keys` more keys in each keyed table): the compiled pass stops itself, for Python to
+        grow them, when a pool runs low, a keyed table gets crowded or an output matrix could
+        overflow."""
         for pool in self.pools.values():
-            pool.reserve(events + 64)
+            pool.reserve(SPARE)
         # every row written comes from a live request or bio: room for all of them at once
-        live = self.pools["gr"].in_use() + self.pools["bi"].in_use() + events + 128
+        live = self.pools["gr"].in_use() + self.pools["bi"].in_use() + SPARE
         self.rq = _room(self.rq, int(self.ct[L.CT_RQ_N]) + live)
         self.bo = _room(self.bo, int(self.ct[L.CT_BO_N]) + live)
         if len(self.deferred) < self.pools["gr"].capacity:
@@ -310,21 +312,16 @@ def stream_tables(
         for ev in events:
             start = 0
             while start < len(ev):
-                # a slice at a time: the tables only need room for what one slice can add
-                stop = min(start + CHUNK, len(ev))
-                state = run.state(stop - start)
-                start = step(state, ev, start, stop, len(run.rq), len(run.bo), EVENTS)
+                # the whole batch, then its end; a call stops early when a table needs room
+                start = step(run.state(), ev, start, len(ev), len(run.rq), len(run.bo), BATCH)
                 if run.ct[L.CT_RQ_N] > OUT_ROWS // 2 or run.ct[L.CT_BO_N] > OUT_ROWS // 2:
                     sinks.drain(run)
-            state = run.state(0)
-            step(state, NO_EVENTS, 0, 0, 0, 0, BATCH_END)
             sinks.drain(run)
             done += len(ev)
             if progress is not None:
                 progress(key, done, total_events, unit="events", label=f"{key}: pairing")
         # finish settles every bio still in flight: a preflush one may wait on its sector
-        state = run.state(0, keys=run.pools["bi"].in_use())
-        step(state, NO_EVENTS, 0, 0, 0, 0, TRACE_END)
+        step(run.state(keys=run.pools["bi"].in_use()), NO_EVENTS, 0, 0, 0, 0, TRACE_END)
         sinks.drain(run)
     except OutOfOrder:
         events.close()
