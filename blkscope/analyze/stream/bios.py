@@ -4,9 +4,10 @@ bio-based device (device mapper, md: Q and C only) when its own C came."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
+from blkscope.analyze.stream.jit import kernel
+from blkscope.analyze.stream.keyed import tab_del, tab_find, tab_get, tab_put, tab_remove
 from blkscope.analyze.stream.layout import (
     BI_BIO_C,
     BI_C_T,
@@ -107,11 +108,11 @@ from blkscope.analyze.stream.layout import (
     W_NONE,
 )
 from blkscope.analyze.stream.plug import _session_release
-from blkscope.analyze.stream.pools import dget, give, k1, nmax, nmin, take
+from blkscope.analyze.stream.pools import give, k1, nmax, nmin, take
 from blkscope.analyze.stream.state import State
 
 
-@numba.njit(cache=True)
+@kernel
 def _piece_release(S: State, p: int) -> None:
     S.pc[p, PC_REFS] -= 1
     if S.pc[p, PC_REFS] == 0:
@@ -120,7 +121,7 @@ def _piece_release(S: State, p: int) -> None:
         give(p, S.pcf, S.pca, S.pcn)
 
 
-@numba.njit(cache=True)
+@kernel
 def new_piece(S: State, b: int) -> int:
     p = take(S.pc, S.pcf, S.pca, S.pcn)
     pc = S.pc
@@ -147,7 +148,7 @@ def new_piece(S: State, b: int) -> int:
     return p
 
 
-@numba.njit(cache=True)
+@kernel
 def new_bio(S: State, ev: np.ndarray, i: int, dev: int, sid: int) -> int:
     b = take(S.bi, S.bif, S.bia, S.bin_)
     bi = S.bi
@@ -172,7 +173,7 @@ def new_bio(S: State, ev: np.ndarray, i: int, dev: int, sid: int) -> int:
     return b
 
 
-@numba.njit(cache=True)
+@kernel
 def emit_bio(S: State, b: int) -> None:
     bi = S.bi
     n = S.ct[CT_BO_N]
@@ -218,13 +219,13 @@ def emit_bio(S: State, b: int) -> None:
     give(b, S.bif, S.bia, S.bin_)
 
 
-@numba.njit(cache=True)
+@kernel
 def _biowait_unlink(S: State, b: int) -> None:
     """Take bio b out of its bio-based completion wait list, if it is in one."""
     if S.bi[b, BI_SEC] < 0:
         return
-    key = (k1(S.bi[b, BI_DEV], S.bi[b, BI_SEC]), S.bi[b, BI_NSEC])
-    head = dget(S.d_biowait, key, -1)
+    ka, kb = k1(S.bi[b, BI_DEV], S.bi[b, BI_SEC]), S.bi[b, BI_NSEC]
+    head = tab_get(S.d_biowait, ka, kb, -1)
     prev = -1
     x = head
     while x >= 0:
@@ -232,9 +233,9 @@ def _biowait_unlink(S: State, b: int) -> None:
         if x == b:
             if prev < 0:
                 if nxt >= 0:
-                    S.d_biowait[key] = nxt
+                    tab_put(S.d_biowait, ka, kb, nxt)
                 else:
-                    del S.d_biowait[key]
+                    tab_del(S.d_biowait, ka, kb)
             else:
                 S.bi[prev, BI_NEXT] = nxt
             return
@@ -242,7 +243,7 @@ def _biowait_unlink(S: State, b: int) -> None:
         x = nxt
 
 
-@numba.njit(cache=True)
+@kernel
 def bio_finish(S: State, b: int) -> None:
     """All pieces of bio b are settled: emit it, or wait for the end of its flush sequence or
     (bio-based device) its completion."""
@@ -250,12 +251,12 @@ def bio_finish(S: State, b: int) -> None:
     dev = bi[b, BI_DEV]
     if bi[b, BI_FLUSH] == 1 and bi[b, BI_CUT] == 0 and bi[b, BI_C_T] != NULL:
         key = k1(dev, max(bi[b, BI_SEC], 0))
-        if dget(S.d_lastfe, key, NULL) == bi[b, BI_C_T]:
+        if tab_get(S.d_lastfe, key, 0, NULL) == bi[b, BI_C_T]:
             bi[b, BI_FE_T] = bi[b, BI_C_T]
         else:
             bi[b, BI_WAIT] = W_FLUSH_END
-            bi[b, BI_NEXT] = dget(S.d_fewait, key, -1)
-            S.d_fewait[key] = b
+            bi[b, BI_NEXT] = tab_get(S.d_fewait, key, 0, -1)
+            tab_put(S.d_fewait, key, 0, b)
             return
     if (
         S.dv[dev, DV_HAS_D] == 0
@@ -269,7 +270,7 @@ def bio_finish(S: State, b: int) -> None:
     emit_bio(S, b)
 
 
-@numba.njit(cache=True)
+@kernel
 def finalize_piece(S: State, p: int, g: int) -> None:
     """Piece p's request is known (group g, or none when g < 0): tell its bio."""
     pc, bi, gr = S.pc, S.bi, S.gr
@@ -279,8 +280,9 @@ def finalize_piece(S: State, p: int, g: int) -> None:
     b = pc[p, PC_BIO]
     if pc[p, PC_GPHASE] > 0:  # no longer waiting for the G/I/D after its G
         key = k1(bi[b, BI_DEV], pc[p, PC_SEC])
-        if dget(S.d_gid, key, -1) == p:
-            del S.d_gid[key]
+        s = tab_find(S.d_gid, key, 0)
+        if s >= 0 and S.d_gid[s, 2] == p:
+            tab_remove(S.d_gid, s)
         pc[p, PC_GPHASE] = 0
     cov_remove(S, p)
     if g >= 0:
@@ -302,7 +304,7 @@ def finalize_piece(S: State, p: int, g: int) -> None:
         bio_finish(S, b)
 
 
-@numba.njit(cache=True)
+@kernel
 def group_partial(S: State, g: int) -> bool:
     gr = S.gr
     if gr[g, GR_C_T] == NULL:
@@ -312,7 +314,7 @@ def group_partial(S: State, g: int) -> bool:
     return False
 
 
-@numba.njit(cache=True)
+@kernel
 def cov_remove(S: State, p: int) -> None:
     pc = S.pc
     key = pc[p, PC_COV_KEY]
@@ -322,15 +324,15 @@ def cov_remove(S: State, p: int) -> None:
     if prev >= 0:
         pc[prev, PC_COV_NEXT] = nxt
     elif nxt >= 0:
-        S.d_cov[key] = nxt
+        tab_put(S.d_cov, key, 0, nxt)
     else:
-        del S.d_cov[key]
+        tab_del(S.d_cov, key, 0)
     if nxt >= 0:
         pc[nxt, PC_COV_PREV] = prev
     pc[p, PC_COV_KEY] = NULL
 
 
-@numba.njit(cache=True)
+@kernel
 def _lost(S: State, p: int) -> None:
     S.pc[p, PC_LAND] = 0
     finalize_piece(S, p, -1)

@@ -2,10 +2,20 @@
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from blkscope.analyze.stream.bios import _lost, emit_bio, finalize_piece, new_bio, new_piece
+from blkscope.analyze.stream.jit import inline_kernel, kernel
+from blkscope.analyze.stream.keyed import (
+    crowded,
+    tab_clear,
+    tab_find,
+    tab_get,
+    tab_pop,
+    tab_put,
+    tab_remove,
+    tab_slot,
+)
 from blkscope.analyze.stream.layout import (
     A_A,
     A_C,
@@ -60,28 +70,60 @@ from blkscope.analyze.stream.layout import (
 )
 from blkscope.analyze.stream.links import chain_node, cov_dispatch, fifo_d, fifo_g, gid_event, land
 from blkscope.analyze.stream.plug import close_idle_sessions, plug_event
-from blkscope.analyze.stream.pools import dget, dpop, k1
+from blkscope.analyze.stream.pools import k1
 from blkscope.analyze.stream.requests import _close_run, pair_event, retry_deferred
 from blkscope.analyze.stream.state import State
 
+# what `step` does
+BATCH, TRACE_END = 1, 2
 
-@numba.njit(cache=True)
-def process(S: State, ev: np.ndarray, start: int, rq_cap: int, bo_cap: int) -> int:
-    """Run events ev[start:] through every table; stop early (returning the next index) when
-    an output matrix could overflow."""
-    n = ev.shape[0]
+
+@kernel
+def step(
+    S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap: int, what: int
+) -> int:
+    """The pass's one entry point from Python (each entry point costs start-up in every
+    process, and each call the typing of State's ~40 arrays: ~1 ms here). BATCH runs
+    ev[start:stop] (see process) and, if it got to stop, settles what the batch's end allows;
+    TRACE_END writes everything still in flight. Returns where the events stopped."""
+    if what == BATCH:
+        i = process(S, ev, start, stop, rq_cap, bo_cap)
+        if i == stop:
+            close_idle_sessions(S, S.ct[CT_NOW], False)
+            retry_deferred(S)
+        return i
+    finish(S)
+    return 0
+
+
+@inline_kernel
+def pools_low(S: State) -> bool:
+    return (
+        S.grn[0] < 64 or S.kyn[0] < 64 or S.bin_[0] < 64 or S.pcn[0] < 64 or S.ssn[0] < 64
+        or S.pdn[0] < 64
+    )  # fmt: skip
+
+
+@kernel
+def process(S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap: int) -> int:
+    """Run events ev[start:stop] through every table; stop early (returning the next index)
+    when an output matrix could overflow or a table needs room."""
     plug = S.ct[CT_PLUG] == 1
-    for i in range(start, n):
+    for i in range(start, stop):
+        a = ev[i, E_ACT]
+        if a == 0:
+            continue  # an action the pass ignores (m, S, T, B, ...)
         if (
             S.ct[CT_RQ_N] + (S.gr.shape[0] - S.grn[0]) + 64 > rq_cap
             or S.ct[CT_BO_N] + (S.bi.shape[0] - S.bin_[0]) + 64 > bo_cap
+            or tables_crowded(S)
+            or pools_low(S)
         ):
             return i
         t = ev[i, E_T]
         if t != S.ct[CT_NOW]:
             S.ct[CT_NOW] = t
             S.ct[CT_DB_N] = 0
-        a = ev[i, E_ACT]
         dev = ev[i, E_DEV]
         sec = ev[i, E_SEC]
         eid = ev[i, E_EID]
@@ -90,12 +132,14 @@ def process(S: State, ev: np.ndarray, start: int, rq_cap: int, bo_cap: int) -> i
         if plug and (a in (A_Q, A_G, A_P, A_U, A_UT)):
             sid = plug_event(S, ev[i, E_PID], a, t)
         if a == A_Q:
+            rm = (NULL, NULL, NULL)
             if sec >= 0:
-                rm = dpop(S.d_remap, k1(dev, sec), (NULL, NULL, NULL))
-            else:
-                rm = (NULL, NULL, NULL)
+                s = tab_find(S.d_remap, k1(dev, sec), 0)
+                if s >= 0:
+                    rm = (S.d_remap[s, 2], S.d_remap[s, 3], S.d_remap[s, 4])
+                    tab_remove(S.d_remap, s)
             if ev[i, E_FLUSH] == 1:
-                S.d_flushq[k1(dev, max(sec, 0))] = t
+                tab_put(S.d_flushq, k1(dev, max(sec, 0)), 0, t)
             chain_node(S, dev, ksec, a)
             b = new_bio(S, ev, i, dev, sid)
             S.bi[b, BI_RMAJ], S.bi[b, BI_RMIN], S.bi[b, BI_RSEC] = rm
@@ -103,11 +147,11 @@ def process(S: State, ev: np.ndarray, start: int, rq_cap: int, bo_cap: int) -> i
             if S.dv[dev, DV_NODES] == 0:
                 _lost(S, p)  # no G/M/F/X on this device at all (bio-based): nothing can land
             else:
-                S.d_chain[k1(dev, ksec)] = p
+                tab_put(S.d_chain, k1(dev, ksec), 0, p)
             if S.dv[dev, DV_HAS_D] == 0 and sec >= 0 and S.bia[b] == 1:
-                key = (k1(dev, sec), ev[i, E_NSEC])
-                S.bi[b, BI_NEXT] = dget(S.d_biowait, key, -1)
-                S.d_biowait[key] = b
+                ka, kb = k1(dev, sec), ev[i, E_NSEC]
+                S.bi[b, BI_NEXT] = tab_get(S.d_biowait, ka, kb, -1)
+                tab_put(S.d_biowait, ka, kb, b)
         elif a == A_G:
             gid_event(S, dev, ksec, a, t, eid, -1)
             p, _ = chain_node(S, dev, ksec, a)
@@ -126,11 +170,14 @@ def process(S: State, ev: np.ndarray, start: int, rq_cap: int, bo_cap: int) -> i
                 chain_node(S, dev, split, 0)  # the remainder's start node
                 if w >= 0:
                     r = new_piece(S, S.pc[w, PC_BIO])
-                    S.d_chain[k1(dev, split)] = r
+                    tab_put(S.d_chain, k1(dev, split), 0, r)
         elif a == A_I:
             gid_event(S, dev, ksec, a, t, eid, -1)
         elif a == A_A and sec >= 0:
-            S.d_remap[k1(dev, sec)] = (ev[i, E_RMAJ], ev[i, E_RMIN], ev[i, E_RSEC])
+            s = tab_slot(S.d_remap, k1(dev, sec), 0)
+            S.d_remap[s, 2] = ev[i, E_RMAJ]
+            S.d_remap[s, 3] = ev[i, E_RMIN]
+            S.d_remap[s, 4] = ev[i, E_RSEC]
         if a in (A_D, A_R, A_C):
             isflush = ev[i, E_FLUSH] == 1 and ev[i, E_OP] == OP_N
             g = -1
@@ -147,15 +194,25 @@ def process(S: State, ev: np.ndarray, start: int, rq_cap: int, bo_cap: int) -> i
                     flush_end(S, dev, sec, t)
                 elif S.dv[dev, DV_HAS_D] == 0:
                     bio_done(S, dev, sec, ev[i, E_NSEC], t)
-    return n
+    return stop
 
 
-@numba.njit(cache=True)
+@inline_kernel
+def tables_crowded(S: State) -> bool:
+    return (
+        crowded(S.d_keys) or crowded(S.d_groups) or crowded(S.d_chain) or crowded(S.d_gid)
+        or crowded(S.d_cov) or crowded(S.d_fifo) or crowded(S.d_flushq)
+        or crowded(S.d_lastfe) or crowded(S.d_fewait) or crowded(S.d_remap)
+        or crowded(S.d_biowait) or crowded(S.d_pids)
+    )  # fmt: skip
+
+
+@kernel
 def flush_end(S: State, dev: int, sec: int, t: int) -> None:
     """A zero-length C ends a flush sequence: preflush bios on its sector waiting for it end."""
     key = k1(dev, sec)
-    S.d_lastfe[key] = t
-    b = dpop(S.d_fewait, key, -1)
+    tab_put(S.d_lastfe, key, 0, t)
+    b = tab_pop(S.d_fewait, key, 0, -1)
     while b >= 0:
         nxt = S.bi[b, BI_NEXT]
         S.bi[b, BI_FE_T] = t
@@ -163,10 +220,10 @@ def flush_end(S: State, dev: int, sec: int, t: int) -> None:
         b = nxt
 
 
-@numba.njit(cache=True)
+@kernel
 def bio_done(S: State, dev: int, sec: int, nsec: int, t: int) -> None:
     """A C on a bio-based device completes every bio queued on its sector and length."""
-    b = dpop(S.d_biowait, (k1(dev, sec), nsec), -1)
+    b = tab_pop(S.d_biowait, k1(dev, sec), nsec, -1)
     while b >= 0:
         nxt = S.bi[b, BI_NEXT]
         S.bi[b, BI_NEXT] = -1
@@ -177,17 +234,17 @@ def bio_done(S: State, dev: int, sec: int, nsec: int, t: int) -> None:
         b = nxt
 
 
-@numba.njit(cache=True)
+@kernel
 def finish(S: State) -> None:
     """The trace ended: every request, piece and bio still in flight is written as it is."""
     for ks in range(S.ky.shape[0]):
         if S.kya[ks] == 1:
             _close_run(S, ks)
-    S.d_chain.clear()
-    S.d_gid.clear()
-    S.d_cov.clear()
-    S.d_fifo.clear()
-    S.d_fewait.clear()
+    tab_clear(S.d_chain)
+    tab_clear(S.d_gid)
+    tab_clear(S.d_cov)
+    tab_clear(S.d_fifo)
+    tab_clear(S.d_fewait)
     for p in range(S.pc.shape[0]):
         if S.pca[p] == 1 and S.pc[p, PC_FINAL] == 0:
             S.pc[p, PC_GPHASE] = 0

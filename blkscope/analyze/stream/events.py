@@ -19,7 +19,7 @@ COLUMNS = [
     "rwbs", "sector", "nsectors", "split_sector", "remap_dev_major", "remap_dev_minor",
     "remap_sector", "error", "pid", "comm",
 ]  # fmt: skip
-BATCH_ROWS = 1 << 20
+BATCH_ROWS = 1 << 17
 
 
 class OutOfOrder(Exception):
@@ -30,26 +30,20 @@ class Codes:
     """A string column's global dictionary: each distinct string gets the next integer."""
 
     def __init__(self) -> None:
-        self.index: dict[str, int] = {}
         self.values: list[str] = []
+        self._known = pa.array([], type=pa.string())
 
     def encode(self, column: pa.ChunkedArray | pa.Array) -> np.ndarray:
-        """int64 codes of column (L.NULL for null)."""
-        enc = pc.dictionary_encode(column)
-        if isinstance(enc, pa.ChunkedArray):
-            enc = enc.combine_chunks()
-        local = np.array(
-            [self._code(v) for v in enc.dictionary.to_pylist()] + [L.NULL], dtype=np.int64
-        )
-        idx = enc.indices.fill_null(len(local) - 1).to_numpy(zero_copy_only=False)
-        return local[idx]
-
-    def _code(self, value: str) -> int:
-        code = self.index.get(value)
-        if code is None:
-            code = self.index[value] = len(self.values)
-            self.values.append(value)
-        return code
+        """int64 codes of column (L.NULL for null): a hash lookup in Arrow (index_in) of the
+        strings seen so far, then once more after adding the ones this column brings."""
+        codes = pc.index_in(column, value_set=self._known)
+        new = pc.and_(pc.is_null(codes), pc.is_valid(column))
+        if pc.any(new).as_py():
+            for value in pc.unique(pc.filter(column, new)).to_pylist():
+                self.values.append(value)
+            self._known = pa.array(self.values, type=pa.string())
+            codes = pc.index_in(column, value_set=self._known)
+        return _numpy(pc.fill_null(pc.cast(codes, pa.int64()), L.NULL))
 
     def strings(self, codes: np.ndarray) -> pa.Array:
         """The strings of codes (L.NULL: null)."""
@@ -63,23 +57,30 @@ class Devices:
     """(major, minor) <-> small device index."""
 
     def __init__(self) -> None:
-        self.index: dict[int, int] = {}
         self.pairs: list[tuple[int, int]] = []
+        self._known = pa.array([], type=pa.int64())
 
     def encode(self, major: np.ndarray, minor: np.ndarray) -> np.ndarray:
-        key = (major.astype(np.int64) << 32) | minor.astype(np.int64)
-        uniq, inverse = np.unique(key, return_inverse=True)
-        local = np.empty(len(uniq), dtype=np.int64)
-        for j, k in enumerate(uniq.tolist()):
-            if k not in self.index:
-                self.index[k] = len(self.pairs)
+        key = pa.array((major.astype(np.int64) << 32) | minor.astype(np.int64))
+        idx = pc.index_in(key, value_set=self._known)
+        if idx.null_count:
+            for k in pc.unique(pc.filter(key, pc.is_null(idx))).to_pylist():
                 self.pairs.append((k >> 32, k & 0xFFFFFFFF))
-            local[j] = self.index[k]
-        return local[inverse]
+            self._known = pa.array([(a << 32) | b for a, b in self.pairs], type=pa.int64())
+            idx = pc.index_in(key, value_set=self._known)
+        return _numpy(pc.cast(idx, pa.int64()))
 
     def columns(self, dev: np.ndarray) -> tuple[pa.Array, pa.Array]:
         pairs = np.array(self.pairs or [(0, 0)], dtype=np.int32).reshape(-1, 2)
         return pa.array(pairs[dev, 0]), pa.array(pairs[dev, 1])
+
+
+def _numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    return (
+        values.to_numpy()
+        if isinstance(values, pa.ChunkedArray)
+        else values.to_numpy(zero_copy_only=False)
+    )
 
 
 def _filled(batch: pa.RecordBatch, name: str, null: int) -> np.ndarray:
@@ -98,14 +99,21 @@ class EventCoder:
         self.rwbs, self.comm, self.devices = Codes(), Codes(), Devices()
         self._actions = Codes()
         self._action_map = np.zeros(0, dtype=np.int64)
+        self._ops = Codes()
+        self._op_map = np.zeros(0, dtype=np.int64)
         self.last = (-1, -1)
 
     def matrix(self, batch: pa.RecordBatch) -> np.ndarray:
+        """The batch as the pass's (events, E_FIELDS) int64 matrix, in Fortran order: each
+        column is filled in one contiguous write (a row-major fill walks the whole matrix once
+        per column), and the compiled pass reads the few columns an event needs. Rows whose
+        action the pass ignores keep action 0 (the pass skips them)."""
         n = batch.num_rows
-        ev = np.empty((n, L.E_FIELDS), dtype=np.int64)
+        ev = np.empty((n, L.E_FIELDS), dtype=np.int64, order="F")
         ev[:, L.E_T] = _filled(batch, "time_ns", 0)
-        ev[:, L.E_EID] = (_filled(batch, "input_id", 0) << 40) + _filled(batch, "line_no", 0)
-        self._check_order(ev)
+        ev[:, L.E_EID] = _filled(batch, "input_id", 0) << 40
+        ev[:, L.E_EID] += _filled(batch, "line_no", 0)
+        self._check_order(ev[:, L.E_T], ev[:, L.E_EID])
         ev[:, L.E_DEV] = self.devices.encode(
             _filled(batch, "dev_major", 0), _filled(batch, "dev_minor", 0)
         )
@@ -115,10 +123,14 @@ class EventCoder:
                 [L.ACTIONS.get(a, 0) for a in self._actions.values], dtype=np.int64
             )
         ev[:, L.E_ACT] = self._action_map[acts]
-        ops = np.array([L.OPS.index(o) if o in L.OPS else 3 for o in ("R", "W", "D", "N")])
-        op_codes = Codes()
-        op_codes.values, op_codes.index = ["R", "W", "D", "N"], {"R": 0, "W": 1, "D": 2, "N": 3}
-        ev[:, L.E_OP] = ops[op_codes.encode(batch.column("op"))]
+        ops = self._ops.encode(batch.column("op"))
+        if len(self._op_map) < len(self._ops.values):
+            # events.op is R, W, D or N (its schema); N for anything else
+            self._op_map = np.array(
+                [L.OPS.index(o) if o in L.OPS[:4] else L.OP_N for o in self._ops.values],
+                dtype=np.int64,
+            )
+        ev[:, L.E_OP] = self._op_map[ops]
         ev[:, L.E_FLUSH] = batch.column("flush").to_numpy(zero_copy_only=False)
         ev[:, L.E_RWBS] = self.rwbs.encode(batch.column("rwbs"))
         ev[:, L.E_SEC] = _filled(batch, "sector", -1)
@@ -130,15 +142,16 @@ class EventCoder:
         ev[:, L.E_ERR] = _filled(batch, "error", L.NULL)
         ev[:, L.E_PID] = _filled(batch, "pid", 0)
         ev[:, L.E_COMM] = self.comm.encode(batch.column("comm"))
-        return ev[ev[:, L.E_ACT] != 0]
+        return ev
 
-    def _check_order(self, ev: np.ndarray) -> None:
-        if not len(ev):
+    def _check_order(self, t: np.ndarray, e: np.ndarray) -> None:
+        if not len(t):
             return
-        t, e = ev[:, L.E_T], ev[:, L.E_EID]
-        prev_t = np.concatenate(([self.last[0]], t[:-1]))
-        prev_e = np.concatenate(([self.last[1]], e[:-1]))
-        if np.any((t < prev_t) | ((t == prev_t) & (e <= prev_e))):
+        last_t, last_e = self.last
+        if t[0] < last_t or (t[0] == last_t and e[0] <= last_e):
+            raise OutOfOrder
+        dt = t[1:] - t[:-1]
+        if np.any((dt < 0) | ((dt == 0) & (e[1:] <= e[:-1]))):
             raise OutOfOrder
         self.last = (int(t[-1]), int(e[-1]))
 

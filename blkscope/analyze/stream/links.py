@@ -6,10 +6,11 @@ rule); data-less flush G's pair with flush D's first in, first out."""
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from blkscope.analyze.stream.bios import _lost, cov_remove, finalize_piece
+from blkscope.analyze.stream.jit import kernel
+from blkscope.analyze.stream.keyed import tab_find, tab_get, tab_pop, tab_put, tab_remove
 from blkscope.analyze.stream.layout import (
     A_D,
     A_F,
@@ -64,11 +65,11 @@ from blkscope.analyze.stream.layout import (
     PC_SEC,
     ST_BUILDING,
 )
-from blkscope.analyze.stream.pools import dget, dpop, k1, nmin
+from blkscope.analyze.stream.pools import k1, nmin
 from blkscope.analyze.stream.state import State
 
 
-@numba.njit(cache=True)
+@kernel
 def cov_found(S: State, p: int, eid: int, g: int) -> None:
     """D eid (first D of group g, or g < 0) is the first D covering piece p since it landed."""
     cov_remove(S, p)
@@ -84,7 +85,7 @@ def cov_found(S: State, p: int, eid: int, g: int) -> None:
         link(S, p, eid, g)
 
 
-@numba.njit(cache=True)
+@kernel
 def cov_register(S: State, p: int, dev: int) -> None:
     """Piece p (merged, or a G that may lose its request's start to a front merge) waits for
     the first D on its device covering it (btt's rule, time-ordered: _piece_requests.sql)."""
@@ -102,20 +103,20 @@ def cov_register(S: State, p: int, dev: int) -> None:
             cov_found(S, p, db[i, DB_EID], g)
             return
     key = (dev << 48) | (sec >> 12)
-    head = dget(S.d_cov, key, -1)
+    head = tab_get(S.d_cov, key, 0, -1)
     S.pc[p, PC_COV_PREV] = -1
     S.pc[p, PC_COV_NEXT] = head
     if head >= 0:
         S.pc[head, PC_COV_PREV] = p
-    S.d_cov[key] = p
+    tab_put(S.d_cov, key, 0, p)
     S.pc[p, PC_COV_KEY] = key
 
 
-@numba.njit(cache=True)
+@kernel
 def cov_dispatch(S: State, dev: int, eid: int, sec: int, n: int, g: int) -> None:
     """A D on the device: it is the covering D of every waiting piece inside its range."""
     for block in range(sec >> 12, ((sec + n) >> 12) + 1):
-        p = dget(S.d_cov, (dev << 48) | block, -1)
+        p = tab_get(S.d_cov, (dev << 48) | block, 0, -1)
         while p >= 0:
             nxt = S.pc[p, PC_COV_NEXT]
             ps = S.pc[p, PC_SEC]
@@ -132,7 +133,7 @@ def cov_dispatch(S: State, dev: int, eid: int, sec: int, n: int, g: int) -> None
         S.ct[CT_DB_N] = i + 1
 
 
-@numba.njit(cache=True)
+@kernel
 def link(S: State, p: int, eid: int, g: int) -> None:
     """Piece p rode in the request whose first D is eid (group g; g < 0: no such request)."""
     pc = S.pc
@@ -148,19 +149,20 @@ def link(S: State, p: int, eid: int, g: int) -> None:
         finalize_piece(S, p, -1)
 
 
-@numba.njit(cache=True)
+@kernel
 def gid_event(S: State, dev: int, ksec: int, a: int, t: int, eid: int, g: int) -> None:
     """A G, I or D on (device, sector): the next event after a waiting G there."""
     key = k1(dev, ksec)
-    p = dget(S.d_gid, key, -1)
-    if p < 0:
+    s = tab_find(S.d_gid, key, 0)
+    if s < 0:
         return
+    p = S.d_gid[s, 2]
     pc = S.pc
     if pc[p, PC_GPHASE] == 1 and a == A_I:
         pc[p, PC_I_T] = t
         pc[p, PC_GPHASE] = 2
         return
-    del S.d_gid[key]
+    tab_remove(S.d_gid, s)
     pc[p, PC_GPHASE] = 0
     if pc[p, PC_SEC] < 0:  # data-less flush G: the flush FIFO says which D
         return
@@ -173,53 +175,54 @@ def gid_event(S: State, dev: int, ksec: int, a: int, t: int, eid: int, g: int) -
             link(S, p, pc[p, PC_CAND_EID], pc[p, PC_CAND])
 
 
-@numba.njit(cache=True)
+@kernel
 def fifo_g(S: State, dev: int, p: int) -> None:
     dv = S.dv
     if dv[dev, DV_FIFO_LAST] == A_D:  # a G after a D opens a new run
         run = dv[dev, DV_FIFO_RUN]
         for n in range(dv[dev, DV_FIFO_ND] + 1, dv[dev, DV_FIFO_NG] + 1):
-            left = dpop(S.d_fifo, ((dev << 48) | run, n), -1)
+            left = tab_pop(S.d_fifo, (dev << 48) | run, n, -1)
             if left >= 0:
                 finalize_piece(S, left, -1)
         dv[dev, DV_FIFO_RUN] = run + 1
         dv[dev, DV_FIFO_NG] = 0
         dv[dev, DV_FIFO_ND] = 0
     dv[dev, DV_FIFO_NG] += 1
-    S.d_fifo[((dev << 48) | dv[dev, DV_FIFO_RUN], dv[dev, DV_FIFO_NG])] = p
+    tab_put(S.d_fifo, (dev << 48) | dv[dev, DV_FIFO_RUN], dv[dev, DV_FIFO_NG], p)
     dv[dev, DV_FIFO_LAST] = A_G
 
 
-@numba.njit(cache=True)
+@kernel
 def fifo_d(S: State, dev: int, eid: int, g: int) -> None:
     dv = S.dv
     dv[dev, DV_FIFO_ND] += 1
-    p = dpop(S.d_fifo, ((dev << 48) | dv[dev, DV_FIFO_RUN], dv[dev, DV_FIFO_ND]), -1)
+    p = tab_pop(S.d_fifo, (dev << 48) | dv[dev, DV_FIFO_RUN], dv[dev, DV_FIFO_ND], -1)
     if p >= 0:
         link(S, p, eid, g)
     dv[dev, DV_FIFO_LAST] = A_D
 
 
-@numba.njit(cache=True)
+@kernel
 def chain_node(S: State, dev: int, ksec: int, a: int) -> tuple[int, int]:
     """A node (Q G M F X, or S: a split's remainder) on (device, start sector): it is what
     happened next to a piece waiting there. Return (piece landing on this G/M/F, piece whose
     split this X is), each -1 if none."""
     key = k1(dev, ksec)
-    w = dget(S.d_chain, key, -1)
-    if w < 0:
+    s = tab_find(S.d_chain, key, 0)
+    if s < 0:
         return -1, -1
+    w = S.d_chain[s, 2]
     if S.pc[w, PC_PHASE] == 1 and a == A_X:
         S.pc[w, PC_PHASE] = 2  # the head piece lands on the node after the X
         return -1, w
-    del S.d_chain[key]
+    tab_remove(S.d_chain, s)
     if a in (A_G, A_M, A_F):
         return w, -1
     _lost(S, w)  # a Q or a remainder start came first: the piece was re-queued unseen
     return -1, -1
 
 
-@numba.njit(cache=True)
+@kernel
 def land(S: State, p: int, ev: np.ndarray, i: int, a: int, dev: int, g_clock: int) -> None:
     """Piece p landed on this G (new request) or M/F (merged into one)."""
     pc, bi = S.pc, S.bi
@@ -235,7 +238,7 @@ def land(S: State, p: int, ev: np.ndarray, i: int, a: int, dev: int, g_clock: in
         bi[b, BI_G_T] = nmin(bi[b, BI_G_T], t)
         pc[p, PC_G_CLOCK] = g_clock
         pc[p, PC_GPHASE] = 1
-        S.d_gid[k1(dev, sec)] = p
+        tab_put(S.d_gid, k1(dev, sec), 0, p)
         if sec >= 0:
             pc[p, PC_CHAIN] = 1
             cov_register(S, p, dev)

@@ -21,8 +21,8 @@ the kernel's own counters)."""
 
 from __future__ import annotations
 
-import numba
-
+from blkscope.analyze.stream.jit import kernel
+from blkscope.analyze.stream.keyed import EMPTY, tab_get, tab_put, tab_remove
 from blkscope.analyze.stream.layout import (
     A_G,
     A_P,
@@ -40,27 +40,27 @@ from blkscope.analyze.stream.layout import (
     SS_PLUGGED,
     SS_REFS,
 )
-from blkscope.analyze.stream.pools import dget, dpop, give, take
+from blkscope.analyze.stream.pools import give, take
 from blkscope.analyze.stream.state import State
 
 FIVE_MS = 5_000_000
 
 
-@numba.njit(cache=True)
+@kernel
 def _session_release(S: State, s: int) -> None:
     S.ss[s, SS_REFS] -= 1
     if S.ss[s, SS_REFS] == 0:
         give(s, S.ssf, S.ssa, S.ssn)
 
 
-@numba.njit(cache=True)
+@kernel
 def _session_close(S: State, s: int) -> None:
     if s >= 0 and S.ss[s, SS_CLOSED] == 0:
         S.ss[s, SS_CLOSED] = 1
         _session_release(S, s)  # the reference the open session held
 
 
-@numba.njit(cache=True)
+@kernel
 def _session_open(S: State) -> int:
     s = take(S.ss, S.ssf, S.ssa, S.ssn)
     S.ss[s, SS_PLUGGED] = 0
@@ -69,13 +69,13 @@ def _session_open(S: State) -> int:
     return s
 
 
-@numba.njit(cache=True)
+@kernel
 def plug_event(S: State, pid: int, a: int, t: int) -> int:
     """The session (row of S.ss) the task's event falls in (the rules above)."""
-    slot = dget(S.d_pids, pid, -1)
+    slot = tab_get(S.d_pids, pid, 0, -1)
     if slot < 0:
         slot = take(S.pd, S.pdf, S.pda, S.pdn)
-        S.d_pids[pid] = slot
+        tab_put(S.d_pids, pid, 0, slot)
         S.pd[slot, PD_PENDING] = 0
         starts = True
     else:
@@ -115,15 +115,18 @@ def plug_event(S: State, pid: int, a: int, t: int) -> int:
     return s
 
 
-@numba.njit(cache=True)
+@kernel
 def close_idle_sessions(S: State, now: int, everything: bool) -> None:
     """A task quiet for more than 5 ms starts a new session with its next event: its current
     one is final now (and the task's record can go)."""
-    gone = []
-    for pid, slot in S.d_pids.items():
-        if everything or now - S.pd[slot, PD_LAST_T] > FIVE_MS:
-            gone.append(pid)
-    for pid in gone:
-        slot = dpop(S.d_pids, pid, -1)
-        _session_close(S, S.pd[slot, PD_SESS])
-        give(slot, S.pdf, S.pda, S.pdn)
+    pids = S.d_pids
+    j = 0
+    while j < pids.shape[0] - 1:
+        slot = pids[j, 2]
+        if pids[j, 0] != EMPTY and (everything or now - S.pd[slot, PD_LAST_T] > FIVE_MS):
+            # removing shifts a later entry of the probe run into j: look at j again
+            tab_remove(pids, j)
+            _session_close(S, S.pd[slot, PD_SESS])
+            give(slot, S.pdf, S.pda, S.pdn)
+            continue
+        j += 1

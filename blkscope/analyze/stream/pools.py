@@ -5,11 +5,9 @@ takes and gives back rows."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import numba
 import numpy as np
 
+from blkscope.analyze.stream.jit import inline_kernel
 from blkscope.analyze.stream.layout import NULL
 
 
@@ -49,7 +47,7 @@ class Pool:
         self.nfree[0] = n + new - old
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def take(rows: np.ndarray, free: np.ndarray, alive: np.ndarray, nfree: np.ndarray) -> int:
     """A free slot, its fields reset to NULL (the caller reserved enough)."""
     nfree[0] -= 1
@@ -59,7 +57,7 @@ def take(rows: np.ndarray, free: np.ndarray, alive: np.ndarray, nfree: np.ndarra
     return slot
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def give(slot: int, free: np.ndarray, alive: np.ndarray, nfree: np.ndarray) -> None:
     """Return a slot to its table."""
     alive[slot] = 0
@@ -67,28 +65,12 @@ def give(slot: int, free: np.ndarray, alive: np.ndarray, nfree: np.ndarray) -> N
     nfree[0] += 1
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def k1(dev: int, sec: int) -> int:
     return (dev << 48) | (sec + 1)
 
 
-@numba.njit(cache=True, inline="always")
-def dget(d: Any, key: Any, default: Any) -> int:
-    if key in d:
-        return d[key]
-    return default
-
-
-@numba.njit(cache=True, inline="always")
-def dpop(d: Any, key: Any, default: Any) -> Any:
-    if key in d:
-        value = d[key]
-        del d[key]
-        return value
-    return default
-
-
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def nmin(a: int, b: int) -> int:
     if a == NULL:
         return b
@@ -97,7 +79,7 @@ def nmin(a: int, b: int) -> int:
     return min(a, b)
 
 
-@numba.njit(cache=True, inline="always")
+@inline_kernel
 def nmax(a: int, b: int) -> int:
     if a == NULL:
         return b

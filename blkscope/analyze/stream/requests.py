@@ -6,10 +6,11 @@ issued (requeue: the LAST D starts D2C). A key is forgotten as soon as nothing o
 
 from __future__ import annotations
 
-import numba
 import numpy as np
 
 from blkscope.analyze.stream.bios import _piece_release, finalize_piece, group_partial
+from blkscope.analyze.stream.jit import kernel
+from blkscope.analyze.stream.keyed import tab_del, tab_find, tab_get, tab_pop, tab_put
 from blkscope.analyze.stream.layout import (
     A_C,
     A_D,
@@ -108,14 +109,13 @@ from blkscope.analyze.stream.layout import (
     ST_DONE,
     ST_WAITING,
 )
-from blkscope.analyze.stream.pools import dget, dpop, give, k1, nmax, nmin, take
+from blkscope.analyze.stream.pools import give, k1, nmax, nmin, take
 from blkscope.analyze.stream.state import State
 
 
-@numba.njit(cache=True)
+@kernel
 def _group(S: State, ks: int, ordinal: int, dev: int, ksec: int, klen: int, isflush: int) -> int:
-    key = (ks, ordinal)
-    g = dget(S.d_groups, key, -1)
+    g = tab_get(S.d_groups, ks, ordinal, -1)
     if g >= 0:
         return g
     g = take(S.gr, S.grf, S.gra, S.grn)
@@ -131,27 +131,27 @@ def _group(S: State, ks: int, ordinal: int, dev: int, ksec: int, klen: int, isfl
     gr[g, GR_PIECES] = -1
     gr[g, GR_CANDS] = -1
     gr[g, GR_FIX] = 0
-    S.d_groups[key] = g
+    tab_put(S.d_groups, ks, ordinal, g)
     return g
 
 
-@numba.njit(cache=True)
+@kernel
 def _close_run(S: State, ks: int) -> None:
     """Every request of the key's current run is over: those without C were cut by a reuse."""
     ky = S.ky
     for ordinal in range(1, max(ky[ks, KY_MAXORD], ky[ks, KY_CS]) + 1):
-        g = dpop(S.d_groups, (ks, ordinal), -1)
+        g = tab_pop(S.d_groups, ks, ordinal, -1)
         if g >= 0:
             group_done(S, g)
 
 
-@numba.njit(cache=True)
+@kernel
 def _drop_key(S: State, ks: int) -> None:
-    del S.d_keys[(S.ky[ks, KY_KA], S.ky[ks, KY_KB])]
+    tab_del(S.d_keys, S.ky[ks, KY_KA], S.ky[ks, KY_KB])
     give(ks, S.kyf, S.kya, S.kyn)
 
 
-@numba.njit(cache=True)
+@kernel
 def pair_event(S: State, ev: np.ndarray, i: int, a: int, dev: int) -> int:
     """Pair one D, R or C into its request (_requests.sql's runs and ordinals); return the
     request's group for a D that is its first, else -1."""
@@ -160,7 +160,7 @@ def pair_event(S: State, ev: np.ndarray, i: int, a: int, dev: int) -> int:
     ksec = -1 if isflush else sec
     klen = 0 if isflush else ev[i, E_NSEC]
     ka, kb = k1(dev, ksec), klen
-    ks = dget(S.d_keys, (ka, kb), -1)
+    ks = tab_get(S.d_keys, ka, kb, -1)
     ky = S.ky
     if ks >= 0 and a == A_D and ky[ks, KY_PREV] == A_C:
         _close_run(S, ks)  # a D after a C starts a new run: a reuse of the sector
@@ -175,7 +175,7 @@ def pair_event(S: State, ev: np.ndarray, i: int, a: int, dev: int) -> int:
         ky[ks, KY_CS] = 0
         ky[ks, KY_MAXORD] = 0
         ky[ks, KY_PREV] = 0
-        S.d_keys[(ka, kb)] = ks
+        tab_put(S.d_keys, ka, kb, ks)
     if a == A_C:
         ky[ks, KY_CS] += 1
         ordinal = ky[ks, KY_CS]
@@ -186,7 +186,7 @@ def pair_event(S: State, ev: np.ndarray, i: int, a: int, dev: int) -> int:
     else:
         ky[ks, KY_ISSUED] += 1
         ordinal = ky[ks, KY_ISSUED]
-    if a == A_R and dget(S.d_groups, (ks, ordinal), -1) < 0:
+    if a == A_R and tab_find(S.d_groups, ks, ordinal) < 0:
         S.ct[CT_R_NEW] += 1
     g = _group(S, ks, ordinal, dev, ksec, klen, isflush)
     gr = S.gr
@@ -216,21 +216,21 @@ def pair_event(S: State, ev: np.ndarray, i: int, a: int, dev: int) -> int:
             gr[g, GR_FLUSH_END] = 1  # a zero-length C ends a flush sequence
     ky[ks, KY_PREV] = a
     if a == A_C:
-        del S.d_groups[(ks, ordinal)]
+        tab_del(S.d_groups, ks, ordinal)
         group_done(S, g)
         if ky[ks, KY_CS] >= ky[ks, KY_MAXORD]:
             _drop_key(S, ks)  # nothing of this key in flight: forget it
     return first
 
 
-@numba.njit(cache=True)
+@kernel
 def group_done(S: State, g: int) -> None:
     """Request g has its completion (or never will): settle the bios that rode in it, then
     write it out once the plug clocks it needs are final."""
     gr, pc = S.gr, S.pc
     gr[g, GR_STATE] = ST_DONE
     if gr[g, GR_FLUSH_END] == 1:
-        gr[g, GR_FLUSH_Q] = dget(S.d_flushq, k1(gr[g, GR_DEV], gr[g, GR_KSEC]), NULL)
+        gr[g, GR_FLUSH_Q] = tab_get(S.d_flushq, k1(gr[g, GR_DEV], gr[g, GR_KSEC]), 0, NULL)
     # G pieces still waiting to see whether their own sector's next D comes: this covering
     # request completed first, so they rode in it
     p = gr[g, GR_CANDS]
@@ -256,7 +256,7 @@ def group_done(S: State, g: int) -> None:
         S.ct[CT_DEF_N] += 1
 
 
-@numba.njit(cache=True)
+@kernel
 def try_emit_group(S: State, g: int) -> bool:
     """Write request g's row (_requests.sql + _requests_build.sql), unless a plug session of
     one of its bios is still open and unplugged (its clock may still move); return whether
@@ -338,7 +338,7 @@ def try_emit_group(S: State, g: int) -> bool:
     return True
 
 
-@numba.njit(cache=True)
+@kernel
 def retry_deferred(S: State) -> None:
     kept = 0
     for j in range(S.ct[CT_DEF_N]):

@@ -1,9 +1,9 @@
-"""The state the compiled pass keeps between events, as one argument (a NamedTuple of arrays and
-typed dicts numba can take): see layout.py for the columns of each table."""
+"""The state the compiled pass keeps between events, as one argument (a NamedTuple of int64
+arrays): see layout.py for the columns of each pool, keyed.py for the keyed tables (d_*)."""
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 
@@ -41,15 +41,15 @@ class State(NamedTuple):
     rq: np.ndarray
     bo: np.ndarray
     deferred: np.ndarray
-    d_keys: Any
-    d_groups: Any
-    d_chain: Any
-    d_gid: Any
-    d_cov: Any
-    d_fifo: Any
-    d_flushq: Any
-    d_lastfe: Any
-    d_fewait: Any
-    d_remap: Any
-    d_biowait: Any
-    d_pids: Any
+    d_keys: np.ndarray
+    d_groups: np.ndarray
+    d_chain: np.ndarray
+    d_gid: np.ndarray
+    d_cov: np.ndarray
+    d_fifo: np.ndarray
+    d_flushq: np.ndarray
+    d_lastfe: np.ndarray
+    d_fewait: np.ndarray
+    d_remap: np.ndarray
+    d_biowait: np.ndarray
+    d_pids: np.ndarray
