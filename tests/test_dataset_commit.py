@@ -147,6 +147,6 @@ def test_ctrl_c_during_analyze_exits_130_and_leaves_the_dataset(dataset: Path) -
         assert set(ANALYSIS) <= set(read_manifest(dataset)["tables"])
         pytest.skip(f"analyze had committed before the signal came (exit {proc.returncode})")
     assert proc.returncode == 130
-    assert err.decode() == "interrupted: the dataset is left as it was\n"
+    assert err.decode() == "interrupted: nothing is left half-written\n"
     assert _files(dataset) == before
     assert sorted(p.name for p in dataset.parent.iterdir()) == ["ds"]

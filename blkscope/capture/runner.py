@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import datetime as dt
 import json
+import math
 import os
 import shutil
 import signal
@@ -32,7 +33,7 @@ from blkscope.capture.tracefs import (
 )
 from blkscope.capture.tracepoints import EVENTS_FILE, TracepointSession
 from blkscope.capture.writeback import WritebackSession
-from blkscope.errors import CaptureError, InputFormatError
+from blkscope.errors import CaptureError, InputFormatError, OptionError
 
 MANIFEST = "capture.json"
 JOURNAL = "tracefs_saved.json"  # present only while tracefs settings are changed
@@ -182,6 +183,9 @@ def run_capture(
             "nothing bounds the capture",
             "give --duration SECONDS, a command after --, or both",
         )
+    if opts.duration_s is not None and not (math.isfinite(opts.duration_s) and opts.duration_s > 0):
+        # nan compares false with everything: the deadline never came and only --max-size stopped
+        raise OptionError("--duration", f"must be more than 0 s, got {opts.duration_s!r}")
     require_root()
     check_devices(opts.devices, blk_trace=opts.method in ("blktrace", "ftrace"))
     prepare_output(opts.out, opts.force)

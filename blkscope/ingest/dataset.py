@@ -98,12 +98,17 @@ class DatasetWriter:
             if keep:
                 _link_files(out, self.tmp)
         except OSError as exc:
-            self.lock.__exit__()
+            self._abandon()
             raise DatasetError(str(out), f"cannot write: {exc.strerror}") from None
-        except BaseException:
-            self.lock.__exit__()
+        except BaseException:  # Ctrl-C while linking the current files: no temp version left
+            self._abandon()
             raise
         self.sinks: dict[str, _ParquetSink] = {}
+
+    def _abandon(self) -> None:
+        if hasattr(self, "tmp"):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        self.lock.__exit__()
 
     def __enter__(self) -> DatasetWriter:
         return self
