@@ -83,6 +83,8 @@ def capture(
         f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
         f"{manifest.get('lost_events', 0)} lost"
     )
+    for what in manifest.get("not_recorded", []):
+        typer.echo(f"not recorded: {what}", err=True)
     if manifest.get("blkparse") is None and manifest["block_source"] != "tracepoints":
         typer.echo(
             f"blkparse is not installed: run `blkparse -i trace -o blkparse.txt` in "
