@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 import weakref
 from contextlib import suppress
 from types import FrameType
@@ -21,6 +22,10 @@ T = TypeVar("T")
 
 _connections: weakref.WeakSet[object] = weakref.WeakSet()
 _came = threading.Event()
+# When Python ran the handler last (monotonic s): the watcher forwards a signal the main thread
+# has not seen this long after it came, and the handler does not raise twice for one Ctrl-C.
+HANDLER_WAIT_S = 0.5
+_raised_at = [float("-inf")]
 
 
 def track(con: T) -> T:
@@ -43,6 +48,10 @@ def _interrupt_all() -> None:
 
 def _raise_keyboard_interrupt(signum: int, frame: FrameType | None) -> None:
     _came.set()
+    now = time.monotonic()
+    if now - _raised_at[0] < 2 * HANDLER_WAIT_S:
+        return  # the watcher's copy of a Ctrl-C already raised: not again inside the clean-up
+    _raised_at[0] = now
     raise KeyboardInterrupt
 
 
@@ -55,12 +64,26 @@ def watch() -> None:
     signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
     signal.signal(signal.SIGINT, _raise_keyboard_interrupt)
 
+    main = threading.main_thread().ident
+    echoes = 0
+
     def listen() -> None:
+        nonlocal echoes
         while True:
             got = os.read(read_end, 64)
             if not got:
                 return
-            if signal.SIGINT in got:
+            for _ in range(got.count(signal.SIGINT)):
+                if echoes:  # the signal this thread sent itself
+                    echoes -= 1
+                    continue
+                came_at = time.monotonic()
                 _interrupt_all()
+                time.sleep(HANDLER_WAIT_S)
+                if _raised_at[0] < came_at and main is not None:
+                    # The kernel gave the signal to another thread (Arrow's, DuckDB's) while
+                    # the main one sat in a read that only EINTR ends: send it there.
+                    echoes += 1
+                    signal.pthread_kill(main, signal.SIGINT)
 
     threading.Thread(target=listen, name="blkscope-sigint", daemon=True).start()
