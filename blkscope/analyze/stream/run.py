@@ -338,5 +338,10 @@ def stream_tables(
         sinks.abandon()
         raise
     events.close()
-    sinks.close(con)
+    try:
+        sinks.close(con)
+    except BaseException:  # the last writes failed (disk full): no second error from __del__
+        close_quietly(sinks.requests)
+        close_quietly(sinks.bios)
+        raise
     return sinks.rows
