@@ -1,4 +1,14 @@
-"""The one error hierarchy that library code raises; the CLI turns it into `file:line: reason`."""
+"""The one error hierarchy that library code raises; the CLI turns it into `file:line: reason`.
+
+Exit codes of the command line (the README's table is this one):
+  0   done (`check`: every threshold held)
+  1   another failure: a dataset that cannot be written, a capture that cannot run, a
+      threshold `check` found exceeded, a recorded command that failed
+  2   bad input or usage: a malformed input line or file (ParseError, InputFormatError), a bad
+      option value (OptionError)
+  130 interrupted (SIGINT / Ctrl-C): every output is its previous version or, if the
+      command had already committed it, its new one; never half-written
+"""
 
 from __future__ import annotations
 
@@ -57,6 +67,13 @@ class _PathError(BlkscopeError):
 
 class InputFormatError(_PathError):
     """A whole input is not in the format expected (empty, binary, another tool's log)."""
+
+
+class OptionError(InputFormatError):
+    """A command-line option's value is unusable (not a number, nan, zero where it must be > 0)."""
+
+    def location(self) -> str:
+        return f"option {self.path}"
 
 
 class DatasetError(_PathError):

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
+
+from blkscope.errors import OptionError
 
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "": 1}
 _DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s|)\s*")
@@ -19,6 +22,47 @@ def parse_duration_ns(text: str, default_unit: str = "s") -> int:
         return int(Decimal(m.group(1)) * _UNITS[unit])
     except (InvalidOperation, KeyError):
         raise ValueError(f"not a duration: {text!r} (try 5ms, 1.5s, 250us)") from None
+
+
+# The longest duration any option takes: times are int64 ns, and 2**62 ns (146 years) leaves room
+# for the sums and differences the analysis makes of them.
+MAX_DURATION_NS = 1 << 62
+
+
+def option_duration_ns(
+    text: str, option: str, *, default_unit: str = "s", zero_ok: bool = False
+) -> int:
+    """An option's duration in ns: more than zero (or zero when zero_ok), at most 146 years.
+
+    Every duration option of every command goes through here, so that '0', 'nan', '-1' and
+    '1e999' get the same message wherever they are typed.
+    """
+    try:
+        ns = parse_duration_ns(text, default_unit)
+    except ValueError:
+        raise OptionError(
+            option, f"not a duration: {text!r}", hint=f"e.g. {option} 1s, 100ms, 250us"
+        ) from None
+    if ns > MAX_DURATION_NS:
+        raise OptionError(option, f"{text!r} is too long (at most 146 years)")
+    if ns == 0 and not zero_ok:
+        raise OptionError(
+            option, f"must be more than 0, got {text!r}", hint=f"e.g. {option} 1s, 100ms, 250us"
+        )
+    return ns
+
+
+def option_number(text: str, option: str, *, at_least: float = 0.0) -> float:
+    """An option's plain number: finite and at least `at_least` (nan and inf are refused)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise OptionError(option, f"not a number: {text!r}", hint=f"e.g. {option} 5") from None
+    if not math.isfinite(value):
+        raise OptionError(option, f"must be a finite number, got {text!r}", hint=f"e.g. {option} 5")
+    if value < at_least:
+        raise OptionError(option, f"must be at least {at_least:g}, got {text!r}")
+    return value
 
 
 def format_ns(ns: float) -> str:

@@ -51,7 +51,7 @@ def test_interrupt_mid_ingest_keeps_the_previous_dataset(
     monkeypatch.setattr(blkparse_text.BlkparseTextParser, "finish", interrupted)
     result = runner.invoke(app, ["ingest", str(src), "-o", str(out)])
     assert result.exit_code == 130
-    assert result.stderr.strip() == "interrupted: no dataset written, any previous one is intact"
+    assert result.stderr == "interrupted: nothing is left half-written\n"
     assert calls["n"] == 3
     assert (out / "manifest.json").read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in.txt"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -374,6 +375,56 @@ def test_sigkill_leaves_a_journal_for_capture_restore(loop_dev: str, tmp_path: P
         # iostat and vmstat die with the capture (setpriv --pdeathsig); the signal is
         # delivered asynchronously, so a loaded machine may need a moment
         assert all(_dies(pid) for pid in tools)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        if _state() != before:
+            _force_back(before)
+
+
+def test_sigkill_of_capture_ends_the_recorded_command(loop_dev: str, tmp_path: Path) -> None:
+    """`capture -- CMD` SIGKILLed: CMD's whole process group (a shell's background child too)
+    is gone within the guard's grace; the limits were printed before recording began."""
+    before = _state()
+    out = tmp_path / "cap"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    cli = [sys.executable, "-m", "blkscope.cli"]
+    command = ["sh", "-c", "sleep 1000 & exec sleep 1001"]
+    proc = subprocess.Popen(
+        [*cli, "capture", "--device", loop_dev, "--duration", "120", "-o", str(out), "--",
+         *command],
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )  # fmt: skip
+    said = []
+    try:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            said.append(line)
+            if line.startswith("recording"):
+                break
+        shell = [
+            p for p in _children(proc.pid) if b"1001" in Path(f"/proc/{p}/cmdline").read_bytes()
+        ]
+        assert len(shell) == 1
+        group = [shell[0], *_children(shell[0])]  # sleep 1001 (the shell) and sleep 1000
+        assert len(group) == 2
+        proc.kill()
+        proc.wait()
+        assert all(_dies(pid, wait_s=30) for pid in group)
+        limits = [line for line in said if line.startswith("limits: ")]
+        assert len(limits) == 1
+        assert re.fullmatch(
+            r"limits: the block trace stops at [\d,]+ MiB on disk( \(90% of the free space, "
+            r"under --max-size\))?; kernel trace buffers hold at most [\d,.]+ MiB\n",
+            limits[0],
+        )
+        done = subprocess.run(
+            [*cli, "capture-restore", str(out)], capture_output=True, text=True, env=env
+        )
+        assert (done.returncode, done.stdout) == (0, "tracefs settings restored\n")
+        assert _state() == before
     finally:
         if proc.poll() is None:
             proc.kill()

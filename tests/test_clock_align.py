@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from blkscope.ingest.folder import ingest_folder
 from tests.clock_truth import (
     MQ,
     capture,
@@ -76,3 +78,44 @@ def test_iostat_alone_still_places_the_trace(tmp_path: Path) -> None:
     assert abs(zero["wall_ns"] - truth) < 500_000_000
     low, high = zero["alignments"]["iostat.txt"]["interval_ns"]
     assert low <= truth <= high
+
+
+@pytest.mark.parametrize(
+    ("stamp", "corrupt"),
+    [("11/21/26 23:38:00", "12/21/26 23:38:00"), ("11/21/26 23:38:00", "11/21/70 23:38:00")],
+    ids=["a-month-off", "44-years-off"],
+)
+def test_a_corrupt_iostat_stamp_does_not_grow_the_search(
+    tmp_path: Path, stamp: str, corrupt: str
+) -> None:
+    """One iostat report stamped a month off made the shift grid span the month (26 M shifts,
+    ingest 1.7 s -> 104 s); decades off it asked for 134 GiB. The grid now covers only shifts
+    where enough reports land on the trace: the same shifts, the same answer as without it."""
+    from blkscope.ingest.align import _candidate_shifts
+
+    folder = capture("mq-writeback-30s")
+    (tmp_path / "clean").mkdir()
+    clean = ingest_subset(folder, ["blkparse.txt.zst", "iostat.txt"], tmp_path / "clean")
+    src = tmp_path / "bad" / "capture"
+    src.mkdir(parents=True)
+    shutil.copy(folder / "blkparse.txt.zst", src)
+    text = (folder / "iostat.txt").read_text()
+    assert text.count(stamp) == 1
+    (src / "iostat.txt").write_text(text.replace(stamp, corrupt))
+    bad = tmp_path / "bad" / "dataset"
+    ingest_folder(src, bad)
+    zeros = [json.loads((d / "manifest.json").read_text())["clock"]["trace_zero"]
+             for d in (clean, bad)]  # fmt: skip
+    assert zeros[0]["wall_how"] == zeros[1]["wall_how"] == "automatic alignment of iostat.txt"
+    assert zeros[1]["wall_ns"] == zeros[0]["wall_ns"]
+    found = [z["alignments"]["iostat.txt"] for z in zeros]
+    assert found[1]["interval_ns"] == found[0]["interval_ns"]
+    assert found[1]["method"] == found[0]["method"]
+    # the corrupt report no longer lands on the trace: one report fewer is compared
+    assert abs(found[1]["mismatch"] - found[0]["mismatch"]) < 0.001
+    # the grid itself: 30 one-second reports over a 30 s trace, one of them far off
+    stamps = np.arange(1, 31, dtype=np.int64) * 1_000_000_000
+    far = stamps.copy()
+    far[9] += 44 * 365 * 86400 * 1_000_000_000
+    span = 30 * 1_000_000_000
+    assert len(_candidate_shifts(far, span, 15)) <= len(_candidate_shifts(stamps, span, 15)) == 331

@@ -127,7 +127,7 @@ def test_flag_parsers() -> None:
     assert parse_offset("iostat_log=+3") == ("iostat_log", 3_000_000_000)
     with pytest.raises(InputFormatError) as err:
         parse_offset("iostat=soon")
-    assert str(err.value) == "--offset: expected SOURCE=+-SECONDS, got 'iostat=soon'"
+    assert str(err.value) == "option --offset: expected SOURCE=+-SECONDS, got 'iostat=soon'"
     with pytest.raises(InputFormatError) as err:
         parse_trace_start("yesterday")
-    assert str(err.value) == "--trace-start: not an ISO time: 'yesterday'"
+    assert str(err.value) == "option --trace-start: not an ISO time: 'yesterday'"

@@ -294,7 +294,7 @@ def test_clock_flags_on_the_command_line(tmp_path: Path) -> None:
     bad = runner.invoke(app, [*args, "--offset", "iostat"])
     assert bad.exit_code == 2
     assert bad.stderr == (
-        "error: --offset: expected SOURCE=+-SECONDS, got 'iostat'\nhint: e.g. writeback=-0.25\n"
+        "error: option --offset: expected SOURCE=+-SECONDS, got 'iostat'\nhint: e.g. writeback=-0.25\n"
     )
 
 

@@ -253,3 +253,24 @@ def test_sql_still_reads_the_dataset(dataset: Path) -> None:
     )
     assert result.exit_code == 0, result.output
     assert result.output == "n\n11039\n"
+
+
+def test_links_out_of_a_capture_folder_are_named_not_read(tmp_path: Path) -> None:
+    """A capture folder from another machine with links to this one's files: a file link
+    (iostat.txt -> a real iostat log elsewhere) and a folder link (logs -> the fixtures, a
+    whole tree of real inputs). Each is listed as skipped with the reason; nothing behind them
+    reaches the dataset. Before, survey() followed both and ingested what they named."""
+    cap = tmp_path / "cap"
+    cap.mkdir()
+    shutil.copy(MQ30 / "blkparse.txt.zst", cap / "blkparse.txt.zst")
+    (cap / "iostat.txt").symlink_to(MQ30 / "iostat.txt")
+    (cap / "logs").symlink_to(MQ30.parent)
+    result = runner.invoke(app, ["ingest", str(cap), "-o", str(tmp_path / "ds"), "--json"])
+    assert result.exit_code == 0, result.output
+    manifest = json.loads(result.stdout)
+    skipped = {s["name"]: s["reason"] for s in manifest["skipped"]}
+    reason = "a symbolic link out of the capture folder: not read"
+    assert skipped["iostat.txt"] == skipped["logs"] == reason
+    assert not any(name.startswith("logs/") for name in skipped)  # the link was not entered
+    assert "iostat_log" not in manifest["tables"]
+    assert sorted(manifest["tables"]) == ["blkparse_summary", "events", "ingest_errors"]

@@ -16,6 +16,7 @@ import pyarrow as pa
 from blkscope.concepts import macro_statements
 from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import check_table_file, read_manifest
+from blkscope.interrupts import track
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def optional_views(manifest: dict[str, Any]) -> set[str]:
 def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
     """Connect to an in-memory DuckDB where the dataset's tables and views are defined."""
     manifest = read_manifest(dataset)
-    con = duckdb.connect()
+    con = track(duckdb.connect())
     con.execute("SET enable_progress_bar = false")
     # Every stored table and golden query orders explicitly; keeping scan order costs a third.
     con.execute("SET preserve_insertion_order = false")

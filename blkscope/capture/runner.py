@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import datetime as dt
 import json
+import math
 import os
 import shutil
 import signal
@@ -22,6 +23,8 @@ from blkscope.capture import host
 from blkscope.capture.blkbin import convert, copy_cmdlines, proc_comm, read_cmdlines
 from blkscope.capture.blktrace_native import BlktraceProcess
 from blkscope.capture.ftrace_blk import FtraceBlkSession, blk_tracer_unusable, per_cpu_buffer_kb
+from blkscope.capture.guard import CommandGuard
+from blkscope.capture.limits import disk_cap_mib, kernel_buffer_kib, limits_line, not_recorded
 from blkscope.capture.samplers import ProcSampler, ToolProcess
 from blkscope.capture.tracefs import (
     TracefsJournal,
@@ -32,7 +35,7 @@ from blkscope.capture.tracefs import (
 )
 from blkscope.capture.tracepoints import EVENTS_FILE, TracepointSession
 from blkscope.capture.writeback import WritebackSession
-from blkscope.errors import CaptureError, InputFormatError
+from blkscope.errors import CaptureError, InputFormatError, OptionError
 
 MANIFEST = "capture.json"
 JOURNAL = "tracefs_saved.json"  # present only while tracefs settings are changed
@@ -158,7 +161,8 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
 def _record(run: _Run, size: Callable[[], int], proc: subprocess.Popen[bytes] | None) -> None:
     """Wait for the first reason to stop."""
     opts = run.opts
-    limit = opts.max_size_mb * 1024 * 1024
+    cap_mib = run.manifest["limits"]["disk_cap_mib"]
+    limit = cap_mib * 1024 * 1024
     deadline = time.monotonic() + opts.duration_s if opts.duration_s else None
     while run.stop_reason is None:
         if proc is not None and proc.poll() is not None:
@@ -166,7 +170,7 @@ def _record(run: _Run, size: Callable[[], int], proc: subprocess.Popen[bytes] | 
         elif deadline is not None and time.monotonic() >= deadline:
             run.stop_reason = "duration"
         elif size() >= limit:
-            run.stop_reason = f"max-size {opts.max_size_mb} MiB reached"
+            run.stop_reason = f"max-size {cap_mib} MiB reached"
         else:
             run.stop_event.wait(POLL_S)
     run.stop_event.set()
@@ -182,6 +186,9 @@ def run_capture(
             "nothing bounds the capture",
             "give --duration SECONDS, a command after --, or both",
         )
+    if opts.duration_s is not None and not (math.isfinite(opts.duration_s) and opts.duration_s > 0):
+        # nan compares false with everything: the deadline never came and only --max-size stopped
+        raise OptionError("--duration", f"must be more than 0 s, got {opts.duration_s!r}")
     require_root()
     check_devices(opts.devices, blk_trace=opts.method in ("blktrace", "ftrace"))
     prepare_output(opts.out, opts.force)
@@ -263,6 +270,7 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
     # Each part registers how to stop it *before* starting, so a half-started part is undone too.
     stoppers: list[tuple[str, Callable[[], None]]] = []
     proc: subprocess.Popen[bytes] | None = None
+    guard: CommandGuard | None = None
     mono, wall = host.clock_pair()
     failed = False
     try:
@@ -321,6 +329,14 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
             stoppers.append(("writeback", lambda: m.update(writeback_events=wb.stop())))
             wb.start()
             m["writeback_source"] = "tracefs-instance"
+        limits = m["limits"] = {
+            "disk_cap_mib": disk_cap_mib(out, opts.max_size_mb),
+            "kernel_buffers_kib": kernel_buffer_kib(
+                m["block_source"], opts.buffer_kb, native.sub_kb, os.cpu_count() or 1,
+                len(opts.devices), m["writeback_source"] is not None,
+            ),
+        }  # fmt: skip
+        say(limits_line(limits["disk_cap_mib"], opts.max_size_mb, limits["kernel_buffers_kib"]))
         sampler = ProcSampler(out)
         stoppers.append(("sampler", lambda: m.update(proc_samples=sampler.stop())))
         for tool, argv in (("iostat", ["iostat", "-xmt", "1"]), ("vmstat", ["vmstat", "1"])):
@@ -340,6 +356,7 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
                     f"cannot run the command: {exc.strerror}",
                     "give the command's full path after --",
                 ) from None
+            guard = CommandGuard(proc.pid)  # the group is killed even if we are SIGKILLed
         say(
             "recording"
             + (f" for {opts.duration_s:g} s" if opts.duration_s else "")
@@ -353,6 +370,8 @@ def _capture(run: _Run, say: Callable[[str], None]) -> None:
     finally:
         m["stop_reason"] = run.stop_reason or "error"
         m["command_exit_code"] = _stop_command(proc)
+        if guard is not None:
+            guard.release()
         stop_mono, stop_wall = host.clock_pair()
         m["stop_wall"], m["stop_mono_ns"] = _iso(stop_wall), stop_mono
         _stop_all(stoppers, failed, say)
@@ -429,6 +448,7 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
         m["dropped_events"] = sum(s.get("dropped_events", 0) for s in stats.values())
     m["blktrace_files"] = sorted(p.name for p in out.glob(f"{TRACE_NAME}.blktrace.*"))
     m["blkparse"] = _blkparse(out, m["blktrace_files"])
+    m["not_recorded"] = not_recorded(m)
     m["complete"] = True
     m["files"] = sorted(p.name for p in out.iterdir())  # capture.json exists since the start
     (out / MANIFEST).write_text(json.dumps(m, indent=2) + "\n")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+
 from blkscope.cli import analysis, capture, ingest, report  # noqa: F401 - they register commands
-from blkscope.cli._app import app
+from blkscope.cli._app import app, watch_sigint
 
 # Help lists the commands in the order of the pipeline, not of the imports.
 _ORDER = ["ingest", "analyze", "sql", "crosscheck", "spikes", "periods", "compare", "partitions",
@@ -16,4 +18,9 @@ app.registered_commands.sort(
 
 def main() -> None:
     """Console-script entry point."""
-    app(prog_name="blkscope")
+    watch_sigint()
+    try:
+        app(prog_name="blkscope")
+    finally:
+        # The command is done: a Ctrl-C now would only turn its exit code into a traceback.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

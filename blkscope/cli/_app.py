@@ -3,14 +3,52 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
-from blkscope import __version__
+from blkscope import __version__, interrupts
 from blkscope.errors import BlkscopeError, InputFormatError, ParseError
 
+EXIT_BAD_INPUT = 2
+EXIT_FAILED = 1
+EXIT_INTERRUPTED = 130
+INTERRUPTED_MESSAGE = "interrupted: nothing is left half-written"
+
+
+def watch_sigint() -> None:
+    """Install the SIGINT handling of the command line (see blkscope.interrupts)."""
+    interrupts.watch()
+
+
+def interrupted() -> typer.Exit:
+    typer.echo(INTERRUPTED_MESSAGE, err=True)
+    return typer.Exit(EXIT_INTERRUPTED)
+
+
+class _Commands(TyperGroup):
+    """The command group: Ctrl-C anywhere in a command is one line on stderr and exit 130.
+
+    Every write is a temp file or folder renamed into place, so stopping anywhere leaves each
+    output whole (as it was, or new if already committed); there is nothing to undo here.
+    """
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt:
+            raise interrupted() from None
+        except (typer.Exit, typer.Abort):
+            raise  # already the command's own ending (fail() sees the flag too)
+        except Exception:
+            if interrupts.came():  # an exception the interrupt caused (DuckDB's)
+                raise interrupted() from None
+            raise
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="blkscope",
     help="Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs).",
     no_args_is_help=True,
@@ -18,11 +56,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-EXIT_BAD_INPUT = 2
-EXIT_FAILED = 1
-
 
 def fail(exc: BlkscopeError) -> typer.Exit:
+    if interrupts.came():  # e.g. a query DuckDB stopped, reported by the library as an error
+        return interrupted()
     typer.echo(f"error: {exc}", err=True)
     if exc.hint:
         typer.echo(f"hint: {exc.hint}", err=True)
@@ -60,10 +97,21 @@ def analysed(dataset: Path) -> None:
             analyze_dataset(dataset, progress=progress).close()
 
 
-def duration(text: str, option: str) -> int:
-    from blkscope.units import parse_duration_ns
+def duration(text: str, option: str, *, zero_ok: bool = False) -> int:
+    """A duration option's value in ns (bare numbers are seconds); exit 2 with a hint if bad."""
+    from blkscope.units import option_duration_ns
 
     try:
-        return parse_duration_ns(text)
-    except ValueError as exc:
-        raise typer.BadParameter(str(exc), param_hint=option) from None
+        return option_duration_ns(text, option, zero_ok=zero_ok)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+
+
+def number(text: str, option: str, *, at_least: float = 0.0) -> float:
+    """A plain number option's value (finite, at least at_least); exit 2 with a hint if bad."""
+    from blkscope.units import option_number
+
+    try:
+        return option_number(text, option, at_least=at_least)
+    except BlkscopeError as exc:
+        raise fail(exc) from None

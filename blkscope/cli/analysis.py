@@ -8,15 +8,17 @@ from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import analysed, app, duration, fail
-from blkscope.errors import BlkscopeError
+from blkscope.cli._app import analysed, app, duration, fail, number
+from blkscope.errors import BlkscopeError, OptionError
 
 
 @app.command()
 def analyze(
     dataset: Annotated[Path, typer.Argument(help="Dataset folder written by 'blkscope ingest'.")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    interval: Annotated[float, typer.Option("--interval", help="iostat interval, seconds.")] = 1.0,
+    interval: Annotated[
+        str, typer.Option("--interval", help="iostat interval, e.g. 1s or 500ms (bare: seconds).")
+    ] = "1s",
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")
     ] = False,
@@ -28,6 +30,7 @@ def analyze(
     from blkscope.ingest.dataset import read_manifest
     from blkscope.wallclock import WallClock
 
+    interval_ns = duration(interval, "--interval")
     try:
         # imported here, inside the try: loading the compiled pass takes a moment worth
         # interrupting
@@ -36,16 +39,13 @@ def analyze(
         from blkscope.progress import progress_bar
 
         with progress_bar(enabled=not quiet and not as_json) as progress:
-            con = analyze_dataset(dataset, interval_ns=round(interval * 1e9), progress=progress)
+            con = analyze_dataset(dataset, interval_ns=interval_ns, progress=progress)
         manifest = read_manifest(dataset)
         with con:
             devices = device_summary(con)
             names = device_names(con, manifest)
     except BlkscopeError as exc:
         raise fail(exc) from None
-    except KeyboardInterrupt:
-        typer.echo("interrupted: the dataset is left as it was", err=True)
-        raise typer.Exit(130) from None
     for d in devices:
         known = names.get(tuple(int(x) for x in d["dev"].split(",")))  # type: ignore[arg-type]
         d["name"] = known.name if known else None
@@ -91,7 +91,7 @@ def spikes(
     ],
     window: Annotated[str, typer.Option(help="Window width, e.g. 1s or 100ms.")] = "1s",
     metric: Annotated[str, typer.Option(help="Latency judged: q2c or d2c.")] = "q2c",
-    k: Annotated[float, typer.Option(help="Abnormal above median + k*MAD of window p99s.")] = 5.0,
+    k: Annotated[str, typer.Option(help="Abnormal above median + k*MAD of window p99s.")] = "5",
     threshold: Annotated[
         str | None, typer.Option(help="Fixed p99 threshold instead, e.g. 10ms.")
     ] = None,
@@ -106,14 +106,15 @@ def spikes(
     from blkscope.wallclock import WallClock, with_wall_times
 
     if metric not in ("q2c", "d2c"):
-        raise typer.BadParameter("must be q2c or d2c", param_hint="--metric")
+        raise fail(OptionError("--metric", f"must be q2c or d2c, got {metric!r}"))
     window_ns = duration(window, "--window")
+    k_mads = number(k, "--k")
     limit = duration(threshold, "--threshold") if threshold else None
     try:
         analysed(dataset)
         clock = WallClock.from_manifest(read_manifest(dataset))
         with connect(dataset) as con:
-            found = find_episodes(con, SpikeOptions(window_ns, metric, k, limit, min_ios=5))
+            found = find_episodes(con, SpikeOptions(window_ns, metric, k_mads, limit, min_ios=5))
     except BlkscopeError as exc:
         raise fail(exc) from None
     times = ("start_ns", "end_ns", "peak_ns")
@@ -220,8 +221,8 @@ def partitions(
         try:
             major, minor = (int(x) for x in device.split(","))
         except ValueError:
-            raise typer.BadParameter(
-                "expected MAJOR,MINOR like 8,0", param_hint="--device"
+            raise fail(
+                OptionError("--device", f"expected MAJOR,MINOR like 8,0, got {device!r}")
             ) from None
         override = (major, minor)
     try:

@@ -8,7 +8,8 @@ from typing import Annotated
 import typer
 
 from blkscope.cli._app import EXIT_FAILED, app, fail
-from blkscope.errors import BlkscopeError
+from blkscope.cli._app import duration as duration_option
+from blkscope.errors import BlkscopeError, OptionError
 
 
 @app.command(context_settings={"allow_interspersed_args": False})
@@ -23,9 +24,11 @@ def capture(
         typer.Argument(help="Optional command (after --) to record while it runs."),
     ] = None,
     duration: Annotated[
-        float | None,
+        str | None,
         typer.Option(
-            "--duration", help="Seconds to record (an upper bound when a command is given)."
+            "--duration",
+            help="How long to record, e.g. 30s or 1.5 (bare: seconds); an upper bound when a "
+            "command is given.",
         ),
     ] = None,
     max_size: Annotated[
@@ -51,13 +54,16 @@ def capture(
     from blkscope.capture.runner import CaptureOptions, run_capture
 
     if method not in ("auto", "blktrace", "ftrace", "tracepoints"):
-        raise typer.BadParameter(
-            "must be auto, blktrace, ftrace or tracepoints", param_hint="--method"
+        raise fail(
+            OptionError(
+                "--method", f"must be auto, blktrace, ftrace or tracepoints, got {method!r}"
+            )
         )
+    duration_s = duration_option(duration, "--duration") / 1e9 if duration is not None else None
     opts = CaptureOptions(
         devices=list(dict.fromkeys(device)),
         out=output,
-        duration_s=duration,
+        duration_s=duration_s,
         command=command or None,
         max_size_mb=max_size,
         buffer_kb=buffer_kb,
@@ -77,6 +83,8 @@ def capture(
         f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
         f"{manifest.get('lost_events', 0)} lost"
     )
+    for what in manifest.get("not_recorded", []):
+        typer.echo(f"not recorded: {what}", err=True)
     if manifest.get("blkparse") is None and manifest["block_source"] != "tracepoints":
         typer.echo(
             f"blkparse is not installed: run `blkparse -i trace -o blkparse.txt` in "

@@ -63,9 +63,6 @@ def ingest(
                 manifest = ingest_events(inputs, output, strict=strict, progress=progress)
     except BlkscopeError as exc:
         raise fail(exc) from None
-    except KeyboardInterrupt:
-        typer.echo("interrupted: no dataset written, any previous one is intact", err=True)
-        raise typer.Exit(130) from None
     if as_json:
         typer.echo(json.dumps(manifest, indent=2))
         return

@@ -35,9 +35,6 @@ def report(
             done = make_report(source, output, timestamp=not no_timestamp, progress=progress)
     except BlkscopeError as exc:
         raise fail(exc) from None
-    except KeyboardInterrupt:
-        typer.echo("interrupted", err=True)
-        raise typer.Exit(130) from None
     if not quiet:
         typer.echo(_report_summary(done.summary_doc, output, done.summary, done.dataset))
 

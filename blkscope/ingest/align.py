@@ -175,6 +175,30 @@ def _window_sums(
     return cumulative[np.searchsorted(times, hi)] - cumulative[np.searchsorted(times, hi - SECOND)]
 
 
+def _candidate_shifts(stamps_ns: np.ndarray, span: int, need: int) -> np.ndarray:
+    """The coarse grid of shifts at which at least `need` stamps fall on the trace.
+
+    A stamp s lands on the trace for shifts in [s - span, s - 1 s]; only where `need` of those
+    intervals overlap can a shift score. Gridding [min stamp - span, max stamp] instead made one
+    iostat stamp a month off cost 104 s (26 M shifts), 56 years off a 134 GiB array. Here the
+    grid covers at most len(stamps) * (span + 2 s) / need: about twice the trace's span when
+    the stamps are a trace's seconds, whatever a corrupt stamp says.
+    """
+    lows = stamps_ns.astype(np.int64) - span - SECOND
+    highs = stamps_ns.astype(np.int64) + SECOND
+    points, cover = _coverage([np.stack([lows, highs], axis=1)])
+    regions = [
+        (int(points[i]), int(points[i + 1]))
+        for i in np.flatnonzero(cover[:-1] >= need)
+        if points[i + 1] > points[i]
+    ]
+    # The points of the old whole-range grid (from min stamp - span - 1 s, every 100 ms) that
+    # fall in the regions: on sound stamps the same shifts, so the same answer.
+    step, origin = 10 * GRID_NS, int(lows.min())
+    ks = [np.arange(-(-(lo - origin) // step), (hi - origin) // step + 1) for lo, hi in regions]
+    return np.unique(np.concatenate(ks or [np.empty(0, np.int64)])).astype(np.int64) * step + origin
+
+
 def align_rates(
     stamps_ns: np.ndarray,
     rates: np.ndarray,
@@ -196,8 +220,10 @@ def align_rates(
     mass = np.ones(len(times)) if weights is None else weights[order].astype(np.float64)
     cumulative = np.concatenate(([0.0], np.cumsum(mass)))
     span = int(times[-1])
-    first, last = int(stamps_ns.min()), int(stamps_ns.max())
-    coarse = np.arange(first - span - SECOND, last + SECOND, 10 * GRID_NS, dtype=np.int64)
+    need = max(MIN_REPORTS, min(len(stamps_ns), span // SECOND) // 2)
+    coarse = _candidate_shifts(stamps_ns, span, need)
+    if coarse.size == 0:
+        return None
 
     def score(shifts: np.ndarray) -> np.ndarray:
         out = np.empty(len(shifts))
@@ -209,7 +235,7 @@ def align_rates(
             n = inside.sum(axis=1)
             err = (np.abs(counts - rates[None, :]) * inside).sum(axis=1)
             total = ((counts + rates[None, :]) * inside).sum(axis=1)
-            ok = n >= max(MIN_REPORTS, min(len(stamps_ns), span // SECOND) // 2)
+            ok = n >= need
             out[j0 : j0 + 512] = np.where(ok & (total > 0), err / np.maximum(total, 1), np.inf)
         return out
 

@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from blkscope.errors import InputFormatError
+from blkscope.errors import InputFormatError, OptionError
 from blkscope.ingest.align import Alignment, align_by_sector, align_rates, align_writeback
 from blkscope.ingest.digest import TraceDigest
 from blkscope.ingest.textlog import LIMIT
@@ -72,17 +72,17 @@ def parse_trace_start(text: str) -> int:
     """--trace-start: an ISO-8601 wall time (UTC unless it has an offset) -> ns since the epoch."""
     m = re.fullmatch(r"(.+?T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:?\d{2})?", text.strip())
     if m is None:
-        raise InputFormatError(
+        raise OptionError(
             "--trace-start", f"not an ISO time: {text!r}", hint="e.g. 2026-11-21T23:33:29.25Z"
         )
     zone = (m.group(3) or "Z").replace("Z", "+00:00")
     try:
         when = dt.datetime.fromisoformat(m.group(1) + zone)
     except ValueError as exc:
-        raise InputFormatError("--trace-start", f"not an ISO time: {text!r} ({exc})") from None
+        raise OptionError("--trace-start", f"not an ISO time: {text!r} ({exc})") from None
     ns = int(when.timestamp()) * SECOND + int((m.group(2) or "0").ljust(9, "0"))
     if not 0 <= ns < LIMIT:
-        raise InputFormatError(
+        raise OptionError(
             "--trace-start", f"{text!r} is outside 1970-2116, the span blkscope's clock holds"
         )
     return ns
@@ -92,13 +92,13 @@ def parse_offset(text: str) -> tuple[str, int]:
     """--offset SOURCE=+-SECONDS -> (source, ns)."""
     m = re.fullmatch(r"([^=]+)=([-+]?\d+(?:\.\d{1,9})?)", text.strip())
     if m is None:
-        raise InputFormatError(
+        raise OptionError(
             "--offset", f"expected SOURCE=+-SECONDS, got {text!r}", hint="e.g. writeback=-0.25"
         )
     if (
         len(m.group(2).lstrip("+-").partition(".")[0]) > 9
     ):  # past 31 years: no clock is that far off
-        raise InputFormatError(
+        raise OptionError(
             "--offset", f"{m.group(2)[:24]} s is out of range (at most 9 digits of seconds)"
         )
     sign = -1 if m.group(2).startswith("-") else 1

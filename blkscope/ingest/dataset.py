@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import queue
 import shutil
 import threading
+from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -17,6 +19,7 @@ import pyarrow.parquet as pq
 from blkscope.errors import DatasetError
 from blkscope.ingest.capture_doc import CAPTURE_SHAPE
 from blkscope.ingest.folder_swap import (
+    WRITE_HINT,
     WriteLock,
     clean_leftovers,
     recover,
@@ -29,6 +32,26 @@ from blkscope.schemas import TABLES
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 << 20  # a real one is a few KiB
+
+
+# Errors of the file system written to, not of an input read: disk full, quota, read-only, too
+# big a file, not allowed, a failing disk.
+WRITE_ERRNOS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EFBIG, errno.EACCES, errno.EPERM,
+                errno.EIO}  # fmt: skip
+
+
+def cannot_write(out: Path, exc: OSError) -> DatasetError:
+    """The one message for a dataset the file system would not take."""
+    reason = os.strerror(exc.errno) if exc.errno else str(exc)
+    return DatasetError(str(out), f"cannot write: {reason}", hint=WRITE_HINT)
+
+
+def close_quietly(writer: pq.ParquetWriter) -> None:
+    """Close a Parquet writer whose file is being abandoned (its disk may be full): without
+    this, its __del__ retries the close at exit and prints a second, ignored traceback."""
+    with suppress(Exception):
+        writer.close()
+    writer.is_open = False
 
 
 class _ParquetSink:
@@ -98,12 +121,17 @@ class DatasetWriter:
             if keep:
                 _link_files(out, self.tmp)
         except OSError as exc:
-            self.lock.__exit__()
-            raise DatasetError(str(out), f"cannot write: {exc.strerror}") from None
-        except BaseException:
-            self.lock.__exit__()
+            self._abandon()
+            raise cannot_write(out, exc) from None
+        except BaseException:  # Ctrl-C while linking the current files: no temp version left
+            self._abandon()
             raise
         self.sinks: dict[str, _ParquetSink] = {}
+
+    def _abandon(self) -> None:
+        if hasattr(self, "tmp"):
+            shutil.rmtree(self.tmp, ignore_errors=True)
+        self.lock.__exit__()
 
     def __enter__(self) -> DatasetWriter:
         return self
@@ -115,9 +143,14 @@ class DatasetWriter:
             if self.tmp.exists():
                 for sink in self.sinks.values():
                     sink.queue.put(None)
+                    sink.thread.join()
+                    close_quietly(sink.writer)
                 shutil.rmtree(self.tmp, ignore_errors=True)
         finally:
             self.lock.__exit__()
+        if isinstance(ev, OSError) and ev.errno in WRITE_ERRNOS:
+            # disk full or read-only while a table was written (by us, Arrow or DuckDB)
+            raise cannot_write(self.out, ev) from None
 
     def table(self, name: str, schema: pa.Schema, **options: Any) -> _ParquetSink:
         """Return (opening on first use) the streaming sink of table `name`."""
@@ -151,7 +184,7 @@ class DatasetWriter:
             save_manifest(self.tmp, manifest)
             swap_in(self.tmp, self.out)
         except OSError as exc:
-            raise DatasetError(str(self.out), f"cannot write: {exc.strerror}") from None
+            raise cannot_write(self.out, exc) from None
 
 
 def _link_files(src: Path, dst: Path) -> None:

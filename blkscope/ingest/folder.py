@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,15 +115,48 @@ def _pick_per_cpu_set(binaries: list[Entry]) -> list[Entry]:
     return chosen
 
 
+OUTSIDE_LINK_REASON = "a symbolic link out of the capture folder: not read"
+
+
+def _inside(path: Path, root: Path) -> bool:
+    """Whether path, with every link in it followed, stays under root (itself resolved)."""
+    try:
+        return path.resolve().is_relative_to(root)
+    except (OSError, RuntimeError):  # a link loop
+        return False
+
+
+def _walk(folder: Path) -> list[Path]:
+    """Files and links under folder, sorted; links to folders are listed, never entered (one
+    to / would list the whole machine)."""
+    found = []
+    for top, dirs, files in os.walk(folder):
+        here = Path(top)
+        found += [here / name for name in files]
+        found += [here / name for name in dirs if (here / name).is_symlink()]
+    return sorted(found)
+
+
 def survey(folder: Path) -> list[Entry]:
     """Classify every file under `folder` (sorted, hidden files ignored) by its content."""
     if not folder.is_dir():
         raise InputFormatError(str(folder), "not a folder")
     entries = []
-    datasets = {p.parent for p in folder.rglob(MANIFEST) if is_dataset(p.parent)} - {folder}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+    root = folder.resolve()
+    datasets = {
+        p.parent for p in _walk(folder) if p.name == MANIFEST and _inside(p, root)
+        and is_dataset(p.parent)
+    } - {folder}  # fmt: skip
+    for path in _walk(folder):
         rel = path.relative_to(folder)
         if any(part.startswith(".") for part in rel.parts):
+            continue
+        if not _inside(path, root):
+            # A capture comes from another machine: a link in it may name any file of this one
+            # (/etc/shadow, another user's trace). Named, never read.
+            entries.append(Entry(rel.as_posix(), str(path), None, "skipped", OUTSIDE_LINK_REASON))
+            continue
+        if not path.is_file():  # a link to a folder inside, or to nothing
             continue
         inside = [d for d in datasets if d in path.parents]
         if inside:

@@ -129,8 +129,15 @@ class WriteLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             return os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
+            in_the_way = next((p for p in self.path.parents if p.exists()), None)
+            if in_the_way is not None and not in_the_way.is_dir():
+                raise DatasetError(
+                    str(self.path),
+                    f"cannot write here: {in_the_way} is a file, not a folder",
+                    hint="choose an -o whose parent folders are folders",
+                ) from None
             raise DatasetError(
-                str(self.path), f"cannot write here: {exc.strerror}", hint=_WHERE
+                str(self.path), f"cannot write here: {exc.strerror}", hint=WRITE_HINT
             ) from None
 
     def __exit__(self, *exc: object) -> None:
@@ -140,4 +147,4 @@ class WriteLock:
             self.fd = None
 
 
-_WHERE = "check the folder exists, is writable and has free space"
+WRITE_HINT = "check the folder exists, is writable and has free space"

@@ -10,10 +10,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from blkscope.errors import InputFormatError
+from blkscope.errors import InputFormatError, OptionError
 from blkscope.ingest.dataset import is_dataset
 from blkscope.reports.run import capture_trace, ensure_analysed, ensure_dataset
 from blkscope.reports.summary import PERCENTILES
+from blkscope.units import option_duration_ns
 
 LATENCY_METRICS = [f"{stage}.{p}" for stage in ("d2c", "q2c") for p in PERCENTILES]
 COUNT_METRICS = ["spikes", "periods", "requeues", "errors"]
@@ -48,27 +49,29 @@ def parse_threshold(spec: str) -> Threshold:
     """'d2c.p99=5ms' -> Threshold('d2c.p99', 5_000_000, '5ms')."""
     m = _THRESHOLD.match(spec.lower())
     if not m:
-        raise InputFormatError(
+        raise OptionError(
             "--max",
             f"cannot read {spec!r}",
             hint="write METRIC=VALUE, e.g. d2c.p99=5ms or spikes=0",
         )
     metric, number, unit = m.groups()
     if metric not in METRICS:
-        raise InputFormatError(
+        raise OptionError(
             "--max", f"unknown metric {metric!r}", hint=f"metrics: {', '.join(METRICS)}"
         )
     if metric in COUNT_METRICS:
         if unit or "." in number:
-            raise InputFormatError(
+            raise OptionError(
                 "--max", f"{metric} is a count: got {spec!r}", hint=f"e.g. {metric}=0"
             )
+        if len(number) > 18:  # past int64: no count is that large
+            raise OptionError("--max", f"{metric} of {number[:24]} is out of range")
         return Threshold(metric, int(number), number)
     if unit not in UNITS_NS and unit != "":
-        raise InputFormatError(
+        raise OptionError(
             "--max", f"unknown unit {unit!r} in {spec!r}", hint="units: ns, us, ms, s"
         )
-    limit = round(float(number) * UNITS_NS[unit or "ns"])
+    limit = option_duration_ns(number.rstrip("."), "--max", default_unit=unit or "ns", zero_ok=True)
     return Threshold(metric, limit, f"{number}{unit or 'ns'}")
 
 

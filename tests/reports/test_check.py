@@ -90,10 +90,10 @@ def test_a_folder_fails_when_any_capture_or_dataset_fails(
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
-        ("d2c.p98=5ms", "error: --max: unknown metric 'd2c.p98'"),
-        ("d2c.p99=5min", "error: --max: unknown unit 'min' in 'd2c.p99=5min'"),
-        ("spikes=1ms", "error: --max: spikes is a count: got 'spikes=1ms'"),
-        ("d2c.p99", "error: --max: cannot read 'd2c.p99'"),
+        ("d2c.p98=5ms", "error: option --max: unknown metric 'd2c.p98'"),
+        ("d2c.p99=5min", "error: option --max: unknown unit 'min' in 'd2c.p99=5min'"),
+        ("spikes=1ms", "error: option --max: spikes is a count: got 'spikes=1ms'"),
+        ("d2c.p99", "error: option --max: cannot read 'd2c.p99'"),
     ],
 )
 def test_bad_thresholds_exit_2_with_the_reason(mq_report: Written, spec: str, message: str) -> None:

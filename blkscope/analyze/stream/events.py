@@ -13,6 +13,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from blkscope.analyze.stream import layout as L
+from blkscope.interrupts import track
 
 COLUMNS = [
     "time_ns", "input_id", "line_no", "dev_major", "dev_minor", "action", "op", "flush",
@@ -163,7 +164,7 @@ def batches(events: Path, in_order: bool) -> Iterator[pa.RecordBatch]:
     if in_order:
         yield from pq.ParquetFile(events).iter_batches(batch_size=BATCH_ROWS, columns=COLUMNS)
         return
-    con = duckdb.connect()
+    con = track(duckdb.connect())
     path = events.as_posix().replace("'", "''")
     cols = ", ".join(COLUMNS)
     rel = con.sql(f"SELECT {cols} FROM read_parquet('{path}') ORDER BY time_ns, input_id, line_no")

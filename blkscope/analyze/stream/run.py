@@ -17,6 +17,7 @@ from blkscope.analyze.stream.keyed import new_table, with_room
 from blkscope.analyze.stream.pools import Pool
 from blkscope.analyze.stream.state import State
 from blkscope.analyze.stream.threads import Background, Prefetch
+from blkscope.ingest.dataset import close_quietly
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 
@@ -261,10 +262,11 @@ class _Sinks:
             self.rows["bios"] += table.num_rows
 
     def abandon(self) -> None:
-        """The pass stopped early: let the thread finish what it has, close the files."""
+        """The pass stopped early (out of order, disk full, Ctrl-C): let the thread finish what
+        it has, close the files without raising (they go with the temp version)."""
         self.thread.abandon()
-        self.requests.close()
-        self.bios.close()
+        close_quietly(self.requests)
+        close_quietly(self.bios)
 
     def close(self, con: duckdb.DuckDBPyConnection) -> None:
         self.thread.close()
@@ -336,5 +338,10 @@ def stream_tables(
         sinks.abandon()
         raise
     events.close()
-    sinks.close(con)
+    try:
+        sinks.close(con)
+    except BaseException:  # the last writes failed (disk full): no second error from __del__
+        close_quietly(sinks.requests)
+        close_quietly(sinks.bios)
+        raise
     return sinks.rows
