@@ -287,7 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-exhaustive", action="store_true")
     parser.add_argument("--report", type=Path, help="write the tallies as JSON here")
     parser.add_argument("--replay", help="FORMAT:K: rebuild input K of FORMAT and run it")
+    parser.add_argument("--replay-cli", type=int, help="K: rebuild CLI run K and run it")
     args = parser.parse_args(argv)
+    if args.replay_cli is not None:
+        from tests.fuzz.cli import replay_cli
+
+        return replay_cli(args.seed, args.replay_cli)
     if args.replay:
         return replay(args.seed, args.replay, not args.no_exhaustive)
     targets = [BY_NAME[n] for n in args.targets.split(",")] if args.targets else TARGETS
