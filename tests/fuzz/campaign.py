@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plan: {counts}", file=sys.stderr, flush=True)
         tallies = campaign(args.seed, counts, args.workers, not args.no_exhaustive)
     if args.cli:
-        from tests.fuzz.cli import cli_campaign  # type: ignore[import-not-found]
+        from tests.fuzz.cli import cli_campaign
 
         tallies.update(cli_campaign(args.seed, args.cli, args.workers))
     text = render(tallies)
