@@ -20,6 +20,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import random
+import resource
 import shutil
 import signal
 import subprocess
@@ -335,35 +336,43 @@ def _escape(tally: Tally, sig: str, k: int, message: str, tb: str) -> None:
     doc["count"] += 1
 
 
-def run_cli_share(job: tuple[int, int, int, int]) -> dict[str, Any]:
-    """Worker: runs k (of n) with k % workers == worker."""
-    seed, n, workers, worker = job
+def run_cli_share(job: tuple[int, int, int]) -> dict[str, Any]:
+    """Worker: runs start..end-1, in a fresh process."""
+    seed, start, end = job
     signal.signal(signal.SIGALRM, _on_alarm)
     scratch = _scratch()
     world = World(scratch)
     tallies: dict[str, Tally] = {}
     try:
-        for k in range(worker, n, workers):
+        for k in range(start, end):
             one_run(seed, k, world, tallies)
     finally:
         shutil.rmtree(scratch.parent, ignore_errors=True)
-    import resource
-
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     for t in tallies.values():
         t.peak_rss_mib = rss
     return {name: t.__dict__ for name, t in tallies.items()}
 
 
-def cli_campaign(seed: int, n: int, workers: int) -> dict[str, Tally]:
+JOB_RUNS = 1000
+
+
+def cli_campaign(
+    seed: int, n: int, workers: int, report: Callable[[dict[str, Tally]], None] | None = None
+) -> dict[str, Tally]:
     """n fuzzed command lines on `workers` processes; a Tally per command."""
     tallies: dict[str, Tally] = {}
     ctx = multiprocessing.get_context("fork")
-    jobs = [(seed, n, workers, w) for w in range(workers)]
+    jobs = [(seed, start, min(n, start + JOB_RUNS)) for start in range(0, n, JOB_RUNS)]
     with ctx.Pool(workers, maxtasksperchild=1) as pool:
         for done in pool.imap_unordered(run_cli_share, jobs):
             for name, doc in done.items():
                 tallies.setdefault(name, Tally()).merge(Tally(**doc))
+            runs = sum(t.inputs for name, t in tallies.items() if name != "cli subprocess")
+            escaped = sum(t.escaped_count for t in tallies.values())
+            print(f"  cli: {runs:,} runs, {escaped} escaped", file=sys.stderr, flush=True)
+            if report is not None:
+                report(tallies)
     return dict(sorted(tallies.items()))
 
 
