@@ -292,6 +292,8 @@ def one_run(seed: int, k: int, world: World, tallies: dict[str, Tally]) -> None:
     rng = random.Random(f"{seed}:cli:{k}")
     work = world.scratch / "cli"
     work.mkdir()
+    cwd = os.getcwd()
+    os.chdir(work)  # relative outputs ('-', '') land in the scratch folder
     signal.alarm(RUN_TIME_LIMIT_S)
     try:
         args, stdin = command_line(rng, world, work)
@@ -327,6 +329,7 @@ def one_run(seed: int, k: int, world: World, tallies: dict[str, Tally]) -> None:
         )
     finally:
         signal.alarm(0)
+        os.chdir(cwd)
         shutil.rmtree(work, ignore_errors=True)
 
 
