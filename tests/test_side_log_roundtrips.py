@@ -6,6 +6,7 @@ held to |value| < 2^62, textlog.LIMIT)."""
 from __future__ import annotations
 
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -132,3 +133,78 @@ def test_csv_series(rows: list[tuple[int, int]]) -> None:
     assert [(r["time_ns"], r["value"], r["unit"]) for r in got] == [
         (t, float(v), "us") for t, v in rows
     ]
+
+
+IOSTAT_HEADER = [
+    "r/s",
+    "rkB/s",
+    "rrqm/s",
+    "%rrqm",
+    "r_await",
+    "rareq-sz",
+    "w/s",
+    "wkB/s",
+    "wrqm/s",
+    "%wrqm",
+    "w_await",
+    "wareq-sz",
+    "d/s",
+    "dkB/s",
+    "drqm/s",
+    "%drqm",
+    "d_await",
+    "dareq-sz",
+    "f/s",
+    "f_await",
+    "aqu-sz",
+    "%util",
+]
+IOSTAT_COLUMNS = [
+    "r_s", "rkib_s", "rrqm_s", "rrqm_pct", "r_await_ms", "rareq_kib", "w_s", "wkib_s", "wrqm_s",
+    "wrqm_pct", "w_await_ms", "wareq_kib", "d_s", "dkib_s", "drqm_s", "drqm_pct", "d_await_ms",
+    "dareq_kib", "f_s", "f_await_ms", "aqu_sz", "util_pct",
+]  # fmt: skip
+hundredths = st.integers(0, 10**9)  # iostat prints two decimals
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(1, 3600),  # seconds since the previous sample
+            st.lists(
+                st.tuples(
+                    st.sampled_from(["vda", "sda", "nvme0n1", "loop0", "dm-0"]),
+                    st.lists(hundredths, min_size=22, max_size=22),
+                ),
+                min_size=1,
+                max_size=3,
+                unique_by=lambda d: d[0],
+            ),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
+def test_iostat_x_with_times(samples: list[tuple[int, list[tuple[str, list[int]]]]]) -> None:
+    """`iostat -x -t` (sysstat 12, kB): every device value and the gaps between samples."""
+    text = "Linux 6.1.0 (vm) \t11/21/26 \t_x86_64_\t(2 CPU)\n\n"
+    at, want = 1795304269, []
+    for gap, devices in samples:
+        at += gap
+        stamp = time.strftime("%m/%d/%y %H:%M:%S", time.gmtime(at))
+        text += f"{stamp}\navg-cpu:  %user   %nice %system %iowait  %steal   %idle\n"
+        text += "           8.66    0.00   11.47    1.81    0.03   78.04\n\n"
+        text += "Device " + " ".join(IOSTAT_HEADER) + "\n"
+        for name, values in devices:
+            text += f"{name:<14}" + " ".join(f"{v // 100}.{v % 100:02d}" for v in values) + "\n"
+            want.append((at, name, [v / 100 for v in values]))
+        text += "\n\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "iostat.txt"
+        path.write_text(text)
+        rows = PARSERS["iostat"](str(path))["iostat_log"].to_pylist()
+    first = rows[0]["time_ns"] - want[0][0] * 10**9
+    assert [
+        ((r["time_ns"] - first) // 10**9, r["device"], [r[c] for c in IOSTAT_COLUMNS]) for r in rows
+    ] == want
