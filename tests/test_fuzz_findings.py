@@ -4,6 +4,7 @@ FORMAT:K` rebuilds the whole input) and the exact message."""
 
 from __future__ import annotations
 
+import warnings
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -12,6 +13,7 @@ import pytest
 from blkscope.errors import ParseError
 from blkscope.ingest.blkparse_ingest import ingest_events
 from blkscope.ingest.blkparse_line import parse_event_line, render_event
+from blkscope.ingest.histogram import parse_histogram
 from blkscope.ingest.trace_text import trace_text_kind
 from tests.conftest import ROOT
 
@@ -115,3 +117,19 @@ def test_thousands_of_blank_lines_do_not_make_format_detection_quadratic() -> No
     assert trace_text_kind(" \n" * 19999 + ftrace) == "ftrace"
     assert trace_text_kind((SEEDS / "perf.txt").read_text()) == "perf"
     assert trace_text_kind((SEEDS / "trace-cmd.txt").read_text()) == "trace-cmd"
+
+
+def test_a_damaged_bcc_json_line_warns_nothing_on_stderr(tmp_path: Path) -> None:
+    """1M campaign, seed 1 (hist_json): literal_eval of a damaged biolatency -j line printed
+    "<unknown>:1: SyntaxWarning: invalid decimal literal" on stderr besides the ParseError."""
+    lines = (ROOT / "tests" / "data" / "formats" / "bcc_biolatency_j.txt").read_text().splitlines()
+    (tmp_path / "h.txt").write_text("\n".join([lines[0].replace("'ts': ", "'ts': 1a", 1)]) + "\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with pytest.raises(ParseError) as err:
+            parse_histogram(str(tmp_path / "h.txt"))
+    assert caught == []
+    assert str(err.value) == (
+        f"{tmp_path / 'h.txt'}:1: not a complete JSON object (SyntaxError): "
+        "\"{'ts': 1a'2026-11-22 00:24:00', 'val_type': 'usecs', 'data':\""
+    )

@@ -80,8 +80,10 @@ class World:
         pick = rng.random()
         if pick < 0.55:
             return str(copy_dataset(self.base, work / f"ds{rng.randrange(1 << 30)}"))
-        if pick < 0.65:
-            return str(_build_manifest(rng, work))  # a damaged manifest
+        if pick < 0.65:  # a damaged manifest (each in its own folder: compare takes two)
+            folder = work / f"damaged{rng.randrange(1 << 30)}"
+            folder.mkdir()
+            return str(_build_manifest(rng, folder))
         return self.path(rng, work)
 
     def path(self, rng: random.Random, work: Path) -> str:
@@ -296,7 +298,12 @@ def one_run(seed: int, k: int, world: World, tallies: dict[str, Tally]) -> None:
     os.chdir(work)  # relative outputs ('-', '') land in the scratch folder
     signal.alarm(RUN_TIME_LIMIT_S)
     try:
-        args, stdin = command_line(rng, world, work)
+        try:
+            args, stdin = command_line(rng, world, work)
+        except Exception as exc:  # the harness's own failure: counted, the job goes on
+            harness = tallies.setdefault("cli harness", Tally())
+            _escape(harness, _signature(exc), k, str(exc), traceback.format_exc())
+            return
         tally = tallies.setdefault(f"cli {args[0]}", Tally())
         tally.inputs += 1
         started = time.perf_counter()
