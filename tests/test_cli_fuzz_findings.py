@@ -70,3 +70,22 @@ def test_an_input_name_too_long_is_an_error_line(tmp_path: Path) -> None:
     name = str(tmp_path / ("x" * 300))
     code, err = _run("ingest", name, "-o", str(tmp_path / "ds"))
     assert (code, err) == (2, f"error: {name}: cannot open: File name too long\n")
+
+
+@pytest.mark.parametrize(
+    ("command", "what", "example"),
+    [("ingest", "dataset", "trace.dataset"), ("report", "report", "report.html")],
+)
+def test_an_output_named_dash_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, what: str, example: str
+) -> None:
+    """The CLI fuzzer's `report TRACE -o -` wrote a file '-' and a dataset '-.dataset' into the
+    working directory; `ingest TRACE -o -` a dataset '-'."""
+    monkeypatch.chdir(tmp_path)
+    code, err = _run(command, str(TRACE), "-o", "-")
+    assert (code, err) == (
+        1,
+        f"error: -: '-' would be read as stdout, but the {what} is written to a path\n"
+        f"hint: give the {what} a name, e.g. -o {example}\n",
+    )
+    assert list(tmp_path.iterdir()) == []

@@ -78,6 +78,7 @@ class DatasetWriter:
 
     def __init__(self, out: Path, keep: bool = False) -> None:
         self.out = out
+        check_output_name(out, "dataset")
         check_utf8_path(out)
         self.lock = WriteLock(out).__enter__()
         try:
@@ -176,6 +177,17 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
+
+
+def check_output_name(path: Path, what: str) -> None:
+    """A DatasetError for an output named '-': on a command line that means stdout, and a
+    dataset or report is written to a path, not a stream."""
+    if path.name == "-":
+        raise DatasetError(
+            str(path),
+            f"'-' would be read as stdout, but the {what} is written to a path",
+            hint=f"give the {what} a name, e.g. -o {'trace.dataset' if what == 'dataset' else 'report.html'}",
+        )
 
 
 def check_utf8_path(path: Path) -> None:

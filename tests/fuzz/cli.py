@@ -300,9 +300,9 @@ def one_run(seed: int, k: int, world: World, tallies: dict[str, Tally]) -> None:
     try:
         try:
             args, stdin = command_line(rng, world, work)
-        except Exception as exc:  # the harness's own failure: counted, the job goes on
+        except Exception as broken:  # the harness's own failure: counted, the job goes on
             harness = tallies.setdefault("cli harness", Tally())
-            _escape(harness, _signature(exc), k, str(exc), traceback.format_exc())
+            _escape(harness, _signature(broken), k, str(broken), traceback.format_exc())
             return
         tally = tallies.setdefault(f"cli {args[0]}", Tally())
         tally.inputs += 1
