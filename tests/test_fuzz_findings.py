@@ -14,6 +14,7 @@ from blkscope.errors import ParseError
 from blkscope.ingest.blkparse_ingest import ingest_events
 from blkscope.ingest.blkparse_line import parse_event_line, render_event
 from blkscope.ingest.histogram import parse_histogram
+from blkscope.ingest.logs import PARSERS
 from blkscope.ingest.trace_text import trace_text_kind
 from tests.conftest import ROOT
 
@@ -133,3 +134,19 @@ def test_a_damaged_bcc_json_line_warns_nothing_on_stderr(tmp_path: Path) -> None
         f"{tmp_path / 'h.txt'}:1: not a complete JSON object (SyntaxError): "
         "\"{'ts': 1a'2026-11-22 00:24:00', 'val_type': 'usecs', 'data':\""
     )
+
+
+def test_a_run_of_blank_lines_in_a_side_log_is_read_as_one(tmp_path: Path) -> None:
+    """1M campaign, seed 1, vmstat 11980 and meminfo 8434: a 2 KB .zst of 64 MiB of newlines
+    ran past 120 s, one Python step per blank line (1.8 s and 350 MB now, whole process).
+    The lines after a run keep their numbers."""
+    rows = (ROOT / "tests" / "data" / "formats" / "vmstat_capture.txt").read_text().splitlines()
+    (tmp_path / "v.txt").write_text("\n".join([*rows[:3], *[""] * 1_000_000, rows[3]]) + "\n")
+    table = PARSERS["vmstat"](str(tmp_path / "v.txt"))["vmstat"]
+    assert table["line_no"].to_pylist() == [3, 1_000_004]
+    assert table["free"].to_pylist() == [19279484, 19279484]
+    csv = "mono_ns,latency_us\n562513615569,3155\n" + " \r\n" * 100_000 + "562536844495,x\n"
+    (tmp_path / "s.csv").write_text(csv)
+    with pytest.raises(ParseError) as err:
+        PARSERS["series_csv"](str(tmp_path / "s.csv"))
+    assert str(err.value).startswith(f"{tmp_path / 's.csv'}:100003: ")
