@@ -89,3 +89,13 @@ def test_an_output_named_dash_is_refused(
         f"hint: give the {what} a name, e.g. -o {example}\n",
     )
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_report_named_nothing_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """seed 1 run 1781: `report TRACE -o ''` was ValueError "PosixPath('.') has an empty name"."""
+    monkeypatch.chdir(tmp_path)
+    code, err = _run("report", str(TRACE), "-o", "")
+    assert (code, err) == (
+        1,
+        "error: .: is a folder, not a name for the report\nhint: e.g. -o report.html\n",
+    )

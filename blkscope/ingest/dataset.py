@@ -179,6 +179,9 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> None:
         raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
 
 
+EXAMPLE_OUTPUT = {"dataset": "trace.dataset", "report": "report.html"}
+
+
 def check_output_name(path: Path, what: str) -> None:
     """A DatasetError for an output named '-': on a command line that means stdout, and a
     dataset or report is written to a path, not a stream."""
@@ -186,7 +189,7 @@ def check_output_name(path: Path, what: str) -> None:
         raise DatasetError(
             str(path),
             f"'-' would be read as stdout, but the {what} is written to a path",
-            hint=f"give the {what} a name, e.g. -o {'trace.dataset' if what == 'dataset' else 'report.html'}",
+            hint=f"give the {what} a name, e.g. -o {EXAMPLE_OUTPUT[what]}",
         )
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blkscope.errors import InputFormatError
+from blkscope.errors import DatasetError, InputFormatError
 from blkscope.ingest.dataset import (
     check_output_name,
     is_dataset,
@@ -101,6 +101,10 @@ def make_report(
     from blkscope.reports.summary import build_summary
 
     check_output_name(report, "report")
+    if not report.name or report.name == "..":  # '' or '.': the report's dataset is named after it
+        raise DatasetError(
+            str(report), "is a folder, not a name for the report", hint="e.g. -o report.html"
+        )
     report.parent.mkdir(parents=True, exist_ok=True)
     # matplotlib takes ~0.3 s to import: let that happen while ingest and the analysis wait in
     # numba, Arrow and DuckDB code that releases the GIL.
