@@ -140,6 +140,13 @@ def test_partition_io_equals_what_fio_issued_per_partition(loop_parts: Path) -> 
         == {"loop0p1": 6000, "loop0p2": 15000, "loop0p3": 3000}
     )
     assert {(r["dev_major"], r["dev_minor"]) for r in rows} == {(7, 0)}
+    # bytes is an int (a HUGEINT sum came back as Decimal, which `partitions --json` could not
+    # print: found by the CLI fuzzer); fio's reads here are 4 KiB each
+    assert [(r["bytes"], type(r["bytes"])) for r in rows] == [
+        (6000 * 4096, int),
+        (15000 * 4096, int),
+        (3000 * 4096, int),
+    ]
 
 
 def test_the_journal_commit_period_of_a_real_ext4_capture(tmp_path: Path) -> None:

@@ -29,6 +29,10 @@ def run_query(dataset: Path, query: str, fmt: str = "table") -> str:
     EXPLAIN are refused, and DuckDB's access to files, extensions and other databases is
     switched off (and locked) before it runs.
     """
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a shell argument's bytes that are not UTF-8
+        raise QueryError(f"the query is not valid UTF-8 (at character {exc.start + 1})") from None
     with connect(dataset) as con:
         lock_down(con, dataset)
         try:

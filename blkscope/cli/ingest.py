@@ -50,7 +50,7 @@ def ingest(
     from blkscope.ingest.completeness import warnings_of
     from blkscope.progress import progress_bar
 
-    folder = Path(inputs[0]) if len(inputs) == 1 and Path(inputs[0]).is_dir() else None
+    folder = Path(inputs[0]) if len(inputs) == 1 and _is_folder(inputs[0]) else None
     try:
         if folder is None and (trace_start or offset):
             raise InputFormatError(
@@ -120,3 +120,12 @@ def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
     else:
         lines.append("0 malformed lines")
     return "\n".join(lines)
+
+
+def _is_folder(path: str) -> bool:
+    """Whether path is a folder; a path the OS refuses (a name too long) is left to the
+    ingest, which names the error."""
+    try:
+        return Path(path).is_dir()
+    except OSError:
+        return False

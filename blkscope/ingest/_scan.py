@@ -246,7 +246,7 @@ def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
             return -1
         ints[F_SECTOR, r] = v
         v, p, ok = _num(buf, p + 3, e)
-        if not ok or p >= e or buf[p] != 32:
+        if not ok or v > INT32_MAX or p >= e or buf[p] != 32:
             return -1
         ints[F_NSECT, r] = v
         p += 1

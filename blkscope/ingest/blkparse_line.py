@@ -147,8 +147,20 @@ def set_comm(row: dict[str, Any], comm: str) -> None:
         row["comm"] = raw.decode("utf-8", "replace")
 
 
+def number(text: str) -> int:
+    """int(text) of a field of digits: a LineError past 40 digits (no column holds a number that
+    long, and int() refuses strings of over 4,300 digits with a ValueError)."""
+    if len(text.lstrip("-")) > 40:
+        raise LineError(f"number {text[:20]}... ({len(text)} digits) is too long for any column")
+    return int(text)
+
+
 def _int(s: str | None) -> int | None:
-    return None if s is None else int(s)
+    return None if s is None else number(s)
+
+
+def _valid_or_none(text: str | None) -> str | None:
+    return None if text is None else valid_text(text)
 
 
 def valid_text(text: str) -> str:
@@ -245,8 +257,8 @@ def header_row(fields: dict[str, str], cgroup: str | None) -> dict[str, Any]:
     assert dm is not None and flags is not None
     row = empty_row()
     row.update(
-        dev_major=int(dm.group(1)),
-        dev_minor=int(dm.group(2)),
+        dev_major=number(dm.group(1)),
+        dev_minor=number(dm.group(2)),
         action=fields["action"],
         rwbs=fields["rwbs"],
         cgroup=cgroup,
@@ -255,10 +267,10 @@ def header_row(fields: dict[str, str], cgroup: str | None) -> dict[str, Any]:
     if "time" in fields:
         tm = _TIME.fullmatch(fields["time"])
         assert tm is not None
-        row["time_ns"] = int(tm.group(1)) * 1_000_000_000 + int(tm.group(2))
+        row["time_ns"] = number(tm.group(1)) * 1_000_000_000 + int(tm.group(2))
     for name in ("cpu", "seq", "pid"):
         if name in fields:
-            row[name] = int(fields[name])
+            row[name] = number(fields[name])
     return row
 
 
@@ -281,14 +293,9 @@ def check_ranges(row: dict[str, Any]) -> None:
 
 def parse_event_line(line: str) -> dict[str, Any]:
     """Parse one event line (no newline) into a row of the events table, minus line_no/input_id."""
-    try:
-        fields, cgroup, tail = parse_header(line, BLKPARSE_LAYOUT)
-        row = header_row(fields, cgroup)
-        parse_tail(fields["action"], tail, row)
-    except LineError:
-        raise
-    except ValueError as exc:  # int() refuses numbers of over 4,300 digits
-        raise LineError(f"a number is out of range: {str(exc)[:80]}") from None
+    fields, cgroup, tail = parse_header(line, BLKPARSE_LAYOUT)
+    row = header_row(fields, cgroup)
+    parse_tail(fields["action"], tail, row)
     check_ranges(row)
     return row
 
@@ -306,7 +313,8 @@ def parse_tail(action: str, tail: str, row: dict[str, Any]) -> None:
         m = _PC_ISSUE.fullmatch(text)
         if m is None:
             raise bad
-        row["pc_bytes"], row["pdu"] = int(m.group(1)), m.group(2)
+        # The pdu bytes as text; undecodable bytes as U+FFFD (raw_line keeps the line's bytes).
+        row["pc_bytes"], row["pdu"] = number(m.group(1)), _valid_or_none(m.group(2))
         set_comm(row, m.group(3))
     elif action in ("G", "M", "F", "S"):
         m = _MERGE_LIKE.fullmatch(text)
@@ -317,15 +325,15 @@ def parse_tail(action: str, tail: str, row: dict[str, Any]) -> None:
     elif action in ("C", "R"):
         m = _COMPLETE.fullmatch(text)
         if m is not None:
-            row["sector"] = int(m.group(1))
-            row["nsectors"] = int(m.group(2) or 0)
+            row["sector"] = number(m.group(1))
+            row["nsectors"] = number(m.group(2) or "0")
             row["elapsed"] = _int(m.group(3))
-            row["error"] = int(m.group(4))
+            row["error"] = number(m.group(4))
             return
         m = _PC_COMPLETE.fullmatch(text)
         if m is None:
             raise bad
-        row["pdu"], row["error"] = m.group(1), int(m.group(2))
+        row["pdu"], row["error"] = _valid_or_none(m.group(1)), number(m.group(2))
     elif action == "P":
         m = _PLUG.fullmatch(text)
         if m is None:
@@ -336,20 +344,20 @@ def parse_tail(action: str, tail: str, row: dict[str, Any]) -> None:
         if m is None:
             raise bad
         set_comm(row, m.group(1))
-        row["depth"] = int(m.group(2))
+        row["depth"] = number(m.group(2))
     elif action == "X":
         m = _SPLIT.fullmatch(text)
         if m is None:
             raise bad
-        row["sector"], row["split_sector"] = int(m.group(1)), int(m.group(2))
+        row["sector"], row["split_sector"] = number(m.group(1)), number(m.group(2))
         set_comm(row, m.group(3))
     elif action == "A":
         m = _REMAP.fullmatch(text)
         if m is None:
             raise bad
-        row["sector"], row["nsectors"] = int(m.group(1)), int(m.group(2))
-        row["remap_dev_major"], row["remap_dev_minor"] = int(m.group(3)), int(m.group(4))
-        row["remap_sector"] = int(m.group(5))
+        row["sector"], row["nsectors"] = number(m.group(1)), number(m.group(2))
+        row["remap_dev_major"], row["remap_dev_minor"] = number(m.group(3)), number(m.group(4))
+        row["remap_sector"] = number(m.group(5))
     else:  # m: free text, kept verbatim
         row["message"] = valid_text(text)  # undecodable bytes as U+FFFD
 

@@ -249,6 +249,12 @@ class BlkparseTextParser:
 
 def _scanned_in_order(chunks: Iterator[bytes], input_id: int) -> Iterator[tuple[_Scanned, bool]]:
     """Scan chunks on two threads (the scanner releases the GIL); yield them in input order."""
+    head = list(itertools.islice(chunks, 2))
+    if len(head) < 2:  # one chunk (a small input): no threads to start and join
+        for chunk in head:
+            yield scan_chunk(chunk, 1, input_id), True
+        return
+    chunks = itertools.chain(head, chunks)
     with ThreadPoolExecutor(max_workers=2) as pool:
         pending: deque[Future[_Scanned]] = deque()
         first = 1

@@ -101,6 +101,8 @@ class DatasetWriter:
 
     def __init__(self, out: Path, keep: bool = False) -> None:
         self.out = out
+        check_output_name(out, "dataset")
+        check_utf8_path(out)
         self.lock = WriteLock(out).__enter__()
         try:
             clean_leftovers(out)
@@ -210,11 +212,40 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> None:
         raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
 
 
+EXAMPLE_OUTPUT = {"dataset": "trace.dataset", "report": "report.html"}
+
+
+def check_output_name(path: Path, what: str) -> None:
+    """A DatasetError for an output named '-': on a command line that means stdout, and a
+    dataset or report is written to a path, not a stream."""
+    if path.name == "-":
+        raise DatasetError(
+            str(path),
+            f"'-' would be read as stdout, but the {what} is written to a path",
+            hint=f"give the {what} a name, e.g. -o {EXAMPLE_OUTPUT[what]}",
+        )
+
+
+def check_utf8_path(path: Path) -> None:
+    """A DatasetError when a dataset's path is not UTF-8: Arrow and DuckDB take paths as UTF-8
+    text, so such a folder could be written by Python but never read back."""
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:
+        raise DatasetError(
+            str(path).encode("utf-8", "backslashreplace").decode("ascii", "replace"),
+            "the dataset's path is not valid UTF-8 (Arrow and DuckDB cannot open it)",
+            hint="choose a path whose name is UTF-8",
+        ) from None
+
+
 def write_text_atomic(path: Path, text: str) -> None:
     """Write a text file (manifest, report) through a temp name."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        # bytes of a name from another machine that are not UTF-8 (kept by Python as
+        # surrogates) are written as \udcXX: the file stays valid UTF-8
+        tmp.write_bytes(text.encode("utf-8", "backslashreplace"))
         os.replace(tmp, path)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -246,9 +277,14 @@ def read_manifest(path: Path) -> dict[str, Any]:
     A dataset may come from a machine nobody here controls: its table names become SQL
     identifiers and its file names paths, so both are checked against what blkscope writes.
     """
-    if not path.exists():
-        recover_quietly(path)
-    if not is_dataset(path):
+    check_utf8_path(path)
+    try:
+        if not path.exists():
+            recover_quietly(path)
+        found = is_dataset(path)
+    except OSError as exc:  # a name too long, a loop of links...
+        raise DatasetError(str(path), f"cannot open: {exc.strerror}") from None
+    if not found:
         raise DatasetError(
             str(path),
             "not a blkscope dataset (no manifest.json)",

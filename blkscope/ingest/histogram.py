@@ -6,6 +6,7 @@ import ast
 import datetime as dt
 import json
 import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -177,9 +178,18 @@ def _json_buckets(st: _State, line_no: int, buckets: Any) -> None:
             st.bucket(line_no, low_or_none, high_or_none, count, "")
 
 
+def _python_literal(line: str) -> Any:
+    """bcc's biolatency -j prints Python dicts. The compiler behind literal_eval warns on
+    stderr about some damaged ones ("invalid decimal literal"): those are ParseErrors here,
+    not lines on the user's terminal."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.literal_eval(line)
+
+
 def _json_line(st: _State, line_no: int, line: str) -> None:
     try:
-        doc = json.loads(line) if line.startswith('{"') else ast.literal_eval(line)
+        doc = json.loads(line) if line.startswith('{"') else _python_literal(line)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError) as exc:
         raise ParseError(
             st.path,

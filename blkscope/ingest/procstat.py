@@ -26,6 +26,8 @@ MEMINFO_HINT = (
 _TIMESTAMP = re.compile(r"(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})")
 _MEMINFO_PAIR = re.compile(r"([\w()]+):\s+(\d+)(?:\s+(kB))?")
 _EPOCH = re.compile(r"\d{9,}(?:\.\d+)?")
+# The longest /proc/meminfo key is 16 characters (HugePages_Total), a kB value 20 digits.
+_MAX_FIELD = 64
 
 
 def _vmstat_time(path: str, line_no: int, fields: list[str]) -> int:
@@ -96,6 +98,15 @@ def parse_meminfo(path: str) -> pa.Table:
                 pending_time = when
                 continue
             sample, time_ns, rest = sample + 1, when, fields[1]
+            longest = max(rest.split(), key=len)
+            if len(longest) > _MAX_FIELD:  # searching pairs in one long word is quadratic
+                raise ParseError(
+                    path,
+                    line_no,
+                    f"a field of {len(longest):,} characters ({longest[:20]!r}...): no meminfo "
+                    "key or value is that long",
+                    hint=MEMINFO_HINT,
+                )
             pairs = list(_MEMINFO_PAIR.finditer(rest))
             if not pairs or "".join(m.group(0) for m in pairs).replace(" ", "") != rest.replace(
                 " ", ""

@@ -33,14 +33,23 @@ def _unit(header: str) -> str | None:
 def parse_series(path: str, name: str | None = None) -> pa.Table:
     """Parse a CSV whose first column is a time into the long `series` table."""
     text = read_text(path)
-    reader = csv.reader(line for _, line in numbered_lines(text, path))
+    last_line = [0]  # the number of the line the reader took last (blank runs come as one)
+
+    def lines() -> Iterator[str]:
+        for line_no, line in numbered_lines(text, path):
+            last_line[0] = line_no
+            yield line
+
+    reader = csv.reader(lines())
     try:
-        return _series(path, text, reader, name or Path(path).name.split(".")[0])
+        return _series(path, text, reader, name or Path(path).name.split(".")[0], last_line)
     except csv.Error as exc:  # a bare CR inside a line, a field over csv's 128 KiB limit
-        raise ParseError(path, reader.line_num, f"not CSV: {exc}", hint=HINT) from None
+        raise ParseError(path, last_line[0], f"not CSV: {exc}", hint=HINT) from None
 
 
-def _series(path: str, text: str, reader: Iterator[list[str]], series: str) -> pa.Table:
+def _series(
+    path: str, text: str, reader: Iterator[list[str]], series: str, last_line: list[int]
+) -> pa.Table:
     header = next(reader, None)
     if (
         not header
@@ -53,7 +62,7 @@ def _series(path: str, text: str, reader: Iterator[list[str]], series: str) -> p
     units = [_unit(h) for h in header[1:]]
     rows: list[dict[str, Any]] = []
     for record in reader:
-        line_no = reader.line_num  # type: ignore[attr-defined]
+        line_no = last_line[0]
         if not record or not "".join(record).strip():
             continue
         if len(record) != len(header):

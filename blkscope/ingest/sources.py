@@ -246,7 +246,8 @@ def iter_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
             continue
         chunk = b"".join([*pending, block[:cut]]) if pending else block[:cut]
         lines += chunk.count(b"\n")
-        pending, pending_bytes = [block[cut:]], len(block) - cut
+        rest = block[cut:]  # (none when the block ends on a newline: no empty last chunk)
+        pending, pending_bytes = ([rest] if rest else []), len(rest)
         yield chunk
 
 

@@ -32,16 +32,20 @@ from blkscope.schemas import EVENTS
 
 # What `source` each kind of text gives its rows (blk tracer lines are 'ftrace-blk' in any).
 KINDS = {"ftrace": "ftrace", "trace-cmd": "trace-cmd", "perf": "perf"}
+# Detection patterns, each tried on one line at a time (with re.M over the whole head, a
+# leading \s* crosses newlines: 20,000 lines of one space took 22 s).
 _PERF_LINE = re.compile(
-    r"^\s*\S.*?\s\d+(?:/\d+)?\s+\[\d+\]\s+\d+(?:\.\d+)?:\s+(?:\d+\s+)?block:\w+:", re.M
+    r"\s*\S.*?\s\d+(?:/\d+)?\s+\[\d+\]\s+\d+(?:\.\d+)?:\s+(?:\d+\s+)?block:\w+:"
 )
-_TRACE_CMD = re.compile(r"^(?:cpus=\d+|version = \d+)\s*$", re.M)
+_TRACE_CMD = re.compile(r"(?:cpus=\d+|version = \d+)\s*")
 _FTRACE_LINE = re.compile(
-    r"^\s*\S.*-\d+\s+(?:\(\s*[\d-]+\)\s+)?(?:\[\d+\]\s.*?|\d+[^\s\d]\S{2,5}\s+)\d+(?:\.\d+)?:\s+"
-    r"(?:block_\w+:|\d+,\d+\s+[A-Z]{1,2}\s)",
-    re.M,
+    r"\s*\S.*-\d+\s+(?:\(\s*[\d-]+\)\s+)?(?:\[\d+\]\s.*?|\d+[^\s\d]\S{2,5}\s+)\d+(?:\.\d+)?:\s+"
+    r"(?:block_\w+:|\d+,\d+\s+[A-Z]{1,2}\s)"
 )
-_CLASSIC_LINE = re.compile(r"^\s*\d+,\d+\s+\d+\s+\d+\.\d{9}\s+\d+\s+[A-Za-z]{1,2}\s+[A-Z]+\b", re.M)
+_CLASSIC_LINE = re.compile(r"\s*\d+,\d+\s+\d+\s+\d+\.\d{9}\s+\d+\s+[A-Za-z]{1,2}\s+[A-Z]+\b")
+# Real tracepoint lines are under 150 characters; longer ones are not looked at (the
+# patterns' .* make one line quadratic: a 64 KiB head costs head x 512 steps at most).
+_DETECT_LINE_CHARS = 512
 _CLASSIC_START = re.compile(r"\s*\d+,\d+\s")
 _ENTRIES = re.compile(r"#\s*entries-in-buffer/entries-written: (\d+)/(\d+)")
 _HEADER = re.compile(r"#.*|cpus=\d+|version = \d+|CPU \d+ is empty|\s*")
@@ -52,10 +56,12 @@ PLUG_WINDOW_NS = 1_000_000
 
 def trace_text_kind(head: str) -> str | None:
     """'perf', 'trace-cmd' or 'ftrace' when the text's first lines are block tracepoint text."""
-    if _PERF_LINE.search(head):
+    lines = [line for line in head.split("\n") if len(line) <= _DETECT_LINE_CHARS]
+    if any(_PERF_LINE.match(line) for line in lines):
         return "perf"
-    if _FTRACE_LINE.search(head) or _CLASSIC_LINE.search(head):
-        return "trace-cmd" if _TRACE_CMD.search(head) else "ftrace"
+    if any(_FTRACE_LINE.match(line) or _CLASSIC_LINE.match(line) for line in lines):
+        trace_cmd = any(_TRACE_CMD.fullmatch(line) for line in lines)
+        return "trace-cmd" if trace_cmd else "ftrace"
     return None
 
 

@@ -31,10 +31,12 @@ from blkscope.ingest.blkparse_line import (
     check_ranges,
     empty_row,
     header_row,
+    number,
     parse_header,
     parse_tail,
     rwbs_flags,
     set_comm,
+    valid_text,
 )
 
 # The context of a line, per tool.
@@ -125,14 +127,6 @@ class Context:
     body: str
 
 
-def number(text: str) -> int:
-    """int(text) of a field of digits: a LineError past 40 digits (no column holds a number that
-    long, and int() refuses strings of over 4,300 digits with a ValueError)."""
-    if len(text.lstrip("-")) > 40:
-        raise LineError(f"number {text[:20]}... ({len(text)} digits) is too long for any column")
-    return int(text)
-
-
 def _time(sec: str, frac: str | None) -> tuple[int, int]:
     if frac is None or len(frac) > 9:
         raise LineError(
@@ -210,7 +204,7 @@ def tracepoint_row(event: str, body: str) -> dict[str, Any]:
     if shape == "rq" and not n and number(fields["bytes"] or "0"):
         row["pc_bytes"] = _fit(fields, "bytes", 63)  # a pass-through request: bytes, no sector
     if fields.get("cmd"):
-        row["pdu"] = fields["cmd"]
+        row["pdu"] = valid_text(fields["cmd"])
     row["error"] = _fit(fields, "error", 31)
     if shape == "split":
         row["split_sector"], row["nsectors"] = _fit(fields, "split", 63), None

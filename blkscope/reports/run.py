@@ -10,8 +10,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blkscope.errors import InputFormatError
-from blkscope.ingest.dataset import is_dataset, read_manifest, write_text_atomic
+from blkscope.errors import DatasetError, InputFormatError
+from blkscope.ingest.dataset import (
+    check_output_name,
+    is_dataset,
+    read_manifest,
+    write_text_atomic,
+)
 
 ANALYSIS_TABLES = {
     "requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "depth_bins", "io_dist",
@@ -95,6 +100,11 @@ def make_report(
     from blkscope.reports.model import load_report
     from blkscope.reports.summary import build_summary
 
+    check_output_name(report, "report")
+    if not report.name or report.name == "..":  # '' or '.': the report's dataset is named after it
+        raise DatasetError(
+            str(report), "is a folder, not a name for the report", hint="e.g. -o report.html"
+        )
     report.parent.mkdir(parents=True, exist_ok=True)
     # matplotlib takes ~0.3 s to import: let that happen while ingest and the analysis wait in
     # numba, Arrow and DuckDB code that releases the GIL.

@@ -11,6 +11,7 @@ oracle: reading an input either succeeds or raises a BlkscopeError; anything els
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import multiprocessing
 import os
@@ -162,71 +163,85 @@ def _clean(scratch: Path) -> None:
             item.unlink(missing_ok=True)
 
 
-def run_share(args: tuple[str, int, int, bool, int, int, list[int] | None]) -> dict[str, Any]:
-    """Worker: the inputs k (of n) with k % workers == worker of one format, in a fresh process."""
-    name, seed, n, exhaustive, workers, worker, only = args
+def run_share(args: tuple[str, int, int, int, int, list[int] | None]) -> dict[str, Any]:
+    """Worker: inputs start..end-1 of one format (the first n_exh are its exhaustive variants),
+    in a fresh process, so that its peak RSS is this format's."""
+    name, seed, start, end, n_exh, only = args
     signal.signal(signal.SIGALRM, _on_alarm)
     target = BY_NAME[name]
     scratch = _scratch()
     tally = Tally()
     wanted = set(only) if only is not None else None
-    n_exh = 0
     try:
-        for k, data in enumerate(exhaustive_inputs(target) if exhaustive else ()):
-            n_exh = k + 1
-            if k >= n:
-                break
-            if k % workers != worker or (wanted is not None and k not in wanted):
-                continue
-            path = write_input(scratch, target, data)
-            run_input(target, path, scratch, input_rng(seed, target, k), tally, k)
-            _clean(scratch)
-        for k in range(n_exh, n):
-            if k % workers != worker or (wanted is not None and k not in wanted):
-                continue
-            path = random_input(target, seed, k, scratch)
-            run_input(target, path, scratch, input_rng(seed, target, k), tally, k)
-            _clean(scratch)
+        variants = itertools.islice(exhaustive_inputs(target), start, min(end, n_exh))
+        for k, data in enumerate(variants, start=start):
+            if wanted is None or k in wanted:
+                path = write_input(scratch, target, data)
+                run_input(target, path, scratch, input_rng(seed, target, k), tally, k)
+                _clean(scratch)
+        for k in range(max(start, n_exh), end):
+            if wanted is None or k in wanted:
+                path = random_input(target, seed, k, scratch)
+                run_input(target, path, scratch, input_rng(seed, target, k), tally, k)
+                _clean(scratch)
     finally:
         shutil.rmtree(scratch.parent, ignore_errors=True)
     tally.peak_rss_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"name": name, "tally": tally.__dict__}
 
 
-def plan(total: int, targets: list[Target], exhaustive: bool) -> dict[str, int]:
-    """Inputs per format: all exhaustive variants, the rest of `total` shared by weight."""
+def plan(total: int, targets: list[Target], exhaustive: bool) -> dict[str, tuple[int, int]]:
+    """(inputs, of which exhaustive variants) per format: every exhaustive variant, the rest
+    of `total` shared by weight."""
     exh = {t.name: exhaustive_count(t) if exhaustive else 0 for t in targets}
     rest = max(0, total - sum(exh.values()))
     weights = sum(t.weight for t in targets)
-    return {t.name: exh[t.name] + round(rest * t.weight / weights) for t in targets}
+    return {t.name: (exh[t.name] + round(rest * t.weight / weights), exh[t.name]) for t in targets}
+
+
+# Inputs per job: results come in (and the --report file is rewritten) as each job ends, and
+# every format advances from the start; each job is a fresh process (a few seconds of set-up).
+JOB_INPUTS = 5000
 
 
 def campaign(
     seed: int,
-    counts: dict[str, int],
+    counts: dict[str, tuple[int, int]],
     workers: int,
-    exhaustive: bool = True,
     only: dict[str, list[int]] | None = None,
+    report: Path | None = None,
 ) -> dict[str, Tally]:
     """Run the planned inputs on `workers` processes; return a Tally per format."""
     jobs = [
-        (name, seed, n, exhaustive, workers, w, (only or {}).get(name))
-        for name, n in counts.items()
-        for w in range(workers)
+        (name, seed, start, min(n, start + JOB_INPUTS), n_exh, (only or {}).get(name))
+        for start in range(0, max(n for n, _ in counts.values()), JOB_INPUTS)
+        for name, (n, n_exh) in counts.items()
+        if start < n
     ]
     tallies = {name: Tally() for name in counts}
     ctx = multiprocessing.get_context("fork")
     with ctx.Pool(workers, maxtasksperchild=1) as pool:
         for done in pool.imap_unordered(run_share, jobs):
-            part = Tally(**done["tally"])
-            tallies[done["name"]].merge(part)
+            tallies[done["name"]].merge(Tally(**done["tally"]))
             t = tallies[done["name"]]
+            total = sum(x.inputs for x in tallies.values())
+            escaped = sum(x.escaped_count for x in tallies.values())
             print(
-                f"  {done['name']}: {t.inputs:,} inputs so far, {t.escaped_count} escaped",
+                f"  {done['name']}: {t.inputs:,} inputs, {t.escaped_count} escaped "
+                f"(all formats: {total:,}, {escaped} escaped)",
                 file=sys.stderr,
                 flush=True,
             )
+            if report is not None:
+                write_report(report, tallies)
     return tallies
+
+
+def write_report(path: Path, tallies: dict[str, Tally]) -> None:
+    """The tallies as JSON (rewritten as jobs end: a stopped campaign keeps what it did)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({k: {**v.__dict__} for k, v in tallies.items()}, indent=1) + "\n")
+    os.replace(tmp, path)
 
 
 def render(tallies: dict[str, Tally]) -> str:
@@ -287,7 +302,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-exhaustive", action="store_true")
     parser.add_argument("--report", type=Path, help="write the tallies as JSON here")
     parser.add_argument("--replay", help="FORMAT:K: rebuild input K of FORMAT and run it")
+    parser.add_argument("--replay-cli", type=int, help="K: rebuild CLI run K and run it")
     args = parser.parse_args(argv)
+    if args.replay_cli is not None:
+        from tests.fuzz.cli import replay_cli
+
+        return replay_cli(args.seed, args.replay_cli)
     if args.replay:
         return replay(args.seed, args.replay, not args.no_exhaustive)
     targets = [BY_NAME[n] for n in args.targets.split(",")] if args.targets else TARGETS
@@ -296,18 +316,22 @@ def main(argv: list[str] | None = None) -> int:
     if args.inputs:
         counts = plan(args.inputs, targets, not args.no_exhaustive)
         print(f"plan: {counts}", file=sys.stderr, flush=True)
-        tallies = campaign(args.seed, counts, args.workers, not args.no_exhaustive)
+        tallies = campaign(args.seed, counts, args.workers, report=args.report)
     if args.cli:
-        from tests.fuzz.cli import cli_campaign  # type: ignore[import-not-found]
+        from tests.fuzz.cli import cli_campaign
 
-        tallies.update(cli_campaign(args.seed, args.cli, args.workers))
+        done = dict(tallies)
+
+        def report(cli: dict[str, Tally]) -> None:
+            if args.report:
+                write_report(args.report, {**done, **cli})
+
+        tallies.update(cli_campaign(args.seed, args.cli, args.workers, report))
     text = render(tallies)
     print(text)
     print(f"seed {args.seed}, {time.time() - started:.0f} s")
     if args.report:
-        args.report.write_text(
-            json.dumps({k: {**v.__dict__} for k, v in tallies.items()}, indent=1) + "\n"
-        )
+        write_report(args.report, tallies)
     return 1 if any(t.escaped_count for t in tallies.values()) else 0
 
 

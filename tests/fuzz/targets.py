@@ -19,6 +19,7 @@ import os
 import random
 import shutil
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from blkscope.ingest.logs import PARSERS, parse_log
 from blkscope.ingest.sources import open_source
 from blkscope.ingest.textlog import read_text
 from tests.fuzz import mutate as M
+from tests.fuzz.memory import memory_datasets
 
 ROOT = Path(__file__).resolve().parents[2]
 FORMATS = ROOT / "tests" / "data" / "formats"
@@ -62,17 +64,31 @@ class Target:
     splice_from: tuple[Path, ...] = field(default=())
     # Inputs that are not one file (a capture folder) are built by this instead.
     build: Callable[[random.Random, Path], Path] | None = None
+    # Seeds cut to their first lines: where each line costs tens of microseconds (a Python
+    # parser per line), every extra seed line slows each input and adds ~100 truncations.
+    seed_lines: int | None = None
 
     def seed_bytes(self) -> list[bytes]:
-        """The seeds' contents (compressed seeds are read decompressed)."""
-        return [_read(p) for p in self.seeds]
+        """The seeds' contents (compressed seeds are read decompressed), read once."""
+        if self.name not in _SEED_CACHE:
+            seeds = [_read(p) for p in self.seeds]
+            if self.seed_lines is not None:
+                seeds = [b"".join(s.splitlines(True)[: self.seed_lines]) for s in seeds]
+            _SEED_CACHE[self.name] = seeds
+        return _SEED_CACHE[self.name]
 
     def table(self) -> list[tuple[float, M.Mutator]]:
         """The mutators, plus pasting lines of the other formats' samples."""
         if not self.splice_from:
             return self.mutators
-        others = [p.read_bytes() for p in self.splice_from]
-        return [*self.mutators, (1.0, M.splice(others))]
+        if self.name not in _TABLE_CACHE:
+            others = [p.read_bytes() for p in self.splice_from]
+            _TABLE_CACHE[self.name] = [*self.mutators, (1.0, M.splice(others))]
+        return _TABLE_CACHE[self.name]
+
+
+_SEED_CACHE: dict[str, list[bytes]] = {}
+_TABLE_CACHE: dict[str, list[tuple[float, M.Mutator]]] = {}
 
 
 def _read(path: Path) -> bytes:
@@ -83,17 +99,27 @@ def _read(path: Path) -> bytes:
         source.close()
 
 
+# The share of ingests that write and commit a real dataset; the others keep it in memory
+# (tests/fuzz/memory.py: same checks, without Parquet files, threads, lock and rename).
+WRITE_SHARE = 0.05
+
+
+def _dataset_writes(rng: random.Random) -> AbstractContextManager[None]:
+    return nullcontext() if rng.random() < WRITE_SHARE else memory_datasets()
+
+
 def _ingest(path: Path, scratch: Path, rng: random.Random) -> None:
-    """The whole ingest of one trace file, Parquet and manifest included."""
+    """The whole ingest of one trace file, manifest included (in memory, or on disk)."""
     out = scratch / "ds"
     try:
-        ingest_events([str(path)], out, strict=rng.random() < 0.3)
+        with _dataset_writes(rng):
+            ingest_events([str(path)], out, strict=rng.random() < 0.3)
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
 
 def _blkparse(path: Path, scratch: Path, rng: random.Random) -> None:
-    if rng.random() < 0.1:  # the whole ingest, Parquet and manifest included
+    if rng.random() < 0.3:  # the whole ingest, manifest included
         _ingest(path, scratch, rng)
         return
     source = open_source(str(path))
@@ -107,11 +133,7 @@ def _blkparse(path: Path, scratch: Path, rng: random.Random) -> None:
 
 def _blktrace(path: Path, scratch: Path, rng: random.Random) -> None:
     if rng.random() < 0.1:
-        out = scratch / "ds"
-        try:
-            ingest_events([str(path)], out)
-        finally:
-            shutil.rmtree(out, ignore_errors=True)
+        _ingest(path, scratch, rng)
         return
     records = read_records(str(path))
     trace = decode([records], [0])
@@ -134,13 +156,14 @@ def _side_log(fmt: str) -> Run:
 
 def _clock(path: Path, scratch: Path, rng: random.Random) -> None:
     read_clock_pair(read_text(str(path)))
-    _in_capture(path, scratch, "clock.txt")
+    if rng.random() < 0.2:
+        _in_capture(path, scratch, "clock.txt", rng)
 
 
 def _capture_json(path: Path, scratch: Path, rng: random.Random) -> None:
     read_capture_json(str(path))
     if rng.random() < 0.2:
-        _in_capture(path, scratch, "capture.json")
+        _in_capture(path, scratch, "capture.json", rng)
 
 
 _BASE: dict[str, Path] = {}
@@ -192,13 +215,14 @@ def _manifest(path: Path, scratch: Path, rng: random.Random) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def _in_capture(path: Path, scratch: Path, name: str) -> None:
+def _in_capture(path: Path, scratch: Path, name: str, rng: random.Random) -> None:
     """Ingest the small real capture folder with this file in place of its own."""
     folder = scratch / "capture"
     shutil.copytree(CAPTURE, folder)
     try:
         shutil.copyfile(path, folder / name)
-        ingest_folder(folder, scratch / "capture-ds")
+        with _dataset_writes(rng):
+            ingest_folder(folder, scratch / "capture-ds")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
         shutil.rmtree(scratch / "capture-ds", ignore_errors=True)
@@ -259,7 +283,8 @@ def _hostile_entry(rng: random.Random, folder: Path, scratch: Path) -> None:
 
 def _capture_folder(path: Path, scratch: Path, rng: random.Random) -> None:
     try:
-        ingest_folder(path, scratch / "capture-ds", strict=rng.random() < 0.2)
+        with _dataset_writes(rng):
+            ingest_folder(path, scratch / "capture-ds", strict=rng.random() < 0.2)
     finally:
         shutil.rmtree(path, ignore_errors=True)
         shutil.rmtree(scratch / "capture-ds", ignore_errors=True)
@@ -306,6 +331,7 @@ TARGETS: list[Target] = [
         _ingest,
         M.TEXT,
         splice_from=_TEXT_SAMPLES,
+        seed_lines=120,  # every event kind of the 400 (ftrace's first back merge: line 108)
     ),
     Target(
         "blktrace",

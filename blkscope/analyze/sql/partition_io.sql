@@ -5,7 +5,7 @@
 WITH io AS (
     SELECT
         p.disk_major, p.disk_minor, p.name, p.disk, p.start_sector, p.sectors,
-        count(b.q_time_ns) AS bios, coalesce(sum(b.nsectors), 0) * 512 AS bytes,
+        count(b.q_time_ns) AS bios, (coalesce(sum(b.nsectors), 0) * 512)::BIGINT AS bytes,
         count(*) FILTER (b.op = 'W') AS writes, max(b.q2c_ns) AS q2c_max_ns
     FROM partitions p
     LEFT JOIN bios b
@@ -21,7 +21,7 @@ SELECT
     io.start_sector,                                                 -- first sector on the disk
     io.sectors,                                                      -- length in 512-byte sectors
     io.bios,                                                         -- bios that start inside it
-    io.bytes,                                                        -- their bytes
+    io.bytes,                                                        -- their bytes (a BIGINT: a sum is HUGEINT)
     io.writes,                                                       -- of which writes
     q.v AS q2c_p99_ns,                                               -- 99th percentile queue-to-complete
     io.q2c_max_ns                                                    -- slowest bio

@@ -1,0 +1,101 @@
+"""What the CLI fuzzer (tests/fuzz/cli.py) found, each with the command line that caused it
+(`python -m tests.fuzz.campaign --seed S --replay-cli K` rebuilds one) and the exact output."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from blkscope.cli import app
+from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from tests.conftest import ROOT
+
+TRACE = ROOT / "tests" / "data" / "formats" / "syn.blkparse.txt"
+
+
+def _run(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, list(args), catch_exceptions=False)
+    return result.exit_code, result.stderr
+
+
+@pytest.fixture(scope="module")
+def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("cli-fuzz") / "ds"
+    ingest_blkparse([str(TRACE)], out)
+    return out
+
+
+def test_a_query_that_is_not_utf8_is_refused(dataset: Path) -> None:
+    """seed 1 run 27: was TypeError from DuckDB's extract_statements."""
+    code, err = _run("sql", str(dataset), "select '\udcff'")
+    assert (code, err) == (1, "error: the query is not valid UTF-8 (at character 9)\n")
+
+
+def test_a_dataset_path_that_is_not_utf8_is_refused(tmp_path: Path) -> None:
+    """seed 1 run 15: `ingest -o caf\\xe9\\xff` was UnicodeEncodeError from Arrow's writer."""
+    out = os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9\xff")
+    code, err = _run("ingest", str(TRACE), "-o", out, "-q")
+    assert (code, err) == (
+        1,
+        f"error: {tmp_path}/caf\\udce9\\udcff: the dataset's path is not valid UTF-8 (Arrow and "
+        "DuckDB cannot open it)\nhint: choose a path whose name is UTF-8\n",
+    )
+    assert not Path(out).exists()
+    code, err = _run("analyze", out)
+    assert code == 1 and "the dataset's path is not valid UTF-8" in err
+
+
+def test_a_dataset_name_too_long_is_an_error_line(tmp_path: Path) -> None:
+    """seed 1 run 8: `analyze x*300` was OSError ENAMETOOLONG from Path.exists()."""
+    name = str(tmp_path / ("x" * 300))
+    code, err = _run("analyze", name)
+    assert (code, err) == (1, f"error: {name}: cannot open: File name too long\n")
+
+
+def test_a_trace_whose_name_is_not_utf8_gets_a_report(tmp_path: Path) -> None:
+    """seed 1 run 9: the report of in\\xff.txt was UnicodeEncodeError writing the HTML."""
+    trace = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/in\xff.txt"))
+    trace.write_bytes(TRACE.read_bytes())
+    code, err = _run("report", str(trace), "-o", str(tmp_path / "r.html"), "-q")
+    assert (code, err) == (0, "")
+    html = (tmp_path / "r.html").read_bytes().decode("utf-8")  # valid UTF-8
+    assert "in\\udcff.txt" in html
+
+
+def test_an_input_name_too_long_is_an_error_line(tmp_path: Path) -> None:
+    """seed 1 run 14: `ingest x*300` was OSError ENAMETOOLONG from Path.is_dir()."""
+    name = str(tmp_path / ("x" * 300))
+    code, err = _run("ingest", name, "-o", str(tmp_path / "ds"))
+    assert (code, err) == (2, f"error: {name}: cannot open: File name too long\n")
+
+
+@pytest.mark.parametrize(
+    ("command", "what", "example"),
+    [("ingest", "dataset", "trace.dataset"), ("report", "report", "report.html")],
+)
+def test_an_output_named_dash_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, what: str, example: str
+) -> None:
+    """The CLI fuzzer's `report TRACE -o -` wrote a file '-' and a dataset '-.dataset' into the
+    working directory; `ingest TRACE -o -` a dataset '-'."""
+    monkeypatch.chdir(tmp_path)
+    code, err = _run(command, str(TRACE), "-o", "-")
+    assert (code, err) == (
+        1,
+        f"error: -: '-' would be read as stdout, but the {what} is written to a path\n"
+        f"hint: give the {what} a name, e.g. -o {example}\n",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_report_named_nothing_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """seed 1 run 1781: `report TRACE -o ''` was ValueError "PosixPath('.') has an empty name"."""
+    monkeypatch.chdir(tmp_path)
+    code, err = _run("report", str(TRACE), "-o", "")
+    assert (code, err) == (
+        1,
+        "error: .: is a folder, not a name for the report\nhint: e.g. -o report.html\n",
+    )
