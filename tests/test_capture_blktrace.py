@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import signal
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -23,6 +25,17 @@ while [ $# -gt 0 ]; do case "$1" in -o) name=$2; shift;; -D) dir=$2; shift;; esa
 echo "Invalid path /dev/loop0 specified: 1/Operation not permitted" >&2
 exit 1
 """
+
+
+@pytest.fixture(autouse=True)
+def _sigint_not_ignored() -> Iterator[None]:
+    """A run started in the background of a non-interactive shell (`pytest &`) ignores SIGINT,
+    and an ignored signal stays ignored in the children: the stand-in would never hear the
+    SIGINT that stops it. `blkscope capture` itself handles SIGINT in Python before it starts
+    blktrace (capture/runner.py), which a child does not inherit; do the same here."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 def _install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> Path:
