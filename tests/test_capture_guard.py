@@ -15,12 +15,25 @@ from tests.conftest import ROOT
 # Stands for capture: runs the command in its own group under a guard, prints the group's id
 # and waits to be killed.
 _CAPTURE = """
-import subprocess, sys, time
+import os, subprocess, sys, time
 from blkscope.capture.guard import CommandGuard
 proc = subprocess.Popen(["sh", "-c", "sleep 1000 & exec sleep 1001"], start_new_session=True)
 guard = CommandGuard(proc.pid)
 print(proc.pid, guard.proc.pid, flush=True)
+
+def members(group):
+    n = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        n += int(fields[2]) == group and fields[0] != "Z"
+    return n
+
 if sys.argv[1] == "release":
+    while members(proc.pid) < 2:  # the background sleep is forked (a TERM before would beat it)
+        time.sleep(0.01)
     proc.terminate(); proc.wait(); guard.release(); print("released", flush=True)
 time.sleep(1000)
 """

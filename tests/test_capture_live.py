@@ -247,8 +247,10 @@ def test_max_size_stops_the_capture_and_the_command(loop_dev: str, tmp_path: Pat
     )
     assert m["stop_reason"] == "max-size 1 MiB reached"
     assert m["command_exit_code"] == -signal.SIGTERM
-    # Each blk tracer record is at least 64 bytes with its ftrace header.
-    assert m["block_events"] >= (1 << 20) // 64
+    # An event record is 64 bytes with its ftrace header; the 1 MiB also holds the tracer's
+    # other records (process notes, messages): 1.2-1.4 % of it in runs here (16,182 and 16,290
+    # events), so at least 90 % of it must be block events.
+    assert m["block_events"] >= (1 << 20) // 64 * 9 // 10
     assert _state() == before
 
 
