@@ -99,3 +99,55 @@ def test_a_report_named_nothing_is_refused(tmp_path: Path, monkeypatch: pytest.M
         1,
         "error: .: is a folder, not a name for the report\nhint: e.g. -o report.html\n",
     )
+
+
+def test_check_of_a_device_file_reads_it_as_a_trace() -> None:
+    """seed 1: `check /dev/null` was NotADirectoryError listing it as a folder."""
+    code, err = _run("check", "/dev/null", "--max", "spikes=1")
+    assert (code, err) == (
+        2,
+        "error: /dev/null: empty input: expected blkparse default-format text\n"
+        "hint: run 'blkparse -i NAME -o NAME.txt' on the blktrace files\n",
+    )
+
+
+def test_check_of_a_name_too_long_is_an_error_line(tmp_path: Path) -> None:
+    """seed 1: `check x*300` was OSError ENAMETOOLONG from Path.exists()."""
+    name = str(tmp_path / ("x" * 300))
+    code, err = _run("check", name, "--max", "spikes=1")
+    assert (code, err) == (2, f"error: {name}: cannot open: File name too long\n")
+
+
+def test_check_prints_untrusted_names_escaped(tmp_path: Path) -> None:
+    """seed 1: a target name that is not UTF-8 was UnicodeEncodeError printing the table; a
+    control character in it would have reached the terminal as is."""
+    trace = Path(os.fsdecode(os.fsencode(str(tmp_path)) + b"/in\xff\x1b[2J.txt"))
+    trace.write_bytes(TRACE.read_bytes())
+    result = CliRunner().invoke(app, ["check", str(trace), "--max", "spikes=100"])
+    assert result.exit_code == 0
+    assert f"{tmp_path}/in\\udcff\\x1b[2J.txt  8,16    spikes" in result.stdout
+    assert "\x1b" not in result.stdout
+    code, err = _run("check", str(tmp_path / "gone\x1b[2J"), "--max", "spikes=1")
+    assert (code, err) == (2, f"error: {tmp_path}/gone\\x1b[2J: no such file or folder\n")
+
+
+def test_partitions_device_out_of_range_is_an_option_error(dataset: Path) -> None:
+    """seed 1: `partitions --device 99999999999,1` was ArrowInvalid deep in the join."""
+    listing = ROOT / "tests" / "data" / "partitions" / "proc_partitions_vm.txt"
+    code, err = _run("partitions", str(dataset), str(listing), "--device", "99999999999,1")
+    assert (code, err) == (
+        2,
+        "error: option --device: MAJOR,MINOR out of range (major < 4096, minor < 1048576), "
+        "got '99999999999,1'\n",
+    )
+
+
+def test_a_report_under_a_file_names_the_file(tmp_path: Path) -> None:
+    """seed 1: `report -o FILE/r.html` was FileExistsError from mkdir."""
+    (tmp_path / "afile").write_text("")
+    code, err = _run("report", str(TRACE), "-o", str(tmp_path / "afile" / "r.html"), "-q")
+    assert (code, err) == (
+        1,
+        f"error: {tmp_path}/afile/r.html: cannot write here: {tmp_path}/afile is a file, not "
+        "a folder\nhint: choose an -o whose parent folders are folders\n",
+    )

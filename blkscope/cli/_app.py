@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from blkscope import __version__, interrupts
 from blkscope.errors import BlkscopeError, InputFormatError, ParseError
+from blkscope.safe_text import printable
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -60,9 +61,9 @@ app = typer.Typer(
 def fail(exc: BlkscopeError) -> typer.Exit:
     if interrupts.came():  # e.g. a query DuckDB stopped, reported by the library as an error
         return interrupted()
-    typer.echo(f"error: {exc}", err=True)
+    typer.echo(f"error: {printable(str(exc))}", err=True)
     if exc.hint:
-        typer.echo(f"hint: {exc.hint}", err=True)
+        typer.echo(f"hint: {printable(exc.hint)}", err=True)
     bad_input = isinstance(exc, ParseError | InputFormatError)
     return typer.Exit(EXIT_BAD_INPUT if bad_input else EXIT_FAILED)
 

@@ -224,6 +224,13 @@ def partitions(
             raise fail(
                 OptionError("--device", f"expected MAJOR,MINOR like 8,0, got {device!r}")
             ) from None
+        if not (0 <= major < 1 << 12 and 0 <= minor < 1 << 20):  # Linux's dev_t: 12 + 20 bits
+            raise fail(
+                OptionError(
+                    "--device",
+                    f"MAJOR,MINOR out of range (major < 4096, minor < 1048576), got {device!r}",
+                )
+            )
         override = (major, minor)
     try:
         analysed(dataset)

@@ -125,17 +125,10 @@ class WriteLock:
         return self
 
     def _open(self) -> int:
+        make_parent_folders(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             return os.open(self.lock_file, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            in_the_way = next((p for p in self.path.parents if p.exists()), None)
-            if in_the_way is not None and not in_the_way.is_dir():
-                raise DatasetError(
-                    str(self.path),
-                    f"cannot write here: {in_the_way} is a file, not a folder",
-                    hint="choose an -o whose parent folders are folders",
-                ) from None
             raise DatasetError(
                 str(self.path), f"cannot write here: {exc.strerror}", hint=WRITE_HINT
             ) from None
@@ -148,3 +141,21 @@ class WriteLock:
 
 
 WRITE_HINT = "check the folder exists, is writable and has free space"
+
+
+def make_parent_folders(path: Path) -> None:
+    """Create the folders an output path needs; a file in the way, or any other reason it
+    cannot be done, is one DatasetError naming it."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        in_the_way = next((p for p in path.parents if p.exists()), None)
+        if in_the_way is not None and not in_the_way.is_dir():
+            raise DatasetError(
+                str(path),
+                f"cannot write here: {in_the_way} is a file, not a folder",
+                hint="choose an -o whose parent folders are folders",
+            ) from None
+        raise DatasetError(
+            str(path), f"cannot write here: {exc.strerror}", hint=WRITE_HINT
+        ) from None

@@ -14,6 +14,7 @@ from blkscope.errors import InputFormatError, OptionError
 from blkscope.ingest.dataset import is_dataset
 from blkscope.reports.run import capture_trace, ensure_analysed, ensure_dataset
 from blkscope.reports.summary import PERCENTILES
+from blkscope.safe_text import printable
 from blkscope.units import option_duration_ns
 
 LATENCY_METRICS = [f"{stage}.{p}" for stage in ("d2c", "q2c") for p in PERCENTILES]
@@ -100,10 +101,14 @@ def judge(target: str, summary: dict[str, Any], thresholds: list[Threshold]) -> 
 
 def targets(path: Path) -> list[Path]:
     """The datasets, captures or traces to check: path itself, or each one inside a folder."""
-    if not path.exists():
+    try:
+        exists, is_dir = path.exists(), path.is_dir()
+    except OSError as exc:  # a name too long, a loop of links
+        raise InputFormatError(str(path), f"cannot open: {exc.strerror}") from None
+    if not exists:
         raise InputFormatError(str(path), "no such file or folder")
-    if path.is_file() or is_dataset(path) or capture_trace(path):
-        return [path]
+    if not is_dir or is_dataset(path) or capture_trace(path):
+        return [path]  # a file (or a device, /dev/null): read as a trace, which says what is wrong
     found = sorted(p for p in path.iterdir() if p.is_dir() and (is_dataset(p) or capture_trace(p)))
     if not found:
         raise InputFormatError(
@@ -154,7 +159,8 @@ def render_results(results: list[Result]) -> str:
     """A fixed-width table: target / device / metric / threshold / actual / PASS|FAIL."""
     header = ["target", "device", "metric", "threshold", "actual", "result"]
     rows = [
-        [r.target, r.device, r.metric, f"<= {r.threshold}", _shown(r.metric, r.actual),
+        [printable(r.target), printable(r.device), r.metric, f"<= {r.threshold}",
+         _shown(r.metric, r.actual),
          "PASS" if r.passed else "FAIL"]
         for r in results
     ]  # fmt: skip

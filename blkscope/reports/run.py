@@ -17,6 +17,7 @@ from blkscope.ingest.dataset import (
     read_manifest,
     write_text_atomic,
 )
+from blkscope.ingest.folder_swap import make_parent_folders
 
 ANALYSIS_TABLES = {
     "requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "depth_bins", "io_dist",
@@ -105,7 +106,7 @@ def make_report(
         raise DatasetError(
             str(report), "is a folder, not a name for the report", hint="e.g. -o report.html"
         )
-    report.parent.mkdir(parents=True, exist_ok=True)
+    make_parent_folders(report)
     # matplotlib takes ~0.3 s to import: let that happen while ingest and the analysis wait in
     # numba, Arrow and DuckDB code that releases the GIL.
     warm = threading.Thread(target=importlib.import_module, args=("matplotlib.figure",))
