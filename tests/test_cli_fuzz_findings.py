@@ -151,3 +151,24 @@ def test_a_report_under_a_file_names_the_file(tmp_path: Path) -> None:
         f"error: {tmp_path}/afile/r.html: cannot write here: {tmp_path}/afile is a file, not "
         "a folder\nhint: choose an -o whose parent folders are folders\n",
     )
+
+
+def test_a_report_never_overwrites_its_own_trace(tmp_path: Path) -> None:
+    """seed 2: `report TRACE -o TRACE` replaced the capture with the page (the fuzzer's run
+    overwrote tests/data/formats/syn.blkparse.txt in the checkout); a report or summary.json of
+    an earlier run is replaced as before."""
+    trace = tmp_path / "t.txt"
+    trace.write_bytes(TRACE.read_bytes())
+    code, err = _run("report", str(trace), "-o", str(trace), "-q")
+    assert (code, err) == (
+        1,
+        f"error: {trace}: exists and is not one blkscope wrote: not overwritten\n"
+        "hint: choose another -o, or move that file away first\n",
+    )
+    assert trace.read_bytes() == TRACE.read_bytes()
+    (tmp_path / "summary.json").write_text('{"mine": 1}')
+    code, err = _run("report", str(trace), "-o", str(tmp_path / "r.html"), "-q")
+    assert code == 1 and err.startswith(f"error: {tmp_path}/summary.json: exists and is not")
+    (tmp_path / "summary.json").unlink()
+    for _ in range(2):  # the second run replaces the first's page and summary
+        assert _run("report", str(trace), "-o", str(tmp_path / "r.html"), "-q") == (0, "")

@@ -89,6 +89,24 @@ def ensure_analysed(dataset: Path, progress: Any = None) -> bool:
     return True
 
 
+def refuse_to_replace(path: Path, written_by_us: bytes) -> None:
+    """An output may replace what blkscope wrote there before, never another file: `-o` naming
+    the trace itself would have overwritten the capture with the page."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(4096)
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # a folder, no permission...: the write itself says what is wrong
+    if written_by_us not in head:
+        raise DatasetError(
+            str(path),
+            "exists and is not one blkscope wrote: not overwritten",
+            hint="choose another -o, or move that file away first",
+        )
+
+
 def default_dataset_dir(report: Path) -> Path:
     """Where a raw input's dataset goes: `<report stem>.dataset/` beside the report."""
     return report.with_name(f"{report.stem}.dataset")
@@ -107,6 +125,8 @@ def make_report(
             str(report), "is a folder, not a name for the report", hint="e.g. -o report.html"
         )
     make_parent_folders(report)
+    refuse_to_replace(report, b"<title>blkscope report</title>")
+    refuse_to_replace(report.with_name(SUMMARY_NAME), b'"blkscope-summary"')
     # matplotlib takes ~0.3 s to import: let that happen while ingest and the analysis wait in
     # numba, Arrow and DuckDB code that releases the GIL.
     warm = threading.Thread(target=importlib.import_module, args=("matplotlib.figure",))

@@ -74,7 +74,12 @@ class World:
     def __init__(self, scratch: Path) -> None:
         self.scratch = scratch
         self.base = base_dataset(scratch)
-        self.trace = FORMATS / "syn.blkparse.txt"
+        # Copies, never the repository's files: a command writes beside its input (a report's
+        # dataset and summary) or, told so, over it.
+        self.trace = scratch / "syn.blkparse.txt"
+        shutil.copyfile(FORMATS / "syn.blkparse.txt", self.trace)
+        self.capture = scratch / CAPTURE.name
+        shutil.copytree(CAPTURE, self.capture, dirs_exist_ok=True)
 
     def dataset(self, rng: random.Random, work: Path) -> str:
         pick = rng.random()
@@ -103,7 +108,7 @@ class World:
         if how == 5:
             return "-"
         if how == 6:
-            return str(CAPTURE)  # a capture folder, not a dataset
+            return str(self.capture)  # a capture folder, not a dataset
         if how == 7:
             return str(work / ("x" * 300))  # a name too long for the file system
         if how == 8:
@@ -126,7 +131,7 @@ class World:
         if pick < 0.3:
             return str(self.trace)
         if pick < 0.4:
-            return str(CAPTURE)
+            return str(self.capture)
         if pick < 0.6:
             return self.mutated_input(rng, work)
         return self.path(rng, work)
