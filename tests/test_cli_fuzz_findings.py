@@ -172,3 +172,10 @@ def test_a_report_never_overwrites_its_own_trace(tmp_path: Path) -> None:
     (tmp_path / "summary.json").unlink()
     for _ in range(2):  # the second run replaces the first's page and summary
         assert _run("report", str(trace), "-o", str(tmp_path / "r.html"), "-q") == (0, "")
+
+
+def test_a_report_of_a_name_too_long_is_an_error_line(tmp_path: Path) -> None:
+    """seed 2 run 1722: `report x*300` was OSError ENAMETOOLONG from Path.is_dir()."""
+    name = str(tmp_path / ("x" * 300))
+    code, err = _run("report", name, "-o", str(tmp_path / "r.html"), "-q")
+    assert (code, err) == (2, f"error: {name}: cannot open: File name too long\n")

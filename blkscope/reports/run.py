@@ -60,9 +60,13 @@ def ensure_dataset(source: Path, dataset_dir: Path, progress: Any = None) -> tup
     from blkscope.ingest.blkparse_ingest import ingest_events
     from blkscope.ingest.folder import ingest_folder
 
-    if source.is_dir() and is_dataset(source):
+    try:
+        is_dir = source.is_dir()
+    except OSError as exc:  # a name too long, a loop of links
+        raise InputFormatError(str(source), f"cannot open: {exc.strerror}") from None
+    if is_dir and is_dataset(source):
         return source, False
-    if source.is_dir():
+    if is_dir:
         if capture_trace(source) is None:
             raise InputFormatError(
                 str(source),
