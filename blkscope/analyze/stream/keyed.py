@@ -66,41 +66,39 @@ def _home(a: int, b: int, shift: int, mask: int) -> int:
     return (((a ^ (b * _K2)) * _K1) >> shift) & mask
 
 
+@inline_kernel
+def _probe(table: np.ndarray, a: int, b: int) -> int:
+    """The slot holding key (a, b), or the empty slot where it would go."""
+    mask = table.shape[0] - 2  # capacity - 1: the last row holds the count and the shift
+    i = _home(a, b, table[mask + 1, 1], mask)
+    while True:
+        ka = table[i, 0]
+        if ka == EMPTY or (ka == a and table[i, 1] == b):
+            return i
+        i = (i + 1) & mask
+
+
 @kernel
 def tab_find(table: np.ndarray, a: int, b: int) -> int:
     """The slot holding key (a, b), or -1."""
-    capacity = table.shape[0] - 1
-    mask = capacity - 1
-    i = _home(a, b, table[capacity, 1], mask)
-    while True:
-        ka = table[i, 0]
-        if ka == EMPTY:
-            return -1
-        if ka == a and table[i, 1] == b:
-            return i
-        i = (i + 1) & mask
+    i = _probe(table, a, b)
+    return -1 if table[i, 0] == EMPTY else i
 
 
 @kernel
 def tab_slot(table: np.ndarray, a: int, b: int) -> int:
     """The slot of key (a, b), inserted (values 0) if it was not there."""
-    capacity = table.shape[0] - 1
-    mask = capacity - 1
-    i = _home(a, b, table[capacity, 1], mask)
-    while True:
-        ka = table[i, 0]
-        if ka == EMPTY:
-            if table[capacity, 0] >= capacity - 1:
-                raise IndexError("keyed table full")  # Python did not grow it: a bug
-            table[i, 0] = a
-            table[i, 1] = b
-            for c in range(2, table.shape[1]):
-                table[i, c] = 0
-            table[capacity, 0] += 1
-            return i
-        if ka == a and table[i, 1] == b:
-            return i
-        i = (i + 1) & mask
+    i = _probe(table, a, b)
+    if table[i, 0] == EMPTY:
+        capacity = table.shape[0] - 1
+        if table[capacity, 0] >= capacity - 1:
+            raise IndexError("keyed table full")  # Python did not grow it: a bug
+        table[i, 0] = a
+        table[i, 1] = b
+        for c in range(2, table.shape[1]):
+            table[i, c] = 0
+        table[capacity, 0] += 1
+    return i
 
 
 @kernel
