@@ -69,6 +69,39 @@ MACROS["stage_name"] = (
     "[" + ", ".join(f"'{s}'" for s in STAGE_NAMES) + "][code]",
     "the name of a stage code of bio_stage_list (8 is Q2Q, the gap between Qs)",
 )
+# Log2 buckets (latency_hist, io_dist): bucket b holds [2^b, 2^(b+1)), -1 holds v <= 0. The
+# double log2 rounds up just below a power of two from 2^49 on (log2(2^49 - 1) = 49.0), so the
+# floor is corrected by one shift: exact for every BIGINT.
+MACROS["log2_floor"] = (
+    "x",
+    "floor(log2(x))::INTEGER - ((x >> floor(log2(x))::INTEGER) = 0)::INTEGER",
+    "the exact floor(log2(x)) of a BIGINT x >= 1",
+)
+MACROS["log2_bucket"] = (
+    "v",
+    "CASE WHEN v <= 0 THEN -1 ELSE log2_floor(v) END",
+    "the log2 bucket of v: b with 2^b <= v < 2^(b+1), -1 for v <= 0",
+)
+# The value buckets of exact percentiles (sql/macros/exact_quantiles.sql, _stage_buckets): each
+# bucket is one range of values, the value itself below 256, then its top 8 bits with the shift
+# that keeps them (buckets 1/128 to 1/256 of the value wide); negative values are mirrored below
+# 0 (-(v + 1): the most negative BIGINT has no opposite).
+MACROS["magnitude_bucket"] = (
+    "x",
+    "greatest(0, log2_floor(greatest(x, 1)) - 7)::BIGINT * 512 "
+    "+ (x >> greatest(0, log2_floor(greatest(x, 1)) - 7))",
+    "the value bucket of a value x >= 0: x below 256, else shift * 512 + its top 8 bits",
+)
+MACROS["value_bucket"] = (
+    "v",
+    "CASE WHEN v < 0 THEN -1 - magnitude_bucket(-(v + 1)) ELSE magnitude_bucket(v) END",
+    "the value bucket of any BIGINT v (ordered as the values are; negative ones below 0)",
+)
+MACROS["value_bucket_log2"] = (
+    "b",
+    "CASE WHEN b <= 0 THEN -1 WHEN b < 512 THEN log2_floor(b) ELSE (b // 512 + 7)::INTEGER END",
+    "the log2 bucket (log2_bucket) of the values in value bucket b",
+)
 
 
 def macro_statements() -> list[str]:

@@ -85,3 +85,36 @@ def test_writeback_every_10_s_instead_of_5_s_moves_the_period(datasets: dict[str
     same = compare(datasets["wb500-a"], datasets["wb500-b"])
     (row,) = [p for p in same["periods"] if p["series"] == "writeback_events"]
     assert row["verdict"] == "same"
+
+
+def test_stage_means_are_the_exactly_rounded_quotient(datasets: dict[str, Path]) -> None:
+    """stage_stats' mean is sum / n rounded once to a double. DuckDB's avg() on integers divides
+    in long double and rounds again: on wb1000, python3's write/sync/meta G2I (2,311 latencies,
+    sum 3,889,792 ns) came out one ulp high, 1683.1639982691477 instead of 1683.1639982691474.
+    The means now come from exact (HUGEINT) bucket sums: every process-level mean equals the
+    Fraction sum / n of the bios' own latencies, rounded once."""
+    from fractions import Fraction
+
+    with connect(datasets["wb1000"]) as con:
+        means = con.execute(
+            "SELECT op_class, process, stage, n, mean_ns FROM stage_stats "
+            "WHERE level = 'process' AND stage IN ('G2I', 'D2C', 'Q2C')"
+        ).fetchall()
+        values = con.execute(
+            "SELECT op_class, process, 'G2I', i_time_ns - g_time_ns FROM _bio_class "
+            "WHERE i_time_ns IS NOT NULL AND g_time_ns IS NOT NULL "
+            "UNION ALL SELECT op_class, process, 'D2C', d2c_ns FROM _bio_class "
+            "WHERE d2c_ns IS NOT NULL "
+            "UNION ALL SELECT op_class, process, 'Q2C', q2c_ns FROM _bio_class "
+            "WHERE q2c_ns IS NOT NULL"
+        ).fetchall()
+    sums: dict[tuple[str, str, str], list[int]] = {}
+    for op_class, process, stage, ns in values:
+        sums.setdefault((op_class, process, stage), []).append(ns)
+    assert len(means) == len(sums) >= 20
+    for op_class, process, stage, n, mean in means:
+        got = sums[(op_class, process, stage)]
+        assert n == len(got)
+        assert mean == float(Fraction(sum(got), n)), (op_class, process, stage)
+    g2i = {(o, p): m for o, p, s, _, m in means if s == "G2I"}
+    assert g2i[("write/sync/meta", "python3")] == 1683.1639982691474

@@ -41,9 +41,10 @@ BUILD_ORDER: list[tuple[str, str]] = [
 ]
 # Intermediates of the statistics read more than once, computed once into tables of the
 # in-memory database (which spill to the temp folder under the memory limit): the integer-keyed
-# long form of bio latencies is read by both stage_stats and latency_hist, the in-flight step
-# functions by both depth and depth_bins.
-SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages", "_depth_steps")
+# long form of bio latencies (its bucket counts feed _stage_buckets, its values stage_stats'
+# percentiles), the bucket counts read by both stage_stats and latency_hist, and the in-flight
+# step functions read by both depth and depth_bins.
+SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages", "_stage_buckets", "_depth_steps")
 
 
 # DuckDB's memory for the statistics; beyond it, sorts, joins, windows and aggregates spill into

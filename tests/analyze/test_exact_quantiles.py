@@ -9,6 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blkscope.analyze.views import table_macros
+from blkscope.concepts import macro_statements
 
 PERMILLES = [1, 500, 900, 990, 999, 1000]
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -18,7 +19,7 @@ VALUES = st.one_of(st.integers(0, 300), st.integers(0, 10**9), st.integers(-(10*
 
 def connection() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    for statement in table_macros():
+    for statement in macro_statements() + table_macros():
         con.execute(statement)
     return con
 
@@ -59,3 +60,21 @@ def test_equals_quantile_disc_on_a_million_latencies_in_few_buckets() -> None:
     ref, got = both(con)
     assert got == ref
     assert len(got) == 3
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(VALUES, min_size=1, max_size=300))
+def test_value_buckets_are_ordered_ranges_inside_log2_buckets(values: list[int]) -> None:
+    """value_bucket keeps the values' order (a bucket is one range of values, what the percentile
+    passes and _stage_buckets' roll-up rely on), and value_bucket_log2 of a value's bucket is the
+    log2 bucket latency_hist reports for the value (floor(log2(v)), -1 for v <= 0)."""
+    con = connection()
+    con.execute("CREATE TABLE t (v BIGINT)")
+    con.executemany("INSERT INTO t VALUES (?)", [(v,) for v in values])
+    got = con.execute(
+        "SELECT v, value_bucket(v), value_bucket_log2(value_bucket(v)) FROM t ORDER BY v"
+    ).fetchall()
+    buckets = [b for _, b, _ in got]
+    assert buckets == sorted(buckets)
+    for v, _, log2_bucket in got:
+        assert log2_bucket == (-1 if v <= 0 else v.bit_length() - 1)

@@ -14,7 +14,7 @@ from blkscope.schemas import TABLES
 
 def _read_by(select: str) -> set[str]:
     """The tables and views a SELECT reads: names after FROM or JOIN, and the views it hands a
-    table macro (exact_quantiles('_stage_values', ...)), comments left out."""
+    table macro (exact_quantiles('_spike_latencies', ...)), comments left out."""
     body = "\n".join(line.split("--")[0] for line in select.splitlines())
     known = set(TABLES) | set(sql_views())
     found = re.findall(r"\b(?:FROM|JOIN)\s+(\w+)", body, flags=re.I)

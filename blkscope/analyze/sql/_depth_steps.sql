@@ -23,16 +23,26 @@ WITH bounds AS (
     SELECT dev_major, dev_minor, 'queue', q_time_ns, 1 FROM bios
     UNION ALL
     SELECT dev_major, dev_minor, 'queue', c_time_ns, -1 FROM bios WHERE c_time_ns IS NOT NULL
+), keyed AS (
+    -- one integer per (device, level) to partition by: cheaper for DuckDB's window than three
+    -- keys, and the window sorts only (k, t, delta): it carries its input rows through the sort
+    SELECT dev_major::BIGINT << 33 | dev_minor::BIGINT << 1 | (level = 'queue')::INTEGER AS k,
+           t, delta
+    FROM steps
+), walked AS (
+    SELECT k, t, sum(delta) OVER w AS depth, lead(t) OVER w AS next_t
+    FROM keyed
+    WINDOW w AS (PARTITION BY k ORDER BY t, delta ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+), devices AS (
+    SELECT b.*, l.level,
+           dev_major::BIGINT << 33 | dev_minor::BIGINT << 1 | (l.level = 'queue')::INTEGER AS k
+    FROM bounds b, (VALUES ('driver'), ('queue')) AS l(level)
 )
 SELECT
-    s.dev_major,                                                      -- device major
-    s.dev_minor,                                                      -- device minor
-    s.level,                                                          -- driver (D..C) or queue (Q..C)
-    t AS t_ns,                                                        -- the step's time (trace ns)
-    sum(delta) OVER w AS depth,                                       -- in flight from t_ns on
-    coalesce(lead(t) OVER w, b.t1) - t AS held_ns                     -- until the next step (or the trace end)
--- one integer per (device, level) to partition by: cheaper for DuckDB's window than three keys
-FROM (SELECT *, dev_major::BIGINT << 33 | dev_minor::BIGINT << 1 | (level = 'queue')::INTEGER AS k
-      FROM steps) s
-JOIN bounds b USING (dev_major, dev_minor)
-WINDOW w AS (PARTITION BY k ORDER BY t, delta ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+    d.dev_major,                                                      -- device major
+    d.dev_minor,                                                      -- device minor
+    d.level,                                                          -- driver (D..C) or queue (Q..C)
+    w.t AS t_ns,                                                      -- the step's time (trace ns)
+    w.depth::INTEGER AS depth,                                        -- in flight from t_ns on
+    coalesce(w.next_t, d.t1) - w.t AS held_ns                         -- until the next step (or the trace end)
+FROM walked w JOIN devices d USING (k)

@@ -20,7 +20,7 @@ WITH d AS (
     UNION ALL SELECT dev_major, dev_minor, op, 'd2d_seek', seek FROM d WHERE seek IS NOT NULL
     UNION ALL SELECT dev_major, dev_minor, op, 'q2q_seek', seek FROM q WHERE seek IS NOT NULL
 ), b AS (
-    SELECT *, CASE WHEN value <= 0 THEN -1 ELSE floor(log2(value))::INTEGER END AS bucket FROM v
+    SELECT *, log2_bucket(value) AS bucket FROM v
 )
 SELECT
     dev_major,                                                     -- device major

@@ -26,14 +26,18 @@ WITH params AS (
     FROM events e, params p WHERE e.action IN ('M', 'F') GROUP BY ALL
 ), edges AS (
     -- busy periods: islands of overlapping [Q, C] spans, found by a running max of span ends
+    -- (the windows sort only the columns they need: they carry their input rows through the sort)
     SELECT *, coalesce(busy_from_ns > max(c_time_ns) OVER (
                PARTITION BY dev_major, dev_minor ORDER BY busy_from_ns, c_time_ns
                ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), TRUE) AS opens
-    FROM rq
+    FROM (SELECT dev_major, dev_minor, busy_from_ns, c_time_ns FROM rq)
 ), islands AS (
     SELECT dev_major, dev_minor, min(busy_from_ns) AS lo, max(c_time_ns) AS hi
+    -- ROWS, not the default RANGE frame (no peer groups to find): among requests with equal
+    -- spans only the first can open an island, so both frames number them alike
     FROM (SELECT *, sum(opens::INTEGER) OVER (PARTITION BY dev_major, dev_minor
-                                              ORDER BY busy_from_ns, c_time_ns) AS island
+                                              ORDER BY busy_from_ns, c_time_ns
+                                              ROWS UNBOUNDED PRECEDING) AS island
           FROM edges)
     GROUP BY dev_major, dev_minor, island
 ), bins AS (

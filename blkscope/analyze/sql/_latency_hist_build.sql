@@ -1,14 +1,11 @@
 -- The `latency_hist` table: log2 histograms of every bio stage latency, per device and op
 -- (read/write/discard/flush/other) and over the whole device (op '*'). Bucket b holds
--- latencies in [2^b, 2^(b+1)) ns; a latency of 0 ns goes to bucket -1 ([0, 1)).
--- needs: _bio_group_levels, _bio_stages
-WITH s AS (
-    SELECT 3 AS level_code, oid AS id, stage, ns FROM _bio_stages WHERE scope IN (0, 3)
-    UNION ALL SELECT 4, did, stage, ns FROM _bio_stages WHERE scope IN (0, 4)
-), h AS (
-    SELECT level_code, id, stage,
-           CASE WHEN ns <= 0 THEN -1 ELSE floor(log2(ns))::INTEGER END AS bucket, count(*) AS n
-    FROM s GROUP BY ALL
+-- latencies in [2^b, 2^(b+1)) ns; a latency of 0 ns goes to bucket -1 ([0, 1)). The counts are
+-- _stage_buckets' at the op and device levels: each value bucket lies in one log2 bucket.
+-- needs: _bio_group_levels, _stage_buckets
+WITH h AS (
+    SELECT level_code, id, stage, value_bucket_log2(b) AS bucket, sum(c)::BIGINT AS n
+    FROM _stage_buckets WHERE level_code IN (3, 4) GROUP BY ALL
 )
 SELECT
     l.dev_major,                                                 -- device major

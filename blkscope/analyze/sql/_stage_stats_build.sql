@@ -1,19 +1,49 @@
 -- The `stage_stats` table: per stage, count/min/mean/percentiles/max at four levels:
 -- device x op class x process, device x op class, device x op, and device ('*' = all).
--- Needs _stage_values (each latency once per level it counts at, g = level << 40 | id << 8 |
--- stage) and _bio_group_levels. The percentiles are quantile_disc's, computed by
--- exact_quantiles without holding a group's latencies in memory.
--- needs: _bio_group_levels, _stage_values
-WITH agg AS (
-    SELECT g, count(*) AS n, min(v) AS min_ns, avg(v) AS mean_ns, max(v) AS max_ns
-    FROM _stage_values GROUP BY g
+-- The percentiles are quantile_disc's (the value at 0-based rank ceil(n * p) - 1 of the sorted
+-- latencies), found without holding a group's latencies in memory: _stage_buckets gives the
+-- bucket holding each wanted rank, and only the latencies of those buckets are sorted (none when
+-- a bucket holds one distinct value), the way sql/macros/exact_quantiles.sql does for one level.
+-- needs: _bio_group_levels, _bio_groups, _bio_stages, _stage_buckets
+WITH cum AS (
+    SELECT *, sum(c) OVER (PARTITION BY level_code, id, stage ORDER BY b
+                           ROWS UNBOUNDED PRECEDING) - c AS before
+    FROM _stage_buckets
+), agg AS (
+    SELECT level_code, id, stage, sum(c)::BIGINT AS n, min(lo) AS min_ns, sum(total) / sum(c) AS mean_ns,
+           max(hi) AS max_ns
+    FROM _stage_buckets GROUP BY ALL
+), hits AS (
+    -- the bucket holding each wanted rank, and the rank's offset among the bucket's latencies
+    SELECT k.level_code, k.id, k.stage, k.permille, k.r - c.before AS offset, c.b, c.lo, c.hi
+    FROM (SELECT level_code, id, stage, permille, (n * permille + 999) // 1000 - 1 AS r
+          FROM agg, (SELECT unnest([500, 900, 990, 999]) AS permille)) k
+    JOIN cum c USING (level_code, id, stage)
+    WHERE k.r >= c.before AND k.r < c.before + c.c
+), members AS (
+    -- the finest groups (gid) each group of a level is made of
+    SELECT 1 AS level_code, gid AS id, gid FROM _bio_groups
+    UNION ALL SELECT 2, cid, gid FROM _bio_groups
+    UNION ALL SELECT 3, oid, gid FROM _bio_groups
+    UNION ALL SELECT 4, did, gid FROM _bio_groups
+), spread AS (
+    SELECT DISTINCT h.level_code, h.id, h.stage, h.b, m.gid
+    FROM hits h JOIN members m USING (level_code, id) WHERE h.lo < h.hi
+), ranked AS (
+    SELECT p.level_code, p.id, p.stage, p.b, s.ns AS v,
+           row_number() OVER (PARTITION BY p.level_code, p.id, p.stage, p.b ORDER BY s.ns) - 1
+               AS offset
+    FROM spread p JOIN _bio_stages s
+      ON s.gid = p.gid AND s.stage = p.stage AND s.b = p.b
+     AND (s.scope = 0 OR s.scope = p.level_code)
 ), q AS (
-    SELECT g, list(v ORDER BY permille) AS q
-    FROM exact_quantiles('_stage_values', [500, 900, 990, 999]) GROUP BY g
+    SELECT h.level_code, h.id, h.stage, list(coalesce(x.v, h.lo) ORDER BY h.permille) AS q
+    FROM hits h LEFT JOIN ranked x
+      ON h.lo < h.hi AND x.level_code = h.level_code AND x.id = h.id AND x.stage = h.stage
+     AND x.b = h.b AND x.offset = h.offset
+    GROUP BY ALL
 ), a AS (
-    SELECT (g >> 40)::INTEGER AS level_code, ((g >> 8) & 4294967295)::INTEGER AS id,
-           (g & 255)::INTEGER AS stage, n, min_ns, mean_ns, q, max_ns
-    FROM agg JOIN q USING (g)
+    SELECT * FROM agg JOIN q USING (level_code, id, stage)
 )
 SELECT
     l.dev_major,                                       -- device major

@@ -7,20 +7,13 @@
 -- each wanted rank; a second pass sorts only the values of those buckets (none when a bucket
 -- holds one distinct value). Memory goes with the number of buckets, not of values; both passes
 -- are aggregates and joins that DuckDB can spill.
--- Buckets grow with the value, so each is one range of values: the value itself below 256,
--- then its top 8 bits with the shift that keeps them (buckets 1/128 to 1/256 of the value wide:
--- on the 4.4 M-event fio capture, 1/1024 made the first pass slower and the second no faster);
--- negative values are mirrored below 0 (-(v + 1): the most negative BIGINT has no opposite).
+-- The buckets are value_bucket()'s (blkscope/concepts.py): the value itself below 256, then
+-- its top 8 bits (1/128 to 1/256 of the value wide: on the 4.4 M-event fio capture, 1/1024 made
+-- the first pass slower and the second no faster), negative values below 0.
 CREATE OR REPLACE MACRO exact_quantiles(tbl, permilles) AS TABLE
-WITH mirrored AS (
-    SELECT g, v, v < 0 AS neg, CASE WHEN v < 0 THEN -(v + 1) ELSE v END AS x
-    FROM query_table(tbl)
-), shifted AS (
-    SELECT *, greatest(0, floor(log2(greatest(x, 1)))::BIGINT - 7) AS s FROM mirrored
-), counts AS (
-    SELECT g, CASE WHEN neg THEN -(s * 512 + (x >> s)) - 1 ELSE s * 512 + (x >> s) END AS b,
-           count(*) AS c, min(v) AS lo, max(v) AS hi
-    FROM shifted GROUP BY ALL
+WITH counts AS (
+    SELECT g, value_bucket(v) AS b, count(*) AS c, min(v) AS lo, max(v) AS hi
+    FROM query_table(tbl) GROUP BY ALL
 ), cum AS (
     SELECT *, sum(c) OVER (PARTITION BY g ORDER BY b ROWS UNBOUNDED PRECEDING) - c AS before,
            sum(c) OVER (PARTITION BY g) AS n

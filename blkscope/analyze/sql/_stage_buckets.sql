@@ -1,0 +1,30 @@
+-- Bio stage latencies counted per value bucket at each reporting level: one row per (level,
+-- group, stage, value bucket) with the count, range and sum of the latencies in it. stage_stats
+-- takes counts, means, extremes and the buckets holding each percentile from here, and
+-- latency_hist its log2 histograms (each value bucket lies in one log2 bucket). The long form
+-- is counted once per finest group (gid) and the counts are then summed into the coarser
+-- levels: exact, because a bucket is a range of values, and four times less work than counting
+-- every latency once per level. A Q2Q gap counts only at the level whose scope it was computed
+-- at (_bio_stages); every other latency counts at all four.
+-- needs: _bio_groups, _bio_stages
+WITH fine AS (
+    SELECT gid, scope, stage, b, count(*) AS c, min(ns) AS lo, max(ns) AS hi, sum(ns) AS total
+    FROM _bio_stages GROUP BY ALL
+), x AS (
+    SELECT f.*, g.cid, g.oid, g.did FROM fine f JOIN _bio_groups g USING (gid)
+), levels AS (
+    SELECT 1 AS level_code, gid AS id, stage, b, c, lo, hi, total FROM x WHERE scope IN (0, 1)
+    UNION ALL SELECT 2, cid, stage, b, c, lo, hi, total FROM x WHERE scope IN (0, 2)
+    UNION ALL SELECT 3, oid, stage, b, c, lo, hi, total FROM x WHERE scope IN (0, 3)
+    UNION ALL SELECT 4, did, stage, b, c, lo, hi, total FROM x WHERE scope IN (0, 4)
+)
+SELECT
+    level_code,                 -- 1 process, 2 class, 3 op, 4 device (_bio_group_levels)
+    id,                         -- the group at that level (gid, cid, oid or did)
+    stage,                      -- stage code (bio_stage_list; 8 Q2Q)
+    b,                          -- value bucket (value_bucket)
+    sum(c)::BIGINT AS c,        -- latencies in the bucket
+    min(lo) AS lo,              -- the smallest of them, ns
+    max(hi) AS hi,              -- the largest, ns
+    sum(total) AS total         -- their sum, ns (HUGEINT: exact)
+FROM levels GROUP BY ALL
