@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 from collections.abc import Callable
@@ -15,6 +14,7 @@ import duckdb
 import pyarrow as pa
 
 from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
+from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import (
     connect,
@@ -46,25 +46,6 @@ BUILD_ORDER: list[tuple[str, str]] = [
 # step functions read by both depth and depth_bins.
 SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages", "_stage_buckets", "_depth_steps")
 
-
-# DuckDB's memory for the statistics; beyond it, sorts, joins, windows and aggregates spill into
-# the dataset's temp folder. No statistic holds all rows (the percentiles count per value bucket
-# and sort only the buckets holding the wanted ranks: sql/macros/exact_quantiles.sql), so 1 GB
-# keeps the whole analysis (the streaming pass's in-flight tables, DuckDB, the Arrow results)
-# under 2 GB at any trace length; less on a machine with under 4 GB.
-MEMORY_LIMIT_BYTES = 1 << 30
-
-
-def memory_limit() -> str:
-    """DuckDB's memory limit: 1 GB, or a quarter of physical memory when that is less."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError):
-        total = 4 * MEMORY_LIMIT_BYTES
-    return f"{max(256 << 20, min(MEMORY_LIMIT_BYTES, total // 4)) >> 20}MB"
-
-
-SPILL_DIR = ".duckdb_spill"
 
 FINDINGS = FINDINGS_TABLES
 
@@ -233,9 +214,7 @@ def _analyze_into(
     }
     for var, value in variables.items():
         con.execute(f"SET VARIABLE {var} = {value}")
-    spill = dataset / SPILL_DIR
-    con.execute(f"SET memory_limit = '{memory_limit()}'")
-    con.execute(f"SET temp_directory = '{spill.as_posix().replace(chr(39), chr(39) * 2)}'")
+    spill = bound_memory(con, dataset)
     steps = _Steps(progress, update.out.name)
     _build_tables(con, dataset, manifest, variables, steps, progress)
     for name, table in compute_findings(con, manifest).items():

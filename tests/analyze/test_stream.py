@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from blkscope.analyze.build import SPILL_DIR, analyze_dataset
+import duckdb
+import pytest
+
+from blkscope.analyze import memory
+from blkscope.analyze.build import analyze_dataset
+from blkscope.analyze.memory import SPILL_DIR
+from blkscope.analyze.stream import events as stream_events
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from tests.analyze.conftest import DATA
 
@@ -14,10 +20,20 @@ REQUESTS = "SELECT * EXCLUDE (d_eid, c_eid) FROM requests ORDER BY ALL"
 BIOS = "SELECT * EXCLUDE (q_eid, d_eid) FROM bios ORDER BY ALL"
 
 
-def test_two_inputs_interleaved_in_time_give_the_tables_of_one(tmp_path: Path) -> None:
+def test_two_inputs_interleaved_in_time_give_the_tables_of_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A capture given as two blkparse files, one per CPU (each in time order, but the second
     one's events fall between the first one's): the pass reads the events merged in time order
-    (through DuckDB's sort) and rebuilds the same requests and bios as from the one file."""
+    (through DuckDB's sort, under the analysis' memory limit and spilling into the dataset's
+    next version) and rebuilds the same requests and bios as from the one file."""
+    bounded: list[str] = []
+
+    def spy(con: duckdb.DuckDBPyConnection, dataset: Path) -> Path:
+        bounded.append(dataset.name)
+        return memory.bound_memory(con, dataset)
+
+    monkeypatch.setattr(stream_events, "bound_memory", spy)
     sample = (DATA / "mq30-requeue.blkparse.txt").read_text().splitlines(keepends=True)
     by_cpu = {cpu: [line for line in sample if line.split()[1] == cpu] for cpu in ("0", "1")}
     assert len(by_cpu["0"]) > 50 and len(by_cpu["1"]) > 50
@@ -32,6 +48,9 @@ def test_two_inputs_interleaved_in_time_give_the_tables_of_one(tmp_path: Path) -
         for query in (REQUESTS, BIOS):
             assert one.sql(query).fetchall() == two.sql(query).fetchall()
         assert two.sql("SELECT count(DISTINCT d_eid >> 40) FROM requests").fetchall() == [(2,)]
+    # once, on the version being written (.split.tmp-PID-RANDOM), never on the dataset itself
+    assert len(bounded) == 1 and bounded[0].startswith(".split.tmp-"), bounded
+    assert not (split / SPILL_DIR).exists()
 
 
 def test_analyze_leaves_no_spill_folder(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream import layout as L
 from blkscope.interrupts import track
 
@@ -165,6 +166,7 @@ def batches(events: Path, in_order: bool) -> Iterator[pa.RecordBatch]:
         yield from pq.ParquetFile(events).iter_batches(batch_size=BATCH_ROWS, columns=COLUMNS)
         return
     con = track(duckdb.connect())
+    bound_memory(con, events.parent)  # the analysis removes the spill folder when it is done
     path = events.as_posix().replace("'", "''")
     cols = ", ".join(COLUMNS)
     rel = con.sql(f"SELECT {cols} FROM read_parquet('{path}') ORDER BY time_ns, input_id, line_no")
