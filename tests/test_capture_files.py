@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from blkscope.blk_io_trace import RECORD_STRUCT
 from blkscope.capture.blkbin import (
-    BLK_IO_TRACE,
     TN_PROCESS,
     TN_TIMESTAMP,
     convert,
@@ -35,9 +35,9 @@ def _clock() -> tuple[int, int]:
 def _records(path: Path) -> list[tuple[list[int], bytes]]:
     data, out, pos = path.read_bytes(), [], 0
     while pos < len(data):
-        rec = list(BLK_IO_TRACE.unpack_from(data, pos))
-        end = pos + BLK_IO_TRACE.size + rec[10]
-        out.append((rec, data[pos + BLK_IO_TRACE.size : end]))
+        rec = list(RECORD_STRUCT.unpack_from(data, pos))
+        end = pos + RECORD_STRUCT.size + rec[10]
+        out.append((rec, data[pos + RECORD_STRUCT.size : end]))
         pos = end
     return out
 
@@ -199,15 +199,15 @@ def _leading_notes_stripped(blktrace: bytes) -> bytes:
     """Turn a per-CPU blktrace file back into ftrace's bin stream (header + record, seq 0)."""
     out, pos, leading = [], 0, True
     while pos < len(blktrace):
-        rec = list(BLK_IO_TRACE.unpack_from(blktrace, pos))
-        end = pos + BLK_IO_TRACE.size + rec[10]
+        rec = list(RECORD_STRUCT.unpack_from(blktrace, pos))
+        end = pos + RECORD_STRUCT.size + rec[10]
         leading = leading and rec[5] in (TN_PROCESS, TN_TIMESTAMP)
         if not leading:  # scheduler messages later on are notes too, and stay
             rec[1] = 0
             out.append(
                 struct.pack("<IIQ", rec[6], rec[8], rec[2])
-                + BLK_IO_TRACE.pack(*rec)
-                + blktrace[pos + BLK_IO_TRACE.size : end]
+                + RECORD_STRUCT.pack(*rec)
+                + blktrace[pos + RECORD_STRUCT.size : end]
             )
         pos = end
     return b"".join(out)

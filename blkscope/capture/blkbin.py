@@ -13,18 +13,30 @@ from typing import BinaryIO
 import numpy as np
 from numba import njit
 
+from blkscope.blk_io_trace import (
+    COMM_LEN,
+    MAGIC_MASK,
+    OFFSET,
+    RECORD_BYTES,
+    RECORD_STRUCT,
+    VERSION,
+    note_action,
+)
+from blkscope.blk_io_trace import MAGIC as BLK_MAGIC
+from blkscope.blk_io_trace import TN_PROCESS as TN_PROCESS_CODE
+from blkscope.blk_io_trace import TN_TIMESTAMP as TN_TIMESTAMP_CODE
 from blkscope.errors import InputFormatError
 
 # ftrace's bin output puts pid u32, cpu u32, ts u64 before each struct blk_io_trace.
 FTRACE_HEADER = struct.Struct("<IIQ")
-# struct blk_io_trace: magic, sequence, time, sector, bytes, action, pid, device, cpu, error,
-# pdu_len
-BLK_IO_TRACE = struct.Struct("<IIQQIIIIIHH")
-MAGIC = 0x65617407
-MAGIC_MASK = 0xFFFFFF00
-TN_PROCESS = 1 << 26  # BLK_TC_NOTIFY category with action __BLK_TN_PROCESS (0)
-TN_TIMESTAMP = (1 << 26) | 1
-COMM_LEN = 16
+MAGIC = BLK_MAGIC | VERSION
+TN_PROCESS = note_action(TN_PROCESS_CODE)
+TN_TIMESTAMP = note_action(TN_TIMESTAMP_CODE)
+# Byte offsets the compiled indexer reads (numba freezes these module constants).
+_HEAD = FTRACE_HEADER.size
+_PDU_LEN, _PID, _DEVICE, _CPU, _TIME = (
+    OFFSET[f] for f in ("pdu_len", "pid", "device", "cpu", "time")
+)
 CHUNK = 1 << 22
 WINDOW = 16 << 20  # bytes of raw.bin read and indexed at a time
 LOST_MARKER = re.compile(rb"CPU:(\d+) \[LOST (\d+) EVENTS\]\n")
@@ -53,9 +65,9 @@ def iter_records(stream: BinaryIO, name: str) -> Iterator[tuple[list[int], bytes
         chunk = stream.read(CHUNK)
         buf += chunk
         pos = 0
-        need = FTRACE_HEADER.size + BLK_IO_TRACE.size
+        need = FTRACE_HEADER.size + RECORD_STRUCT.size
         while len(buf) - pos >= need:
-            rec = list(BLK_IO_TRACE.unpack_from(buf, pos + FTRACE_HEADER.size))
+            rec = list(RECORD_STRUCT.unpack_from(buf, pos + FTRACE_HEADER.size))
             if rec[0] & MAGIC_MASK != MAGIC & MAGIC_MASK:
                 raise InputFormatError(
                     name,
@@ -80,7 +92,7 @@ def iter_records(stream: BinaryIO, name: str) -> Iterator[tuple[list[int], bytes
 
 
 def _note(seq: int, time_ns: int, action: int, pid: int, dev: int, cpu: int, pdu: bytes) -> bytes:
-    return BLK_IO_TRACE.pack(MAGIC, seq, time_ns, 0, 0, action, pid, dev, cpu, 0, len(pdu)) + pdu
+    return RECORD_STRUCT.pack(MAGIC, seq, time_ns, 0, 0, action, pid, dev, cpu, 0, len(pdu)) + pdu
 
 
 def _comm_pdu(comm: str) -> bytes:
@@ -198,7 +210,9 @@ def _windows(raw: Path, lost: dict[int, int]) -> Iterator[_Window]:
             chunk = np.fromfile(fh, dtype=np.uint8, count=WINDOW)
             off = 0
             while True:
-                n, end, bad, cols = _index(chunk, off, len(chunk), (len(chunk) - off) // 64 + 1)
+                n, end, bad, cols = _index(
+                    chunk, off, len(chunk), (len(chunk) - off) // (_HEAD + RECORD_BYTES) + 1
+                )
                 if n:
                     start, pdu_len, cpu, dev, pid, time_ns = (c[:n] for c in cols)
                     yield _Window(chunk, start, pdu_len, cpu, dev, pid, time_ns)
@@ -254,23 +268,25 @@ def _index(
     pid = np.empty(cap, np.uint32)
     time_ns = np.empty(cap, np.uint64)
     n = 0
-    while pos + 20 <= stop:
-        r = pos + 16  # skip ftrace's pid/cpu/ts header
-        if (_u32(buf, r) & 0xFFFFFF00) != 0x65617400:
+    while pos + _HEAD + 4 <= stop:
+        r = pos + _HEAD  # skip ftrace's pid/cpu/ts header
+        if (_u32(buf, r) & MAGIC_MASK) != BLK_MAGIC:
             return n, pos, pos, (start, pdu_len, cpu, dev, pid, time_ns)
-        if pos + 64 > stop:
+        if pos + _HEAD + RECORD_BYTES > stop:
             break
-        plen = np.int64(buf[r + 46]) | (np.int64(buf[r + 47]) << 8)
-        if pos + 64 + plen > stop:
+        plen = np.int64(buf[r + _PDU_LEN]) | (np.int64(buf[r + _PDU_LEN + 1]) << 8)
+        if pos + _HEAD + RECORD_BYTES + plen > stop:
             break
         start[n] = pos
         pdu_len[n] = plen
-        pid[n] = _u32(buf, r + 32)
-        dev[n] = _u32(buf, r + 36)
-        cpu[n] = _u32(buf, r + 40)
-        time_ns[n] = np.uint64(_u32(buf, r + 8)) | (np.uint64(_u32(buf, r + 12)) << np.uint64(32))
+        pid[n] = _u32(buf, r + _PID)
+        dev[n] = _u32(buf, r + _DEVICE)
+        cpu[n] = _u32(buf, r + _CPU)
+        time_ns[n] = np.uint64(_u32(buf, r + _TIME)) | (
+            np.uint64(_u32(buf, r + _TIME + 4)) << np.uint64(32)
+        )
         n += 1
-        pos += 64 + plen
+        pos += _HEAD + RECORD_BYTES + plen
     return n, pos, -1, (start, pdu_len, cpu, dev, pid, time_ns)
 
 

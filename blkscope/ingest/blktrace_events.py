@@ -8,6 +8,25 @@ from dataclasses import dataclass, field
 import numpy as np
 import pyarrow as pa
 
+from blkscope.blk_io_trace import (
+    CATEGORY_SHIFT,
+    CODE_LETTERS,
+    CODE_MASK,
+    DEV_MINOR_BITS,
+    DEV_MINOR_MASK,
+    TC_AHEAD,
+    TC_DISCARD,
+    TC_FLUSH,
+    TC_FUA,
+    TC_META,
+    TC_NOTIFY,
+    TC_PC,
+    TC_SYNC,
+    TC_WRITE,
+    TN_MESSAGE,
+    TN_PROCESS,
+    TN_TIMESTAMP,
+)
 from blkscope.errors import InputFormatError
 from blkscope.ingest.blktrace_payloads import (
     TA_CGROUP,
@@ -26,36 +45,6 @@ from blkscope.schemas import EVENTS
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
 
-# Category bits (top 16 bits of `action`), blktrace_api.h BLK_TC_*.
-TC_WRITE, TC_FLUSH, TC_SYNC = 1 << 1, 1 << 2, 1 << 3
-TC_PC, TC_NOTIFY, TC_AHEAD, TC_META, TC_DISCARD, TC_FUA = (
-    1 << 9,
-    1 << 10,
-    1 << 11,
-    1 << 12,
-    1 << 13,
-    1 << 15,
-)
-TN_PROCESS, TN_TIMESTAMP, TN_MESSAGE = 0, 1, 2
-
-# Action code (low byte) -> letter blkparse prints; codes absent here are not printed.
-CODE_LETTERS = {
-    1: "Q",
-    2: "M",
-    3: "F",
-    4: "G",
-    5: "S",
-    6: "R",
-    7: "D",
-    8: "C",
-    9: "P",
-    10: "U",
-    11: "UT",
-    12: "I",
-    13: "X",
-    14: "B",
-    15: "A",
-}
 LETTERS = (*sorted(set(CODE_LETTERS.values())), "m")
 _LETTER_INDEX = {a: i for i, a in enumerate(LETTERS)}
 _CODE_TO_INDEX = np.full(256, -1, dtype=np.int64)
@@ -137,7 +126,7 @@ def _notes(
         action = int(rec["action"])
         if action & TA_CGROUP:
             pdu = pdu[8:]
-        code = action & 0xFF
+        code = action & CODE_MASK
         if code == TN_PROCESS:
             comms[int(rec["pid"])] = _decode_text(pdu)
         elif code == TN_TIMESTAMP and len(pdu) >= 8:
@@ -145,8 +134,8 @@ def _notes(
             dev = int(rec["device"])
             clock.wall_notes.append(
                 {
-                    "dev_major": dev >> 20,
-                    "dev_minor": dev & 0xFFFFF,
+                    "dev_major": dev >> DEV_MINOR_BITS,
+                    "dev_minor": dev & DEV_MINOR_MASK,
                     "cpu": int(rec["cpu"]),
                     "time": int(rec["time"]),
                     "wall_ns": sec * 1_000_000_000 + nsec,
@@ -189,8 +178,8 @@ def decode(files: Sequence[RecordFile], input_ids: Sequence[int]) -> DecodedTrac
     rec_idx = np.concatenate([np.arange(len(f.records), dtype=np.int64) for f in files])
     refuse_out_of_range(files, file_idx, rec_idx, "time", recs["time"], None, INT64_MAX)
     action = recs["action"].astype(np.int64)
-    cat = action >> 16
-    code = action & 0xFF
+    cat = action >> CATEGORY_SHIFT
+    code = action & CODE_MASK
     is_note = (cat & TC_NOTIFY) != 0
     is_msg = is_note & (code == TN_MESSAGE)
     other_notes = np.flatnonzero(is_note & ~is_msg)
@@ -319,7 +308,7 @@ def _events_table(
 ) -> pa.Table:
     n = len(r)
     action = r["action"].astype(np.int64)
-    cat = action >> 16
+    cat = action >> CATEGORY_SHIFT
     nbytes = r["bytes"].astype(np.int64)
     rwbs = np.where(letter == _M_INDEX, 3 << 1, _rwbs_codes(cat, nbytes))
     sector = r["sector"].astype(np.int64)
@@ -358,8 +347,8 @@ def _events_table(
     pc_hex_rows = np.flatnonzero(is_pc & np.isin(letter, _indices({"I", "D", "B", "C"})))
     null = pa.nulls
     arrays = [
-        pa.array(dev >> 20, pa.int32()),
-        pa.array(dev & 0xFFFFF, pa.int32()),
+        pa.array(dev >> DEV_MINOR_BITS, pa.int32()),
+        pa.array(dev & DEV_MINOR_MASK, pa.int32()),
         pa.array(r["cpu"], pa.int32()),
         pa.array(seq, pa.int64()),
         pa.array(r["time"].astype(np.int64) - base, pa.int64()),

@@ -11,30 +11,17 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from blkscope.errors import InputFormatError
-from blkscope.ingest.sources import BLKTRACE_MAGIC_BE, BLKTRACE_MAGIC_LE, open_source
-
-MAGIC = 0x65617400
-MAGIC_MASK = 0xFFFFFF00
-VERSION = 0x07
-RECORD_BYTES = 48
-
-RECORD = np.dtype(
-    [
-        ("magic", "<u4"),
-        ("sequence", "<u4"),
-        ("time", "<u8"),
-        ("sector", "<u8"),
-        ("bytes", "<u4"),
-        ("action", "<u4"),
-        ("pid", "<u4"),
-        ("device", "<u4"),
-        ("cpu", "<u4"),
-        ("error", "<u2"),
-        ("pdu_len", "<u2"),
-    ]
+from blkscope.blk_io_trace import (
+    MAGIC,
+    MAGIC_BYTES_BE,
+    MAGIC_BYTES_LE,
+    MAGIC_MASK,
+    RECORD,
+    RECORD_BYTES,
+    VERSION,
 )
-assert RECORD.itemsize == RECORD_BYTES
+from blkscope.errors import InputFormatError
+from blkscope.ingest.sources import open_source
 
 
 @dataclass
@@ -117,12 +104,12 @@ def _check_magic(path: str, records: np.ndarray, offsets: np.ndarray, first_inde
             f"byte offset {offset} (expected 0x{MAGIC | VERSION:08x})",
             hint="pass the per-CPU files NAME.blktrace.N that blktrace wrote",
         )
-    bad = np.flatnonzero((magic & 0xFF) != VERSION)
+    bad = np.flatnonzero((magic & ~np.uint32(MAGIC_MASK)) != VERSION)
     if len(bad):
         i = int(bad[0])
         raise InputFormatError(
             path,
-            f"unsupported blktrace version {int(magic[i]) & 0xFF} in "
+            f"unsupported blktrace version {int(magic[i]) & ~MAGIC_MASK & 0xFFFFFFFF} in "
             f"record {i + first_index + 1} (only version {VERSION} is "
             "supported)",
         )
@@ -182,7 +169,7 @@ def _is_blktrace(path: str) -> bool:
         return False
     finally:
         source.close()
-    return head in (BLKTRACE_MAGIC_LE, BLKTRACE_MAGIC_BE)
+    return head in (MAGIC_BYTES_LE, MAGIC_BYTES_BE)
 
 
 def blktrace_inputs(inputs: Sequence[str]) -> list[str] | None:

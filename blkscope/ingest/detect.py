@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from blkscope.blk_io_trace import MAGIC_BYTES_BE, MAGIC_BYTES_LE
 from blkscope.errors import BlkscopeError
-from blkscope.ingest.sources import BLKTRACE_MAGIC_BE, BLKTRACE_MAGIC_LE, open_source
+from blkscope.ingest.sources import open_source
 from blkscope.ingest.trace_text import trace_text_kind
 
 FORMAT_NAMES: dict[str, str] = {
@@ -85,7 +86,7 @@ def detect_format(path: str, head_bytes: int = 65536) -> str | None:
         return None
     finally:
         source.close()
-    if head[:4] in (BLKTRACE_MAGIC_LE, BLKTRACE_MAGIC_BE):
+    if head[:4] in (MAGIC_BYTES_LE, MAGIC_BYTES_BE):
         return "blktrace"
     if b"\x00" in head[:4096]:
         return None

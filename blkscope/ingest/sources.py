@@ -17,6 +17,7 @@ from typing import BinaryIO
 
 import zstandard
 
+from blkscope.blk_io_trace import MAGIC_BYTES_BE, MAGIC_BYTES_LE
 from blkscope.errors import BlkscopeError, InputFormatError, ParseError
 
 CHUNK_BYTES = 4 << 20
@@ -38,8 +39,6 @@ _MAGICS = (
     (b"\xfd7zXZ\x00", "xz"),
     (b"BZh", "bzip2"),
 )
-BLKTRACE_MAGIC_LE = b"\x07\x74\x61\x65"
-BLKTRACE_MAGIC_BE = b"\x65\x61\x74\x07"
 
 
 class _HashingReader(io.RawIOBase):
@@ -304,7 +303,7 @@ def describe_non_blkparse(path: str, head: bytes) -> InputFormatError:
             f"empty input: {expected}",
             hint="run 'blkparse -i NAME -o NAME.txt' on the blktrace files",
         )
-    if head.startswith((BLKTRACE_MAGIC_LE, BLKTRACE_MAGIC_BE)):
+    if head.startswith((MAGIC_BYTES_LE, MAGIC_BYTES_BE)):
         return InputFormatError(
             path,
             "this looks like a blktrace binary, not blkparse text",
