@@ -18,6 +18,7 @@ from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import (
     connect,
+    materialized,
     optional_views,
     register_table,
     register_views,
@@ -29,22 +30,18 @@ from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 
 # `requests` and `bios` come from the streaming pass (analyze/stream); the tables after them are
-# statistics over those two and the events, computed by these views two at a time.
+# statistics over those two and the events, each made by the view whose header says
+# `-- materialize: table NAME`, two at a time. The views marked `-- materialize: temp` are
+# intermediates read more than once (the long form of bio latencies and its bucket counts, the
+# in-flight step functions): computed once, in header order, into tables of the in-memory
+# database (which spill to the temp folder under the memory limit).
 STREAMED = ("requests", "bios")
-BUILD_ORDER: list[tuple[str, str]] = [
-    ("stage_stats", "_stage_stats_build"),
-    ("iostat", "_iostat_build"),
-    ("latency_hist", "_latency_hist_build"),
-    ("depth", "_depth_build"),
-    ("depth_bins", "_depth_bins_build"),
-    ("io_dist", "_io_dist_build"),
-]
-# Intermediates of the statistics read more than once, computed once into tables of the
-# in-memory database (which spill to the temp folder under the memory limit): the integer-keyed
-# long form of bio latencies (its bucket counts feed _stage_buckets, its values stage_stats'
-# percentiles), the bucket counts read by both stage_stats and latency_hist, and the in-flight
-# step functions read by both depth and depth_bins.
-SHARED_AFTER_BIOS = ("_bio_groups", "_bio_stages", "_stage_buckets", "_depth_steps")
+# (in the order the schemas declare the tables: the order progress and the manifest list them)
+BUILD_ORDER: list[tuple[str, str]] = sorted(
+    ((v.table or v.name, v.name) for v in materialized("table")),
+    key=lambda t: list(TABLES).index(t[0]),
+)
+SHARED_AFTER_BIOS = tuple(v.name for v in materialized("temp"))
 
 
 FINDINGS = FINDINGS_TABLES
@@ -138,7 +135,7 @@ def _build_tables(
         manifest["tables"][name] = {"file": f"{name}.parquet", "rows": rows[name]}
         register_table(con, name, dataset / f"{name}.parquet")
         steps.done(name)
-    unbound = register_views(con, unbound_views(con))
+    unbound = register_views(con, unbound_views(con), source=str(dataset))
     for shared in SHARED_AFTER_BIOS:
         make = (
             f"CREATE OR REPLACE TABLE {shared}_t AS SELECT * FROM main.{shared};"
@@ -165,7 +162,7 @@ def _build_tables(
             steps.done(name)
     for shared in SHARED_AFTER_BIOS:
         con.execute(f"DROP TABLE {shared}")
-    register_views(con, unbound)
+    register_views(con, unbound, source=str(dataset))
 
 
 def caches_plug_time(manifest: dict[str, Any]) -> bool:
@@ -225,9 +222,13 @@ def _analyze_into(
         steps.done(name)
     # Every view must bind once the analysis tables exist, except those over tables that only
     # some captures bring (a partition listing, a writeback log): anything else is a bug.
-    left_out = [v for v in register_views(con) if v not in optional_views(manifest)]
+    left_out = [
+        v
+        for v in register_views(con, source=str(update.out))
+        if v not in optional_views(manifest["tables"])
+    ]
     con.close()
     shutil.rmtree(spill, ignore_errors=True)  # never part of the dataset
     if left_out:
-        raise DatasetError(str(update.out), f"views failed to bind: {', '.join(left_out)}")
+        raise DatasetError(str(update.out), f"views without their inputs: {', '.join(left_out)}")
     update.commit(manifest)

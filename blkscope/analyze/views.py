@@ -8,7 +8,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
 
 import duckdb
 import pyarrow as pa
@@ -21,15 +20,35 @@ from blkscope.interrupts import track
 
 @dataclass(frozen=True)
 class SqlView:
-    """One analyze/sql/NAME.sql file: the view's SELECT and the tables and views it reads (its
-    `-- needs:` header line)."""
+    """One analyze/sql/NAME.sql file: the view's SELECT and what its header declares.
+
+    `-- needs: a, b?` names the tables and views it reads; a name ending in ? is a table only
+    some captures bring (a writeback log, a partition listing): without it the view is left
+    out, which is not an error. `-- materialize: temp` has analyze compute it once into a table
+    of its connection (it is read more than once); `-- materialize: table NAME` makes it the
+    stored table NAME of the dataset.
+    """
 
     name: str
     select: str
     needs: tuple[str, ...]
+    optional: tuple[str, ...] = ()
+    materialize: str | None = None  # "temp" or "table"
+    table: str | None = None  # the stored table, for materialize "table"
 
 
 _NEEDS = re.compile(r"^-- needs:(.*)$", re.M)
+_MATERIALIZE = re.compile(r"^-- materialize: (temp|table (\w+))$", re.M)
+
+
+def _parse(name: str, text: str) -> SqlView:
+    header = _NEEDS.search(text)
+    names = [n.strip() for n in header[1].split(",")] if header else []
+    needs = tuple(n.rstrip("?") for n in names if n)
+    optional = tuple(n.rstrip("?") for n in names if n.endswith("?"))
+    mat = _MATERIALIZE.search(text)
+    kind = None if mat is None else mat[1].split()[0]
+    return SqlView(name, text, needs, optional, kind, None if mat is None else mat[2])
 
 
 @functools.cache
@@ -39,10 +58,7 @@ def sql_views() -> dict[str, SqlView]:
     found: dict[str, SqlView] = {}
     for path in sorted(root.iterdir(), key=lambda p: p.name):
         if path.name.endswith(".sql"):
-            text = path.read_text()
-            header = _NEEDS.search(text)
-            needs = [n.strip() for n in header[1].split(",")] if header else []
-            found[path.name[:-4]] = SqlView(path.name[:-4], text, tuple(n for n in needs if n))
+            found[path.name[:-4]] = _parse(path.name[:-4], path.read_text())
     ordered: dict[str, SqlView] = {}
 
     def visit(name: str) -> None:
@@ -54,6 +70,11 @@ def sql_views() -> dict[str, SqlView]:
     for name in found:
         visit(name)
     return ordered
+
+
+def materialized(kind: str) -> list[SqlView]:
+    """The views whose header says `-- materialize: KIND` (temp or table), in build order."""
+    return [v for v in sql_views().values() if v.materialize == kind]
 
 
 def table_macros() -> list[str]:
@@ -78,13 +99,17 @@ def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def register_views(con: duckdb.DuckDBPyConnection, names: Iterable[str] | None = None) -> list[str]:
+def register_views(
+    con: duckdb.DuckDBPyConnection, names: Iterable[str] | None = None, source: str = "dataset"
+) -> list[str]:
     """Define every SQL view (or only those named) whose inputs exist; return the names left out.
 
-    Views over analyze outputs (requests, bios) only bind once `blkscope analyze` wrote them (or
-    rewrote them with the current columns). Each view is created once, after what it needs (its
-    `-- needs:` header), and only when all of that is defined: binding a view reads the footers
-    of the Parquet files under it, so a failed attempt costs as much as a good one.
+    Views over analyze outputs (requests, bios) only exist once `blkscope analyze` wrote them.
+    Each view is created once, after what it needs (its `-- needs:` header), and only when all
+    of that is defined: binding a view reads the footers of the Parquet files under it, so a
+    failed attempt costs as much as a good one. A view whose inputs all exist but that does not
+    bind (a table written by another version, without a column the view reads) is an error
+    naming the view and DuckDB's message (source names the dataset in it).
     """
     wanted = set(sql_views()) if names is None else set(names)
     defined = relations(con)
@@ -97,9 +122,13 @@ def register_views(con: duckdb.DuckDBPyConnection, names: Iterable[str] | None =
             continue
         try:
             con.execute(f"CREATE OR REPLACE VIEW {name} AS {view.select}")
-        except (duckdb.CatalogException, duckdb.BinderException):
-            left_out.append(name)  # e.g. requests from an older analysis, without a new column
-            continue
+        except (duckdb.CatalogException, duckdb.BinderException) as exc:
+            message = str(exc).splitlines()[0]
+            raise DatasetError(
+                source,
+                f"view {name} does not bind: {message}",
+                hint="tables written by another blkscope version? run `blkscope analyze` again",
+            ) from None
         defined.add(name)
     return sorted(left_out)
 
@@ -118,16 +147,18 @@ def unbound_views(con: duckdb.DuckDBPyConnection) -> list[str]:
     return sorted(set(sql_views()) - relations(con))
 
 
-OPTIONAL_TABLES = ("partitions", "writeback", "series", "iostat_log", "meminfo", "biosnoop")
+def optional_tables() -> set[str]:
+    """The tables some captures bring and others not: those the views' headers mark with ?."""
+    return {t for v in sql_views().values() for t in v.optional}
 
 
-def optional_views(manifest: dict[str, Any]) -> set[str]:
-    """Views that read (directly or through other views) a table this dataset lacks and only
-    some captures bring."""
-    missing = {t for t in OPTIONAL_TABLES if t not in manifest.get("tables", {})}
+def optional_views(tables: Iterable[str]) -> set[str]:
+    """Views that read, directly or through other views, an optional table missing from a
+    dataset that has `tables`."""
+    missing = optional_tables().difference(tables)
     optional: set[str] = set()
     for name, view in sql_views().items():  # in order: what a view needs is decided before it
-        if missing.intersection(view.needs) or optional.intersection(view.needs):
+        if missing.intersection(view.optional) or optional.intersection(view.needs):
             optional.add(name)
     return optional
 
@@ -148,7 +179,7 @@ def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
         con.execute(statement)
     for name, info in manifest.get("tables", {}).items():
         register_table(con, name, table_file(dataset, info["file"]))
-    register_views(con)
+    register_views(con, source=str(dataset))
     return con
 
 

@@ -4,11 +4,13 @@ in an order where that is already defined."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import duckdb
+import pytest
 
-from blkscope.analyze.views import optional_views, register_views, sql_views
+from blkscope.analyze.build import BUILD_ORDER, SHARED_AFTER_BIOS
+from blkscope.analyze.views import optional_tables, optional_views, register_views, sql_views
+from blkscope.errors import DatasetError
 from blkscope.schemas import TABLES
 
 
@@ -58,5 +60,37 @@ def test_a_view_whose_table_is_missing_is_left_out_without_an_attempt() -> None:
 
 
 def test_optional_views_follow_the_needs_of_views_over_views() -> None:
-    manifest: dict[str, Any] = {"tables": {name: {} for name in TABLES if name != "writeback"}}
-    assert optional_views(manifest) == {"writeback_events", "_writeback_windows"}
+    assert optional_tables() == {"biosnoop", "partitions", "series", "writeback"}
+    tables = [name for name in TABLES if name != "writeback"]
+    assert optional_views(tables) == {"writeback_events", "_writeback_windows"}
+    assert optional_views(TABLES) == set()
+
+
+def test_build_order_and_materialisation_come_from_the_headers() -> None:
+    """`-- materialize: table NAME` views make the stored statistics, `-- materialize: temp`
+    ones the intermediates computed once; both in an order where each follows what it needs."""
+    assert sorted(BUILD_ORDER) == [
+        ("depth", "_depth_build"),
+        ("depth_bins", "_depth_bins_build"),
+        ("io_dist", "_io_dist_build"),
+        ("iostat", "_iostat_build"),
+        ("latency_hist", "_latency_hist_build"),
+        ("stage_stats", "_stage_stats_build"),
+    ]
+    assert all(table in TABLES for table, _ in BUILD_ORDER)
+    assert SHARED_AFTER_BIOS == ("_bio_groups", "_bio_stages", "_depth_steps", "_stage_buckets")
+
+
+def test_a_view_that_does_not_bind_is_an_error_naming_it_and_duckdbs_message() -> None:
+    """Its inputs exist but lack a column it reads (a table written by another version)."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE requests AS SELECT 1 AS dev_major")
+    with pytest.raises(DatasetError) as caught:
+        register_views(con, ["_iostat_requests"], source="old-ds")
+    assert str(caught.value) == (
+        "old-ds: view _iostat_requests does not bind: "
+        'Binder Error: Referenced column "kind" not found in FROM clause!'
+    )
+    assert caught.value.hint == (
+        "tables written by another blkscope version? run `blkscope analyze` again"
+    )

@@ -3,6 +3,7 @@
 -- of latencies (_bio_stages) carries these ids instead of strings: grouping millions of rows on
 -- small integers is several times cheaper.
 -- needs: _bio_class
+-- materialize: temp
 WITH g AS (
     SELECT DISTINCT dev_major, dev_minor, op_base, op_class, process FROM _bio_class
 )

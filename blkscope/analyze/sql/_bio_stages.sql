@@ -3,6 +3,7 @@
 -- scope it is reported at (process, class, op, device), because a gap between one process's Qs
 -- is not a gap of the device. Stage and scope are small codes (see the comments below).
 -- needs: _bio_class, _bio_groups
+-- materialize: temp
 WITH c AS (
     SELECT k.q_eid, k.q_time_ns, g.gid, g.cid, g.oid, g.did, k.g_time_ns, k.i_time_ns,
            k.d_time_ns, k.m_time_ns, k.merged, k.d2c_ns, k.q2c_ns

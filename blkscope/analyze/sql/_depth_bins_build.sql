@@ -2,6 +2,7 @@
 -- highest depth held for any time in the bin and the time-weighted mean over the traced part of
 -- the bin. Summed over bins, mean_depth * traced_ns is the `depth` table's sum of depth * held_ns.
 -- needs: _depth_steps, time_bins
+-- materialize: table depth_bins
 WITH seg AS (
     SELECT s.dev_major, s.dev_minor, s.level, s.depth, s.t_ns AS a, s.t_ns + s.held_ns AS b,
            tb.start_ns, tb.width_ns, tb.bins

@@ -1,6 +1,7 @@
 -- The `depth` table: the in-flight step functions of _depth_steps per device, as time spent at
 -- each depth (see _depth_steps for what counts as in flight at each level).
 -- needs: _depth_steps
+-- materialize: table depth
 SELECT
     dev_major,                                                        -- device major
     dev_minor,                                                        -- device minor

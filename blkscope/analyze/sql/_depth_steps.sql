@@ -5,6 +5,7 @@
 -- is missing mid-trace, and bio-based devices' C's, which have no D, are left out).
 -- level 'queue': bios between Q and completion (unfinished ones until the trace end).
 -- needs: _request_events, bios, events, requests
+-- materialize: temp
 WITH bounds AS (
     SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events GROUP BY ALL
 ), steps AS (

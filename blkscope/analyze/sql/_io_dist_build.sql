@@ -4,6 +4,7 @@
 -- sequential; 'q2q_seek' the same between consecutive Qs. Bucket b holds [2^b, 2^(b+1)); 0
 -- goes to bucket -1. (The windows partition by one integer per device: cheaper than two keys.)
 -- needs: events
+-- materialize: table io_dist
 WITH d AS (
     SELECT dev_major, dev_minor, op, time_ns, sector, nsectors,
            abs(sector - lag(sector + nsectors) OVER w) AS seek

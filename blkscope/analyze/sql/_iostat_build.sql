@@ -5,6 +5,7 @@
 -- Interval length and origin (trace ns) come from the DuckDB variables blkscope_interval_ns
 -- (default 1 s) and blkscope_origin_ns.
 -- needs: _iostat_requests, events
+-- materialize: table iostat
 WITH params AS (
     SELECT coalesce(getvariable('blkscope_interval_ns'), 1000000000)::BIGINT AS iv,
            coalesce(getvariable('blkscope_origin_ns'), 0)::BIGINT AS org

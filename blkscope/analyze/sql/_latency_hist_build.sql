@@ -3,6 +3,7 @@
 -- latencies in [2^b, 2^(b+1)) ns; a latency of 0 ns goes to bucket -1 ([0, 1)). The counts are
 -- _stage_buckets' at the op and device levels: each value bucket lies in one log2 bucket.
 -- needs: _bio_group_levels, _stage_buckets
+-- materialize: table latency_hist
 WITH h AS (
     SELECT level_code, id, stage, value_bucket_log2(b) AS bucket, sum(c)::BIGINT AS n
     FROM _stage_buckets WHERE level_code IN (3, 4) GROUP BY ALL

@@ -1,7 +1,7 @@
 -- The Q2C latency of every bio that starts inside a partition of a traced disk, keyed by the
 -- partition (the rows whose p99 partition_io reports; exact_quantiles groups on g, ranks v).
 -- Needs the partitions table (blkscope partitions DATASET LISTING).
--- needs: bios, partitions
+-- needs: bios, partitions?
 SELECT
     {'disk_major': p.disk_major, 'disk_minor': p.disk_minor, 'name': p.name, 'disk': p.disk,
      'start_sector': p.start_sector, 'sectors': p.sectors} AS g,    -- the partition

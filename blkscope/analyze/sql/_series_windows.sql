@@ -1,7 +1,7 @@
 -- Per user series (e.g. an application latency probe) and window: samples and their p99,
 -- values converted to ns when the series names a time unit. Windows are
 -- getvariable('blkscope_spike_window_ns') wide on the trace timeline (t_ns).
--- needs: series
+-- needs: series?
 SELECT
     series,                                                        -- the series' name
     t_ns // getvariable('blkscope_spike_window_ns') AS win,        -- window number from trace zero

@@ -7,6 +7,7 @@
 -- every latency once per level. A Q2Q gap counts only at the level whose scope it was computed
 -- at (_bio_stages); every other latency counts at all four.
 -- needs: _bio_groups, _bio_stages
+-- materialize: temp
 WITH fine AS (
     SELECT gid, scope, stage, b, count(*) AS c, min(ns) AS lo, max(ns) AS hi, sum(ns) AS total
     FROM _bio_stages GROUP BY ALL

@@ -5,6 +5,7 @@
 -- bucket holding each wanted rank, and only the latencies of those buckets are sorted (none when
 -- a bucket holds one distinct value), the way sql/macros/exact_quantiles.sql does for one level.
 -- needs: _bio_group_levels, _bio_groups, _bio_stages, _stage_buckets
+-- materialize: table stage_stats
 WITH cum AS (
     SELECT *, sum(c) OVER (PARTITION BY level_code, id, stage ORDER BY b
                            ROWS UNBOUNDED PRECEDING) - c AS before

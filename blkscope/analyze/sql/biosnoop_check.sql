@@ -3,7 +3,7 @@
 -- completion time, within 1 ms (biosnoop's time is put on the trace's timeline at ingest).
 -- biosnoop reads the kernel's own issue and completion tracepoints, so its latency is an
 -- independent measure of D2C (printed in 10 us steps by the bpftrace tool, 1 us by bcc).
--- needs: biosnoop, requests
+-- needs: biosnoop?, requests
 WITH s AS (
     SELECT line_no, disk, op, t_ns, sector, bytes // 512 AS nsectors, latency_ns
     FROM biosnoop WHERE bytes > 0 AND sector IS NOT NULL AND t_ns IS NOT NULL

@@ -1,7 +1,7 @@
 -- IO per partition of the traced disks: which partition the latency lives on.
 -- Needs the partitions table (blkscope partitions DATASET LISTING) and _partition_bios (the
 -- p99 is quantile_disc's, by exact_quantiles: no partition's latencies held in memory).
--- needs: _partition_bios, bios, partitions
+-- needs: _partition_bios, bios, partitions?
 WITH io AS (
     SELECT
         p.disk_major, p.disk_minor, p.name, p.disk, p.start_sector, p.sectors,

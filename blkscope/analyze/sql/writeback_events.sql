@@ -6,7 +6,7 @@
 -- reason within 2 s of it; rows only one log has are kept. Items on a bdi that is not a
 -- 'major:minor' device cannot be placed on a device and are left out.
 -- Needs the writeback table (a writeback.bt log, placed on the trace timeline at ingest).
--- needs: writeback
+-- needs: writeback?
 WITH w AS (
     SELECT DISTINCT clock, t_ns, dev_major, dev_minor, pages, reason, duration_ns
     FROM writeback
