@@ -20,7 +20,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
-from blkscope.ingest.blkparse_line import ACTION_CODE, parse_event_line, render_event, render_table
+from blkscope.ingest.blkparse_line import ACTION_CODE, parse_event_line, render_event
+from tests.blkparse_lines import render_table
 from tests.test_properties import _comparable, event_rows
 
 DIALECT_LINES: dict[str, dict[str, Any]] = {

@@ -15,12 +15,12 @@ from blkscope.capture.blkbin import (
     TN_PROCESS,
     TN_TIMESTAMP,
     convert,
-    iter_records,
     read_cmdlines,
 )
 from blkscope.capture.samplers import meminfo_line, vmstat_line
 from blkscope.capture.writeback import WritebackRecorder
 from blkscope.errors import InputFormatError
+from tests.ftrace_bin import iter_records
 
 DATA = Path(__file__).parent / "data" / "capture"
 GOLDEN = Path(__file__).parent / "golden" / "capture"

@@ -7,7 +7,7 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from blkscope.ingest.blkparse_line import render_table
+from tests.blkparse_lines import render_table
 from tests.conftest import all_blkparse_inputs, input_id, read_zst
 
 

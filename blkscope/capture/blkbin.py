@@ -57,40 +57,6 @@ class ConvertResult:
     lost: dict[int, int] = field(default_factory=dict)  # cpu -> events the ring buffer lost
 
 
-def iter_records(stream: BinaryIO, name: str) -> Iterator[tuple[list[int], bytes]]:
-    """Yield (blk_io_trace fields, pdu) per ftrace entry; a torn tail raises InputFormatError."""
-    buf = b""
-    offset = 0  # file offset of buf[0], for error messages
-    while True:
-        chunk = stream.read(CHUNK)
-        buf += chunk
-        pos = 0
-        need = FTRACE_HEADER.size + RECORD_STRUCT.size
-        while len(buf) - pos >= need:
-            rec = list(RECORD_STRUCT.unpack_from(buf, pos + FTRACE_HEADER.size))
-            if rec[0] & MAGIC_MASK != MAGIC & MAGIC_MASK:
-                raise InputFormatError(
-                    name,
-                    f"byte {offset + pos}: not a blk tracer record (magic {rec[0]:#x})",
-                    "was another tracer or options/bin changed mid-capture?",
-                )
-            end = pos + need + rec[10]
-            if end > len(buf):
-                break
-            yield rec, bytes(buf[pos + need : end])
-            pos = end
-        offset += pos
-        buf = buf[pos:]
-        if not chunk:
-            break
-    if buf:
-        raise InputFormatError(
-            name,
-            f"byte {offset}: {len(buf)} trailing bytes are a torn record",
-            "the trace pipe was cut mid-record",
-        )
-
-
 def _note(seq: int, time_ns: int, action: int, pid: int, dev: int, cpu: int, pdu: bytes) -> bytes:
     return RECORD_STRUCT.pack(MAGIC, seq, time_ns, 0, 0, action, pid, dev, cpu, 0, len(pdu)) + pdu
 

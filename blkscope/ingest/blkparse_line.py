@@ -414,17 +414,3 @@ def render_event(row: dict[str, Any]) -> str:
             f"{row['remap_sector']}"
         )
     return f"{head}{row['message']}"
-
-
-def original_line(row: dict[str, Any]) -> str:
-    """The input line of a blkparse row: its raw bytes when kept, else blkparse's rendering."""
-    raw = row.get("raw_line")
-    if raw is not None:
-        return bytes(raw).decode("utf-8", "surrogateescape")
-    return render_event(row)
-
-
-def render_table(table: Any) -> Any:
-    """Yield the original line of each row of an events table (pyarrow) read from blkparse."""
-    for batch in table.to_batches(max_chunksize=65536):
-        yield from map(original_line, batch.to_pylist())

@@ -1,4 +1,4 @@
-"""One entry point for every side log: detect its format from content, parse it into tables."""
+"""The parser of each side-log format (as detect_format names it), returning tables by name."""
 
 from __future__ import annotations
 
@@ -6,9 +6,7 @@ from collections.abc import Callable
 
 import pyarrow as pa
 
-from blkscope.errors import InputFormatError
 from blkscope.ingest.biosnoop import parse_biosnoop
-from blkscope.ingest.detect import FORMAT_NAMES, detect_format
 from blkscope.ingest.histogram import parse_histogram
 from blkscope.ingest.iostat import parse_iostat
 from blkscope.ingest.procstat import parse_meminfo, parse_vmstat
@@ -29,21 +27,3 @@ PARSERS: dict[str, Callable[[str], dict[str, pa.Table]]] = {
     "hist_json": lambda p: {"histogram": parse_histogram(p)},
     "series_csv": lambda p: {"series": parse_series(p)},
 }
-
-
-def parse_log(path: str) -> tuple[str, dict[str, pa.Table]]:
-    """Detect a side log's format and parse it; return (format name, tables by name)."""
-    name = detect_format(path)
-    if name is None:
-        raise InputFormatError(
-            path,
-            "unknown format: not a log blkscope reads",
-            hint="supported: " + ", ".join(FORMAT_NAMES[n] for n in PARSERS),
-        )
-    if name not in PARSERS:
-        raise InputFormatError(
-            path,
-            f"this is {FORMAT_NAMES[name]}, not a side log",
-            hint="ingest it with 'blkscope ingest'",
-        )
-    return name, PARSERS[name](path)

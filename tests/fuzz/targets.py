@@ -31,8 +31,9 @@ from blkscope.ingest.blktrace_records import read_records
 from blkscope.ingest.capture_doc import read_capture_json
 from blkscope.ingest.clock import read_clock_pair
 from blkscope.ingest.dataset import read_manifest
+from blkscope.ingest.detect import detect_format
 from blkscope.ingest.folder import ingest_folder
-from blkscope.ingest.logs import PARSERS, parse_log
+from blkscope.ingest.logs import PARSERS
 from blkscope.ingest.sources import open_source
 from blkscope.ingest.textlog import read_text
 from tests.fuzz import mutate as M
@@ -145,7 +146,9 @@ def _side_log(fmt: str) -> Run:
     def run(path: Path, scratch: Path, rng: random.Random) -> None:
         pick = rng.random()
         if pick < 0.2:
-            parse_log(str(path))  # detect first, as a capture folder does
+            detected = detect_format(str(path))  # detect first, as a capture folder does
+            if detected in PARSERS:
+                PARSERS[detected](str(path))
         elif pick < 0.3:
             PARSERS[rng.choice(sorted(PARSERS))](str(path))  # the wrong parser
         else:
