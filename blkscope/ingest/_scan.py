@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from blkscope.ingest.rwbs_bits import FUA, META, OP_SHIFT, PREFLUSH, READAHEAD, SYNC
+
 # Rows of the int64 output matrix.
 F_MAJOR, F_MINOR, F_CPU, F_SEQ, F_TIME, F_PID = 0, 1, 2, 3, 4, 5
 F_SECTOR, F_NSECT, F_SPLIT, F_ERROR, F_DEPTH = 6, 7, 8, 9, 10
@@ -68,7 +70,7 @@ def _action(buf, p, e):  # type: ignore[no-untyped-def]
 def _rwbs(buf, p, e):  # type: ignore[no-untyped-def]
     code = 0
     if p < e and buf[p] == 70 and p + 1 < e and buf[p + 1] in (68, 87, 82, 78):
-        code |= 1
+        code |= PREFLUSH
         p += 1
     if p >= e:
         return -1, p
@@ -83,19 +85,19 @@ def _rwbs(buf, p, e):  # type: ignore[no-untyped-def]
         op = 3
     else:
         return -1, p
-    code |= op << 1
+    code |= op << OP_SHIFT
     p += 1
     if p < e and buf[p] == 70:  # F: fua
-        code |= 8
+        code |= FUA
         p += 1
     if p < e and buf[p] == 65:  # A: readahead
-        code |= 16
+        code |= READAHEAD
         p += 1
     if p < e and buf[p] == 83:  # S: sync
-        code |= 32
+        code |= SYNC
         p += 1
     if p < e and buf[p] == 77:  # M: meta
-        code |= 64
+        code |= META
         p += 1
     if p >= e or buf[p] != 32:
         return -1, p

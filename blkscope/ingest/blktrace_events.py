@@ -28,6 +28,7 @@ from blkscope.blk_io_trace import (
     TN_TIMESTAMP,
 )
 from blkscope.errors import InputFormatError
+from blkscope.ingest import rwbs_bits as R
 from blkscope.ingest.blktrace_payloads import (
     TA_CGROUP,
     be64_payload,
@@ -100,12 +101,12 @@ def _indices(letters: set[str]) -> np.ndarray:
 def _rwbs_codes(cat: np.ndarray, nbytes: np.ndarray) -> np.ndarray:
     op = np.where(cat & TC_DISCARD, 2, np.where(cat & TC_WRITE, 1, np.where(nbytes > 0, 0, 3)))
     return (
-        ((cat & TC_FLUSH) != 0)
-        | (op << 1)
-        | (((cat & TC_FUA) != 0) << 3)
-        | (((cat & TC_AHEAD) != 0) << 4)
-        | (((cat & TC_SYNC) != 0) << 5)
-        | (((cat & TC_META) != 0) << 6)
+        np.where(cat & TC_FLUSH, R.PREFLUSH, 0)
+        | (op << R.OP_SHIFT)
+        | np.where(cat & TC_FUA, R.FUA, 0)
+        | np.where(cat & TC_AHEAD, R.READAHEAD, 0)
+        | np.where(cat & TC_SYNC, R.SYNC, 0)
+        | np.where(cat & TC_META, R.META, 0)
     )
 
 

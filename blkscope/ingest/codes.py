@@ -5,15 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from blkscope.ingest import rwbs_bits as R
 from blkscope.ingest.blkparse_line import OPS, render_rwbs
 
-# RWBS code bits, as both readers encode them: flush 1, op << 1, fua 8, A 16, S 32, M 64.
+# RWBS code (rwbs_bits) -> the RWBS text blkparse prints
 RWBS_BY_CODE = pa.array(
     [
         render_rwbs(
-            OPS[(c >> 1) & 3], bool(c & 1), bool(c & 8), bool(c & 16), bool(c & 32), bool(c & 64)
+            OPS[(c >> R.OP_SHIFT) & R.OP_MASK],
+            bool(c & R.PREFLUSH),
+            bool(c & R.FUA),
+            bool(c & R.READAHEAD),
+            bool(c & R.SYNC),
+            bool(c & R.META),
         )
-        for c in range(128)
+        for c in range(R.CODES)
     ],
     pa.string(),
 )
