@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pytest
 
-from blkscope.schemas import TABLES, doc_of, field
+from blkscope.ingest.codes import events_table, rwbs_columns
+from blkscope.schemas import EVENTS, TABLES, doc_of, field
 
 REQUIRED_EVENT_COLUMNS = [
     "dev_major",
@@ -41,3 +43,18 @@ def test_events_keeps_the_names_users_write_sql_against() -> None:
 def test_a_field_without_doc_cannot_be_declared() -> None:
     with pytest.raises(ValueError, match="needs a doc"):
         field("x", pa.int64(), "  ")
+
+
+def test_events_table_takes_columns_by_name_and_nulls_the_rest() -> None:
+    """Both event readers build the events table through codes.events_table: by column name,
+    every column not given all null, a name the schema lacks refused."""
+    table = events_table(
+        2, {"cpu": pa.array([3, 4], pa.int32()), **rwbs_columns(np.array([98, 1]))}
+    )
+    assert table.schema == EVENTS
+    assert table["cpu"].to_pylist() == [3, 4]
+    assert table["rwbs"].to_pylist() == ["WSM", "FR"]
+    assert table["meta"].to_pylist() == [True, False]
+    assert table["sector"].null_count == 2
+    with pytest.raises(ValueError, match=r"not columns of events: \['cpus'\]"):
+        events_table(1, {"cpus": pa.array([1], pa.int32())})

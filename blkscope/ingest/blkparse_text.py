@@ -23,7 +23,7 @@ from blkscope.ingest.blkparse_line import (
     valid_text,
 )
 from blkscope.ingest.blkparse_summary import SummaryParser
-from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE, constant_strings
+from blkscope.ingest.codes import constant_strings, events_table, rwbs_columns
 from blkscope.ingest.sources import (
     MAX_LINE_BYTES,
     Source,
@@ -113,45 +113,28 @@ def _fast_table(
     def opt(field: int, bit: int, type_: pa.DataType) -> pa.Array:
         return _masked(cols[field], (valid & bit) != 0, type_)
 
-    def null(t: pa.DataType) -> pa.Array:
-        return pa.nulls(m, t)
-
-    arrays = [
-        pa.array(cols[S.F_MAJOR], pa.int32()),
-        pa.array(cols[S.F_MINOR], pa.int32()),
-        pa.array(cols[S.F_CPU], pa.int32()),
-        pa.array(cols[S.F_SEQ]),
-        pa.array(cols[S.F_TIME]),
-        pa.array(cols[S.F_PID]),
-        _ACTION_STRINGS.take(pa.array(action)),
-        RWBS_BY_CODE.take(pa.array(code)),
-        OP_BY_CODE.take(pa.array((code >> 1) & 3)),
-        pa.array((code & 1) != 0),
-        pa.array((code & 8) != 0),
-        pa.array((code & 16) != 0),
-        pa.array((code & 32) != 0),
-        pa.array((code & 64) != 0),
-        opt(S.F_SECTOR, S.HAS_SECTOR, pa.int64()),
-        opt(S.F_NSECT, S.HAS_NSECT, pa.int32()),
-        opt(S.F_SPLIT, S.HAS_SPLIT, pa.int64()),
-        null(pa.int32()),
-        null(pa.int32()),
-        null(pa.int64()),
-        opt(S.F_ERROR, S.HAS_ERROR, pa.int32()),
-        comm,
-        null(pa.binary()),
-        opt(S.F_DEPTH, S.HAS_DEPTH, pa.int32()),
-        null(pa.string()),
-        null(pa.int64()),
-        null(pa.string()),
-        null(pa.int64()),
-        null(pa.string()),
-        constant_strings("blkparse", m),
-        null(pa.binary()),
-        pa.array(cols[S.F_LINE] + first_line_no),
-        pa.array(np.full(m, input_id, dtype=np.int16)),
-    ]
-    return pa.Table.from_arrays(arrays, schema=EVENTS)
+    return events_table(
+        m,
+        {
+            "dev_major": pa.array(cols[S.F_MAJOR], pa.int32()),
+            "dev_minor": pa.array(cols[S.F_MINOR], pa.int32()),
+            "cpu": pa.array(cols[S.F_CPU], pa.int32()),
+            "seq": pa.array(cols[S.F_SEQ]),
+            "time_ns": pa.array(cols[S.F_TIME]),
+            "pid": pa.array(cols[S.F_PID]),
+            "action": _ACTION_STRINGS.take(pa.array(action)),
+            **rwbs_columns(code),
+            "sector": opt(S.F_SECTOR, S.HAS_SECTOR, pa.int64()),
+            "nsectors": opt(S.F_NSECT, S.HAS_NSECT, pa.int32()),
+            "split_sector": opt(S.F_SPLIT, S.HAS_SPLIT, pa.int64()),
+            "error": opt(S.F_ERROR, S.HAS_ERROR, pa.int32()),
+            "comm": comm,
+            "depth": opt(S.F_DEPTH, S.HAS_DEPTH, pa.int32()),
+            "source": constant_strings("blkparse", m),
+            "line_no": pa.array(cols[S.F_LINE] + first_line_no),
+            "input_id": pa.array(np.full(m, input_id, dtype=np.int16)),
+        },
+    )
 
 
 class BlkparseTextParser:

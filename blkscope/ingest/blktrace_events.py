@@ -40,8 +40,7 @@ from blkscope.ingest.blktrace_payloads import (
     remap_payloads,
 )
 from blkscope.ingest.blktrace_records import RecordFile
-from blkscope.ingest.codes import OP_BY_CODE, RWBS_BY_CODE, constant_strings
-from blkscope.schemas import EVENTS
+from blkscope.ingest.codes import constant_strings, events_table, rwbs_columns
 
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
@@ -346,43 +345,42 @@ def _events_table(
     ):
         refuse_out_of_range(files, file_idx, rec_idx, name, values, where, largest)
     pc_hex_rows = np.flatnonzero(is_pc & np.isin(letter, _indices({"I", "D", "B", "C"})))
-    null = pa.nulls
-    arrays = [
-        pa.array(dev >> DEV_MINOR_BITS, pa.int32()),
-        pa.array(dev & DEV_MINOR_MASK, pa.int32()),
-        pa.array(r["cpu"], pa.int32()),
-        pa.array(seq, pa.int64()),
-        pa.array(r["time"].astype(np.int64) - base, pa.int64()),
-        pa.array(pid, pa.int64()),
-        _ACTION_STRINGS.take(pa.array(letter)),
-        RWBS_BY_CODE.take(pa.array(rwbs)),
-        OP_BY_CODE.take(pa.array((rwbs >> 1) & 3)),
-        pa.array((rwbs & 1) != 0),
-        pa.array((rwbs & 8) != 0),
-        pa.array((rwbs & 16) != 0),
-        pa.array((rwbs & 32) != 0),
-        pa.array((rwbs & 64) != 0),
-        _masked(sector, has_sector, pa.int64()),
-        _masked(nbytes >> 9, is_plus | is_cr, pa.int32()),
-        _masked(pdu64.astype(np.int64), is_x, pa.int64()),
-        *remap,
-        _masked(r["error"].astype(np.int32), is_cr | (is_pc & ~is_pc_bytes), pa.int32()),
-        *comm_arrays(pid, has_comm, comms),
-        _masked((pdu64 & 0xFFFFFFFF).astype(np.int64), is_u, pa.int32()),
-        messages if messages is not None else null(n, pa.string()),
-        _masked(nbytes, is_pc_bytes, pa.int64()),
-        pc_payload_hex(files, file_idx, rec_idx, pc_hex_rows, n)
-        if len(pc_hex_rows)
-        else null(n, pa.string()),
-        null(n, pa.int64()),
-        cgroup_column(files, file_idx, rec_idx, cg_rows, n)
-        if len(cg_rows)
-        else null(n, pa.string()),
-        constant_strings("blktrace", n),
-        null(n, pa.binary()),
-        # The line blkparse prints the event on, and one input id for the whole trace: the
-        # analysis orders ties by (input_id, line_no), which must be blkparse's print order.
-        pa.array(np.arange(first_row + 1, first_row + n + 1), pa.int64()),
-        pa.array(np.full(n, input_ids[0]), pa.int16()),
-    ]
-    return pa.Table.from_arrays(arrays, schema=EVENTS)
+    return events_table(
+        n,
+        {
+            "dev_major": pa.array(dev >> DEV_MINOR_BITS, pa.int32()),
+            "dev_minor": pa.array(dev & DEV_MINOR_MASK, pa.int32()),
+            "cpu": pa.array(r["cpu"], pa.int32()),
+            "seq": pa.array(seq, pa.int64()),
+            "time_ns": pa.array(r["time"].astype(np.int64) - base, pa.int64()),
+            "pid": pa.array(pid, pa.int64()),
+            "action": _ACTION_STRINGS.take(pa.array(letter)),
+            **rwbs_columns(rwbs),
+            "sector": _masked(sector, has_sector, pa.int64()),
+            "nsectors": _masked(nbytes >> 9, is_plus | is_cr, pa.int32()),
+            "split_sector": _masked(pdu64.astype(np.int64), is_x, pa.int64()),
+            **dict(zip(("remap_dev_major", "remap_dev_minor", "remap_sector"), remap, strict=True)),
+            "error": _masked(
+                r["error"].astype(np.int32), is_cr | (is_pc & ~is_pc_bytes), pa.int32()
+            ),
+            **dict(zip(("comm", "comm_raw"), comm_arrays(pid, has_comm, comms), strict=True)),
+            "depth": _masked((pdu64 & 0xFFFFFFFF).astype(np.int64), is_u, pa.int32()),
+            **({"message": messages} if messages is not None else {}),
+            "pc_bytes": _masked(nbytes, is_pc_bytes, pa.int64()),
+            **(
+                {"pdu": pc_payload_hex(files, file_idx, rec_idx, pc_hex_rows, n)}
+                if len(pc_hex_rows)
+                else {}
+            ),
+            **(
+                {"cgroup": cgroup_column(files, file_idx, rec_idx, cg_rows, n)}
+                if len(cg_rows)
+                else {}
+            ),
+            "source": constant_strings("blktrace", n),
+            # The line blkparse prints the event on, and one input id for the whole trace: the
+            # analysis orders ties by (input_id, line_no), which must be blkparse's print order.
+            "line_no": pa.array(np.arange(first_row + 1, first_row + n + 1), pa.int64()),
+            "input_id": pa.array(np.full(n, input_ids[0]), pa.int16()),
+        },
+    )
