@@ -36,6 +36,7 @@ from blkscope.capture.tracefs import (
 from blkscope.capture.tracepoints import EVENTS_FILE, TracepointSession
 from blkscope.capture.writeback import WritebackSession
 from blkscope.errors import CaptureError, InputFormatError, OptionError
+from blkscope.files.mapper import MapBudget, record_file_map
 
 MANIFEST = "capture.json"
 JOURNAL = "tracefs_saved.json"  # present only while tracefs settings are changed
@@ -56,6 +57,9 @@ class CaptureOptions:
     buffer_kb: int = 65536  # 8 MiB lost 1.4% of a bfq fio run on 2 CPUs; 64 MiB lost none
     force: bool = False
     method: str = "auto"  # auto | blktrace | ftrace | tracepoints
+    files: list[str] = field(default_factory=list)  # --files: map every file under these
+    file_map: bool = True  # without --files: map the files owning the sectors the trace touched
+    map_budget: MapBudget = field(default_factory=MapBudget)
 
 
 @dataclass
@@ -448,6 +452,8 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
         m["dropped_events"] = sum(s.get("dropped_events", 0) for s in stats.values())
     m["blktrace_files"] = sorted(p.name for p in out.glob(f"{TRACE_NAME}.blktrace.*"))
     m["blkparse"] = _blkparse(out, m["blktrace_files"])
+    if run.opts.file_map or run.opts.files:
+        _file_map(run, say)
     m["not_recorded"] = not_recorded(m)
     m["complete"] = True
     m["files"] = sorted(p.name for p in out.iterdir())  # capture.json exists since the start
@@ -458,6 +464,26 @@ def _finish(run: _Run, say: Callable[[str], None]) -> None:
             f"{m.get('overrun_events', 0)} overwritten, {m.get('dropped_events')} dropped); "
             "use a larger --buffer-kb"
         )
+
+
+def _file_map(run: _Run, say: Callable[[str], None]) -> None:
+    """Map files to sectors after recording (the files' extents as the trace left them)."""
+    out, m, opts = run.opts.out, run.manifest, run.opts
+    traced = {
+        (int(d["dev"].split(":")[0]), int(d["dev"].split(":")[1])): d["name"]
+        for d in m.get("devices", [])
+        if d.get("dev")
+    }
+    say("mapping files to sectors" + (f" under {len(opts.files)} path(s)" if opts.files else ""))
+    blkparse = out / m["blkparse"] if m.get("blkparse") else None
+    report = record_file_map(out, opts.files, traced, opts.map_budget, blkparse)
+    m["file_map"] = report
+    left = "; ".join(report["left_out"]) or "nothing"
+    say(
+        f"file map: {report['files_mapped']} files, {report['extents']} extents in "
+        f"{report['seconds']:.1f} s; left out: {left}"
+        + "".join(f"; {n} {why}" for why, n in report["skipped"].items())
+    )
 
 
 def _blkparse(out: Path, files: list[str]) -> str | None:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import signal
 
-from blkscope.cli import analysis, capture, ingest, report  # noqa: F401 - they register commands
+from blkscope.cli import analysis, capture, files, ingest, report  # noqa: F401 - they register commands
 from blkscope.cli._app import app, watch_sigint
 
 # Help lists the commands in the order of the pipeline, not of the imports.
-_ORDER = ["ingest", "analyze", "sql", "crosscheck", "spikes", "periods", "compare", "partitions",
+_ORDER = ["ingest", "analyze", "sql", "crosscheck", "spikes", "periods", "compare", "partitions", "files",
           "report",
           "check", "capture", "capture-restore"]  # fmt: skip
 app.registered_commands.sort(

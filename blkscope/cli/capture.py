@@ -49,9 +49,27 @@ def capture(
     force: Annotated[
         bool, typer.Option("--force", help="Replace an existing capture folder.")
     ] = False,
+    files: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--files",
+            help="Map every file under this path to its sectors after recording (FIEMAP; "
+            "repeatable). Without it, the files owning the sectors the trace touched are mapped.",
+        ),
+    ] = None,
+    file_map: Annotated[
+        bool, typer.Option("--file-map/--no-file-map", help="Record a file map at all.")
+    ] = True,
+    map_max_files: Annotated[
+        int, typer.Option("--map-max-files", min=1, help="Map at most this many files.")
+    ] = 100_000,
+    map_max_seconds: Annotated[
+        float, typer.Option("--map-max-seconds", min=0.1, help="Stop mapping after this long.")
+    ] = 60.0,
 ) -> None:
     """Record block and writeback events, iostat and dirty pages into a capture folder (root)."""
     from blkscope.capture.runner import CaptureOptions, run_capture
+    from blkscope.files.mapper import MapBudget
 
     if method not in ("auto", "blktrace", "ftrace", "tracepoints"):
         raise fail(
@@ -69,6 +87,9 @@ def capture(
         buffer_kb=buffer_kb,
         force=force,
         method=method,
+        files=list(files or []),
+        file_map=file_map,
+        map_budget=MapBudget(max_files=map_max_files, max_seconds=map_max_seconds),
     )
     try:
         manifest = run_capture(opts, say=lambda s: typer.echo(s, err=True))

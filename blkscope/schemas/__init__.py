@@ -10,6 +10,7 @@ from blkscope.schemas.blktrace import TRACE_CLOCK
 from blkscope.schemas.bpf_logs import BIOSNOOP, HISTOGRAM, WRITEBACK
 from blkscope.schemas.distributions import DEPTH, DEPTH_BINS, IO_DIST, LATENCY_HIST
 from blkscope.schemas.events import EVENTS
+from blkscope.schemas.file_extents import FILE_EXTENTS
 from blkscope.schemas.findings import (
     BURSTS,
     EPISODES,
@@ -56,6 +57,7 @@ TABLES: dict[str, pa.Schema] = {
     "histogram": HISTOGRAM,
     "series": SERIES,
     "partitions": PARTITIONS,
+    "file_extents": FILE_EXTENTS,
 }
 
 __all__ = [
@@ -67,6 +69,7 @@ __all__ = [
     "DEPTH_BINS",
     "EPISODES",
     "EVENTS",
+    "FILE_EXTENTS",
     "HISTOGRAM",
     "INGEST_ERRORS",
     "IOSTAT",

@@ -1,0 +1,174 @@
+"""File maps made by hand, for captures taken without blkscope: `filefrag -v FILE...` output and
+debugfs output (`icheck BLOCK...`, `ncheck INODE...`, `stat <INODE>`, `stats` or dumpe2fs for
+the block size). Lines that fit none are errors: counted (lenient) or the first one raised
+(--strict), never dropped silently."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from blkscope.errors import InputFormatError, ParseError
+from blkscope.files.rows import extent_row
+from blkscope.ingest.textlog import numbered_lines, read_text, to_int
+
+_FF_SIZE = re.compile(r"File size of (.*) is (\d+) \((\d+) blocks? of (\d+) bytes\)")
+_FF_HEAD = re.compile(r"\s*ext:\s+logical_offset:\s+physical_offset:\s+length:")
+_FF_ROW = re.compile(
+    r"\s*(\d+):\s*(\d+)\.\.\s*(\d+):\s*(\d+)\.\.\s*(\d+):\s*(\d+):\s*(?:(\d+):)?\s*(\S*)"
+)
+_FF_TAIL = re.compile(r"(.*): (\d+) extents? found")
+_FF_OTHER = re.compile(r"Filesystem type is: \w+|Filesystem cylinder groups approximately \d+")
+_DF_BANNER = re.compile(r"debugfs \d+\.\d+.*")
+_ICHECK_HEAD = re.compile(r"Block\s+Inode number")
+_ICHECK_ROW = re.compile(r"(\d+)\t(\d+|<block not found>)")
+_NCHECK_HEAD = re.compile(r"Inode\s+Pathname")
+_NCHECK_ROW = re.compile(r"(\d+)\t(.*)")
+_BLOCK_SIZE = re.compile(r"Block size:\s+(\d+)")
+FORMATS_HINT = (
+    'pass `filefrag -v FILE...` output, or debugfs output: `debugfs -R "icheck BLOCK..." DEV`, '
+    '`debugfs -R "ncheck INODE..." DEV` and `debugfs -R stats DEV` (for the block size)'
+)
+
+
+@dataclass
+class HandMap:
+    """What the hand-made maps say, before placement on a disk."""
+
+    # filefrag: (path, file offset, fs byte, bytes, flags)
+    extents: list[tuple[str, int, int, int, str]] = field(default_factory=list)
+    owners: dict[int, int] = field(default_factory=dict)  # icheck: fs block -> inode
+    names: dict[int, str] = field(default_factory=dict)  # ncheck: inode -> path
+    block_size: int | None = None
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _bad(hand: HandMap, where: str, no: int, line: str, reason: str, strict: bool) -> None:
+    if strict:
+        raise ParseError(where, no, reason, hint=FORMATS_HINT)
+    hand.errors.append({"file": where, "line_no": no, "raw": line[:200], "reason": reason})
+
+
+def read_hand_map(path: str, hand: HandMap, strict: bool) -> None:
+    """Add one filefrag or debugfs output file to `hand`."""
+    text = read_text(path)
+    if _FF_SIZE.search(text):
+        _read_filefrag(path, text, hand, strict)
+    elif _ICHECK_HEAD.search(text) or _NCHECK_HEAD.search(text) or _BLOCK_SIZE.search(text):
+        _read_debugfs(path, text, hand, strict)
+    else:
+        raise InputFormatError(path, "not a file map", hint=FORMATS_HINT)
+
+
+def _read_filefrag(where: str, text: str, hand: HandMap, strict: bool) -> None:
+    name: str | None = None
+    unit = 0
+    for no, line in numbered_lines(text, where):
+        if not line or _FF_HEAD.match(line) or _FF_OTHER.fullmatch(line):
+            continue
+        if m := _FF_SIZE.fullmatch(line):
+            name, unit = m[1], to_int(where, no, m[4], "block size")
+            hand.block_size = hand.block_size or unit
+        elif (m := _FF_ROW.fullmatch(line)) and name is not None:
+            first, phys, length = (to_int(where, no, m[i], w) for i, w in _FF_COLUMNS)
+            hand.extents.append((name, first * unit, phys * unit, length * unit, m[8]))
+        elif (m := _FF_TAIL.fullmatch(line)) and m[1] == name:
+            name = None
+        else:
+            why = (
+                "an extent row before any 'File size of' line"
+                if _FF_ROW.fullmatch(line)
+                else ("not a filefrag -v line")
+            )
+            _bad(hand, where, no, line, why, strict)
+
+
+_FF_COLUMNS = ((2, "logical_offset"), (4, "physical_offset"), (6, "length"))
+
+
+def _read_debugfs(where: str, text: str, hand: HandMap, strict: bool) -> None:
+    table = None
+    for no, line in numbered_lines(text, where):
+        if not line or _DF_BANNER.fullmatch(line):
+            continue
+        if m := _BLOCK_SIZE.match(line):
+            hand.block_size = to_int(where, no, m[1], "block size")
+        elif _ICHECK_HEAD.fullmatch(line):
+            table = "icheck"
+        elif _NCHECK_HEAD.fullmatch(line):
+            table = "ncheck"
+        elif table == "icheck" and (m := _ICHECK_ROW.fullmatch(line)):
+            if m[2] != "<block not found>":
+                hand.owners[to_int(where, no, m[1], "block")] = to_int(where, no, m[2], "inode")
+        elif table == "ncheck" and (m := _NCHECK_ROW.fullmatch(line)):
+            # debugfs prints a file under / as //name
+            hand.names.setdefault(to_int(where, no, m[1], "inode"), re.sub("^//", "/", m[2]))
+        elif table is None and ":" in line:
+            continue  # the rest of `stats` / dumpe2fs output: only the block size is needed
+        else:
+            _bad(hand, where, no, line, f"not a debugfs {table or 'icheck/ncheck'} line", strict)
+
+
+def hand_rows(
+    hand: HandMap,
+    disk: tuple[int, int],
+    partition_start: int,
+    block_size: int | None,
+) -> list[dict[str, Any]]:
+    """file_extents rows of the hand-made maps, placed at partition_start on disk."""
+    rows = [
+        extent_row(
+            disk,
+            None,
+            partition_start,
+            inode=None,
+            path=name,
+            kind="data",
+            file_offset=offset,
+            fs_byte=phys,
+            nbytes=length,
+            flags=flags,
+            source="filefrag",
+        )
+        for name, offset, phys, length, flags in hand.extents
+    ]
+    if not hand.owners:
+        return rows
+    size = block_size or hand.block_size
+    if size is None:
+        raise InputFormatError(
+            "debugfs icheck",
+            "icheck gives block numbers but nothing says how big a block is",
+            hint="add `debugfs -R stats DEV` output, or pass --block-size",
+        )
+    for inode, first, count in _runs(hand.owners):
+        path = hand.names.get(inode, f"<inode {inode}>")
+        rows.append(
+            extent_row(
+                disk,
+                None,
+                partition_start,
+                inode=inode,
+                path=path,
+                kind="data",
+                file_offset=None,
+                fs_byte=first * size,
+                nbytes=count * size,
+                flags="",
+                source="debugfs",
+            )
+        )
+    return rows
+
+
+def _runs(owners: dict[int, int]) -> list[tuple[int, int, int]]:
+    """(inode, first block, count) for each run of consecutive blocks of one inode."""
+    runs: list[tuple[int, int, int]] = []
+    for block in sorted(owners):
+        inode = owners[block]
+        if runs and runs[-1][0] == inode and runs[-1][1] + runs[-1][2] == block:
+            runs[-1] = (inode, runs[-1][1], runs[-1][2] + 1)
+        else:
+            runs.append((inode, block, 1))
+    return runs

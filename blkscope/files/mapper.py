@@ -1,0 +1,254 @@
+"""Record a file map at capture time: FIEMAP over the files under --files (or, without it, the
+files owning the sectors the trace touched), the ext4 journal and metadata, and debugfs for
+blocks no mapped file holds. The work is bounded (files, seconds, blocks) and the report says
+how long it took and what was left out. Nothing here writes to the traced filesystems."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import time
+from bisect import bisect_right
+from collections import Counter
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from blkscope.files import ext4
+from blkscope.files.fiemap import fiemap_path
+from blkscope.files.handmade import hand_rows
+from blkscope.files.place import Placement, placement_of
+from blkscope.files.rows import SECTOR, extent_row
+
+Disk = tuple[int, int]
+Touched = list[tuple[int, int, int, int]]  # dev major, minor, sector, sectors
+
+
+@dataclass
+class MapBudget:
+    """How much mapping a capture may do: files opened, seconds spent, blocks asked of debugfs."""
+
+    max_files: int = 100_000
+    max_seconds: float = 60.0
+    max_blocks: int = 20_000
+
+
+@dataclass
+class _Walk:
+    traced: dict[Disk, str]
+    budget: MapBudget
+    started: float = field(default_factory=time.monotonic)
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    files: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    left_out: list[str] = field(default_factory=list)
+    unplaced_bytes: int = 0
+    filesystems: dict[str, Placement] = field(default_factory=dict)
+    placements: dict[int, Placement | None] = field(default_factory=dict)
+
+    def skip(self, reason: str, path: str) -> None:
+        self.skipped[reason] += 1
+        seen = self.examples.setdefault(reason, [])
+        if len(seen) < 5:
+            seen.append(path)
+
+    def over_budget(self) -> str | None:
+        if self.files >= self.budget.max_files:
+            return f"file budget ({self.budget.max_files} files) reached"
+        if time.monotonic() - self.started >= self.budget.max_seconds:
+            return f"time budget ({self.budget.max_seconds:g} s) reached"
+        return None
+
+    def map_one(self, path: str, as_path: str | None = None) -> None:
+        """FIEMAP one file or directory into rows (or count why not)."""
+        self.files += 1
+        try:
+            st, extents = fiemap_path(path)
+        except FileNotFoundError:
+            self.skip("deleted before it could be mapped", path)
+            return
+        except OSError as exc:
+            self.skip(f"cannot map: {exc.strerror}", path)
+            return
+        if stat.S_ISDIR(st.st_mode):
+            kind = "directory"
+        elif stat.S_ISREG(st.st_mode):
+            kind = "data"
+        else:
+            self.skip("not a regular file or directory", path)
+            return
+        if st.st_dev not in self.placements:
+            self.placements[st.st_dev] = placement_of(st.st_dev)
+        place = self.placements[st.st_dev]
+        disk = (place.disk_major, place.disk_minor) if place else None
+        if place is None or disk not in self.traced:
+            self.skip("on a device the capture does not trace", path)
+            return
+        self.filesystems.setdefault(place.fs_device, place)
+        for e in extents:
+            if not e.placed:
+                self.unplaced_bytes += e.length  # delalloc: not on disk yet, so not in the trace
+                continue
+            self.rows.append(
+                extent_row(
+                    disk,
+                    place.fs_device,
+                    place.partition_start,
+                    inode=st.st_ino,
+                    path=as_path or path,
+                    kind=kind,
+                    file_offset=e.logical,
+                    fs_byte=e.physical,
+                    nbytes=e.length,
+                    flags=e.flag_names,
+                    source="fiemap",
+                )
+            )
+
+
+def _entries(root: str) -> Iterator[str]:
+    """root and every file and folder under it, not following symlinks (a folder once)."""
+    stack = [root]
+    yield root
+    while stack:
+        folder = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                for entry in it:
+                    yield entry.path
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+        except OSError:
+            continue
+
+
+def map_paths(
+    paths: list[str], traced: dict[Disk, str], budget: MapBudget, touched: Touched | None
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """file_extents rows and a report (seconds, counts, what was left out and why)."""
+    walk = _Walk(traced, budget)
+    for root in paths:
+        for path in _entries(os.path.abspath(root)):
+            why = walk.over_budget()
+            if why:
+                walk.left_out.append(f"{why}: stopped walking in {root}")
+                break
+            if not os.path.islink(path):
+                walk.map_one(path)
+    if not paths:
+        for mounted, _ in mounted_on(traced):
+            walk.filesystems.setdefault(mounted.fs_device, mounted)
+    block_sizes = {}
+    for name, place in walk.filesystems.items():
+        disk = (place.disk_major, place.disk_minor)
+        size, rows = ext4.layout_rows(f"/dev/{name}", disk, name, place.partition_start)
+        walk.rows += rows
+        if size:
+            block_sizes[name] = size
+    if touched:
+        _owners_of_touched(walk, touched, block_sizes, dict(mounted_on(traced)))
+    report = {
+        "seconds": round(time.monotonic() - walk.started, 3),
+        "paths": paths,
+        "files_mapped": walk.files - sum(walk.skipped.values()),
+        "extents": len(walk.rows),
+        "filesystems": sorted(walk.filesystems),
+        "skipped": dict(walk.skipped),
+        "skipped_examples": walk.examples,
+        "left_out": walk.left_out,
+        "not_yet_on_disk_bytes": walk.unplaced_bytes,
+        "budget": vars(budget),
+    }
+    return walk.rows, report
+
+
+def mounted_on(traced: dict[Disk, str]) -> list[tuple[Placement, str]]:
+    """(placement, mount point) of the filesystems mounted from the traced disks."""
+    found = []
+    try:
+        lines = Path("/proc/self/mountinfo").read_text().splitlines()
+    except OSError:
+        return []
+    seen = set()
+    for line in lines:
+        fields = line.split()
+        major, minor = (int(x) for x in fields[2].split(":"))
+        place = placement_of(os.makedev(major, minor))
+        if place is None or (place.disk_major, place.disk_minor) not in traced:
+            continue
+        if fields[3] == "/" and place.fs_device not in seen:  # the filesystem's own root
+            seen.add(place.fs_device)
+            found.append((place, fields[4].encode().decode("unicode_escape")))
+    return found
+
+
+def _owners_of_touched(
+    walk: _Walk, touched: Touched, block_sizes: dict[str, int], mounts: dict[Placement, str]
+) -> None:
+    """Ask debugfs who owns the touched blocks no row covers yet; FIEMAP the files it names."""
+    covered = sorted((r["dev_major"], r["dev_minor"], r["sector"], r["sectors"]) for r in walk.rows)
+    starts = [c[:3] for c in covered]
+    for place, size in ((walk.filesystems[n], s) for n, s in block_sizes.items()):
+        disk = (place.disk_major, place.disk_minor)
+        blocks: set[int] = set()
+        for major, minor, sector, sectors in touched:
+            if (major, minor) != disk or sector < place.partition_start:
+                continue
+            i = bisect_right(starts, (major, minor, sector)) - 1
+            if i >= 0 and covered[i][:2] == disk and sector < covered[i][2] + covered[i][3]:
+                continue
+            first = (sector - place.partition_start) * SECTOR // size
+            last = ((sector - place.partition_start + max(sectors, 1)) * SECTOR - 1) // size
+            blocks.update(range(first, last + 1))
+            if len(blocks) >= walk.budget.max_blocks:
+                walk.left_out.append(
+                    f"block budget ({walk.budget.max_blocks} blocks) reached on {place.fs_device}"
+                )
+                break
+        hand = ext4.owners(f"/dev/{place.fs_device}", sorted(blocks)[: walk.budget.max_blocks])
+        mount = mounts.get(place)
+        owned = dict(hand.owners)
+        for inode, name in hand.names.items():
+            if mount is not None and not walk.over_budget():
+                full = os.path.join(mount, name.lstrip("/"))
+                if not os.path.islink(full):
+                    walk.map_one(full)
+                    owned = {b: i for b, i in owned.items() if i != inode}
+        hand.owners = owned
+        walk.rows += hand_rows(hand, disk, place.partition_start, size)
+
+
+_Q_LINE = re.compile(rb"\s*(\d+),(\d+)\s+\d+\s+\d+\s+\d+\.\d+\s+\d+\s+Q\s+[A-Z]+\s+(\d+) \+ (\d+)")
+
+
+def touched_in_blkparse(path: Path, limit: int) -> Touched:
+    """(device, sector, sectors) of the Q events in a blkparse text, at most `limit` distinct."""
+    found: set[tuple[int, int, int, int]] = set()
+    try:
+        with open(path, "rb") as text:
+            for line in text:
+                m = _Q_LINE.match(line)
+                if m:
+                    found.add((int(m[1]), int(m[2]), int(m[3]), int(m[4])))
+                    if len(found) >= limit:
+                        break
+    except OSError:
+        return []
+    return sorted(found)
+
+
+def record_file_map(
+    out: Path, paths: list[str], traced: dict[Disk, str], budget: MapBudget, blkparse: Path | None
+) -> dict[str, Any]:
+    """Map the files, write out/file_extents.parquet (atomically) and return the report."""
+    from blkscope.files.rows import extents_table
+    from blkscope.ingest.dataset import write_parquet_atomic
+
+    touched = touched_in_blkparse(blkparse, budget.max_blocks) if blkparse else None
+    rows, report = map_paths(paths, traced, budget, touched)
+    report["touched_ranges"] = len(touched or [])
+    write_parquet_atomic(extents_table(rows), out / "file_extents.parquet")
+    return report
