@@ -3,7 +3,8 @@
 tagged: each file is written only with repeats of b"TAG:<name>;", so reading the device at any
 sector a bio wrote (or read) tells whose data is there, independently of FIEMAP and debugfs.
 
-Usage: files_workload.py DIR SECONDS [SCALE]   (SCALE < 1 slows every writer down)
+Usage: files_workload.py DIR SECONDS [SCALE [PREFIX]]   (SCALE < 1 slows every writer down;
+PREFIX goes before every tag name, so two runs on two filesystems tag apart)
 
 commitlog: 64 KiB appends, fdatasync every 500 ms; cq00..cq63: 20-byte appends, never synced;
 index: random 4 KiB writes into a 64 MiB file, never synced; probe: 4 KiB write + fdatasync
@@ -18,15 +19,18 @@ import sys
 import threading
 import time
 
+PREFIX = [""]
+
 
 def tag(name: str, size: int) -> bytes:
-    unit = f"TAG:{name};".encode()
+    unit = f"TAG:{PREFIX[0]}{name};".encode()
     return (unit * (size // len(unit) + 1))[:size]
 
 
 def main() -> None:
     folder, secs = sys.argv[1], float(sys.argv[2])
     scale = float(sys.argv[3]) if len(sys.argv) > 3 else 1.0
+    PREFIX[0] = sys.argv[4] if len(sys.argv) > 4 else ""
     os.makedirs(folder, exist_ok=True)
     stop = time.monotonic() + secs
     rnd = random.Random(16)
@@ -76,13 +80,13 @@ def main() -> None:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
         buf = mmap.mmap(-1, 4096)
         while time.monotonic() < stop:
-            os.preadv(fd, [buf], rnd.randrange(4096) * 4096)
+            os.preadv(fd, [buf], rnd.randrange(int(16 * scale + 1) * 256) * 4096)
             nap(0.005)
 
     path = f"{folder}/readme"
     if not os.path.exists(path):
         with open(path, "wb") as f:
-            f.write(tag("readme", 16 << 20))
+            f.write(tag("readme", int(16 * scale + 1) << 20))
             os.fsync(f.fileno())
     threads = [threading.Thread(target=f) for f in (commitlog, consumequeue, index, prober, reader)]
     for t in threads:

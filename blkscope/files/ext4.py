@@ -62,7 +62,7 @@ def layout_rows(
                     fs_device,
                     start,
                     inode=None,
-                    path=f"<{m[1].lower()}, group {group}>",
+                    path=f"<{fs_device}: {m[1].lower()}, group {group}>",
                     kind="metadata",
                     file_offset=None,
                     fs_byte=first * size,
@@ -74,7 +74,14 @@ def layout_rows(
     journal = _JOURNAL_INODE.search(text)
     if journal:
         rows += _inode_rows(
-            device, int(journal[1]), "<journal>", "journal", disk, fs_device, start, size
+            device,
+            int(journal[1]),
+            f"<{fs_device}: journal>",
+            "journal",
+            disk,
+            fs_device,
+            start,
+            size,
         )
     return size, rows
 

@@ -26,6 +26,7 @@ _ICHECK_ROW = re.compile(r"(\d+)\t(\d+|<block not found>)")
 _NCHECK_HEAD = re.compile(r"Inode\s+Pathname")
 _NCHECK_ROW = re.compile(r"(\d+)\t(.*)")
 _BLOCK_SIZE = re.compile(r"Block size:\s+(\d+)")
+_JOURNAL_INODE = re.compile(r"Journal inode:\s+(\d+)")
 FORMATS_HINT = (
     'pass `filefrag -v FILE...` output, or debugfs output: `debugfs -R "icheck BLOCK..." DEV`, '
     '`debugfs -R "ncheck INODE..." DEV` and `debugfs -R stats DEV` (for the block size)'
@@ -41,6 +42,7 @@ class HandMap:
     owners: dict[int, int] = field(default_factory=dict)  # icheck: fs block -> inode
     names: dict[int, str] = field(default_factory=dict)  # ncheck: inode -> path
     block_size: int | None = None
+    journal_inode: int | None = None
     errors: list[dict[str, Any]] = field(default_factory=list)
 
 
@@ -55,7 +57,7 @@ def read_hand_map(path: str, hand: HandMap, strict: bool) -> None:
     text = read_text(path)
     if _FF_SIZE.search(text):
         _read_filefrag(path, text, hand, strict)
-    elif _ICHECK_HEAD.search(text) or _NCHECK_HEAD.search(text) or _BLOCK_SIZE.search(text):
+    elif any(p.search(text) for p in (_ICHECK_HEAD, _NCHECK_HEAD, _BLOCK_SIZE, _JOURNAL_INODE)):
         _read_debugfs(path, text, hand, strict)
     else:
         raise InputFormatError(path, "not a file map", hint=FORMATS_HINT)
@@ -72,7 +74,8 @@ def _read_filefrag(where: str, text: str, hand: HandMap, strict: bool) -> None:
             hand.block_size = hand.block_size or unit
         elif (m := _FF_ROW.fullmatch(line)) and name is not None:
             first, phys, length = (to_int(where, no, m[i], w) for i, w in _FF_COLUMNS)
-            hand.extents.append((name, first * unit, phys * unit, length * unit, m[8]))
+            if not _NOT_PLACED.intersection(m[8].split(",")):  # delalloc: not on disk yet
+                hand.extents.append((name, first * unit, phys * unit, length * unit, m[8]))
         elif (m := _FF_TAIL.fullmatch(line)) and m[1] == name:
             name = None
         else:
@@ -85,6 +88,7 @@ def _read_filefrag(where: str, text: str, hand: HandMap, strict: bool) -> None:
 
 
 _FF_COLUMNS = ((2, "logical_offset"), (4, "physical_offset"), (6, "length"))
+_NOT_PLACED = {"unknown_loc", "delalloc", "inline", "tail_packed"}
 
 
 def _read_debugfs(where: str, text: str, hand: HandMap, strict: bool) -> None:
@@ -94,6 +98,8 @@ def _read_debugfs(where: str, text: str, hand: HandMap, strict: bool) -> None:
             continue
         if m := _BLOCK_SIZE.match(line):
             hand.block_size = to_int(where, no, m[1], "block size")
+        elif m := _JOURNAL_INODE.match(line):
+            hand.journal_inode = to_int(where, no, m[1], "journal inode")
         elif _ICHECK_HEAD.fullmatch(line):
             table = "icheck"
         elif _NCHECK_HEAD.fullmatch(line):
@@ -143,7 +149,11 @@ def hand_rows(
             hint="add `debugfs -R stats DEV` output, or pass --block-size",
         )
     for inode, first, count in _runs(hand.owners):
-        path = hand.names.get(inode, f"<inode {inode}>")
+        journal = inode == hand.journal_inode
+        path, kind = _SPECIAL_INODES.get(inode, (f"<inode {inode}>", "data"))
+        if journal:
+            path, kind = "<journal>", "journal"
+        path = hand.names.get(inode, path)
         rows.append(
             extent_row(
                 disk,
@@ -151,7 +161,7 @@ def hand_rows(
                 partition_start,
                 inode=inode,
                 path=path,
-                kind="data",
+                kind=kind,
                 file_offset=None,
                 fs_byte=first * size,
                 nbytes=count * size,
@@ -160,6 +170,10 @@ def hand_rows(
             )
         )
     return rows
+
+
+# ext4's reserved inodes that ncheck does not name: the root folder and the resize inode
+_SPECIAL_INODES = {2: ("/", "directory"), 7: ("<resize inode>", "metadata")}
 
 
 def _runs(owners: dict[int, int]) -> list[tuple[int, int, int]]:

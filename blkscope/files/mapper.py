@@ -218,7 +218,11 @@ def _owners_of_touched(
                     walk.map_one(full)
                     owned = {b: i for b, i in owned.items() if i != inode}
         hand.owners = owned
-        walk.rows += hand_rows(hand, disk, place.partition_start, size)
+        for row in hand_rows(hand, disk, place.partition_start, size):
+            row["fs_device"] = place.fs_device
+            if mount is not None and row["path"].startswith("/"):  # ncheck's paths: from the root
+                row["path"] = mount if row["path"] == "/" else mount.rstrip("/") + row["path"]
+            walk.rows.append(row)
 
 
 _Q_LINE = re.compile(rb"\s*(\d+),(\d+)\s+\d+\s+\d+\s+\d+\.\d+\s+\d+\s+Q\s+[A-Z]+\s+(\d+) \+ (\d+)")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from blkscope.errors import BlkscopeError, InputFormatError
+from blkscope.files.attach import CAPTURE_MAP, read_capture_map
 from blkscope.ingest.blkparse_ingest import Progress, build_manifest, write_blkparse, write_blktrace
 from blkscope.ingest.capture_doc import capture_section, read_capture_json
 from blkscope.ingest.clock import (
@@ -77,6 +78,8 @@ def _unknown_reason(name: str, head: str) -> tuple[str, str]:
         return "clock hint", "MONO_NS WALL_NS clock pair"
     if _BTT_AVG.search(head):
         return "skipped", "btt output, not an input"
+    if name == CAPTURE_MAP:
+        return "file map", "blkscope capture's file map -> file_extents"
     if name.endswith(".json") and '"blkscope-capture"' in head:
         return "capture manifest", "blkscope capture manifest (sysctls kept)"
     if _FTRACE_WB.search(head):
@@ -313,6 +316,11 @@ def ingest_folder(
             manifest["ingest"]["error_lines"] = 0
             manifest["trace_clock"] = hints.blktrace
         _describe(manifest, folder, entries, docs, logs, zero, sources)
+        for e in entries:
+            if e.role == "file map":  # which file owns each sector: read by blkscope files
+                manifest.setdefault("tables", {})["file_extents"] = ds.put(
+                    "file_extents", read_capture_map(Path(e.path))
+                )
         if capture is not None:
             manifest["capture"] = capture
             cpus = (capture.get("host") or {}).get("cpus")

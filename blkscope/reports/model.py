@@ -89,6 +89,7 @@ class Report:
     clock: WallClock
     devices: list[Device]
     warnings: list[str]  # the dataset's completeness warnings
+    files: dict[str, Any] | None = None  # blkscope.files.usage.file_usage, when mapped
 
 
 def _where(major: int, minor: int) -> str:
@@ -220,8 +221,20 @@ def load_report(dataset: Path) -> Report:
                 continue
             devices.append(_device(con, (major, minor), d, counts[key], checks, names))
             devices[-1].warnings = [w for w in warnings if w.startswith(f"device {key}:")]
+        files = _which_files(con)
     global_warnings = [w for w in warnings if not w.startswith("device ")]
-    return Report(dataset, manifest, WallClock.from_manifest(manifest), devices, global_warnings)
+    clock = WallClock.from_manifest(manifest)
+    return Report(dataset, manifest, clock, devices, global_warnings, files)
+
+
+def _which_files(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
+    """The files the IO went to, when the dataset has a file map (file_extents)."""
+    from blkscope.analyze.views import relations
+    from blkscope.files.usage import During, file_usage
+
+    if "bio_files" not in relations(con):
+        return None
+    return file_usage(con, During(), top=TOP_N)
 
 
 def _device(

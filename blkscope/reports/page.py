@@ -7,6 +7,7 @@ from typing import Any
 
 from blkscope import __version__
 from blkscope.reports import charts, tables
+from blkscope.reports.files_section import which_files_html
 from blkscope.reports.model import Device, Report
 from blkscope.reports.text import count, headline
 
@@ -189,4 +190,6 @@ def render_page(report: Report, generated: str | None) -> str:
     if not report.devices:
         head.append(tables.missing("No device with block IO in this dataset."))
     body = [device_html(dev, n, report) for n, dev in enumerate(report.devices)]
+    if report.files is not None:  # only datasets with a file map (golden pages stay as they are)
+        body.append(which_files_html(report.files))
     return "\n".join([*head, *body, "</body></html>\n"])
