@@ -15,7 +15,6 @@ import pytest
 
 from blkscope.analyze.build import analyze_dataset
 from blkscope.analyze.views import connect
-from blkscope.errors import InputFormatError, ParseError
 from blkscope.files.attach import HandPlacement, attach_maps
 from blkscope.files.usage import During, file_usage
 from blkscope.ingest.folder import ingest_folder

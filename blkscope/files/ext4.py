@@ -23,12 +23,7 @@ _ETB = re.compile(r"\(ETB\d+\):(\d+)")
 TIMEOUT_S = 120.0
 
 
-def is_ext4(device: str) -> bool:
-    """The device holds ext2/3/4 (dumpe2fs reads its superblock)."""
-    return _run(["dumpe2fs", "-h", device]) is not None
-
-
-def _run(argv: list[str]) -> str | None:
+def run_tool(argv: list[str]) -> str | None:
     if shutil.which(argv[0]) is None:
         return None
     try:
@@ -44,7 +39,7 @@ def layout_rows(
     device: str, disk: tuple[int, int], fs_device: str, start: int
 ) -> tuple[int, list[dict[str, Any]]]:
     """(block size, rows for the journal and every group's metadata) of an ext4 device."""
-    text = _run(["dumpe2fs", device])
+    text = run_tool(["dumpe2fs", device])
     if text is None:
         return 0, []
     size_m = re.search(r"Block size:\s+(\d+)", text)
@@ -97,7 +92,7 @@ def _inode_rows(
     size: int,
 ) -> list[dict[str, Any]]:
     """Extents of one inode from `debugfs -R "stat <N>"` (its extent tree blocks: metadata)."""
-    text = _run(["debugfs", "-R", f"stat <{inode}>", device]) or ""
+    text = run_tool(["debugfs", "-R", f"stat <{inode}>", device]) or ""
     body = text.partition("EXTENTS:")[2]
     rows = []
     for m in _ETB.finditer(body):
@@ -142,10 +137,10 @@ def owners(device: str, blocks: list[int]) -> HandMap:
     hand = HandMap()
     if not blocks:
         return hand
-    text = _run(["debugfs", "-R", "icheck " + " ".join(map(str, blocks)), device]) or ""
+    text = run_tool(["debugfs", "-R", "icheck " + " ".join(map(str, blocks)), device]) or ""
     _read_debugfs(f"debugfs icheck on {device}", text, hand, strict=False)
     inodes = sorted(set(hand.owners.values()))
     if inodes:
-        text = _run(["debugfs", "-R", "ncheck " + " ".join(map(str, inodes)), device]) or ""
+        text = run_tool(["debugfs", "-R", "ncheck " + " ".join(map(str, inodes)), device]) or ""
         _read_debugfs(f"debugfs ncheck on {device}", text, hand, strict=False)
     return hand

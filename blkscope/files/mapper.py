@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from blkscope.files import ext4
+from blkscope.files import ext4, xfs
 from blkscope.files.fiemap import fiemap_path
 from blkscope.files.handmade import hand_rows
 from blkscope.files.place import Placement, placement_of
@@ -145,9 +145,11 @@ def map_paths(
     for name, place in walk.filesystems.items():
         disk = (place.disk_major, place.disk_minor)
         size, rows = ext4.layout_rows(f"/dev/{name}", disk, name, place.partition_start)
-        walk.rows += rows
         if size:
-            block_sizes[name] = size
+            block_sizes[name] = size  # debugfs can name the owners of touched blocks
+        else:
+            size, rows = xfs.layout_rows(f"/dev/{name}", disk, name, place.partition_start)
+        walk.rows += rows
     if touched:
         _owners_of_touched(walk, touched, block_sizes, dict(mounted_on(traced)))
     report = {
