@@ -23,13 +23,15 @@ _ETB = re.compile(r"\(ETB\d+\):(\d+)")
 TIMEOUT_S = 120.0
 
 
-def run_tool(argv: list[str]) -> str | None:
+def run_tool(argv: list[str], stdin: str | None = None) -> str | None:
+    """A read-only e2fsprogs/xfsprogs tool's output, or None when it is missing or fails."""
     if shutil.which(argv[0]) is None:
         return None
     try:
         done = subprocess.run(
-            argv, capture_output=True, text=True, errors="replace", timeout=TIMEOUT_S, check=False
-        )
+            argv, input=stdin, capture_output=True, text=True, errors="replace",
+            timeout=TIMEOUT_S, check=False,
+        )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None
     return done.stdout if done.returncode == 0 else None
@@ -132,15 +134,32 @@ def _inode_rows(
     return rows
 
 
+# Numbers per debugfs request line: one argument may not pass 128 KiB (MAX_ARG_STRLEN), so the
+# requests go through stdin (debugfs -f -), a thousand numbers a line.
+PER_REQUEST = 1000
+
+
+def _requests(command: str, numbers: list[int]) -> str:
+    return "".join(
+        f"{command} {' '.join(map(str, numbers[i : i + PER_REQUEST]))}\n"
+        for i in range(0, len(numbers), PER_REQUEST)
+    )
+
+
 def owners(device: str, blocks: list[int]) -> HandMap:
     """Inodes owning `blocks` (icheck) and their paths (ncheck), as a HandMap."""
     hand = HandMap()
     if not blocks:
         return hand
-    text = run_tool(["debugfs", "-R", "icheck " + " ".join(map(str, blocks)), device]) or ""
-    _read_debugfs(f"debugfs icheck on {device}", text, hand, strict=False)
+    text = run_tool(["debugfs", "-f", "-", device], _requests("icheck", blocks)) or ""
+    _read_debugfs(f"debugfs icheck on {device}", _no_prompts(text), hand, strict=False)
     inodes = sorted(set(hand.owners.values()))
     if inodes:
-        text = run_tool(["debugfs", "-R", "ncheck " + " ".join(map(str, inodes)), device]) or ""
-        _read_debugfs(f"debugfs ncheck on {device}", text, hand, strict=False)
+        text = run_tool(["debugfs", "-f", "-", device], _requests("ncheck", inodes)) or ""
+        _read_debugfs(f"debugfs ncheck on {device}", _no_prompts(text), hand, strict=False)
     return hand
+
+
+def _no_prompts(text: str) -> str:
+    """debugfs -f echoes each request as `debugfs: REQUEST`: drop those lines."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith("debugfs: "))

@@ -18,7 +18,7 @@ from typing import Any
 
 from blkscope.files import ext4, xfs
 from blkscope.files.fiemap import fiemap_path
-from blkscope.files.handmade import hand_rows
+from blkscope.files.handmade import HandMap, hand_rows
 from blkscope.files.place import Placement, placement_of
 from blkscope.files.rows import SECTOR, extent_row
 
@@ -187,44 +187,74 @@ def mounted_on(traced: dict[Disk, str]) -> list[tuple[Placement, str]]:
     return found
 
 
+class _Coverage:
+    """Which disk sectors the rows found so far cover (rebuilt after each debugfs round)."""
+
+    def __init__(self, rows: list[dict[str, Any]], disk: Disk) -> None:
+        spans = sorted(
+            (r["sector"], r["sector"] + r["sectors"])
+            for r in rows
+            if (r["dev_major"], r["dev_minor"]) == disk
+        )
+        self.starts = [a for a, _ in spans]
+        self.reach: list[int] = []  # furthest end among the spans up to each one
+        for _, end in spans:
+            self.reach.append(max(end, self.reach[-1] if self.reach else end))
+
+    def __contains__(self, sector: int) -> bool:
+        i = bisect_right(self.starts, sector) - 1
+        return i >= 0 and sector < self.reach[i]
+
+
+ROUND = 500  # touched sectors asked of debugfs per round
+
+
 def _owners_of_touched(
     walk: _Walk, touched: Touched, block_sizes: dict[str, int], mounts: dict[Placement, str]
 ) -> None:
-    """Ask debugfs who owns the touched blocks no row covers yet; FIEMAP the files it names."""
-    covered = sorted((r["dev_major"], r["dev_minor"], r["sector"], r["sectors"]) for r in walk.rows)
-    starts = [c[:3] for c in covered]
-    for place, size in ((walk.filesystems[n], s) for n, s in block_sizes.items()):
+    """Ask debugfs who owns the touched sectors no row covers yet, in rounds: the first and
+    last sector of each touched range; a file debugfs names is mapped whole by FIEMAP, which
+    usually covers many other touched ranges, so few rounds are needed."""
+    for name, size in block_sizes.items():
+        place = walk.filesystems[name]
         disk = (place.disk_major, place.disk_minor)
-        blocks: set[int] = set()
-        for major, minor, sector, sectors in touched:
-            if (major, minor) != disk or sector < place.partition_start:
-                continue
-            i = bisect_right(starts, (major, minor, sector)) - 1
-            if i >= 0 and covered[i][:2] == disk and sector < covered[i][2] + covered[i][3]:
-                continue
-            first = (sector - place.partition_start) * SECTOR // size
-            last = ((sector - place.partition_start + max(sectors, 1)) * SECTOR - 1) // size
-            blocks.update(range(first, last + 1))
-            if len(blocks) >= walk.budget.max_blocks:
-                walk.left_out.append(
-                    f"block budget ({walk.budget.max_blocks} blocks) reached on {place.fs_device}"
-                )
+        start, mount = place.partition_start, mounts.get(place)
+        points = sorted({p for major, minor, sector, sectors in touched
+                         if (major, minor) == disk and sector >= start
+                         for p in (sector, sector + max(sectors, 1) - 1)})  # fmt: skip
+        asked = 0
+        while points and not walk.over_budget():
+            covered = _Coverage(walk.rows, disk)
+            points = [p for p in points if p not in covered]
+            if not points or asked >= walk.budget.max_blocks:
                 break
-        hand = ext4.owners(f"/dev/{place.fs_device}", sorted(blocks)[: walk.budget.max_blocks])
-        mount = mounts.get(place)
-        owned = dict(hand.owners)
-        for inode, name in hand.names.items():
-            if mount is not None and not walk.over_budget():
-                full = os.path.join(mount, name.lstrip("/"))
-                if not os.path.islink(full):
-                    walk.map_one(full)
-                    owned = {b: i for b, i in owned.items() if i != inode}
-        hand.owners = owned
-        for row in hand_rows(hand, disk, place.partition_start, size):
-            row["fs_device"] = place.fs_device
-            if mount is not None and row["path"].startswith("/"):  # ncheck's paths: from the root
-                row["path"] = mount if row["path"] == "/" else mount.rstrip("/") + row["path"]
-            walk.rows.append(row)
+            batch, points = points[:ROUND], points[ROUND:]
+            blocks = sorted({(p - start) * SECTOR // size for p in batch})
+            asked += len(blocks)
+            hand = ext4.owners(f"/dev/{name}", blocks)
+            _map_owned(walk, hand, place, mount, size)
+        if points:
+            walk.left_out.append(
+                f"{len(points)} touched sectors on {name} not looked up (block budget "
+                f"{walk.budget.max_blocks} or time budget reached)"
+            )
+
+
+def _map_owned(walk: _Walk, hand: HandMap, place: Placement, mount: str | None, size: int) -> None:
+    """FIEMAP the files debugfs named (under their mount point); rows from icheck for the rest."""
+    owned = dict(hand.owners)
+    for inode, name in hand.names.items():
+        full = None if mount is None else os.path.join(mount, name.lstrip("/"))
+        if full is not None and not os.path.islink(full) and not walk.over_budget():
+            walk.map_one(full)
+            owned = {b: i for b, i in owned.items() if i != inode}
+    hand.owners = owned
+    disk = (place.disk_major, place.disk_minor)
+    for row in hand_rows(hand, disk, place.partition_start, size):
+        row["fs_device"] = place.fs_device
+        if mount is not None and row["path"].startswith("/"):  # ncheck's paths: from the root
+            row["path"] = mount if row["path"] == "/" else mount.rstrip("/") + row["path"]
+        walk.rows.append(row)
 
 
 _Q_LINE = re.compile(rb"\s*(\d+),(\d+)\s+\d+\s+\d+\s+\d+\.\d+\s+\d+\s+Q\s+[A-Z]+\s+(\d+) \+ (\d+)")
