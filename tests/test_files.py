@@ -179,3 +179,27 @@ def test_debugfs_maps_give_the_same_bytes_per_inode(dataset: Path, tmp_path: Pat
     assert len(own) == 71  # root and mq folders, journal, 68 files
     journal = _rows(con, "SELECT DISTINCT path FROM bio_files WHERE kind = 'journal'")
     assert journal == [("<journal>",)]
+
+
+def test_the_report_has_a_which_files_section_with_escaped_paths(
+    dataset: Path, tmp_path: Path
+) -> None:
+    from blkscope.reports.model import load_report
+    from blkscope.reports.page import render_page
+
+    html = render_page(load_report(dataset), None)
+    section = html[html.index('<section class="files" id="which-files">') :]
+    assert "<h3>Writeback bursts (10.0 MiB of flusher writes) went to</h3>" in section
+    assert section.count("/work/h16scratch/g1.p1/mq/index") == 2  # top files, writeback
+    # a hostile path in the map reaches the page escaped, on one line
+    hostile = _copy(dataset, tmp_path)
+    con = duckdb.connect()
+    evil = "/srv/evil\n<script>alert(1)</script>"
+    con.execute(
+        f"COPY (SELECT * REPLACE (CASE WHEN path LIKE '%g1.p1/mq/index' THEN '{evil}' "
+        f"ELSE path END AS path) FROM read_parquet('{dataset}/file_extents.parquet')) "
+        f"TO '{hostile}/file_extents.parquet' (FORMAT parquet)"
+    )
+    page = render_page(load_report(hostile), None)
+    assert "<script>alert" not in page
+    assert page.count("/srv/evil\\n&lt;script&gt;alert(1)&lt;/script&gt;") == 2

@@ -10,12 +10,15 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from blkscope.errors import InputFormatError, ParseError
 from blkscope.files.attach import HandPlacement, load_maps
-from blkscope.files.handmade import HandMap, hand_rows, read_hand_map
+from blkscope.files.handmade import HandMap, hand_rows, read_filefrag, read_hand_map
 from blkscope.files.mapper import MapBudget, _Walk, map_paths
 from blkscope.files.place import placement_of
 from blkscope.files.render import one_line
@@ -174,3 +177,30 @@ def test_cli_files_json_during_a_range_and_bad_options(tmp_path: Path) -> None:
     none = _cli("files", str(bare))
     assert none.returncode == 2
     assert none.stderr.startswith("error: file_extents: the dataset has no file map\n")
+
+
+_NAMES = st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=40)
+_EXTENT = st.tuples(st.integers(0, 1 << 30), st.integers(0, 1 << 30), st.integers(1, 1 << 20))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(_NAMES, st.lists(_EXTENT, max_size=4)), max_size=4),
+       st.sampled_from([1024, 4096]))  # fmt: skip
+def test_filefrag_text_round_trips(files: list[tuple[str, list[Any]]], unit: int) -> None:
+    """Any name (markup, ' is ', colons...) and extents, printed as filefrag -v prints them,
+    read back as the same extents in bytes."""
+    text = ["Filesystem type is: ef53"]
+    want = []
+    for name, extents in files:
+        text.append(f"File size of {name} is 123 (1 block of {unit} bytes)")
+        text.append(" ext:     logical_offset:        physical_offset: length:   expected: flags:")
+        for i, (logical, physical, length) in enumerate(extents):
+            flags = "last,eof" if i == len(extents) - 1 else ""
+            text.append(f"{i:4d}: {logical:10d}..{logical + length - 1:10d}: "
+                        f"{physical:10d}..{physical + length - 1:10d}: {length:6d}: "
+                        f"            {flags}")  # fmt: skip
+            want.append((name, logical * unit, physical * unit, length * unit, flags))
+        text.append(f"{name}: {len(extents)} extent{'s' if len(extents) != 1 else ''} found")
+    hand = HandMap()
+    read_filefrag("ff.txt", "\n".join(text) + "\n", hand, strict=True)
+    assert hand.extents == want

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 from typing import Any
 
-from blkscope.files.handmade import HandMap, _read_debugfs
+from blkscope.files.handmade import HandMap, read_debugfs
 from blkscope.files.rows import extent_row
 
 _GROUP = re.compile(r"Group (\d+): \(Blocks")
@@ -152,11 +152,11 @@ def owners(device: str, blocks: list[int]) -> HandMap:
     if not blocks:
         return hand
     text = run_tool(["debugfs", "-f", "-", device], _requests("icheck", blocks)) or ""
-    _read_debugfs(f"debugfs icheck on {device}", _no_prompts(text), hand, strict=False)
+    read_debugfs(f"debugfs icheck on {device}", _no_prompts(text), hand, strict=False)
     inodes = sorted(set(hand.owners.values()))
     if inodes:
         text = run_tool(["debugfs", "-f", "-", device], _requests("ncheck", inodes)) or ""
-        _read_debugfs(f"debugfs ncheck on {device}", _no_prompts(text), hand, strict=False)
+        read_debugfs(f"debugfs ncheck on {device}", _no_prompts(text), hand, strict=False)
     return hand
 
 

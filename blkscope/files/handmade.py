@@ -56,14 +56,15 @@ def read_hand_map(path: str, hand: HandMap, strict: bool) -> None:
     """Add one filefrag or debugfs output file to `hand`."""
     text = read_text(path)
     if _FF_SIZE.search(text):
-        _read_filefrag(path, text, hand, strict)
+        read_filefrag(path, text, hand, strict)
     elif any(p.search(text) for p in (_ICHECK_HEAD, _NCHECK_HEAD, _BLOCK_SIZE, _JOURNAL_INODE)):
-        _read_debugfs(path, text, hand, strict)
+        read_debugfs(path, text, hand, strict)
     else:
         raise InputFormatError(path, "not a file map", hint=FORMATS_HINT)
 
 
-def _read_filefrag(where: str, text: str, hand: HandMap, strict: bool) -> None:
+def read_filefrag(where: str, text: str, hand: HandMap, strict: bool) -> None:
+    """Add the extents of `filefrag -v` output (in bytes, delalloc left out) to `hand`."""
     name: str | None = None
     unit = 0
     for no, line in numbered_lines(text, where):
@@ -91,7 +92,8 @@ _FF_COLUMNS = ((2, "logical_offset"), (4, "physical_offset"), (6, "length"))
 _NOT_PLACED = {"unknown_loc", "delalloc", "inline", "tail_packed"}
 
 
-def _read_debugfs(where: str, text: str, hand: HandMap, strict: bool) -> None:
+def read_debugfs(where: str, text: str, hand: HandMap, strict: bool) -> None:
+    """Add debugfs icheck/ncheck tables, the block size and the journal inode to `hand`."""
     table = None
     for no, line in numbered_lines(text, where):
         if not line or _DF_BANNER.fullmatch(line):
