@@ -203,3 +203,17 @@ def test_the_report_has_a_which_files_section_with_escaped_paths(
     page = render_page(load_report(hostile), None)
     assert "<script>alert" not in page
     assert page.count("/srv/evil\\n&lt;script&gt;alert(1)&lt;/script&gt;") == 2
+
+
+def test_during_spikes_counts_the_bytes_in_flight_in_the_episodes(dataset: Path) -> None:
+    con = connect(dataset)
+    whole = file_usage(con, During())
+    (episode,) = whole["episodes"]  # one latency episode, 4 s to 5 s
+    assert (episode["start_ns"], episode["end_ns"]) == (4_000_000_000, 5_000_000_000)
+    spikes = file_usage(con, During("spikes"))
+    assert spikes["bytes"] == episode["bytes"] == sum(f["bytes"] for f in episode["files"])
+    assert abs(sum(f["share"] for f in episode["files"]) - 1.0) < 1e-12
+    assert [f["path"].rsplit("/", 3)[-3:] for f in episode["files"][:2]] == [
+        ["g1.p1", "mq", "commitlog"],
+        ["g1.p2", "mq", "commitlog"],
+    ]

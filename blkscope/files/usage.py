@@ -57,6 +57,13 @@ def _windows(con: duckdb.DuckDBPyConnection, during: During) -> list[tuple[Any, 
 def scoped(con: duckdb.DuckDBPyConnection, during: During) -> str:
     """Define temp view files_scope (bio_files rows in scope) and return its name."""
     windows = _windows(con, during)
+    # the last call left a view or a table (DuckDB refuses to drop one as the other)
+    kind = con.execute(
+        "SELECT 'VIEW' FROM duckdb_views() WHERE view_name = 'files_scope' "
+        "UNION ALL SELECT 'TABLE' FROM duckdb_tables() WHERE table_name = 'files_scope'"
+    ).fetchall()
+    for (what,) in kind:
+        con.execute(f"DROP {what} files_scope")
     if windows is None:
         con.execute("CREATE OR REPLACE TEMP VIEW files_scope AS SELECT * FROM bio_files")
         return "files_scope"
