@@ -8,6 +8,11 @@ from typing import Any
 from blkscope.safe_text import printable
 from blkscope.units import format_ns, format_share
 
+UNMAPPED_WHY = (
+    "sectors no file in the map owned when it was made (files deleted or rewritten during the "
+    "capture, files outside --files, or filesystem blocks the map does not label)"
+)
+
 
 def one_line(text: str) -> str:
     """An untrusted name on one terminal line: controls, newlines and tabs as escapes."""
@@ -29,6 +34,9 @@ def render_files(usage: dict[str, Any], top: int = 20) -> str:
     out.append(
         "  " + ", ".join(f"{k['kind']} {format_share(k['share'])}" for k in usage["by_kind"])
     )
+    unmapped = sum(k["bytes"] for k in usage["by_kind"] if k["kind"] == "unmapped")
+    if unmapped:
+        out.append(f"  {_mib(unmapped)} MiB unmapped: {UNMAPPED_WHY}")
     out.append(
         f"{'MiB':>9} {'share':>6} {'IOs':>7} {'read':>8} {'write':>8} {'wb':>6} "
         f"{'p50':>8} {'p99':>8}  kind       path / top process"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from blkscope.files.render import one_line
+from blkscope.files.render import UNMAPPED_WHY, one_line
 from blkscope.reports.tables import table
 from blkscope.reports.text import count
 from blkscope.units import format_ns, format_share
@@ -30,6 +30,8 @@ def which_files_html(usage: dict[str, Any] | None) -> str:
         return "\n".join(parts)
     kinds = ", ".join(f"{escape(k['kind'])} {format_share(k['share'])}" for k in usage["by_kind"])
     parts.append(f"<p>{_mib(usage['bytes'])} MiB of bios: {kinds}.</p>")
+    if any(k["kind"] == "unmapped" for k in usage["by_kind"]):
+        parts.append(f"<p>Unmapped: {escape(UNMAPPED_WHY)}.</p>")
     parts.append(table(
         ["file", "kind", "MiB", "share", "IOs", "writeback share of its bytes", "Q2C p99"],
         [[one_line(f["path"]), f["kind"], _mib(f["bytes"]), format_share(f["share"]),
