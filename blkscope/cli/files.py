@@ -84,6 +84,7 @@ def files(
     from blkscope.files.attach import HandPlacement, attach_maps
     from blkscope.files.render import render_files
     from blkscope.files.usage import During, file_usage
+    from blkscope.progress import progress_bar
 
     what, start, end = _during(during)
     override = _device(device)
@@ -101,7 +102,8 @@ def files(
             con.close()
             place = HandPlacement(override, partition_start, block_size)
             notes = attach_maps(dataset, map_, traced, place, strict)
-        usage = file_usage(connect(dataset), During(what, start, end), top)
+        with progress_bar(enabled=not as_json) as progress:
+            usage = file_usage(connect(dataset), During(what, start, end), top, progress)
     except BlkscopeError as exc:
         raise fail(exc) from None
     if notes and notes["error_lines"]:

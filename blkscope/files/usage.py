@@ -13,6 +13,7 @@ import duckdb
 from blkscope.analyze.correlation import writeback_intervals
 from blkscope.analyze.views import relations
 from blkscope.errors import InputFormatError
+from blkscope.progress import ProgressCallback
 
 PERCENTILES = (50, 90, 99)
 # A bio is in flight in a window when queued before its end and completed after its start (the
@@ -128,8 +129,18 @@ GROUP BY ALL ORDER BY w.dev_major, w.dev_minor, w.episode_id, bytes DESC, path
 """
 
 
-def file_usage(con: duckdb.DuckDBPyConnection, during: During, top: int = 20) -> dict[str, Any]:
+def file_usage(
+    con: duckdb.DuckDBPyConnection,
+    during: During,
+    top: int = 20,
+    progress: ProgressCallback | None = None,
+) -> dict[str, Any]:
     """Every file's IO in scope, the directories rolled up, writeback and episode shares."""
+
+    def step(done: int, doing: str) -> None:
+        if progress is not None:
+            progress("files", done, 3, unit="steps", label=f"files: {doing}")
+
     if "bio_files" not in relations(con):
         raise InputFormatError(
             "file_extents",
@@ -137,8 +148,11 @@ def file_usage(con: duckdb.DuckDBPyConnection, during: During, top: int = 20) ->
             hint="capture with `blkscope capture --files PATH`, or attach a map: "
             "blkscope files DATASET --map CAPTURE_FOLDER|filefrag.txt|debugfs.txt",
         )
+    step(0, "bios in scope")
     scoped(con, during)
+    step(1, "joining bios to file extents")
     files = _rows(con, _PER_FILE)
+    step(2, "spike episodes")
     total = sum(f["bytes"] for f in files)
     writeback_total = sum(f["writeback_bytes"] for f in files)
     for f in files:

@@ -1,28 +1,36 @@
 -- Which files each bio touched: the bio's sectors intersected with the file map (file_extents),
 -- one row per (bio, extent) overlap, plus one 'unmapped' row for the bytes of a bio no extent
--- covers, so the bytes of a device's bios add up exactly. The join is an interval join: disk
--- and sector are folded into one HUGEINT position so DuckDB can run it as an IEJoin (a hash
--- join on the disk would pair every bio with every extent of its disk).
+-- covers, so the bytes of a device's bios add up exactly. The interval join is a hash join on
+-- 1 MiB buckets (2048 sectors): bios and extents are listed under every bucket they reach, and
+-- an overlap counts in the bucket where it starts, so it counts once. DuckDB 2.0 ran the
+-- two-inequality join as a piecewise merge join, pairing every bio with half the extents.
 -- Needs the file_extents table (blkscope capture --files, or blkscope files DATASET --map MAP).
 -- needs: bios, file_extents?
 WITH b AS (
     SELECT q_eid, dev_major, dev_minor, sector, nsectors, op, flags, pid, comm,
-           q_time_ns, c_time_ns, q2c_ns,
-           ((dev_major::HUGEINT << 32) + dev_minor) << 64 AS disk_key
+           q_time_ns, c_time_ns, q2c_ns
     FROM bios
     WHERE sector IS NOT NULL AND nsectors > 0
 ),
-e AS (
-    SELECT *, ((dev_major::HUGEINT << 32) + dev_minor) << 64 AS disk_key FROM file_extents
+bb AS (
+    SELECT q_eid, dev_major, dev_minor, sector, nsectors,
+           unnest(range(sector // 2048, (sector + nsectors - 1) // 2048 + 1)) AS bucket
+    FROM b
+),
+eb AS (
+    SELECT *, unnest(range(sector // 2048, (sector + sectors - 1) // 2048 + 1)) AS bucket
+    FROM file_extents
+    WHERE sectors > 0
 ),
 hit AS (
-    SELECT b.q_eid, e.path, e.inode, e.kind, e.fs_device,
-           e.file_offset + (greatest(b.sector, e.sector) - e.sector) * 512 AS file_offset,
-           (least(b.sector + b.nsectors, e.sector + e.sectors)
-            - greatest(b.sector, e.sector)) * 512 AS bytes
-    FROM b JOIN e
-      ON b.disk_key + b.sector < e.disk_key + e.sector + e.sectors
-     AND b.disk_key + b.sector + b.nsectors > e.disk_key + e.sector
+    SELECT bb.q_eid, e.path, e.inode, e.kind, e.fs_device,
+           e.file_offset + (greatest(bb.sector, e.sector) - e.sector) * 512 AS file_offset,
+           (least(bb.sector + bb.nsectors, e.sector + e.sectors)
+            - greatest(bb.sector, e.sector)) * 512 AS bytes
+    FROM bb JOIN eb e
+      ON bb.dev_major = e.dev_major AND bb.dev_minor = e.dev_minor AND bb.bucket = e.bucket
+    WHERE bb.sector < e.sector + e.sectors AND bb.sector + bb.nsectors > e.sector
+      AND greatest(bb.sector, e.sector) // 2048 = bb.bucket
 ),
 pieces AS (
     SELECT * FROM hit
