@@ -60,7 +60,7 @@ def test_a_view_whose_table_is_missing_is_left_out_without_an_attempt() -> None:
 
 
 def test_optional_views_follow_the_needs_of_views_over_views() -> None:
-    assert optional_tables() == {"biosnoop", "partitions", "series", "writeback"}
+    assert optional_tables() == {"biosnoop", "file_extents", "partitions", "series", "writeback"}
     tables = [name for name in TABLES if name != "writeback"]
     assert optional_views(tables) == {"writeback_events", "_writeback_windows"}
     assert optional_views(TABLES) == set()
