@@ -67,7 +67,10 @@ def files(
         str | None, typer.Option(help="Traced device MAJOR,MINOR a hand-made map is of.")
     ] = None,
     partition_start: Annotated[
-        int, typer.Option(min=0, help="Sector where the mapped filesystem starts on the disk.")
+        int,
+        typer.Option(
+            min=0, max=1 << 53, help="Sector where the mapped filesystem starts on the disk."
+        ),
     ] = 0,
     block_size: Annotated[
         int | None, typer.Option(min=512, help="Block size of debugfs icheck block numbers.")

@@ -11,7 +11,7 @@ from typing import Any
 
 from blkscope.errors import InputFormatError, ParseError
 from blkscope.files.rows import extent_row
-from blkscope.ingest.textlog import numbered_lines, read_text, to_int
+from blkscope.ingest.textlog import numbered_lines, read_text, to_int, within
 
 _FF_SIZE = re.compile(r"File size of (.*) is (\d+) \((\d+) blocks? of (\d+) bytes\)")
 _FF_HEAD = re.compile(r"\s*ext:\s+logical_offset:\s+physical_offset:\s+length:")
@@ -46,6 +46,22 @@ class HandMap:
     errors: list[dict[str, Any]] = field(default_factory=list)
 
 
+def _block_size(where: str, no: int, text: str) -> int:
+    """A filesystem block size: a power of two from 512 bytes to 1 MiB."""
+    size = to_int(where, no, text, "block size")
+    if size not in _BLOCK_SIZES:
+        raise ParseError(
+            where,
+            no,
+            f"block size {size} is not a filesystem block size "
+            "(a power of two from 512 to 1048576)",
+        )
+    return size
+
+
+_BLOCK_SIZES = {1 << n for n in range(9, 21)}
+
+
 def _bad(hand: HandMap, where: str, no: int, line: str, reason: str, strict: bool) -> None:
     if strict:
         raise ParseError(where, no, reason, hint=FORMATS_HINT)
@@ -71,12 +87,15 @@ def read_filefrag(where: str, text: str, hand: HandMap, strict: bool) -> None:
         if not line or _FF_HEAD.match(line) or _FF_OTHER.fullmatch(line):
             continue
         if m := _FF_SIZE.fullmatch(line):
-            name, unit = m[1], to_int(where, no, m[4], "block size")
+            name, unit = m[1], _block_size(where, no, m[4])
             hand.block_size = hand.block_size or unit
         elif (m := _FF_ROW.fullmatch(line)) and name is not None:
             first, phys, length = (to_int(where, no, m[i], w) for i, w in _FF_COLUMNS)
             if not _NOT_PLACED.intersection(m[8].split(",")):  # delalloc: not on disk yet
-                hand.extents.append((name, first * unit, phys * unit, length * unit, m[8]))
+                logical = within(where, no, first * unit, "logical_offset")
+                physical = within(where, no, phys * unit, "physical_offset")
+                nbytes = within(where, no, length * unit, "length")
+                hand.extents.append((name, logical, physical, nbytes, m[8]))
         elif (m := _FF_TAIL.fullmatch(line)) and m[1] == name:
             name = None
         else:
@@ -99,7 +118,7 @@ def read_debugfs(where: str, text: str, hand: HandMap, strict: bool) -> None:
         if not line or _DF_BANNER.fullmatch(line):
             continue
         if m := _BLOCK_SIZE.match(line):
-            hand.block_size = to_int(where, no, m[1], "block size")
+            hand.block_size = _block_size(where, no, m[1])
         elif m := _JOURNAL_INODE.match(line):
             hand.journal_inode = to_int(where, no, m[1], "journal inode")
         elif _ICHECK_HEAD.fullmatch(line):
@@ -151,6 +170,8 @@ def hand_rows(
             hint="add `debugfs -R stats DEV` output, or pass --block-size",
         )
     for inode, first, count in _runs(hand.owners):
+        if (first + count) * size >= 1 << 62:
+            raise InputFormatError("debugfs icheck", f"block {first} lies past 2^62 bytes")
         journal = inode == hand.journal_inode
         path, kind = _SPECIAL_INODES.get(inode, (f"<inode {inode}>", "data"))
         if journal:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from blkscope.analyze.partitions import partitions_table, read_partitions
+from blkscope.files.handmade import HandMap, hand_rows, read_hand_map
+from blkscope.files.rows import extents_table
 from blkscope.ingest.blkparse_ingest import ingest_events
 from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
 from blkscope.ingest.blktrace_events import decode
@@ -293,6 +295,13 @@ def _capture_folder(path: Path, scratch: Path, rng: random.Random) -> None:
         shutil.rmtree(scratch / "capture-ds", ignore_errors=True)
 
 
+def _file_map(path: Path, scratch: Path, rng: random.Random) -> None:
+    hand = HandMap()
+    read_hand_map(str(path), hand, strict=rng.random() < 0.3)
+    size = rng.choice([None, 4096])
+    extents_table(hand_rows(hand, (7, 1), rng.choice([0, 2048]), size))
+
+
 def _partitions(path: Path, scratch: Path, rng: random.Random) -> None:
     parts, _ = read_partitions([path])
     partitions_table(parts)
@@ -395,6 +404,12 @@ TARGETS: list[Target] = [
         tuple(sorted((ROOT / "tests" / "data" / "partitions").glob("*_*.*"))),
         _partitions,
         [*M.TEXT, *M.JSON],
+    ),
+    Target(
+        "file maps",
+        tuple(sorted((ROOT / "tests" / "data" / "files" / "maps-small").glob("*.txt"))),
+        _file_map,
+        M.TEXT,
     ),
     Target("clock.txt", (CAPTURE / "clock.txt",), _clock, M.TEXT, weight=0.3),
     Target(
