@@ -18,6 +18,8 @@ from rich.progress import (
 )
 from rich.text import Text
 
+from blkscope.safe_text import printable
+
 # callback(key, done, total=None, unit="bytes", label=None): one bar per key, counting bytes
 # read or steps taken; label (default: key) is what the bar says it is doing.
 ProgressCallback = Callable[..., None]
@@ -48,7 +50,8 @@ def progress_bar(enabled: bool = True) -> Iterator[ProgressCallback | None]:
         yield None
         return
     bar = Progress(
-        TextColumn("{task.description}"),
+        # file names come from traced machines: no rich markup, no control characters
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         AmountColumn(),
         TimeRemainingColumn(),
@@ -59,9 +62,10 @@ def progress_bar(enabled: bool = True) -> Iterator[ProgressCallback | None]:
     def update(
         key: str, done: int, total: int | None = None, unit: str = "bytes", label: str | None = None
     ) -> None:
+        said = printable(str(label or key))
         if key not in tasks:
-            tasks[key] = bar.add_task(label or key, total=total, unit=unit)
-        bar.update(tasks[key], completed=done, description=label or key)
+            tasks[key] = bar.add_task(said, total=total, unit=unit)
+        bar.update(tasks[key], completed=done, description=said)
 
     with bar:
         yield update

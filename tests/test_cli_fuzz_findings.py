@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -179,3 +180,35 @@ def test_a_report_of_a_name_too_long_is_an_error_line(tmp_path: Path) -> None:
     name = str(tmp_path / ("x" * 300))
     code, err = _run("report", name, "-o", str(tmp_path / "r.html"), "-q")
     assert (code, err) == (2, f"error: {name}: cannot open: File name too long\n")
+
+
+def test_spikes_with_a_k_too_large_for_any_window_finds_none(dataset: Path) -> None:
+    """seed 2 run 2529: `spikes --window 10ns --k 1e308` was OverflowError (int of infinity)."""
+    result = CliRunner().invoke(
+        app, ["spikes", str(dataset), "--json", "--window", "10ns", "--k", "1e308"]
+    )
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert (doc["spikes"], doc["episodes"]) == ([], [])
+
+
+def test_a_report_name_too_long_is_an_error_line(dataset: Path, tmp_path: Path) -> None:
+    """seed 2 run 2482: `report DS -o x*300` was OSError ENAMETOOLONG from the error handler's
+    own unlink of the temp file; a name of 250 bytes, whose temp name alone is over 255, is
+    written."""
+    name = str(tmp_path / ("x" * 300))
+    code, err = _run("report", str(dataset), "-o", name, "-q")
+    assert (code, err) == (1, f"error: {name}: cannot write: File name too long\n")
+    assert _run("report", str(dataset), "-o", str(tmp_path / ("y" * 250)), "-q") == (0, "")
+    assert (tmp_path / ("y" * 250)).read_bytes().startswith(b"<!DOCTYPE html>")
+    assert not [p for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+def test_a_report_name_that_is_not_utf8_is_printed_escaped(dataset: Path, tmp_path: Path) -> None:
+    """seed 2 run 5623: the summary line of `report -o caf\\xe9\\xff` was UnicodeEncodeError."""
+    out = os.fsdecode(os.fsencode(str(tmp_path)) + b"/caf\xe9\xff")
+    result = CliRunner().invoke(app, ["report", str(dataset), "-o", out])
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[0] == (
+        f"wrote {tmp_path}/caf\\udce9\\udcff and {tmp_path}/summary.json (dataset {dataset})"
+    )

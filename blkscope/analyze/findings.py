@@ -3,6 +3,7 @@ periods of bursty series: every findings table of a dataset."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -124,7 +125,13 @@ def _abnormal(
     p99 = w["p99_ns"].astype(np.float64)
     median = float(np.median(p99[busy]))
     mad = float(np.median(np.abs(p99[busy] - median)))
-    limit = threshold_ns or int(max(median + k * MAD_TO_SIGMA * mad, 2 * median))
+    if threshold_ns:
+        limit = threshold_ns
+    else:
+        derived = max(median + k * MAD_TO_SIGMA * mad, 2 * median)
+        if not math.isfinite(derived):  # a --k so large (1e308) no window can pass it
+            return []
+        limit = int(derived)
     out = []
     for first, last in _runs(w["win"], busy & (p99 > limit)):
         sel = slice(first, last + 1)

@@ -11,6 +11,7 @@ import duckdb
 
 from blkscope.analyze.views import connect, lock_down
 from blkscope.errors import BlkscopeError
+from blkscope.safe_text import printable
 
 
 class QueryError(BlkscopeError):
@@ -81,7 +82,9 @@ def refuse_writes(con: duckdb.DuckDBPyConnection, query: str) -> None:
 
 
 def _table(names: list[str], rows: list[tuple[object, ...]]) -> str:
-    cells = [[("NULL" if v is None else str(v)) for v in r] for r in rows]
+    # escaped before measuring, so a name from a traced machine keeps the columns aligned
+    cells = [[("NULL" if v is None else printable(str(v))) for v in r] for r in rows]
+    names = [printable(n) for n in names]
     widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(names)]
     line = "  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))
     out = [line, "  ".join("-" * w for w in widths)]

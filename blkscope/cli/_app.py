@@ -10,12 +10,25 @@ from typer.core import TyperGroup
 
 from blkscope import __version__, interrupts
 from blkscope.errors import BlkscopeError, InputFormatError, ParseError
-from blkscope.safe_text import printable
+from blkscope.safe_text import json_printable, printable
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
 EXIT_INTERRUPTED = 130
 INTERRUPTED_MESSAGE = "interrupted: nothing is left half-written"
+
+
+def say(text: str, err: bool = False, nl: bool = True) -> None:
+    """Print the command's output. Tables and summaries carry names from traced machines
+    (process names, paths, hosts): their control characters and undecodable bytes are shown
+    as escapes here, once for every command, so none reaches the terminal as is."""
+    typer.echo(printable(text), err=err, nl=nl)
+
+
+def say_json(text: str, nl: bool = True) -> None:
+    """Print JSON text made by json.dumps (ensure_ascii): every string in it is already escaped
+    but DEL, which is written as JSON's own escape so the text stays valid JSON."""
+    typer.echo(json_printable(text), nl=nl)
 
 
 def watch_sigint() -> None:
@@ -24,7 +37,7 @@ def watch_sigint() -> None:
 
 
 def interrupted() -> typer.Exit:
-    typer.echo(INTERRUPTED_MESSAGE, err=True)
+    say(INTERRUPTED_MESSAGE, err=True)
     return typer.Exit(EXIT_INTERRUPTED)
 
 
@@ -61,16 +74,16 @@ app = typer.Typer(
 def fail(exc: BlkscopeError) -> typer.Exit:
     if interrupts.came():  # e.g. a query DuckDB stopped, reported by the library as an error
         return interrupted()
-    typer.echo(f"error: {printable(str(exc))}", err=True)
+    say(f"error: {exc}", err=True)
     if exc.hint:
-        typer.echo(f"hint: {printable(exc.hint)}", err=True)
+        say(f"hint: {exc.hint}", err=True)
     bad_input = isinstance(exc, ParseError | InputFormatError)
     return typer.Exit(EXIT_BAD_INPUT if bad_input else EXIT_FAILED)
 
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"blkscope {__version__}")
+        say(f"blkscope {__version__}")
         raise typer.Exit()
 
 
@@ -93,7 +106,7 @@ def analysed(dataset: Path) -> None:
     from blkscope.progress import progress_bar
 
     if "bios" not in read_manifest(dataset).get("tables", {}):
-        typer.echo(f"analysing {dataset} first", err=True)
+        say(f"analysing {dataset} first", err=True)
         with progress_bar() as progress:
             analyze_dataset(dataset, progress=progress).close()
 

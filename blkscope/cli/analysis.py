@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import analysed, app, duration, fail, number
+from blkscope.cli._app import analysed, app, duration, fail, number, say, say_json
 from blkscope.errors import BlkscopeError, OptionError
 
 
@@ -52,7 +52,7 @@ def analyze(
     warnings = warnings_of(manifest)
     if quiet:
         for warning in warnings:
-            typer.echo(f"warning: {warning}", err=True)
+            say(f"warning: {warning}", err=True)
         return
     if as_json:
         doc = {
@@ -61,9 +61,9 @@ def analyze(
             "warnings": warnings,
             "devices": devices,
         }
-        typer.echo(json.dumps(doc, indent=2))
+        say_json(json.dumps(doc, indent=2))
     else:
-        typer.echo(render_summary(devices, warnings))
+        say(render_summary(devices, warnings))
 
 
 @app.command()
@@ -77,11 +77,13 @@ def sql(
     from blkscope.analyze.query import run_query
 
     try:
-        typer.echo(
-            run_query(dataset, query, "json" if as_json else "csv" if as_csv else "table"), nl=False
-        )
+        text = run_query(dataset, query, "json" if as_json else "csv" if as_csv else "table")
     except BlkscopeError as exc:
         raise fail(exc) from None
+    if as_json:
+        say_json(text, nl=False)
+    else:
+        say(text, nl=False)
 
 
 @app.command()
@@ -124,9 +126,9 @@ def spikes(
     if as_json:
         doc = {"trace_start": clock.as_doc(), "episodes": episodes, "spikes": rows,
                "writeback": verdicts}  # fmt: skip
-        typer.echo(json.dumps(doc, indent=2))
+        say_json(json.dumps(doc, indent=2))
     else:
-        typer.echo(render_spikes(rows, episodes, verdicts, clock))
+        say(render_spikes(rows, episodes, verdicts, clock))
 
 
 @app.command()
@@ -150,7 +152,10 @@ def periods(
         raise fail(exc) from None
     if as_json:  # phase_utc: when the first cycle's burst fell
         rows = [with_wall_times(r, clock, ("phase_ns",)) for r in rows]
-    typer.echo(json.dumps(rows, indent=2) if as_json else render_periods(rows))
+    if as_json:
+        say_json(json.dumps(rows, indent=2))
+    else:
+        say(render_periods(rows))
 
 
 @app.command()
@@ -171,7 +176,10 @@ def crosscheck(
         result = run_crosscheck(connect(dataset), set(read_manifest(dataset)["tables"]))
     except BlkscopeError as exc:
         raise fail(exc) from None
-    typer.echo(json.dumps(result, indent=2) if as_json else render_crosscheck(result))
+    if as_json:
+        say_json(json.dumps(result, indent=2))
+    else:
+        say(render_crosscheck(result))
 
 
 @app.command()
@@ -190,7 +198,10 @@ def compare(
         result = run_compare(before, after)
     except BlkscopeError as exc:
         raise fail(exc) from None
-    typer.echo(json.dumps(result, indent=2) if as_json else render(result))
+    if as_json:
+        say_json(json.dumps(result, indent=2))
+    else:
+        say(render(result))
 
 
 @app.command()
@@ -238,6 +249,6 @@ def partitions(
     except BlkscopeError as exc:
         raise fail(exc) from None
     if as_json:
-        typer.echo(json.dumps(rows, indent=2))
+        say_json(json.dumps(rows, indent=2))
         return
-    typer.echo(render_partitions(rows))
+    say(render_partitions(rows))

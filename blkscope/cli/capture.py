@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import EXIT_FAILED, app, fail
+from blkscope.cli._app import EXIT_FAILED, app, fail, say
 from blkscope.cli._app import duration as duration_option
 from blkscope.errors import BlkscopeError, OptionError
 
@@ -92,29 +92,29 @@ def capture(
         map_budget=MapBudget(max_files=map_max_files, max_seconds=map_max_seconds),
     )
     try:
-        manifest = run_capture(opts, say=lambda s: typer.echo(s, err=True))
+        manifest = run_capture(opts, say=lambda s: say(s, err=True))
     except BlkscopeError as exc:
         raise fail(exc) from None
     except KeyboardInterrupt:
         # Recording already ended cleanly; this second Ctrl-C came while writing the files.
-        typer.echo(f"interrupted while writing {output}; tracefs settings were restored", err=True)
+        say(f"interrupted while writing {output}; tracefs settings were restored", err=True)
         raise typer.Exit(130) from None
-    typer.echo(
+    say(
         f"wrote {output}: {manifest.get('block_events', 'ftrace text of the')} block events via "
         f"{manifest['block_source']}, stopped by {manifest['stop_reason']}, "
         f"{manifest.get('lost_events', 0)} lost"
     )
     for what in manifest.get("not_recorded", []):
-        typer.echo(f"not recorded: {what}", err=True)
+        say(f"not recorded: {what}", err=True)
     if manifest.get("blkparse") is None and manifest["block_source"] != "tracepoints":
-        typer.echo(
+        say(
             f"blkparse is not installed: run `blkparse -i trace -o blkparse.txt` in "
             f"{output} where it is, then `blkscope ingest`",
             err=True,
         )
     code = manifest.get("command_exit_code")
     if code and manifest["stop_reason"].startswith("command exited"):  # not when we stopped it
-        typer.echo(f"the command exited with {code}; the capture is complete", err=True)
+        say(f"the command exited with {code}; the capture is complete", err=True)
         raise typer.Exit(EXIT_FAILED)
 
 
@@ -130,7 +130,7 @@ def capture_restore(
     except BlkscopeError as exc:
         raise fail(exc) from None
     for problem in problems:
-        typer.echo(f"warning: {problem}", err=True)
+        say(f"warning: {problem}", err=True)
     if problems:
         raise typer.Exit(EXIT_FAILED)
-    typer.echo("tracefs settings restored")
+    say("tracefs settings restored")

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import app, fail
+from blkscope.cli._app import app, fail, say, say_json
 from blkscope.errors import BlkscopeError, InputFormatError
 
 
@@ -64,16 +64,16 @@ def ingest(
     except BlkscopeError as exc:
         raise fail(exc) from None
     if as_json:
-        typer.echo(json.dumps(manifest, indent=2))
+        say_json(json.dumps(manifest, indent=2))
         return
     for warning in warnings_of(manifest):  # even with -q: every number built on it is off
-        typer.echo(f"warning: {warning}", err=True)
+        say(f"warning: {warning}", err=True)
     if not quiet:
         if folder is not None:
             from blkscope.ingest.folder_report import folder_report
 
-            typer.echo(folder_report(manifest))
-        typer.echo(_ingest_summary(manifest, output))
+            say(folder_report(manifest))
+        say(_ingest_summary(manifest, output))
 
 
 def _ingest_folder(

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import EXIT_FAILED, app, fail
+from blkscope.cli._app import EXIT_FAILED, app, fail, say, say_json
 from blkscope.errors import BlkscopeError
 
 
@@ -36,7 +36,7 @@ def report(
     except BlkscopeError as exc:
         raise fail(exc) from None
     if not quiet:
-        typer.echo(_report_summary(done.summary_doc, output, done.summary, done.dataset))
+        say(_report_summary(done.summary_doc, output, done.summary, done.dataset))
 
 
 def _ms(ns: int | None) -> str:
@@ -84,8 +84,8 @@ def check(
     except BlkscopeError as exc:
         raise fail(exc) from None
     if as_json:
-        typer.echo(json.dumps(results_json(results), indent=2))
+        say_json(json.dumps(results_json(results), indent=2))
     else:
-        typer.echo(render_results(results))
+        say(render_results(results))
     if not all(r.passed for r in results):
         raise typer.Exit(EXIT_FAILED)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import json
 import os
@@ -199,16 +200,34 @@ def _link_files(src: Path, dst: Path) -> None:
                 shutil.copy2(item, dst / item.name)
 
 
+# Linux's NAME_MAX is 255 bytes; the temp name adds a dot and ".tmp-PID"
+_TEMP_STEM_BYTES = 200
+
+
+def temp_file(path: Path) -> Path:
+    """A hidden temp name beside path for writing it atomically. A name near the 255-byte limit
+    is shortened, or a report named so would fail on its temp name alone (seed-2 CLI run 2482)."""
+    stem = os.fsencode(path.name)[:_TEMP_STEM_BYTES].decode("utf-8", "ignore")
+    return path.with_name(f".{stem}.tmp-{os.getpid()}")
+
+
+def _remove_quietly(tmp: Path) -> None:
+    """Remove a temp file after a failed write; a failure here (read-only folder, a name the
+    system refuses) must not replace the error being reported."""
+    with contextlib.suppress(OSError):
+        tmp.unlink(missing_ok=True)
+
+
 def write_parquet_atomic(table: pa.Table, path: Path) -> None:
     """Write one Parquet file through a temp name, so readers never see half of it."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp = temp_file(path)
     try:
         # dictionary pages pay off for repeated strings only: on numbers they cost a fifth
         strings = [f.name for f in table.schema if pa.types.is_string(f.type)]
         pq.write_table(table, tmp, compression="zstd", use_dictionary=strings)
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        _remove_quietly(tmp)
         raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
 
 
@@ -241,14 +260,14 @@ def check_utf8_path(path: Path) -> None:
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write a text file (manifest, report) through a temp name."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp = temp_file(path)
     try:
         # bytes of a name from another machine that are not UTF-8 (kept by Python as
         # surrogates) are written as \udcXX: the file stays valid UTF-8
         tmp.write_bytes(text.encode("utf-8", "backslashreplace"))
         os.replace(tmp, path)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
+        _remove_quietly(tmp)
         raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
 
 
