@@ -16,6 +16,8 @@ Each bomb, and what it did before issue 14's bounds:
   garbage.txt      5,000,000 lines of printable garbage, plain
   iostat-month/    a real capture (the bundled mq-writeback-30s blkparse + iostat) with one
                    iostat report stamped a month late: 104 s (56 years late: MemoryError)
+  writeback-big/   the bundled capture with a 200 MiB writeback log (its real log repeated
+                   with shifted times, 4 M rows): side logs were read whole, 1.5 GB at 100 MiB
 """
 
 from __future__ import annotations
@@ -111,6 +113,25 @@ def iostat_month(folder: Path) -> Path:
     return out
 
 
+def writeback_big(folder: Path) -> Path:
+    """The bundled capture's blkparse text and a 200 MiB writeback log: its real writeback_ns
+    log repeated, each copy shifted past the last (the MONO_NS clock stays monotonic)."""
+    out = folder / "writeback-big"
+    out.mkdir()
+    shutil.copy(MQ30 / "blkparse.txt.zst", out)
+    lines = (MQ30 / "writeback_ns.txt").read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("MONO_NS"))
+    rows = [line.split() for line in lines[at + 1 :] if line[:1].isdigit()]
+    span = int(rows[-1][0]) - int(rows[0][0]) + 1_000_000_000
+    with (out / "writeback_ns.txt").open("w") as f:
+        f.write("\n".join(lines[: at + 1]) + "\n")
+        copy = 0
+        while f.tell() < 200 * MIB:
+            f.write("".join(f"{int(r[0]) + copy * span} {' '.join(r[1:])}\n" for r in rows))
+            copy += 1
+    return out
+
+
 BOMBS: dict[str, Callable[[Path], Path]] = {
     "zeros.zst": zeros,
     "a-line.zst": a_line,
@@ -118,6 +139,7 @@ BOMBS: dict[str, Callable[[Path], Path]] = {
     "blank-lines.txt": blank_lines_txt,
     "garbage.txt": garbage,
     "iostat-month": iostat_month,
+    "writeback-big": writeback_big,
 }
 
 

@@ -41,6 +41,8 @@ class BlockDevice:
     name: str
 
 
+# Listings are read whole (lsblk's is one JSON document): 10,000 devices take under 2 MiB.
+MAX_LISTING_BYTES = 16 << 20
 _PROC_ROW = re.compile(r"\s*(\d+)\s+(\d+)\s+(\d+)\s+(\S+)\s*")
 _FDISK_DISK = re.compile(r"Disk (/dev/)?(\S+): .*?, (\d+) sectors")
 _FDISK_UNITS = re.compile(r"Units: sectors of \d+ \* (\d+) = \d+ bytes")
@@ -163,7 +165,7 @@ def read_partitions(paths: list[Path]) -> tuple[list[Partition], list[BlockDevic
     parts: list[Partition] = []
     devices: list[BlockDevice] = []
     for path in paths:
-        text = read_text(str(path))
+        text = read_text(str(path), MAX_LISTING_BYTES, "a partition listing")
         head = text.lstrip()[:200]
         if head.startswith("{"):
             parts += parse_lsblk(path, text)

@@ -10,12 +10,10 @@ import pyarrow as pa
 from blkscope.errors import ParseError
 from blkscope.ingest.textlog import (
     TRACER_CHATTER,
-    numbered_lines,
-    read_text,
+    SideLog,
+    TableRows,
     to_int,
     to_ns,
-    to_table,
-    wrong_format,
 )
 from blkscope.schemas.bpf_logs import BIOSNOOP
 
@@ -118,14 +116,12 @@ def parse_biosnoop(path: str) -> pa.Table:
 
     Events the tool reported lost are summed in the schema metadata key b"lost_events".
     """
-    text = read_text(path)
+    log = SideLog(path)
     names: list[str] | None = None
-    rows: list[dict[str, Any]] = []
-    # One row per IO: a busy capture has millions. Rows become Arrow a batch at a time, so the
-    # Python objects held at once stay a batch's worth (whole: ~1.2 KB per row, 1 GB at 858 k).
-    batches: list[pa.Table] = []
+    # One row per IO: a busy capture has millions (whole: ~1.2 KB per row, 1 GB at 858 k).
+    rows = TableRows(path, BIOSNOOP)
     lost = 0
-    for line_no, line in numbered_lines(text, path):
+    for line_no, line in log.lines():
         stripped = line.strip()
         if not stripped or TRACER_CHATTER.fullmatch(stripped):
             continue
@@ -146,14 +142,10 @@ def parse_biosnoop(path: str) -> pa.Table:
             names = _header(path, line_no, tokens)
             continue
         if names is None:
-            raise wrong_format(path, text, FORMATS, HINT)
+            raise log.wrong_format(FORMATS, HINT)
         rows.append(_row(path, line_no, line, names))
-        if len(rows) == BATCH_ROWS:
-            batches.append(to_table(path, rows, BIOSNOOP))
-            rows = []
     if names is None:
-        raise wrong_format(path, text, FORMATS, HINT)
-    table = pa.concat_tables([*batches, to_table(path, rows, BIOSNOOP)])
-    return table.replace_schema_metadata(
+        raise log.wrong_format(FORMATS, HINT)
+    return rows.table().replace_schema_metadata(
         {**(BIOSNOOP.metadata or {}), b"lost_events": str(lost).encode()}
     )

@@ -14,7 +14,12 @@ import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.detect import detect_text
-from blkscope.ingest.textlog import LIMIT, numbered_lines, read_text, to_table, wrong_format
+from blkscope.ingest.textlog import (
+    LIMIT,
+    SideLog,
+    TableRows,
+    wrong_format,
+)
 from blkscope.schemas.bpf_logs import HISTOGRAM
 
 FORMATS = ("hist_bpftrace", "hist_bcc", "hist_json")
@@ -58,9 +63,12 @@ class _State:
     key: str | None = None
     label: str | None = None
     seen: set[tuple[str | None, str | None]] = field(default_factory=set)
-    rows: list[dict[str, Any]] = field(default_factory=list)
+    rows: TableRows = field(init=False)
     last_high: int | None = None
     last_text: str = ""
+
+    def __post_init__(self) -> None:
+        self.rows = TableRows(self.path, HISTOGRAM)
 
     def clock(self, text: str, ns: int | None) -> None:
         if self.rows or self.seen:
@@ -234,12 +242,12 @@ def _bcc_json(st: _State, line_no: int, doc: dict[str, Any]) -> None:
 
 def parse_histogram(path: str) -> pa.Table:
     """Parse a histogram log of any supported layout into the `histogram` table."""
-    text = read_text(path)
-    kind = detect_text(text[:65536])
+    log = SideLog(path)
+    kind = detect_text(log.head)
     if kind not in FORMATS:
-        raise wrong_format(path, text, FORMATS, HINT)
+        raise wrong_format(path, log.head, FORMATS, HINT)
     st = _State(path)
-    for line_no, line in numbered_lines(text, path):
+    for line_no, line in log.lines():
         if not line.strip():
             continue
         if kind == "hist_json":
@@ -247,5 +255,5 @@ def parse_histogram(path: str) -> pa.Table:
         else:
             _text_line(st, line_no, line)
     if not st.rows:
-        raise wrong_format(path, text, FORMATS, HINT)
-    return to_table(path, st.rows, HISTOGRAM)
+        raise log.wrong_format(FORMATS, HINT)
+    return st.rows.table()

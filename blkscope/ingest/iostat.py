@@ -11,7 +11,11 @@ import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.detect import detect_text
-from blkscope.ingest.textlog import numbered_lines, read_text, to_float, to_table, wrong_format
+from blkscope.ingest.textlog import (
+    SideLog,
+    TableRows,
+    to_float,
+)
 from blkscope.schemas.sysstat import IOSTAT_CPU, IOSTAT_LOG
 
 # header name -> (column, factor to the column's unit)
@@ -118,8 +122,12 @@ class _State:
     time_ns: int | None = None
     header: list[str] | None = None
     cpu_header: list[str] | None = None
-    devices: list[dict[str, Any]] = field(default_factory=list)
-    cpus: list[dict[str, Any]] = field(default_factory=list)
+    devices: TableRows = field(init=False)
+    cpus: TableRows = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.devices = TableRows(self.path, IOSTAT_LOG)
+        self.cpus = TableRows(self.path, IOSTAT_CPU)
 
     def begin(self, kind: str) -> None:
         """A timestamp, avg-cpu or Device line opens a report, whichever the file leads with."""
@@ -178,11 +186,11 @@ def _cpu_row(st: _State, line_no: int, line: str) -> dict[str, Any]:
 
 def parse_iostat(path: str) -> dict[str, pa.Table]:
     """Parse iostat -x output into the `iostat` and `iostat_cpu` tables."""
-    text = read_text(path)
+    log = SideLog(path)
     st = _State(path)
     section = None
     day = 0
-    for line_no, line in numbered_lines(text, path):
+    for line_no, line in log.lines():
         stripped = line.strip()
         if not stripped:
             section = None
@@ -222,8 +230,8 @@ def parse_iostat(path: str) -> dict[str, pa.Table]:
         elif line_no == 1 and _BANNER.match(stripped):
             continue
         elif st.header is None and st.cpu_header is None:
-            if detect_text(text[:65536]) != "iostat":
-                raise wrong_format(path, text, FORMATS, HINT)
+            if detect_text(log.head) != "iostat":
+                raise log.wrong_format(FORMATS, HINT)
             raise ParseError(
                 path, line_no, f"unexpected line before the first report: {stripped[:60]!r}"
             )
@@ -232,8 +240,8 @@ def parse_iostat(path: str) -> dict[str, pa.Table]:
                 path, line_no, f"unexpected line outside a report section: {stripped[:60]!r}"
             )
     if not st.devices:
-        raise wrong_format(path, text, FORMATS, HINT)
+        raise log.wrong_format(FORMATS, HINT)
     return {
-        "iostat_log": to_table(path, st.devices, IOSTAT_LOG),
-        "iostat_cpu": to_table(path, st.cpus, IOSTAT_CPU),
+        "iostat_log": st.devices.table(),
+        "iostat_cpu": st.cpus.table(),
     }

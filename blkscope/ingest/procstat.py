@@ -10,12 +10,10 @@ import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.textlog import (
+    SideLog,
+    TableRows,
     decimal_to_ns,
-    numbered_lines,
-    read_text,
     to_int,
-    to_table,
-    wrong_format,
 )
 from blkscope.schemas.sysstat import MEMINFO, VMSTAT, VMSTAT_COLUMNS
 
@@ -45,10 +43,10 @@ def _vmstat_time(path: str, line_no: int, fields: list[str]) -> int:
 
 def parse_vmstat(path: str) -> pa.Table:
     """Parse `vmstat [-a] [-t] N` output into the `vmstat` table (header may repeat)."""
-    text = read_text(path)
+    log = SideLog(path)
     names: list[str] | None = None
-    rows: list[dict[str, Any]] = []
-    for line_no, line in numbered_lines(text, path):
+    rows = TableRows(path, VMSTAT)
+    for line_no, line in log.lines():
         fields = line.split()
         if not fields or line.startswith("procs"):
             continue
@@ -62,7 +60,7 @@ def parse_vmstat(path: str) -> pa.Table:
                 raise ParseError(path, line_no, f"unknown vmstat column(s) {' '.join(unknown)}")
             continue
         if names is None:
-            raise wrong_format(path, text, ("vmstat",), VMSTAT_HINT)
+            raise log.wrong_format(("vmstat",), VMSTAT_HINT)
         width = len(names) + (1 if names[-1] == "timestamp" else 0)
         if len(fields) != width:
             raise ParseError(
@@ -76,19 +74,19 @@ def parse_vmstat(path: str) -> pa.Table:
             row["time_ns"] = _vmstat_time(path, line_no, fields[-2:])
         rows.append(row)
     if names is None:
-        raise wrong_format(path, text, ("vmstat",), VMSTAT_HINT)
-    return to_table(path, rows, VMSTAT)
+        raise log.wrong_format(("vmstat",), VMSTAT_HINT)
+    return rows.table()
 
 
 def parse_meminfo(path: str) -> pa.Table:
     """Parse meminfo samples into the long `meminfo` table (one row per field per sample)."""
-    text = read_text(path)
-    rows: list[dict[str, Any]] = []
+    log = SideLog(path)
+    rows = TableRows(path, MEMINFO)
     sample = -1
     pending_time: int | None = None
     time_ns: int | None = None
     seen: set[str] = set()
-    for line_no, line in numbered_lines(text, path):
+    for line_no, line in log.lines():
         fields = line.split(None, 1)
         if not fields:
             continue
@@ -121,7 +119,7 @@ def parse_meminfo(path: str) -> pa.Table:
             m = _MEMINFO_PAIR.fullmatch(line.strip())
             if m is None:
                 if not rows:
-                    raise wrong_format(path, text, ("meminfo",), MEMINFO_HINT)
+                    raise log.wrong_format(("meminfo",), MEMINFO_HINT)
                 raise ParseError(
                     path, line_no, f"expected 'Key: N kB', got {line[:60]!r}", hint=MEMINFO_HINT
                 )
@@ -142,5 +140,5 @@ def parse_meminfo(path: str) -> pa.Table:
                 }
             )
     if not rows:
-        raise wrong_format(path, text, ("meminfo",), MEMINFO_HINT)
-    return to_table(path, rows, MEMINFO)
+        raise log.wrong_format(("meminfo",), MEMINFO_HINT)
+    return rows.table()

@@ -6,18 +6,15 @@ import csv
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.textlog import (
-    numbered_lines,
-    read_text,
+    SideLog,
+    TableRows,
     to_float,
     to_ns,
-    to_table,
-    wrong_format,
 )
 from blkscope.schemas.series import SERIES
 
@@ -32,35 +29,36 @@ def _unit(header: str) -> str | None:
 
 def parse_series(path: str, name: str | None = None) -> pa.Table:
     """Parse a CSV whose first column is a time into the long `series` table."""
-    text = read_text(path)
+    log = SideLog(path)
     last_line = [0]  # the number of the line the reader took last (blank runs come as one)
 
     def lines() -> Iterator[str]:
-        for line_no, line in numbered_lines(text, path):
+        for line_no, line in log.lines():
             last_line[0] = line_no
             yield line
 
     reader = csv.reader(lines())
     try:
-        return _series(path, text, reader, name or Path(path).name.split(".")[0], last_line)
+        return _series(log, reader, name or Path(path).name.split(".")[0], last_line)
     except csv.Error as exc:  # a bare CR inside a line, a field over csv's 128 KiB limit
         raise ParseError(path, last_line[0], f"not CSV: {exc}", hint=HINT) from None
 
 
 def _series(
-    path: str, text: str, reader: Iterator[list[str]], series: str, last_line: list[int]
+    log: SideLog, reader: Iterator[list[str]], series: str, last_line: list[int]
 ) -> pa.Table:
+    path = log.path
     header = next(reader, None)
     if (
         not header
         or len(header) < 2
         or any(not h.strip() or h.strip()[0].isdigit() for h in header)
     ):
-        raise wrong_format(path, text, ("series_csv",), HINT)
+        raise log.wrong_format(("series_csv",), HINT)
     time_unit = _unit(header[0])
     names = [series if len(header) == 2 else f"{series}.{h.strip()}" for h in header[1:]]
     units = [_unit(h) for h in header[1:]]
-    rows: list[dict[str, Any]] = []
+    rows = TableRows(path, SERIES)
     for record in reader:
         line_no = last_line[0]
         if not record or not "".join(record).strip():
@@ -88,4 +86,4 @@ def _series(
                     "line_no": line_no,
                 }
             )
-    return to_table(path, rows, SERIES)
+    return rows.table()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 from collections.abc import Iterator
@@ -12,6 +13,7 @@ import pyarrow.compute as pc
 
 from blkscope.errors import InputFormatError, ParseError
 from blkscope.ingest.sources import (
+    CHUNK_BYTES,
     MAX_LINE_BYTES,
     iter_chunks,
     line_too_long,
@@ -26,8 +28,12 @@ _SCALE_DIGITS = {"s": 9, "ms": 6, "us": 3, "ns": 0}
 # Integer columns of the side logs hold at most this much either way: times (ns since the
 # epoch reach 2^62 in 2116) must keep room for clock offsets added to them.
 LIMIT = 1 << 62
-# Side logs are read whole (they are small: a day of iostat -x on ten disks is ~100 MiB).
+# A side log this big is not from one capture (a day of iostat -x on ten disks is ~100 MiB).
 MAX_LOG_BYTES = 512 << 20
+# Rows parsed before they become an Arrow batch (TableRows)
+BATCH_ROWS = 1 << 16
+# What format detection looks at
+HEAD_CHARS = 65536
 # what bpftrace and bcc print besides their records: banners, and map dumps at exit
 TRACER_CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|@.*")
 
@@ -36,29 +42,99 @@ TRACER_CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|@.*")
 _BLANKS = re.compile(r"\s+")
 
 
-def read_text(path: str) -> str:
+def read_text(path: str, max_bytes: int = MAX_LOG_BYTES, what: str = "a side log") -> str:
     """Whole (possibly compressed) input as text; undecodable bytes become U+FFFD.
 
-    Lines longer than MAX_LINE_BYTES, more than MAX_LOG_BYTES or a damaged stream are errors.
+    Lines longer than MAX_LINE_BYTES, more than max_bytes or a damaged stream are errors.
+    Side logs are parsed a chunk at a time (SideLog); this is for small inputs read whole.
     """
+    return "".join(_text_chunks(path, max_bytes, what))
+
+
+def _text_chunks(
+    path: str, max_bytes: int = MAX_LOG_BYTES, what: str = "a side log"
+) -> Iterator[str]:
+    """The input as text a chunk at a time; each chunk ends on a newline (the last may not), so
+    no character is cut in two."""
     source = open_source(path)
-    parts: list[bytes] = []
     size = 0
     try:
-        for chunk in iter_chunks(source):
-            if not parts and b"\x00" in chunk[:4096]:
+        for chunk in iter_chunks(source, CHUNK_BYTES):
+            if not size and b"\x00" in chunk[:4096]:
                 raise InputFormatError(path, "binary data, expected a text log")
             size += len(chunk)
-            if size > MAX_LOG_BYTES:
+            if size > max_bytes:
                 raise InputFormatError(
                     path,
-                    f"more than {MAX_LOG_BYTES >> 20} MiB: too big for a side log",
+                    f"more than {max_bytes >> 20} MiB: too big for {what}",
                     hint="cut it to the capture's time span",
                 )
-            parts.append(chunk)
+            yield chunk.decode("utf-8", "replace")
     finally:
         source.close()
-    return b"".join(parts).decode("utf-8", "replace")
+
+
+class SideLog:
+    """A side log read a chunk (4 MiB) at a time: its numbered lines as numbered_lines gives
+    them, its head for format detection, and the wrong-format error. Read whole, text and bytes
+    together peaked at ~1.1 GB on a large log; streamed, memory is a chunk and a batch of rows.
+    """
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._chunks = _text_chunks(path)
+        self._read: list[str] = []  # chunks read for the head, not yet parsed
+        for text in self._chunks:
+            self._read.append(text)
+            if sum(map(len, self._read)) >= HEAD_CHARS:
+                break
+        self.head = "".join(self._read)[:HEAD_CHARS]
+        self._saw_text = False
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        """(line number, line) over the whole log; a run of blank lines comes as one even
+        when it spans two chunks."""
+        read, self._read = self._read, []
+        before, after_blank = 0, False
+        for text in itertools.chain(read, self._chunks):
+            for line_no, line in numbered_lines(text, self.path):
+                if not line:
+                    if after_blank:
+                        continue
+                    after_blank = True
+                else:
+                    after_blank, self._saw_text = False, True
+                yield before + line_no, line
+            before += text.count("\n")
+
+    def wrong_format(self, formats: tuple[str, ...], hint: str) -> InputFormatError:
+        """wrong_format for this log: 'empty' when no line so far had text."""
+        return wrong_format(self.path, self.head if self._saw_text else "", formats, hint)
+
+
+class TableRows:
+    """Rows of one table, made Arrow every BATCH_ROWS: the Python objects held at once stay a
+    batch's worth (a row as a dict costs ~1 KB; a log of millions of rows took gigabytes)."""
+
+    def __init__(self, path: str, schema: pa.Schema) -> None:
+        self.path, self.schema = path, schema
+        self.rows: list[dict[str, Any]] = []
+        self.batches: list[pa.Table] = []
+        self.count = 0
+
+    def append(self, row: dict[str, Any]) -> None:
+        self.rows.append(row)
+        self.count += 1
+        if len(self.rows) == BATCH_ROWS:
+            self.batches.append(to_table(self.path, self.rows, self.schema))
+            self.rows = []
+
+    def __len__(self) -> int:
+        return self.count
+
+    def table(self) -> pa.Table:
+        last = to_table(self.path, self.rows, self.schema)
+        return pa.concat_tables([*self.batches, last]) if self.batches else last
 
 
 def numbered_lines(text: str, path: str = "") -> Iterator[tuple[int, str]]:
@@ -184,7 +260,7 @@ def wrong_format(path: str, text: str, formats: tuple[str, ...], hint: str) -> I
     expected = FORMAT_NAMES[formats[0]]
     if not text.strip():
         return InputFormatError(path, f"empty input: expected {expected}", hint=hint)
-    found = detect_text(text[:65536])
+    found = detect_text(text[:HEAD_CHARS])
     if found is not None and found not in formats:
         return InputFormatError(
             path, f"this looks like {FORMAT_NAMES[found]}, not {expected}", hint=hint

@@ -3,19 +3,16 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.textlog import (
     TRACER_CHATTER,
-    numbered_lines,
-    read_text,
+    SideLog,
+    TableRows,
     to_int,
     to_ns,
-    to_table,
-    wrong_format,
 )
 from blkscope.schemas.bpf_logs import WRITEBACK
 
@@ -42,12 +39,12 @@ def _time_of_day(path: str, line_no: int, text: str) -> int:
 
 def parse_writeback(path: str) -> pa.Table:
     """Parse a writeback.bt log (either clock) into the `writeback` table."""
-    text = read_text(path)
+    log = SideLog(path)
     layout: tuple[str, str] | None = None
-    rows: list[dict[str, Any]] = []
+    rows = TableRows(path, WRITEBACK)
     day = 0
     previous = None
-    for line_no, line in numbered_lines(text, path):
+    for line_no, line in log.lines():
         fields = line.split()
         if not fields or (layout is None and TRACER_CHATTER.fullmatch(line.strip())):
             continue
@@ -57,7 +54,7 @@ def parse_writeback(path: str) -> pa.Table:
                     raise ParseError(
                         path, line_no, f"unexpected columns {' '.join(fields)!r}", hint=HINT
                     )
-                raise wrong_format(path, text, FORMATS, HINT)
+                raise log.wrong_format(FORMATS, HINT)
             layout = HEADERS[tuple(fields)]
             continue
         if line.startswith("@"):
@@ -92,5 +89,5 @@ def parse_writeback(path: str) -> pa.Table:
             }
         )
     if layout is None:
-        raise wrong_format(path, text, FORMATS, HINT)
-    return to_table(path, rows, WRITEBACK)
+        raise log.wrong_format(FORMATS, HINT)
+    return rows.table()
