@@ -55,6 +55,9 @@ STYLE: dict[str, Any] = {
     "legend.frameon": False,
     "path.simplify": False,  # simplification could drop a one-bin spike
     "savefig.dpi": 110,  # resolution of the rasterised layers only
+    # labels carry names from traced machines (series files, CSV headers): a name with two $
+    # would be parsed as TeX, and one like pro$\x$ made the whole report fail (ValueError)
+    "text.parse_math": False,
 }
 WIDTH_IN = 10.0
 # 0.1, 1, 10 on log axes, not 10^-1: plain text, and no mathtext parser to build (0.3 s)

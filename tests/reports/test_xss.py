@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from blkscope.analyze.views import connect
+from blkscope.reports.plotting import figure, style, to_svg
 from blkscope.reports.run import Written
 from tests.reports.conftest import XSS
 from tests.reports.page_parser import parse
@@ -21,3 +22,13 @@ def test_a_script_tag_in_a_process_name_is_shown_as_text(xss_report: Written) ->
     page = parse(html)
     assert "script" not in page.tags
     assert XSS in [t.strip() for t in page.text]  # the name is there, as plain text
+
+
+def test_a_series_named_like_tex_is_plain_text_in_the_charts() -> None:
+    """A user series' period panel is titled with its name (a series file's name): matplotlib
+    parsed `user:pro$\\x$` as TeX and failed the whole report (ValueError: Unknown symbol)."""
+    with style():
+        fig, ((ax,),) = figure([1.5])
+        ax.set_title("user:pro$\\x$: 5.00 s")
+        svg = to_svg(fig, "tex")
+    assert ">user:pro$\\x$: 5.00 s<" in svg
