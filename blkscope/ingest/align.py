@@ -12,6 +12,10 @@ SECOND = 1_000_000_000
 PRINT_LAG_NS = 50_000_000
 # A work item that ran shorter than this wrote nothing (an empty periodic wakeup).
 MIN_WORK_NS = 100_000
+# Work items the search looks at: each costs one interval per flusher burst, and a 200 MiB log
+# (4 M rows) took 20 GB before it was killed. 20,000 is about two hours of the bundled capture's
+# writeback; a longer log is sampled evenly (rows_used in the manifest says how many were used).
+WORK_ROWS = 20_000
 
 
 @dataclass
@@ -87,6 +91,9 @@ def align_writeback(
     """
     keep = durations_ns >= MIN_WORK_NS
     stamps, durations = stamps_ns[keep], durations_ns[keep]
+    if stamps.size > WORK_ROWS:
+        sample = np.linspace(0, stamps.size - 1, WORK_ROWS).round().astype(np.int64)
+        stamps, durations = stamps[sample], durations[sample]
     if stamps.size == 0 or bursts.size == 0:
         return None
     intervals = [
