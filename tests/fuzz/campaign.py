@@ -201,7 +201,7 @@ def plan(total: int, targets: list[Target], exhaustive: bool) -> dict[str, tuple
 
 # Inputs per job: results come in (and the --report file is rewritten) as each job ends, and
 # every format advances from the start; each job is a fresh process (a few seconds of set-up).
-JOB_INPUTS = 5000
+JOB_INPUTS = 1000
 
 
 def campaign(
