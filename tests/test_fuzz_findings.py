@@ -164,3 +164,17 @@ def test_a_long_word_in_a_meminfo_sample_is_refused_at_once(tmp_path: Path) -> N
         f"{tmp_path / 'm.txt'}:3: a field of 204,800 characters ('AAAAAAAAAAAAAAAAAAAA'...): "
         "no meminfo key or value is that long"
     )
+
+
+def test_biolatency_j_reads_as_json_when_it_can_and_means_the_same(tmp_path: Path) -> None:
+    """Seed 1's slowest hist_json inputs (e.g. 14321: 1,799 biolatency -j lines, 1.6 MB) were
+    linear but spent 2.3 s in literal_eval's compile; without a double quote a line is read
+    as JSON. The same rows either way: every line of the real log once with a double quote
+    (which keeps it on literal_eval) gives the same table but for that label."""
+    real = ROOT / "tests" / "data" / "formats" / "bcc_biolatency_j.txt"
+    quoted = tmp_path / "quoted.txt"
+    quoted.write_text(real.read_text().replace("'usecs'", '"us\'ecs"'))
+    fast, slow = parse_histogram(str(real)).to_pylist(), parse_histogram(str(quoted)).to_pylist()
+    assert len(fast) == len(slow) > 0
+    assert {r["name"] for r in slow} == {"us'ecs"}
+    assert [{**r, "name": "usecs"} for r in slow] == fast

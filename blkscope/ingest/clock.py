@@ -170,10 +170,11 @@ def _align_logs(
         table = log.tables.get("writeback")
         if table is None or source_kind("writeback", table)[0] != kind or not table.num_rows:
             continue
-        major = table["dev_major"].to_numpy(zero_copy_only=False)
-        minor = table["dev_minor"].to_numpy(zero_copy_only=False)
-        on_trace = np.array(
-            [(a, b) in traced for a, b in zip(major.tolist(), minor.tolist(), strict=True)], bool
+        # one array operation, not a Python tuple per row: a log can have millions of rows
+        major = table["dev_major"].fill_null(-1).to_numpy().astype(np.int64)
+        minor = table["dev_minor"].fill_null(-1).to_numpy().astype(np.int64)
+        on_trace = np.isin(
+            (major << 32) + minor, np.array([(a << 32) + b for a, b in traced], np.int64)
         )
         if not on_trace.any():
             if table["dev_major"].null_count < table.num_rows:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import datetime as dt
 import json
 import re
@@ -190,6 +191,12 @@ def _python_literal(line: str) -> Any:
     """bcc's biolatency -j prints Python dicts. The compiler behind literal_eval warns on
     stderr about some damaged ones ("invalid decimal literal"): those are ParseErrors here,
     not lines on the user's terminal."""
+    if '"' not in line:
+        # Without a double quote, every quote is one of repr's single quotes around a string
+        # with no quote inside, so as JSON the line means the same; json reads it ~30x faster
+        # than literal_eval compiles it (a 1.6 MB log: 2.3 s in compile alone).
+        with contextlib.suppress(ValueError, RecursionError):
+            return json.loads(line.replace("'", '"'))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", SyntaxWarning)
         return ast.literal_eval(line)
