@@ -13,9 +13,10 @@ PRINT_LAG_NS = 50_000_000
 # A work item that ran shorter than this wrote nothing (an empty periodic wakeup).
 MIN_WORK_NS = 100_000
 # Work items the search looks at: each costs one interval per flusher burst, and a 200 MiB log
-# (4 M rows) took 20 GB before it was killed. 20,000 is about two hours of the bundled capture's
-# writeback; a longer log is sampled evenly (rows_used in the manifest says how many were used).
-WORK_ROWS = 20_000
+# (4 M rows) took 20 GB before it was killed (20,000 items: 538 MB on a 38 MiB log). 5,000, as
+# for sector matches (MATCH_ROWS), is half an hour of the bundled capture's writeback; a longer
+# log is sampled evenly (rows_used in the manifest says how many were used).
+WORK_ROWS = 5000
 
 
 @dataclass
