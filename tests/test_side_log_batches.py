@@ -11,7 +11,8 @@ import pytest
 from blkscope.errors import ParseError
 from blkscope.ingest import textlog
 from blkscope.ingest.biosnoop import parse_biosnoop
-from blkscope.ingest.logs import parse_log
+from blkscope.ingest.detect import detect_format
+from blkscope.ingest.logs import PARSERS
 from tests.conftest import ROOT
 
 LOG = ROOT / "fixtures" / "mq-writeback-30s" / "biosnoop.txt.zst"
@@ -34,11 +35,13 @@ REAL_LOGS = [
 def test_tiny_chunks_and_batches_give_the_same_tables(
     log: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    kind, whole = parse_log(str(log))
+    kind = detect_format(str(log))
+    assert kind is not None
+    whole = PARSERS[kind](str(log))
     assert any(t.num_rows for t in whole.values())
     monkeypatch.setattr(textlog, "CHUNK_BYTES", 100)  # a chunk ends at the first newline past it
     monkeypatch.setattr(textlog, "BATCH_ROWS", 3)
-    assert parse_log(str(log)) == (kind, whole)
+    assert PARSERS[kind](str(log)) == whole
 
 
 def test_a_blank_run_across_chunks_is_one_blank_line(
@@ -51,7 +54,7 @@ def test_a_blank_run_across_chunks_is_one_blank_line(
     log.write_text("".join(head[:4]) + "\n" * 300 + "".join(head[4:]) + " x\n")
     monkeypatch.setattr(textlog, "CHUNK_BYTES", 100)
     with pytest.raises(ParseError) as err:
-        parse_log(str(log))
+        PARSERS["vmstat"](str(log))
     assert str(err.value).startswith(f"{log}:{len(head) + 301}: expected")
 
 
