@@ -65,3 +65,10 @@ def test_sql_json_keeps_the_name_exact(hostile: Path) -> None:
     query = "SELECT DISTINCT comm FROM events WHERE comm LIKE 'py%'"
     rows = json.loads(_stdout("sql", str(hostile), query, "--json"))
     assert rows == [{"comm": HOSTILE.decode("utf-8", "replace")}]
+
+
+def test_every_command_prints_through_say() -> None:
+    """One place escapes what the CLI prints (cli._app.say / say_json): a command printing
+    with typer.echo itself would show names from traced machines raw."""
+    commands = sorted((ROOT / "blkscope" / "cli").glob("*.py"))
+    assert [p.name for p in commands if "typer.echo(" in p.read_text()] == ["_app.py"]

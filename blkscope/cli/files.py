@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import analysed, app, duration, fail
+from blkscope.cli._app import analysed, app, duration, fail, say, say_json
 from blkscope.errors import BlkscopeError, OptionError
 
 
@@ -110,13 +110,13 @@ def files(
     except BlkscopeError as exc:
         raise fail(exc) from None
     if notes and notes["error_lines"]:
-        typer.echo(
+        say(
             f"warning: {notes['error_lines']} map lines not understood (first: "
             f"{notes['errors'][0]['file']}:{notes['errors'][0]['line_no']}: "
             f"{notes['errors'][0]['reason']}); --strict stops at them",
             err=True,
         )
     if as_json:
-        typer.echo(json.dumps(usage, indent=2))
+        say_json(json.dumps(usage, indent=2))
         return
-    typer.echo(render_files(usage, top))
+    say(render_files(usage, top))
