@@ -80,3 +80,21 @@ def test_every_q_has_one_fate_and_no_stage_is_negative(
             "AND kind IN ('data', 'flush') GROUP BY 1 HAVING count(*) > 1"
         ).fetchall()
         assert closed == []
+
+
+def test_a_split_bio_whose_pieces_took_different_paths_has_no_i2d(tmp_path: Path) -> None:
+    """Found by the test above: on loop-split-merge-tail, dd's 6 MiB bio at line 1 is split into
+    96 pieces; 95 are dispatched at once (G then D, no I), the last is inserted (I) 517 us after
+    the Q. Its earliest D (74 us) comes before its earliest I: the bio's I2D was -443,191 ns, an
+    interval no piece spent. It now has no I2D (btt times I2D per piece), nor has the 8 MiB bio
+    at line 262 (128 pieces, I 176,783 ns after its first D); stage_stats' I2D latencies on the
+    capture are 6, all >= 0 (were 8, min -443,191)."""
+    folder = tmp_path / "ds"
+    ingest_blkparse([str(FIXTURES / "loop-split-merge-tail" / "blkparse.txt.zst")], folder)
+    with analyze_dataset(folder) as con:
+        bio = con.sql("SELECT pieces, i_time_ns - d_time_ns FROM bios WHERE q_eid = 1").fetchall()
+        assert bio == [(96, 443_191)]
+        i2d = con.sql(
+            "SELECT n, min_ns FROM stage_stats WHERE level = 'device' AND stage = 'I2D'"
+        ).fetchall()
+        assert i2d == [(6, 3_094)]

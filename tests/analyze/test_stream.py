@@ -3,9 +3,12 @@ analyze leaves behind."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import duckdb
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
 import pytest
 
 from blkscope.analyze import memory
@@ -61,3 +64,28 @@ def test_analyze_leaves_no_spill_folder(tmp_path: Path) -> None:
     analyze_dataset(ds).close()
     assert not (ds / SPILL_DIR).exists()
     assert {"requests.parquet", "bios.parquet"} <= {p.name for p in ds.iterdir()}
+
+
+def test_events_before_the_trace_base_time_are_in_order(tmp_path: Path) -> None:
+    """blktrace binaries can hold events stamped before the trace's base time (a CPU's events
+    from before its first timestamp note: /work/caps/bfq-sync has 24, down to -10.8 ms). The pass
+    took the first negative time for an order violation, then raised OutOfOrder out of the
+    sorted retry too: a traceback from `blkscope report`. Negative times pair like any other."""
+    plain, shifted = tmp_path / "plain", tmp_path / "shifted"
+    ingest_blkparse([str(DATA / "mq30-requeue.blkparse.txt")], plain)
+    shutil.copytree(plain, shifted)
+    events = pq.read_table(shifted / "events.parquet")
+    shift = pc.min(events["time_ns"]).as_py() + 10_764_683  # the first event at -10.8 ms
+    moved = pc.subtract(events["time_ns"], shift)
+    pq.write_table(events.set_column(events.schema.get_field_index("time_ns"), "time_ns", moved),
+                   shifted / "events.parquet")  # fmt: skip
+    same = (
+        "SELECT sector, nsectors, status, q2c_ns, d2c_ns, q_time_ns + {s} FROM bios ORDER BY ALL",
+        "SELECT kind, nsectors, requeues, c_time_ns + {s} FROM requests ORDER BY ALL",
+    )
+    with analyze_dataset(plain) as one, analyze_dataset(shifted) as two:
+        assert two.sql("SELECT min(q_time_ns) < 0 FROM bios").fetchall() == [(True,)]
+        for query in same:
+            want = one.sql(query.format(s=0)).fetchall()
+            assert two.sql(query.format(s=shift)).fetchall() == want
+            assert len(want) > 30

@@ -22,6 +22,7 @@ COLUMNS = [
     "remap_sector", "error", "pid", "comm",
 ]  # fmt: skip
 BATCH_ROWS = 1 << 17
+INT64_MIN = int(np.iinfo(np.int64).min)
 
 
 class OutOfOrder(Exception):
@@ -103,7 +104,9 @@ class EventCoder:
         self._action_map = np.zeros(0, dtype=np.int64)
         self._ops = Codes()
         self._op_map = np.zeros(0, dtype=np.int64)
-        self.last = (-1, -1)
+        # (time, event id) of the last event seen: times may be negative (a blktrace CPU's
+        # events from before the trace's base time), so nothing comes before the smallest int64
+        self.last = (INT64_MIN, INT64_MIN)
 
     def matrix(self, batch: pa.RecordBatch) -> np.ndarray:
         """The batch as the pass's (events, E_FIELDS) int64 matrix, in Fortran order: each

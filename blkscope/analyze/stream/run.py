@@ -17,6 +17,7 @@ from blkscope.analyze.stream.keyed import new_table, with_room
 from blkscope.analyze.stream.pools import Pool
 from blkscope.analyze.stream.state import State
 from blkscope.analyze.stream.threads import Background, Prefetch
+from blkscope.errors import DatasetError
 from blkscope.ingest.dataset import close_quietly
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
@@ -328,8 +329,12 @@ def stream_tables(
     except OutOfOrder:
         events.close()
         sinks.abandon()
-        if not in_order:
-            raise
+        if not in_order:  # DuckDB's sort gave rows out of its own order: a bug, said plainly
+            raise DatasetError(
+                str(dataset),
+                "events are not in time order even after sorting them",
+                hint="please report this with the dataset's manifest.json",
+            ) from None
         return stream_tables(
             con, dataset, plug_clock, total_events, progress, in_order=False, key=key
         )
