@@ -1,0 +1,164 @@
+"""A fleet as SQL tables, in DuckDB or Spark SQL: the same names over the same files.
+
+Every dataset table and fleet table becomes a table of all committed partitions' files, with
+`host` and `capture` from the hive folder names (always text), and the fleet views of
+fleet/sql/*.sql are defined on top in both engines.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from blkscope.analyze.query import QueryError, refuse_writes
+from blkscope.analyze.views import quoted
+from blkscope.errors import OptionError
+from blkscope.fleet.layout import open_fleet, partitions
+from blkscope.interrupts import track
+from blkscope.schemas import TABLES
+from blkscope.schemas.fleet import FLEET_TABLES
+
+ALL_TABLES = [*FLEET_TABLES, *TABLES]
+QUERY_ENGINES = ("duckdb", "spark")
+_NEEDS = re.compile(r"^-- needs:(.*)$", re.M)
+
+
+@dataclass(frozen=True)
+class FleetView:
+    """One fleet/sql/NAME.sql: its SELECT and the tables or views it reads."""
+
+    name: str
+    select: str
+    needs: tuple[str, ...]
+
+
+@functools.cache
+def fleet_views() -> list[FleetView]:
+    """The fleet views, each after the views it needs."""
+    found = {}
+    for path in sorted((resources.files("blkscope.fleet") / "sql").iterdir(), key=lambda p: p.name):
+        if path.name.endswith(".sql"):
+            text = path.read_text()
+            header = _NEEDS.search(text)
+            needs = [n.strip() for n in header[1].split(",")] if header else []
+            found[path.name[:-4]] = FleetView(path.name[:-4], text, tuple(n for n in needs if n))
+    ordered: dict[str, FleetView] = {}
+    while len(ordered) < len(found):
+        for view in found.values():
+            if view.name not in ordered and all(n not in found or n in ordered for n in view.needs):
+                ordered[view.name] = view
+    return list(ordered.values())
+
+
+def table_files(fleet: Path) -> dict[str, list[Path]]:
+    """Each table's Parquet files over the fleet's committed partitions (regular files only:
+    a link could point anywhere on this machine)."""
+    open_fleet(fleet)
+    files: dict[str, list[Path]] = {}
+    for part in partitions(fleet):
+        for name in ALL_TABLES:
+            path = part.path / f"{name}.parquet"
+            if path.is_file() and not path.is_symlink():
+                files.setdefault(name, []).append(path.absolute())
+    return files
+
+
+def _views_possible(have: set[str]) -> list[FleetView]:
+    views = []
+    for view in fleet_views():
+        if all(n in have for n in view.needs):
+            views.append(view)
+            have.add(view.name)
+    return views
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def duckdb_fleet(fleet: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with every fleet table and view, reading only the fleet's files."""
+    files = table_files(fleet)
+    con = track(duckdb.connect())
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET enable_caching_operators = false")  # see blkscope.analyze.views.connect
+    for name, paths in files.items():
+        listed = ", ".join(_literal(p.as_posix()) for p in paths)
+        con.execute(
+            f"CREATE VIEW {quoted(name)} AS SELECT * FROM read_parquet([{listed}], "
+            "hive_partitioning = true, hive_types = {'host': VARCHAR, 'capture': VARCHAR})"
+        )
+    for view in _views_possible(set(files)):
+        con.execute(f"CREATE VIEW {quoted(view.name)} AS {view.select}")
+    every = ", ".join(_literal(p.as_posix()) for paths in files.values() for p in paths)
+    con.execute(f"SET allowed_paths = [{every}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+    return con
+
+
+def spark_fleet(spark: Any, fleet: Path) -> list[str]:
+    """Define every fleet table and view as temp views of the SparkSession; their names."""
+    files = table_files(fleet)
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    base = str(fleet.absolute())
+    for name, paths in files.items():
+        frame = spark.read.option("basePath", base).parquet(*(str(p) for p in paths))
+        frame.createOrReplaceTempView(name)
+    views = _views_possible(set(files))
+    for view in views:
+        spark.sql(f"CREATE OR REPLACE TEMP VIEW {view.name} AS {view.select}")
+    return [*files, *(v.name for v in views)]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A query's columns and rows, as Python values."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+
+
+_READ_VERBS = ("SELECT", "WITH", "EXPLAIN", "SHOW", "DESCRIBE", "DESC", "VALUES", "FROM")
+
+
+def run_sql(
+    fleet: Path, sql: str, engine: str = "duckdb", spark_master: str | None = None
+) -> Answer:
+    """Run one read-only query over the fleet on engine ('duckdb' or 'spark')."""
+    if engine not in QUERY_ENGINES:
+        raise OptionError("--engine", f"{engine!r} is not one of {', '.join(QUERY_ENGINES)}")
+    if engine == "spark":
+        return _run_spark(fleet, sql, spark_master)
+    with duckdb_fleet(fleet) as con:
+        try:
+            refuse_writes(con, sql)
+            cursor = con.execute(sql)
+            columns = [d[0] for d in cursor.description or []]
+            return Answer(columns, cursor.fetchall())
+        except duckdb.Error as exc:
+            raise QueryError(f"query failed: {str(exc).splitlines()[0]}") from None
+
+
+def _run_spark(fleet: Path, sql: str, spark_master: str | None) -> Answer:
+    from blkscope.fleet.engines import spark_session
+
+    verb = (sql.split() or [""])[0].upper()
+    if verb not in _READ_VERBS:
+        err = QueryError(f"{verb or 'an empty'} statement refused: fleet sql only reads the fleet")
+        err.hint = "save a result with --csv or --json and a shell redirect"
+        raise err
+    spark = spark_session(spark_master, "blkscope fleet sql")
+    spark_fleet(spark, fleet)
+    try:
+        frame = spark.sql(sql)
+        return Answer(list(frame.columns), [tuple(r) for r in frame.collect()])
+    except Exception as exc:  # pyspark's AnalysisException, ParseException, ...
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise QueryError(f"query failed: {first}") from None
