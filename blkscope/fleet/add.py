@@ -25,7 +25,7 @@ def plan(
     for source in sources:
         capture = Path(source).name
         try:
-            partition_value("capture", capture)
+            partition_value("capture", capture, where=source)
             if (host, capture) in seen:
                 raise OptionError(
                     "capture", f"{capture!r} is given twice", hint="add each capture once"

@@ -101,7 +101,7 @@ def _host_of(manifest: dict[str, Any], source: str) -> str:
             "capture.json does not name the host",
             hint="pass --host H to say which host it came from",
         )
-    return partition_value("host", str(hostname))
+    return partition_value("host", str(hostname), where=f"{source}: capture.json host.hostname")
 
 
 def _write_fleet_tables(dataset: Path, manifest: dict[str, Any], job: Job) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from typing import Any
@@ -25,8 +26,13 @@ SPARK_HINT = (
 
 def run_local(jobs: list[dict[str, Any]], workers: int | None, on_result: OnResult) -> None:
     """Each job in a worker process: spawned, not forked, so no worker inherits the fleet's
-    writer lock or the parent's DuckDB and numba threads."""
+    writer lock or the parent's DuckDB and numba threads (a script calling this needs the
+    `if __name__ == "__main__":` guard of multiprocessing's spawn)."""
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    if workers == 1:  # one at a time: in this process, without a pool's start-up
+        for job in jobs:
+            on_result(build_partition(job))
+        return
     context = multiprocessing.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         futures = [pool.submit(build_partition, job) for job in jobs]
@@ -50,6 +56,11 @@ def spark_session(master: str | None, app: str) -> Any:
     # host=/capture= folder values are names, never numbers or dates
     builder = builder.config("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     builder = builder.config("spark.ui.showConsoleProgress", "false")
+    if (master or "local").startswith("local"):
+        # local Python workers run this interpreter (with blkscope), not whatever `python3` is
+        builder = builder.config("spark.pyspark.python", sys.executable)
+        # a fleet's tables are small next to Spark's default of 200 shuffle partitions
+        builder = builder.config("spark.sql.shuffle.partitions", "4")
     try:
         spark = builder.getOrCreate()
     except Exception as exc:  # pyspark's gateway errors: no java, a bad master URL

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from blkscope.errors import OptionError
+from blkscope.errors import InputFormatError, OptionError
 
 # A partition value becomes a folder name and a hive `key=value` that DuckDB and Spark parse:
 # no path separators, no '=' or '%' (Spark unescapes %XX in partition values), no leading dot
@@ -15,14 +15,16 @@ _LABEL_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]{0,63}")
 MAX_LABEL_VALUE = 256
 
 
-def partition_value(what: str, value: str) -> str:
-    """value when it can name a `what=` folder; an OptionError saying why not otherwise."""
+def partition_value(what: str, value: str, where: str | None = None) -> str:
+    """value when it can name a `what=` folder; an OptionError saying why not otherwise
+    (located at where, default the option --what)."""
     if not _PART.fullmatch(value) or ".." in value:
-        raise OptionError(
-            what,
-            f"{value!r} cannot name a partition: use 1-128 letters, digits, '_', '.', ':', '+' "
+        error = OptionError if where is None else InputFormatError
+        raise error(
+            where or f"--{what}",
+            f"{value!r} cannot name a {what} partition: use 1-128 letters, digits, '_', '.', ':', '+' "
             "or '-', not starting with '.' or '-' and without '..'",
-            hint=f"pass --{what} with a plain name, e.g. --{what} db-7",
+            hint=f"give the {what} a plain name, e.g. db-7",
         )
     return value
 

@@ -103,18 +103,35 @@ def duckdb_fleet(fleet: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
-def spark_fleet(spark: Any, fleet: Path) -> list[str]:
-    """Define every fleet table and view as temp views of the SparkSession; their names."""
+def spark_fleet(spark: Any, fleet: Path, sql: str | None = None) -> list[str]:
+    """Define the fleet's tables and views as temp views of the SparkSession; their names.
+
+    With sql, only the tables and views it names (and what those views need): Spark reads
+    each table's Parquet footers when it is defined, a third of a second per table.
+    """
     files = table_files(fleet)
+    views = _views_possible(set(files))
+    if sql is not None:
+        wanted = _named_in(sql, views)
+        files = {n: p for n, p in files.items() if n in wanted}
+        views = [v for v in views if v.name in wanted]
     spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
     base = str(fleet.absolute())
     for name, paths in files.items():
         frame = spark.read.option("basePath", base).parquet(*(str(p) for p in paths))
         frame.createOrReplaceTempView(name)
-    views = _views_possible(set(files))
     for view in views:
         spark.sql(f"CREATE OR REPLACE TEMP VIEW {view.name} AS {view.select}")
     return [*files, *(v.name for v in views)]
+
+
+def _named_in(sql: str, views: list[FleetView]) -> set[str]:
+    """The tables and views sql names as words, with every table or view those views need."""
+    wanted = set(re.findall(r"\w+", sql.lower()))
+    for view in reversed(views):  # each view comes after what it needs
+        if view.name in wanted:
+            wanted.update(view.needs)
+    return wanted
 
 
 @dataclass(frozen=True)
@@ -155,7 +172,7 @@ def _run_spark(fleet: Path, sql: str, spark_master: str | None) -> Answer:
         err.hint = "save a result with --csv or --json and a shell redirect"
         raise err
     spark = spark_session(spark_master, "blkscope fleet sql")
-    spark_fleet(spark, fleet)
+    spark_fleet(spark, fleet, sql)
     try:
         frame = spark.sql(sql)
         return Answer(list(frame.columns), [tuple(r) for r in frame.collect()])
