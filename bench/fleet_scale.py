@@ -36,17 +36,42 @@ QUERIES = {
 }
 
 
-def main() -> None:
-    from blkscope.fleet.add import add_captures
+def time_queries(fleet: Path, spark: bool) -> dict[str, object]:
+    """Wall seconds of each query on each engine and of `fleet report`; the fleet's size."""
     from blkscope.fleet.query import run_sql
     from blkscope.fleet.report import write_fleet_report
+
+    row: dict[str, object] = {}
+    for engine in ["duckdb", "spark"] if spark else ["duckdb"]:
+        for name, sql in QUERIES.items():
+            started = time.perf_counter()
+            run_sql(fleet, sql, engine, "local[2]")
+            row[f"{engine}: {name} s"] = round(time.perf_counter() - started, 2)
+    with tempfile.TemporaryDirectory() as scratch:
+        started = time.perf_counter()
+        write_fleet_report(fleet, Path(scratch) / "fleet.html")
+        row["report_s"] = round(time.perf_counter() - started, 2)
+    row["fleet_bytes"] = sum(f.stat().st_size for f in fleet.rglob("*") if f.is_file())
+    row["fleet_files"] = sum(1 for f in fleet.rglob("*") if f.is_file())
+    return row
+
+
+def main() -> None:
+    from blkscope.fleet.add import add_captures
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--spark", action="store_true", help="also time the queries on Spark")
     parser.add_argument("--hosts", type=int, default=5)
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--keep", type=Path, help="leave the fleet here instead of deleting it")
+    parser.add_argument(
+        "--queries-on", type=Path, help="only time the queries and the report on this fleet"
+    )
     args = parser.parse_args()
+    if args.queries_on:
+        row = time_queries(args.queries_on, args.spark)
+        print(json.dumps(row, indent=None if not args.json else 2))
+        return
     scratch = Path(tempfile.mkdtemp(prefix="blkscope-fleet-scale-"))
     fleet = scratch / "fleet"
     rows = []
@@ -59,18 +84,8 @@ def main() -> None:
             row = {"captures": 10 * i, "add_s": round(add_s, 2),
                    "add_s_per_capture": round(add_s / len(SOURCES), 2),
                    "busy_s_per_capture": round(sum(r["seconds"] for r in results) / len(SOURCES), 2)}  # fmt: skip
-            engines = ["duckdb", "spark"] if args.spark else ["duckdb"]
-            for engine in engines:
-                for name, sql in QUERIES.items():
-                    started = time.perf_counter()
-                    run_sql(fleet, sql, engine, "local[2]")
-                    row[f"{engine}: {name} s"] = round(time.perf_counter() - started, 2)
-            started = time.perf_counter()
-            write_fleet_report(fleet, scratch / "fleet.html")
-            row["report_s"] = round(time.perf_counter() - started, 2)
-            row["fleet_bytes"] = sum(f.stat().st_size for f in fleet.rglob("*") if f.is_file())
-            row["fleet_files"] = sum(1 for f in fleet.rglob("*") if f.is_file())
-            rows.append(row)
+            rows.append({**row, **time_queries(fleet, args.spark)})
+            row = rows[-1]
             if not args.json:
                 print(json.dumps(row), flush=True)
     finally:

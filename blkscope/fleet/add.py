@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from blkscope.errors import BlkscopeError, OptionError
+from blkscope.errors import BlkscopeError, InputFormatError, OptionError
 from blkscope.fleet import layout
 from blkscope.fleet.build import Job, job_doc
 from blkscope.fleet.engines import ENGINES, run_local, run_spark
@@ -27,15 +27,20 @@ def plan(
         try:
             partition_value("capture", capture, where=source)
             if (host, capture) in seen:
-                raise OptionError(
-                    "capture", f"{capture!r} is given twice", hint="add each capture once"
+                raise InputFormatError(
+                    source,
+                    f"a second capture named {capture!r} for the same host",
+                    hint="add each capture once, or copy it under another folder name",
                 )
         except BlkscopeError as exc:
-            refused.append({"source": source, "host": host, "capture": capture, "ok": False,
-                            "error": str(exc), "hint": exc.hint})  # fmt: skip
+            refused.append({"source": str(Path(source).absolute()), "host": host,
+                            "capture": capture, "ok": False, "error": str(exc),
+                            "hint": exc.hint})  # fmt: skip
             continue
         seen.add((host, capture))
-        job = Job(source=str(source), fleet=str(fleet), capture=capture, host=host, labels=pairs)
+        # absolute: a Spark executor's working folder is not ours
+        job = Job(source=str(Path(source).absolute()), fleet=str(fleet.absolute()),
+                  capture=capture, host=host, labels=pairs)  # fmt: skip
         jobs.append(job_doc(job))
     return jobs, refused
 
@@ -67,5 +72,5 @@ def add_captures(
             run_spark(jobs, spark_master, done)
         elif jobs:
             run_local(jobs, workers, done)
-    order = {s: i for i, s in enumerate(sources)}
+    order = {str(Path(s).absolute()): i for i, s in enumerate(sources)}
     return sorted(results, key=lambda r: order.get(r["source"], len(order)))

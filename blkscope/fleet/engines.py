@@ -83,7 +83,14 @@ def run_spark(jobs: list[dict[str, Any]], master: str | None, on_result: OnResul
     at_once = max(1, min(len(jobs), context.defaultParallelism))
 
     def one(job: dict[str, Any]) -> dict[str, Any]:
-        result: dict[str, Any] = context.parallelize([job], 1).map(build_partition).collect()[0]
+        try:
+            result: dict[str, Any] = context.parallelize([job], 1).map(build_partition).collect()[0]
+        except Exception as exc:  # the task itself failed: no blkscope on the executor, ...
+            lines = [line for line in str(exc).splitlines() if "Error" in line] or [str(exc)]
+            return {"source": job["source"], "host": job["host"], "capture": job["capture"],
+                    "ok": False, "error": f"Spark task failed: {lines[-1].strip()}",
+                    "hint": "check that blkscope is installed on the executors and FLEET is "
+                    "a path they all see", "seconds": 0.0}  # fmt: skip
         return result
 
     with ThreadPoolExecutor(max_workers=at_once) as threads:
