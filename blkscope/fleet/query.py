@@ -7,17 +7,15 @@ fleet/sql/*.sql are defined on top in both engines.
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from blkscope.analyze.query import QueryError, refuse_writes
-from blkscope.analyze.views import quoted
+from blkscope.analyze.views import SqlView, quoted, sql_views_in
 from blkscope.errors import OptionError
 from blkscope.fleet.layout import open_fleet, partitions
 from blkscope.interrupts import track
@@ -26,34 +24,11 @@ from blkscope.schemas.fleet import FLEET_TABLES
 
 ALL_TABLES = [*FLEET_TABLES, *TABLES]
 QUERY_ENGINES = ("duckdb", "spark")
-_NEEDS = re.compile(r"^-- needs:(.*)$", re.M)
 
 
-@dataclass(frozen=True)
-class FleetView:
-    """One fleet/sql/NAME.sql: its SELECT and the tables or views it reads."""
-
-    name: str
-    select: str
-    needs: tuple[str, ...]
-
-
-@functools.cache
-def fleet_views() -> list[FleetView]:
-    """The fleet views, each after the views it needs."""
-    found = {}
-    for path in sorted((resources.files("blkscope.fleet") / "sql").iterdir(), key=lambda p: p.name):
-        if path.name.endswith(".sql"):
-            text = path.read_text()
-            header = _NEEDS.search(text)
-            needs = [n.strip() for n in header[1].split(",")] if header else []
-            found[path.name[:-4]] = FleetView(path.name[:-4], text, tuple(n for n in needs if n))
-    ordered: dict[str, FleetView] = {}
-    while len(ordered) < len(found):
-        for view in found.values():
-            if view.name not in ordered and all(n not in found or n in ordered for n in view.needs):
-                ordered[view.name] = view
-    return list(ordered.values())
+def fleet_views() -> list[SqlView]:
+    """The fleet views of fleet/sql/, each after the views it needs."""
+    return list(sql_views_in("blkscope.fleet").values())
 
 
 def table_files(fleet: Path) -> dict[str, list[Path]]:
@@ -69,7 +44,7 @@ def table_files(fleet: Path) -> dict[str, list[Path]]:
     return files
 
 
-def _views_possible(have: set[str]) -> list[FleetView]:
+def _views_possible(have: set[str]) -> list[SqlView]:
     views = []
     for view in fleet_views():
         if all(n in have for n in view.needs):
@@ -125,7 +100,7 @@ def spark_fleet(spark: Any, fleet: Path, sql: str | None = None) -> list[str]:
     return [*files, *(v.name for v in views)]
 
 
-def _named_in(sql: str, views: list[FleetView]) -> set[str]:
+def _named_in(sql: str, views: list[SqlView]) -> set[str]:
     """The tables and views sql names as words, with every table or view those views need."""
     wanted = set(re.findall(r"\w+", sql.lower()))
     for view in reversed(views):  # each view comes after what it needs

@@ -45,7 +45,12 @@ CAPTURES = schema(
     "One row per capture in the fleet: when it ran, on what kernel and settings, and how much "
     "it holds. host and capture come from the partition's folder names.",
     [
-        field("source", _STR, "The capture folder's absolute path on the machine that ran `fleet add`.", nullable=False),
+        field(
+            "source",
+            _STR,
+            "The capture folder's absolute path on the machine that ran `fleet add`.",
+            nullable=False,
+        ),
         field(
             "start_utc",
             pa.timestamp("us"),

@@ -94,6 +94,7 @@ def test_labels_reach_the_tables_and_are_escaped_in_the_report(
     assert "<script" not in page
     assert "k=&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the before/after by label k
     assert "<td>h1</td>" in page and "<td>h2</td>" in page
+    assert "src=" not in page and "<link" not in page  # self-contained
 
 
 def test_readding_replaces_the_partition(small_fleet: Path, tmp_path: Path) -> None:
