@@ -23,6 +23,8 @@ from blkscope.ingest.folder_swap import make_parent_folders
 from blkscope.reports.run import refuse_to_replace
 
 TITLE = "<title>blkscope fleet report</title>"
+# the tables and views the page reads (only these are defined: see query._defined_for)
+_READS = "fleet_hosts captures fleet_periods fleet_episodes fleet_outliers fleet_label_latency"
 BOOTSTRAP_RESAMPLES = 2000
 _E = html.escape
 
@@ -139,7 +141,7 @@ def fleet_page(fleet: Path, by: str | None = None) -> str:
         raise DatasetError(
             str(fleet), "holds no capture", hint="add some with 'blkscope fleet add'"
         )
-    with duckdb_fleet(fleet) as con:
+    with duckdb_fleet(fleet, _READS) as con:
         hosts = _rows(con, "SELECT * FROM fleet_hosts ORDER BY rank, host")
         captures = _rows(con, "SELECT * FROM captures ORDER BY host, capture")
         periods = _rows(con, "SELECT * FROM fleet_periods ORDER BY host, capture, series")
