@@ -2,4 +2,6 @@
 
 from blkscope.cli import main
 
-main()
+# guarded for `fleet add`'s spawned workers (see blkscope/cli/__main__.py)
+if __name__ == "__main__":
+    main()

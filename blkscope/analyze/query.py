@@ -56,6 +56,11 @@ def run_query(dataset: Path, query: str, fmt: str = "table") -> str:
                     "save a result with --csv or --json and a shell redirect"
                 )
             raise err from None
+    return render_rows(names, rows, fmt)
+
+
+def render_rows(names: list[str], rows: list[tuple[object, ...]], fmt: str = "table") -> str:
+    """A query's result as a text table, JSON (a list of objects) or CSV with a header."""
     if fmt == "json":
         return (
             json.dumps([dict(zip(names, r, strict=True)) for r in rows], default=str, indent=1)

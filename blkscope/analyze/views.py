@@ -51,10 +51,15 @@ def _parse(name: str, text: str) -> SqlView:
     return SqlView(name, text, needs, optional, kind, None if mat is None else mat[2])
 
 
-@functools.cache
 def sql_views() -> dict[str, SqlView]:
     """Every analyze/sql/*.sql view by name, in an order where each comes after what it needs."""
-    root = resources.files("blkscope.analyze") / "sql"
+    return sql_views_in("blkscope.analyze")
+
+
+@functools.cache
+def sql_views_in(package: str) -> dict[str, SqlView]:
+    """Every view of a package's sql/*.sql files by name, each after what it needs."""
+    root = resources.files(package) / "sql"
     found: dict[str, SqlView] = {}
     for path in sorted(root.iterdir(), key=lambda p: p.name):
         if path.name.endswith(".sql"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from blkscope.cli import analysis, capture, files, ingest, report  # noqa: F401 - they register commands
+from blkscope.cli import analysis, capture, files, fleet, ingest, report  # noqa: F401 - they register commands
 from blkscope.cli._app import app, watch_sigint
 
 # Help lists the commands in the order of the pipeline, not of the imports.

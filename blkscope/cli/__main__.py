@@ -2,4 +2,7 @@
 
 from blkscope.cli import main
 
-main()
+# guarded: `fleet add`'s worker processes are spawned, and a spawned child imports the main
+# module again (as __mp_main__): unguarded, each worker would run the command line itself
+if __name__ == "__main__":
+    main()

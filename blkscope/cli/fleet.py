@@ -1,0 +1,163 @@
+"""`blkscope fleet ...`: many captures from many hosts as one dataset (blkscope.fleet)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from blkscope.cli._app import EXIT_FAILED, _Commands, app, fail
+from blkscope.errors import BlkscopeError
+from blkscope.safe_text import printable
+
+fleet_app = typer.Typer(
+    name="fleet",
+    cls=_Commands,
+    help="Many captures from many hosts as one hive-partitioned dataset (local or Spark).",
+    no_args_is_help=True,
+)
+app.add_typer(fleet_app)
+
+FleetArg = Annotated[Path, typer.Argument(help="Fleet folder (FLEET/host=H/capture=C/...).")]
+MasterOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--spark-master",
+        help="Spark master URL (spark://..., yarn, local[4]); default: spark-submit's, else local[*].",
+    ),
+]
+
+
+def _progress_line(result: dict[str, Any], done: int, total: int) -> str:
+    where = f"host={result['host'] or '?'} capture={result['capture']}"
+    head = f"[{done}/{total}] {printable(where)}"
+    if result["ok"]:
+        return (
+            f"{head}: added in {result['seconds']:.1f} s ({result['events']:,} events, "
+            f"{result['ingest_errors']:,} malformed lines)"
+        )
+    line = f"{head}: FAILED ({printable(result['source'])}): {printable(result['error'])}"
+    if result.get("hint"):
+        line += f"\n    hint: {printable(result['hint'])}"
+    return line
+
+
+@fleet_app.command("add")
+def add(
+    fleet: FleetArg,
+    captures: Annotated[
+        list[str], typer.Argument(help="Capture folders (or traces, or datasets) to add.")
+    ],
+    host: Annotated[
+        str | None,
+        typer.Option(help="Host they came from (default: capture.json's hostname)."),
+    ] = None,
+    labels: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--label", help="KEY=VALUE label of these captures, e.g. kernel=6.9 (repeatable)."
+        ),
+    ] = None,
+    engine: Annotated[str, typer.Option(help="local (a process pool) or spark.")] = "local",
+    spark_master: MasterOpt = None,
+    workers: Annotated[
+        int | None, typer.Option(help="Local engine: processes at once (default: CPUs).")
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print each capture's outcome as JSON.")
+    ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
+) -> None:
+    """Ingest and analyse each capture into its own partition; failures are listed, the rest
+    are added. Exit 1 when any capture failed."""
+    from blkscope.fleet.add import add_captures
+
+    seen = [0]
+
+    def progress(result: dict[str, Any]) -> None:
+        seen[0] += 1
+        if not quiet:
+            typer.echo(_progress_line(result, seen[0], len(captures)), err=True)
+
+    try:
+        results = add_captures(
+            fleet, captures, host=host, labels=labels or [], engine=engine,
+            spark_master=spark_master, workers=workers, on_result=progress,
+        )  # fmt: skip
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    failed = [r for r in results if not r["ok"]]
+    if as_json:
+        typer.echo(json.dumps({"fleet": str(fleet), "added": len(results) - len(failed),
+                               "failed": len(failed), "captures": results}, indent=2))  # fmt: skip
+    elif not quiet:
+        typer.echo(
+            f"added {len(results) - len(failed)} of {len(results)} captures to "
+            f"{printable(str(fleet))}" + (f"; {len(failed)} failed" if failed else "")
+        )
+    if failed:
+        raise typer.Exit(EXIT_FAILED)
+
+
+@fleet_app.command("sql")
+def sql(
+    fleet: FleetArg,
+    query: Annotated[str, typer.Argument(help="SQL over every table and fleet view.")],
+    engine: Annotated[str, typer.Option(help="duckdb (local) or spark.")] = "duckdb",
+    spark_master: MasterOpt = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
+    as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV with a header.")] = False,
+) -> None:
+    """Run SQL across all captures: each table holds every capture's rows plus host and capture."""
+    from blkscope.analyze.query import render_rows
+    from blkscope.fleet.query import run_sql
+
+    try:
+        answer = run_sql(fleet, query, engine, spark_master)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    fmt = "json" if as_json else "csv" if as_csv else "table"
+    typer.echo(render_rows(answer.columns, answer.rows, fmt), nl=False)
+
+
+@fleet_app.command("report")
+def report(
+    fleet: FleetArg,
+    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write.")],
+    by: Annotated[
+        str | None,
+        typer.Option(help="Label for before/after (default: the first label with 2 values)."),
+    ] = None,
+) -> None:
+    """Write one self-contained HTML page about the whole fleet."""
+    from blkscope.fleet.report import write_fleet_report
+
+    try:
+        write_fleet_report(fleet, output, by=by)
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    typer.echo(f"wrote {printable(str(output))}")
+
+
+@fleet_app.command("check")
+def check(
+    fleet: FleetArg,
+    maxima: Annotated[
+        list[str],
+        typer.Option("--max", help="METRIC=VALUE as for 'blkscope check', e.g. d2c.p99=5ms."),
+    ],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+) -> None:
+    """CI gate over every capture of the fleet; the table names each failing host and capture."""
+    from blkscope.fleet.check import check_fleet
+    from blkscope.reports.check import parse_threshold, render_results, results_json
+
+    try:
+        results = check_fleet(fleet, [parse_threshold(spec) for spec in maxima])
+    except BlkscopeError as exc:
+        raise fail(exc) from None
+    typer.echo(json.dumps(results_json(results), indent=2) if as_json else render_results(results))
+    if not all(r.passed for r in results):
+        raise typer.Exit(EXIT_FAILED)

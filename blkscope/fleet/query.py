@@ -1,0 +1,167 @@
+"""A fleet as SQL tables, in DuckDB or Spark SQL: the same names over the same files.
+
+Every dataset table and fleet table becomes a table of all committed partitions' files, with
+`host` and `capture` from the hive folder names (always text), and the fleet views of
+fleet/sql/*.sql are defined on top in both engines.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from blkscope.analyze.query import QueryError, refuse_writes
+from blkscope.analyze.views import SqlView, quoted, sql_views_in
+from blkscope.errors import OptionError
+from blkscope.fleet.layout import open_fleet, partitions
+from blkscope.interrupts import track
+from blkscope.schemas import TABLES
+from blkscope.schemas.fleet import FLEET_TABLES
+
+ALL_TABLES = [*FLEET_TABLES, *TABLES]
+QUERY_ENGINES = ("duckdb", "spark")
+
+
+def fleet_views() -> list[SqlView]:
+    """The fleet views of fleet/sql/, each after the views it needs."""
+    return list(sql_views_in("blkscope.fleet").values())
+
+
+def table_files(fleet: Path) -> dict[str, list[Path]]:
+    """Each table's Parquet files over the fleet's committed partitions (regular files only:
+    a link could point anywhere on this machine). One directory read per partition."""
+    open_fleet(fleet)
+    names = {f"{name}.parquet": name for name in ALL_TABLES}
+    files: dict[str, list[Path]] = {}
+    for part in partitions(fleet):
+        with os.scandir(part.path) as entries:
+            found = {e.name: e for e in entries if e.name in names}
+        for file, name in names.items():  # the same order in every partition
+            entry = found.get(file)
+            if entry is not None and entry.is_file(follow_symlinks=False):
+                files.setdefault(name, []).append(Path(entry.path).absolute())
+    return files
+
+
+def _views_possible(have: set[str]) -> list[SqlView]:
+    views = []
+    for view in fleet_views():
+        if all(n in have for n in view.needs):
+            views.append(view)
+            have.add(view.name)
+    return views
+
+
+def _defined_for(fleet: Path, sql: str | None) -> tuple[dict[str, list[Path]], list[SqlView]]:
+    """The tables (with their files) and views to define: all of them, or with sql only those
+    it names and what those views need. Defining a table costs a look at its files' footers
+    in both engines (~0.2 ms per file in DuckDB): at thousands of captures that is seconds per
+    table, so a query pays only for the tables it reads."""
+    files = table_files(fleet)
+    views = _views_possible(set(files))
+    if sql is not None:
+        wanted = _named_in(sql, views)
+        files = {n: p for n, p in files.items() if n in wanted}
+        views = [v for v in views if v.name in wanted]
+    return files, views
+
+
+def _named_in(sql: str, views: list[SqlView]) -> set[str]:
+    """The tables and views sql names as words, with every table or view those views need."""
+    wanted = set(re.findall(r"\w+", sql.lower()))
+    for view in reversed(views):  # each view comes after what it needs
+        if view.name in wanted:
+            wanted.update(view.needs)
+    return wanted
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def duckdb_fleet(fleet: Path, sql: str | None = None) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with the fleet's tables and views (those sql names, when given),
+    reading only the fleet's files."""
+    files, views = _defined_for(fleet, sql)
+    con = track(duckdb.connect())
+    con.execute("SET enable_progress_bar = false")
+    con.execute("SET enable_caching_operators = false")  # see blkscope.analyze.views.connect
+    for name, paths in files.items():
+        listed = ", ".join(_literal(p.as_posix()) for p in paths)
+        con.execute(
+            f"CREATE VIEW {quoted(name)} AS SELECT * FROM read_parquet([{listed}], "
+            "hive_partitioning = true, hive_types = {'host': VARCHAR, 'capture': VARCHAR})"
+        )
+    for view in views:
+        con.execute(f"CREATE VIEW {quoted(view.name)} AS {view.select}")
+    every = ", ".join(_literal(p.as_posix()) for paths in files.values() for p in paths)
+    con.execute(f"SET allowed_paths = [{every}]")
+    con.execute("SET enable_external_access = false")
+    con.execute("SET lock_configuration = true")
+    return con
+
+
+def spark_fleet(spark: Any, fleet: Path, sql: str | None = None) -> list[str]:
+    """Define the fleet's tables and views (those sql names, when given) as temp views of the
+    SparkSession; their names."""
+    files, views = _defined_for(fleet, sql)
+    spark.conf.set("spark.sql.sources.partitionColumnTypeInference.enabled", "false")
+    base = str(fleet.absolute())
+    for name, paths in files.items():
+        frame = spark.read.option("basePath", base).parquet(*(str(p) for p in paths))
+        frame.createOrReplaceTempView(name)
+    for view in views:
+        spark.sql(f"CREATE OR REPLACE TEMP VIEW {view.name} AS {view.select}")
+    return [*files, *(v.name for v in views)]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A query's columns and rows, as Python values."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+
+
+_READ_VERBS = ("SELECT", "WITH", "EXPLAIN", "SHOW", "DESCRIBE", "DESC", "VALUES", "FROM")
+
+
+def run_sql(
+    fleet: Path, sql: str, engine: str = "duckdb", spark_master: str | None = None
+) -> Answer:
+    """Run one read-only query over the fleet on engine ('duckdb' or 'spark')."""
+    if engine not in QUERY_ENGINES:
+        raise OptionError("--engine", f"{engine!r} is not one of {', '.join(QUERY_ENGINES)}")
+    if engine == "spark":
+        return _run_spark(fleet, sql, spark_master)
+    with duckdb_fleet(fleet, sql) as con:
+        try:
+            refuse_writes(con, sql)
+            cursor = con.execute(sql)
+            columns = [d[0] for d in cursor.description or []]
+            return Answer(columns, cursor.fetchall())
+        except duckdb.Error as exc:
+            raise QueryError(f"query failed: {str(exc).splitlines()[0]}") from None
+
+
+def _run_spark(fleet: Path, sql: str, spark_master: str | None) -> Answer:
+    from blkscope.fleet.engines import spark_session
+
+    verb = (sql.split() or [""])[0].upper()
+    if verb not in _READ_VERBS:
+        err = QueryError(f"{verb or 'an empty'} statement refused: fleet sql only reads the fleet")
+        err.hint = "save a result with --csv or --json and a shell redirect"
+        raise err
+    spark = spark_session(spark_master, "blkscope fleet sql")
+    spark_fleet(spark, fleet, sql)
+    try:
+        frame = spark.sql(sql)
+        return Answer(list(frame.columns), [tuple(r) for r in frame.collect()])
+    except Exception as exc:  # pyspark's AnalysisException, ParseException, ...
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise QueryError(f"query failed: {first}") from None

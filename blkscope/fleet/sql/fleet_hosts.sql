@@ -1,0 +1,26 @@
+-- Hosts ranked by their worst Q2C p99 (then D2C p99) over all their captures and devices: the
+-- hosts to look at first. SQL that DuckDB and Spark SQL both run.
+-- needs: fleet_latency
+WITH h AS (
+    SELECT host,
+           count(DISTINCT capture) AS captures,
+           sum(ios) AS ios,
+           max(q2c_p99_ns) AS worst_q2c_p99_ns,
+           max(d2c_p99_ns) AS worst_d2c_p99_ns,
+           CAST(median(q2c_p99_ns) AS DOUBLE) AS median_q2c_p99_ns,
+           CAST(median(d2c_p99_ns) AS DOUBLE) AS median_d2c_p99_ns,
+           sum(episodes) AS episodes
+    FROM fleet_latency
+    GROUP BY host
+)
+SELECT
+    RANK() OVER (ORDER BY worst_q2c_p99_ns DESC, worst_d2c_p99_ns DESC) AS rank,  -- 1 = worst
+    host,                                    -- host
+    captures,                                -- captures of this host
+    ios,                                     -- bios queued over them
+    worst_q2c_p99_ns,                        -- largest per-capture Q2C p99, ns
+    worst_d2c_p99_ns,                        -- largest per-capture D2C p99, ns
+    median_q2c_p99_ns,                       -- median per-capture Q2C p99, ns
+    median_d2c_p99_ns,                       -- median per-capture D2C p99, ns
+    episodes                                 -- latency episodes over all its captures
+FROM h
