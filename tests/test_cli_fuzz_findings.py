@@ -167,10 +167,10 @@ def test_a_report_never_overwrites_its_own_trace(tmp_path: Path) -> None:
         "hint: choose another -o, or move that file away first\n",
     )
     assert trace.read_bytes() == TRACE.read_bytes()
-    (tmp_path / "summary.json").write_text('{"mine": 1}')
+    (tmp_path / "r.summary.json").write_text('{"mine": 1}')
     code, err = _run("report", str(trace), "-o", str(tmp_path / "r.html"), "-q")
-    assert code == 1 and err.startswith(f"error: {tmp_path}/summary.json: exists and is not")
-    (tmp_path / "summary.json").unlink()
+    assert code == 1 and err.startswith(f"error: {tmp_path}/r.summary.json: exists and is not")
+    (tmp_path / "r.summary.json").unlink()
     for _ in range(2):  # the second run replaces the first's page and summary
         assert _run("report", str(trace), "-o", str(tmp_path / "r.html"), "-q") == (0, "")
 

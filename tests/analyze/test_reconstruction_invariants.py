@@ -13,8 +13,8 @@ import zstandard
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from blkscope.analyze.build import analyze_dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.pipeline import analyse
 from tests.analyze.conftest import DATA
 from tests.conftest import FIXTURES
 
@@ -56,7 +56,7 @@ def test_every_q_has_one_fate_and_no_stage_is_negative(
     trace = folder / "window.blkparse.txt"
     trace.write_text("".join(TRACES[name][start : start + length]))
     ingest_blkparse([str(trace)], folder / "ds")
-    with analyze_dataset(folder / "ds") as con:
+    with analyse(folder / "ds").con as con:
         queued = con.sql(
             "SELECT (input_id::BIGINT << 40) + line_no FROM events WHERE action = 'Q' ORDER BY 1"
         ).fetchall()

@@ -9,10 +9,10 @@ import duckdb
 import pytest
 
 from blkscope.analyze import memory
-from blkscope.analyze.build import analyze_dataset
 from blkscope.analyze.memory import SPILL_DIR
 from blkscope.analyze.stream import events as stream_events
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.pipeline import analyse
 from tests.analyze.conftest import DATA
 
 # every column but the event ids, which carry the input's index
@@ -44,7 +44,7 @@ def test_two_inputs_interleaved_in_time_give_the_tables_of_one(
     whole, split = tmp_path / "whole", tmp_path / "split"
     ingest_blkparse([str(DATA / "mq30-requeue.blkparse.txt")], whole)
     ingest_blkparse([str(p) for p in parts], split)
-    with analyze_dataset(whole) as one, analyze_dataset(split) as two:
+    with analyse(whole).con as one, analyse(split).con as two:
         for query in (REQUESTS, BIOS):
             assert one.sql(query).fetchall() == two.sql(query).fetchall()
         assert two.sql("SELECT count(DISTINCT d_eid >> 40) FROM requests").fetchall() == [(2,)]
@@ -58,6 +58,6 @@ def test_analyze_leaves_no_spill_folder(tmp_path: Path) -> None:
     part of the dataset."""
     ds = tmp_path / "ds"
     ingest_blkparse([str(DATA / "mq30-flush.blkparse.txt")], ds)
-    analyze_dataset(ds).close()
+    analyse(ds).close()
     assert not (ds / SPILL_DIR).exists()
     assert {"requests.parquet", "bios.parquet"} <= {p.name for p in ds.iterdir()}
