@@ -210,5 +210,6 @@ def test_a_report_name_that_is_not_utf8_is_printed_escaped(dataset: Path, tmp_pa
     result = CliRunner().invoke(app, ["report", str(dataset), "-o", out])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == (
-        f"wrote {tmp_path}/caf\\udce9\\udcff and {tmp_path}/summary.json (dataset {dataset})"
+        f"wrote {tmp_path}/caf\\udce9\\udcff and {tmp_path}/caf\\udce9\\udcff.summary.json "
+        f"(dataset {dataset})"
     )

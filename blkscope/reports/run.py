@@ -15,11 +15,17 @@ from blkscope.pipeline import analysed, ingested
 from blkscope.store.folder_swap import make_parent_folders
 from blkscope.store.writer import check_output_name, write_text_atomic
 
+NAME_MAX = 255  # bytes in one file name on Linux file systems
+
 
 def summary_path(report: Path) -> Path:
     """The report's summary, named after it (`x.html` -> `x.summary.json`), so that two reports
     in one folder keep one summary each."""
-    return report.with_name(f"{report.stem}.summary.json")
+    suffix = ".summary.json"
+    stem = report.stem.encode("utf-8", "surrogateescape")
+    # a report name near the 255-byte limit keeps a summary name within it: its stem is cut
+    stem = stem[: NAME_MAX - len(suffix)]
+    return report.with_name(stem.decode("utf-8", "surrogateescape") + suffix)
 
 
 @dataclass(frozen=True)
