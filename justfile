@@ -20,7 +20,7 @@ bench *ARGS:
 
 # the README's main job on the bundled fixture capture
 demo:
-    blkscope report fixtures/mq-writeback-30s -o build/report.html
+    blkscope report fixtures/mq-writeback-30s -o demo/report.html
 
 # issue 14's input bombs (1 GiB zeros/'A'/blank lines as .zst, 200 MiB blank lines, 5 M garbage
 # lines, an iostat stamp a month off) through `blkscope ingest`: time and peak RSS, never

@@ -1,3 +1,51 @@
-"""blkscope: offline analysis of Linux block-layer traces."""
+"""blkscope: offline analysis of Linux block-layer traces.
+
+As a library::
+
+    import blkscope
+
+    ds = blkscope.open("capture-folder")  # or a dataset folder, or one trace file
+    ds.bios.filter(...)                    # Polars LazyFrames over the tables
+    ds.sql("SELECT ...")                   # a Polars DataFrame
+    ds.spikes(), ds.periods()
+    blkscope.compare("before", "after")
+
+Nothing heavy is imported until one of these is called: the command line starts fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from blkscope.analyze.compare import Comparison
+    from blkscope.dataset import Dataset
 
 __version__ = "0.1.0"
+__all__ = ["__version__", "compare", "open"]
+
+
+def open(path: str | Path, *, dataset: str | Path | None = None, progress: bool = True) -> Dataset:
+    """Open a dataset folder, or a capture folder or trace file (ingested into `dataset`,
+    default `<name>.dataset` beside it, and analysed, once: a later open reuses it).
+
+    progress draws bars on stderr (when it is a terminal) while ingest or analysis runs.
+    Raises a blkscope.errors.BlkscopeError for anything wrong with the input.
+    """
+    from blkscope.pipeline import open_analysed
+    from blkscope.progress import progress_bar
+
+    with progress_bar(enabled=progress) as bar:
+        return open_analysed(Path(path), Path(dataset) if dataset else None, bar)
+
+
+def compare(before: str | Path | Dataset, after: str | Path | Dataset) -> Comparison:
+    """Compare two captures (datasets, capture folders or traces, opened as `open` does):
+    latency shifts with 95% intervals, spikes, periods; each judged noise or real."""
+    from blkscope.analyze.compare import compare as run_compare
+    from blkscope.dataset import Dataset
+
+    a = before if isinstance(before, Dataset) else open(before)
+    b = after if isinstance(after, Dataset) else open(after)
+    return run_compare(a.con, b.con, str(a.path), str(b.path))

@@ -74,3 +74,14 @@ def ingested(tmp_path_factory: pytest.TempPathFactory) -> dict[Path, Path]:
             return out
 
     return _Lazy(cache)
+
+
+@pytest.fixture(scope="session")
+def mq_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled mq-writeback-30s capture, ingested and analysed through blkscope.open."""
+    import blkscope
+
+    out = tmp_path_factory.mktemp("mq-dataset") / "mq.dataset"
+    root = Path(__file__).resolve().parents[1]
+    blkscope.open(root / "fixtures" / "mq-writeback-30s", dataset=out, progress=False).close()
+    return out

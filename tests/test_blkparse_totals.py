@@ -14,7 +14,8 @@ import duckdb
 import pyarrow.parquet as pq
 import pytest
 
-from blkscope.analyze.views import connect, query_table
+from blkscope.analyze.views import query_table
+from blkscope.dataset import Dataset
 from blkscope.ingest.blkparse_summary import size_cnv
 from tests.conftest import all_blkparse_inputs, input_id, read_zst
 
@@ -84,7 +85,7 @@ def test_action_counts_match_the_text(path: Path, ingested: dict[Path, Path]) ->
 
 @pytest.mark.parametrize("path", INPUTS, ids=input_id)
 def test_per_cpu_totals_equal_blkparse_summary(path: Path, ingested: dict[Path, Path]) -> None:
-    con = connect(ingested[path])
+    con = Dataset(ingested[path]).con
     printed = _summary(con, "block LIKE 'CPU%'")
     assert printed, "the input has a summary block"
     ours = query_table(con, "SELECT * FROM blkparse_totals").to_pylist()
@@ -101,7 +102,7 @@ def test_per_cpu_totals_equal_blkparse_summary(path: Path, ingested: dict[Path, 
 @pytest.mark.parametrize("path", INPUTS, ids=input_id)
 def test_device_totals_equal_blkparse_total_block(path: Path, ingested: dict[Path, Path]) -> None:
     """Total sums the per-CPU values; with one busy CPU blkparse prints no Total at all."""
-    con = connect(ingested[path])
+    con = Dataset(ingested[path]).con
     totals = query_table(
         con,
         f"""
@@ -137,7 +138,7 @@ def _max_depths(events: list[dict]) -> tuple[int, int]:
 
 @pytest.mark.parametrize("path", INPUTS, ids=input_id)
 def test_depth_events_and_throughput_lines(path: Path, ingested: dict[Path, Path]) -> None:
-    con = connect(ingested[path])
+    con = Dataset(ingested[path]).con
     for major, minor in con.execute("SELECT DISTINCT dev_major, dev_minor FROM events").fetchall():
         dev = f"dev_major = {major} AND dev_minor = {minor}"
         rows = query_table(
@@ -170,7 +171,7 @@ def test_depth_events_and_throughput_lines(path: Path, ingested: dict[Path, Path
 def test_a_bare_flush_counts_as_a_read(ingested: dict[Path, Path]) -> None:
     """`D FN` has no write bit, so blkparse counts it under Read Dispatches (0 KiB)."""
     path = INPUTS[1]  # loop-split-merge-tail: jbd2 flush sequences, 3 real reads
-    con = connect(ingested[path])
+    con = Dataset(ingested[path]).con
     assert con.execute("SELECT count(*) FROM events WHERE action = 'D' AND rwbs = 'FN'").fetchall()[
         0
     ] == (2,)
@@ -182,7 +183,7 @@ def test_a_bare_flush_counts_as_a_read(ingested: dict[Path, Path]) -> None:
 
 def test_requeued_kib_come_back_out_of_dispatch_kib(ingested: dict[Path, Path]) -> None:
     """mq-writeback-30s: 4 read requeues of 48 KiB; blkparse prints dispatch KiB net of them."""
-    con = connect(ingested[INPUTS[0]])
+    con = Dataset(ingested[INPUTS[0]]).con
     row = con.execute("""
         SELECT sum(nsectors // 2) FILTER (action = 'D' AND op = 'R'),
                sum(nsectors // 2) FILTER (action = 'R' AND op = 'R')

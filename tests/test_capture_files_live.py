@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.views import connect
 from blkscope.capture.tracefs import find_tracefs, snapshot
+from blkscope.dataset import Dataset
 from blkscope.files.usage import During, file_usage
 from blkscope.ingest.folder import ingest_folder
+from blkscope.pipeline import analyse
 
 REPO = Path(__file__).parent.parent
 TRACEFS = find_tracefs()
@@ -87,8 +87,8 @@ def test_capture_files_maps_the_written_file_and_the_journal(
     assert (doc["files_mapped"], doc["left_out"], doc["skipped"]) == (2, [], {})
     ds = tmp_path / "ds"
     ingest_folder(out, ds)
-    analyze_dataset(ds).close()
-    usage = file_usage(connect(ds), During())
+    analyse(ds).close()
+    usage = file_usage(Dataset(ds).con, During())
     by_path = {f["path"]: f for f in usage["files"]}
     written = by_path[str(target)]
     assert written["write_bytes"] == 6 << 18  # 1.5 MiB of tags, every byte attributed

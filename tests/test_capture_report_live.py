@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from blkscope.analyze.views import connect, query_table
+from blkscope.analyze.views import query_table
 from blkscope.capture.runner import CaptureOptions, run_capture
 from blkscope.capture.tracefs import find_tracefs
+from blkscope.dataset import Dataset
 from blkscope.reports.run import make_report
 
 pytestmark = [
@@ -96,7 +97,7 @@ def test_capture_to_report_ties_writeback_to_the_trace(
     )
     shutil.copy(log, cap / "prober.csv")
     done = make_report(cap, tmp_path / "report.html", timestamp=False)
-    con = connect(done.dataset)
+    con = Dataset(done.dataset).con
     major, minor = con.execute("SELECT dev_major, dev_minor FROM events LIMIT 1").fetchall()[0]
     # The writeback log landed on the trace's clock without any hint from us.
     assert (

@@ -167,10 +167,10 @@ def test_a_report_never_overwrites_its_own_trace(tmp_path: Path) -> None:
         "hint: choose another -o, or move that file away first\n",
     )
     assert trace.read_bytes() == TRACE.read_bytes()
-    (tmp_path / "summary.json").write_text('{"mine": 1}')
+    (tmp_path / "r.summary.json").write_text('{"mine": 1}')
     code, err = _run("report", str(trace), "-o", str(tmp_path / "r.html"), "-q")
-    assert code == 1 and err.startswith(f"error: {tmp_path}/summary.json: exists and is not")
-    (tmp_path / "summary.json").unlink()
+    assert code == 1 and err.startswith(f"error: {tmp_path}/r.summary.json: exists and is not")
+    (tmp_path / "r.summary.json").unlink()
     for _ in range(2):  # the second run replaces the first's page and summary
         assert _run("report", str(trace), "-o", str(tmp_path / "r.html"), "-q") == (0, "")
 
@@ -210,5 +210,6 @@ def test_a_report_name_that_is_not_utf8_is_printed_escaped(dataset: Path, tmp_pa
     result = CliRunner().invoke(app, ["report", str(dataset), "-o", out])
     assert result.exit_code == 0, result.output
     assert result.stdout.splitlines()[0] == (
-        f"wrote {tmp_path}/caf\\udce9\\udcff and {tmp_path}/summary.json (dataset {dataset})"
+        f"wrote {tmp_path}/caf\\udce9\\udcff and {tmp_path}/caf\\udce9\\udcff.summary.json "
+        f"(dataset {dataset})"
     )

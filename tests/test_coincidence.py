@@ -8,11 +8,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from blkscope.analyze.build import analyze_dataset
 from blkscope.analyze.coincidence import coincident_period
 from blkscope.analyze.periodicity import NS, Period
-from blkscope.analyze.views import connect
+from blkscope.dataset import Dataset
 from blkscope.ingest.folder import ingest_folder
+from blkscope.pipeline import analyse
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mq-writeback-30s"
 SPAN = (0, 30 * NS)
@@ -62,8 +62,8 @@ def test_the_30_s_capture_folder_finds_the_kworker_period_from_the_writeback_log
 ) -> None:
     ds = tmp_path / "ds"
     ingest_folder(FIXTURE, ds)
-    analyze_dataset(ds).close()
-    with connect(ds) as con:
+    analyse(ds).close()
+    with Dataset(ds).con as con:
         rows = con.execute(
             "SELECT series, period_ns, strength, p_value, bursts, method, knobs FROM periods"
         ).fetchall()

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.compare import compare, render
-from blkscope.analyze.views import connect
+import blkscope
+from blkscope.analyze.compare import render
+from blkscope.dataset import Dataset
 from blkscope.ingest.folder import ingest_folder
+from blkscope.pipeline import analyse
 
 ISSUE5 = Path(__file__).parent / "data" / "issue5"
 
@@ -21,7 +22,7 @@ def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name in ("wb500-a", "wb500-b", "wb1000"):
         ds = tmp_path_factory.mktemp(name) / "ds"
         ingest_folder(ISSUE5 / name, ds)
-        analyze_dataset(ds).close()
+        analyse(ds).close()
         out[name] = ds
     return out
 
@@ -31,7 +32,7 @@ def test_identical_settings_show_no_significant_read_or_write_change(
 ) -> None:
     """Same settings, two runs: reads and writes are noise. Flushes (data-less Q FWS) are their
     own op class, not writes: their Q2C p99 did move, 109 -> 158 us per window."""
-    result = compare(datasets["wb500-a"], datasets["wb500-b"])
+    result = blkscope.compare(datasets["wb500-a"], datasets["wb500-b"]).as_doc()
     moved = [(c["op_class"], c["stage"], c["statistic"]) for c in result["significant"]]
     assert moved == [("flush", "Q2C", "median_window_p99")]
     (flush,) = result["significant"]
@@ -47,13 +48,13 @@ def test_compare_names_its_statistic_and_prints_the_whole_capture_p99(
 ) -> None:
     """The per-window statistic is named for what it is, and the p99 analyze prints (over every
     IO) is there too, with an interval from resampling 1 s windows."""
-    result = compare(datasets["wb500-a"], datasets["wb500-b"])
+    result = blkscope.compare(datasets["wb500-a"], datasets["wb500-b"]).as_doc()
     assert {c["statistic"] for c in result["latency"]} == set(result["statistics"])
     assert result["statistics"]["median_window_p99"] == (
         "the median over 1 s windows of each window's p99"
     )
     whole = {(c["op_class"], c["stage"]): c for c in result["capture_p99"]}
-    with connect(datasets["wb500-a"]) as con:
+    with Dataset(datasets["wb500-a"]).con as con:
         stats = dict(
             ((op, stage), p99)
             for op, stage, p99 in con.execute(
@@ -71,18 +72,18 @@ def test_compare_names_its_statistic_and_prints_the_whole_capture_p99(
 
 
 def test_every_change_carries_a_confidence_interval(datasets: dict[str, Path]) -> None:
-    for row in compare(datasets["wb500-a"], datasets["wb1000"])["latency"]:
+    for row in blkscope.compare(datasets["wb500-a"], datasets["wb1000"]).as_doc()["latency"]:
         assert row["ci_low"] <= row["change"] <= row["ci_high"] or row["verdict"] == "noise"
         assert row["windows"][0] >= 5 and row["windows"][1] >= 5
 
 
 def test_writeback_every_10_s_instead_of_5_s_moves_the_period(datasets: dict[str, Path]) -> None:
-    result = compare(datasets["wb500-a"], datasets["wb1000"])
+    result = blkscope.compare(datasets["wb500-a"], datasets["wb1000"]).as_doc()
     (row,) = [p for p in result["periods"] if p["series"] == "writeback_events"]
     assert abs(row["before_s"] - 5.0) <= 0.2
     assert abs(row["after_s"] - 10.0) <= 0.5
     assert row["verdict"] == "changed"
-    same = compare(datasets["wb500-a"], datasets["wb500-b"])
+    same = blkscope.compare(datasets["wb500-a"], datasets["wb500-b"]).as_doc()
     (row,) = [p for p in same["periods"] if p["series"] == "writeback_events"]
     assert row["verdict"] == "same"
 
@@ -95,17 +96,17 @@ def test_stage_means_are_the_exactly_rounded_quotient(datasets: dict[str, Path])
     Fraction sum / n of the bios' own latencies, rounded once."""
     from fractions import Fraction
 
-    with connect(datasets["wb1000"]) as con:
+    with Dataset(datasets["wb1000"]).con as con:
         means = con.execute(
             "SELECT op_class, process, stage, n, mean_ns FROM stage_stats "
             "WHERE level = 'process' AND stage IN ('G2I', 'D2C', 'Q2C')"
         ).fetchall()
         values = con.execute(
-            "SELECT op_class, process, 'G2I', i_time_ns - g_time_ns FROM _bio_class "
+            "SELECT op_class, process, 'G2I', i_time_ns - g_time_ns FROM internal._bio_class "
             "WHERE i_time_ns IS NOT NULL AND g_time_ns IS NOT NULL "
-            "UNION ALL SELECT op_class, process, 'D2C', d2c_ns FROM _bio_class "
+            "UNION ALL SELECT op_class, process, 'D2C', d2c_ns FROM internal._bio_class "
             "WHERE d2c_ns IS NOT NULL "
-            "UNION ALL SELECT op_class, process, 'Q2C', q2c_ns FROM _bio_class "
+            "UNION ALL SELECT op_class, process, 'Q2C', q2c_ns FROM internal._bio_class "
             "WHERE q2c_ns IS NOT NULL"
         ).fetchall()
     sums: dict[tuple[str, str, str], list[int]] = {}

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.analyze.build import analyze_dataset
 from blkscope.errors import DatasetError
-from blkscope.ingest import folder_swap
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
-from blkscope.ingest.dataset import DatasetWriter, read_manifest
-from blkscope.ingest.folder_swap import WriteLock
+from blkscope.pipeline import analyse
+from blkscope.store import folder_swap
+from blkscope.store.folder_swap import WriteLock
+from blkscope.store.manifest import read_manifest_doc as read_manifest
+from blkscope.store.writer import DatasetWriter
 from tests.conftest import LOOP_TAIL, ROOT
 
 MESSAGE = "interrupted: nothing is left half-written\n"
@@ -57,7 +58,7 @@ def test_analyze_swaps_in_a_whole_new_version(dataset: Path) -> None:
     keep = dataset.parent / "old-manifest"
     os.link(dataset / "manifest.json", keep)  # the old version's manifest, by inode
     old_manifest = keep.read_text()
-    analyze_dataset(dataset).close()
+    analyse(dataset).close()
     assert sorted(read_manifest(dataset)["tables"]) == sorted(
         ["events", "blkparse_summary", "ingest_errors", *ANALYSIS]
     )
@@ -70,7 +71,7 @@ def test_leftovers_of_killed_writers_are_cleaned(dataset: Path) -> None:
     for stale in (".ds.tmp-1-deadbeef", ".ds.old-cafecafe"):
         (dataset.parent / stale).mkdir()
         (dataset.parent / stale / "events.parquet").write_bytes(b"half")
-    analyze_dataset(dataset).close()
+    analyse(dataset).close()
     assert sorted(p.name for p in dataset.parent.iterdir()) == ["ds"]
 
 
@@ -87,7 +88,7 @@ def test_without_exchange_the_swap_still_replaces(
     dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(folder_swap, "exchange", lambda a, b: False)
-    analyze_dataset(dataset).close()
+    analyse(dataset).close()
     assert "bios" in read_manifest(dataset)["tables"]
     assert sorted(p.name for p in dataset.parent.iterdir()) == ["ds"]
 
@@ -117,7 +118,7 @@ def test_kill_during_analyze_leaves_the_dataset_as_it_was(dataset: Path, when_s:
         tables = read_manifest(dataset)["tables"]
         assert set(ANALYSIS) <= set(tables)
         assert all((dataset / t["file"]).is_file() for t in tables.values())
-    analyze_dataset(dataset).close()  # a rerun completes it and cleans what the kill left
+    analyse(dataset).close()  # a rerun completes it and cleans what the kill left
     assert set(ANALYSIS) <= set(read_manifest(dataset)["tables"])
     assert sorted(p.name for p in dataset.parent.iterdir()) == ["ds"]
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
-from blkscope.ingest.dataset import read_manifest
+from blkscope.store.manifest import read_manifest_doc as read_manifest
 from tests.conftest import LOOP_TAIL, MQ30, ROOT, read_zst
 
 OLD = LOOP_TAIL / "blkparse.txt.zst"  # the previous dataset: 3,625 events

@@ -13,11 +13,11 @@ from typing import Any
 import duckdb
 import pytest
 
-from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.views import connect
+from blkscope.dataset import Dataset
 from blkscope.files.attach import HandPlacement, attach_maps
 from blkscope.files.usage import During, file_usage
 from blkscope.ingest.folder import ingest_folder
+from blkscope.pipeline import analyse
 
 DATA = Path(__file__).parent / "data" / "files"
 CAPTURE = DATA / "loop-gpt-ext4"
@@ -30,7 +30,7 @@ P1, P2 = 2048, 329728  # partition starts, from /sys/class/block/loop1p{1,2}/sta
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("files") / "ds"
     ingest_folder(CAPTURE, out)
-    analyze_dataset(out).close()
+    analyse(out).close()
     return out
 
 
@@ -45,7 +45,7 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[tuple[Any, ...]]:
 
 
 def test_folder_ingest_brings_the_capture_file_map(dataset: Path) -> None:
-    con = connect(dataset)
+    con = Dataset(dataset).con
     kinds = dict(_rows(con, "SELECT kind, count(*) FROM file_extents GROUP BY 1"))
     assert kinds == {"data": 2272, "directory": 4, "journal": 2, "metadata": 24}
     starts = _rows(con, "SELECT DISTINCT fs_device, partition_start FROM file_extents ORDER BY 2")
@@ -57,7 +57,7 @@ def test_sampled_sectors_on_the_disk_hold_the_tag_of_the_file_bio_files_names(
 ) -> None:
     """1,500 sectors the bios touched, read back from the disk image after the capture
     (tools/files_truth.py): whose tag is there, against the file the map names."""
-    con = connect(dataset)
+    con = Dataset(dataset).con
     with open(MAPS / "tag_truth.csv") as f:
         truth = [(int(r["sector"]), r["tag"]) for r in csv.DictReader(f)]
     assert len(truth) == 1500
@@ -99,7 +99,7 @@ def test_sampled_sectors_on_the_disk_hold_the_tag_of_the_file_bio_files_names(
 
 
 def test_byte_shares_add_up_and_the_journal_and_metadata_are_labelled(dataset: Path) -> None:
-    con = connect(dataset)
+    con = Dataset(dataset).con
     (bio_bytes,) = _rows(con, "SELECT sum(nsectors) * 512 FROM bios WHERE sector IS NOT NULL")[0]
     usage = file_usage(con, During())
     assert usage["bytes"] == bio_bytes == 87_617_536
@@ -118,7 +118,7 @@ def test_byte_shares_add_up_and_the_journal_and_metadata_are_labelled(dataset: P
 
 
 def test_the_seed_question_which_files_periodic_writeback_wrote(dataset: Path) -> None:
-    usage = file_usage(connect(dataset), During())
+    usage = file_usage(Dataset(dataset).con, During())
     wb = usage["writeback"]
     assert sum(w["bytes"] for w in wb) == usage["writeback_bytes"] == 10_518_528
     assert abs(sum(w["share"] for w in wb) - 1.0) < 1e-12
@@ -136,7 +136,7 @@ def test_the_seed_question_which_files_periodic_writeback_wrote(dataset: Path) -
 
 
 def test_every_bio_lands_in_its_own_partitions_files(dataset: Path) -> None:
-    con = connect(dataset)
+    con = Dataset(dataset).con
     crossed = _rows(con, f"""
         SELECT count(*) FROM bio_files f JOIN bios b USING (q_eid)
         WHERE f.kind <> 'unmapped'
@@ -145,7 +145,7 @@ def test_every_bio_lands_in_its_own_partitions_files(dataset: Path) -> None:
 
 
 def _bio_files(dataset: Path, where: str) -> list[tuple[Any, ...]]:
-    con = connect(dataset)
+    con = Dataset(dataset).con
     return _rows(con, f"""
         SELECT q_eid, regexp_replace(path, '^/work/h16scratch/g1\\.p[12]', ''), file_offset, bytes
         FROM bio_files WHERE {where} ORDER BY ALL""")  # fmt: skip
@@ -166,13 +166,13 @@ def test_debugfs_maps_give_the_same_bytes_per_inode(dataset: Path, tmp_path: Pat
     """icheck/ncheck of the touched blocks of p1: every inode (files, folders, the journal)
     gets the bytes the capture's own map gives it (bitmaps and other blocks no inode owns are
     unmapped in a debugfs map: icheck finds no owner)."""
-    own = _rows(connect(dataset), """
+    own = _rows(Dataset(dataset).con, """
         SELECT inode, sum(bytes) FROM bio_files
         WHERE fs_device = 'loop1p1' AND kind IN ('data', 'journal', 'directory')
         GROUP BY 1 ORDER BY 1""")  # fmt: skip
     hand = _copy(dataset, tmp_path)
     attach_maps(hand, [MAPS / "debugfs-p1.txt"], [DISK], HandPlacement(None, P1))
-    con = connect(hand)
+    con = Dataset(hand).con
     got = _rows(con, "SELECT inode, sum(bytes) FROM bio_files WHERE kind <> 'unmapped' "
                      "GROUP BY 1 ORDER BY 1")  # fmt: skip
     assert got == own
@@ -187,7 +187,7 @@ def test_the_report_has_a_which_files_section_with_escaped_paths(
     from blkscope.reports.model import load_report
     from blkscope.reports.page import render_page
 
-    html = render_page(load_report(dataset), None)
+    html = render_page(load_report(Dataset(dataset)), None)
     section = html[html.index('<section class="files" id="which-files">') :]
     assert "<h3>Writeback bursts (10.0 MiB of flusher writes) went to</h3>" in section
     assert section.count("/work/h16scratch/g1.p1/mq/index") == 2  # top files, writeback
@@ -200,13 +200,13 @@ def test_the_report_has_a_which_files_section_with_escaped_paths(
         f"ELSE path END AS path) FROM read_parquet('{dataset}/file_extents.parquet')) "
         f"TO '{hostile}/file_extents.parquet' (FORMAT parquet)"
     )
-    page = render_page(load_report(hostile), None)
+    page = render_page(load_report(Dataset(hostile)), None)
     assert "<script>alert" not in page
     assert page.count("/srv/evil\\n&lt;script&gt;alert(1)&lt;/script&gt;") == 2
 
 
 def test_during_spikes_counts_the_bytes_in_flight_in_the_episodes(dataset: Path) -> None:
-    con = connect(dataset)
+    con = Dataset(dataset).con
     whole = file_usage(con, During())
     (episode,) = whole["episodes"]  # one latency episode, 4 s to 5 s
     assert (episode["start_ns"], episode["end_ns"]) == (4_000_000_000, 5_000_000_000)

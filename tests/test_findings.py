@@ -8,13 +8,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from blkscope.analyze.build import analyze_dataset
 from blkscope.analyze.correlation import WritebackIntervals, writeback_verdicts
 from blkscope.analyze.episodes import attribute_episodes, group_episodes
-from blkscope.analyze.partitions import attach_partitions
-from blkscope.analyze.views import connect, query_table
+from blkscope.analyze.views import query_table
+from blkscope.dataset import Dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
+from blkscope.pipeline import analyse, attach_partitions
 from tests.conftest import MQ30
 from tests.golden import golden_json
 
@@ -57,7 +57,7 @@ def mq30(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled capture's blkparse text alone: no writeback log, no prober."""
     out = tmp_path_factory.mktemp("mq30") / "ds"
     ingest_blkparse([str(MQ30 / "blkparse.txt.zst")], out)
-    analyze_dataset(out).close()
+    analyse(out).close()
     return out
 
 
@@ -65,7 +65,7 @@ def mq30(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def loop_parts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("lp") / "ds"
     ingest_blkparse([str(ISSUE5 / "loop-parts" / "blkparse.txt.zst")], out)
-    analyze_dataset(out).close()
+    analyse(out).close()
     return out
 
 
@@ -74,7 +74,7 @@ def _golden(name: str, rows: list[dict[str, object]]) -> list[dict[str, object]]
 
 
 def test_spike_and_episode_tables_of_the_mq_fixture_are_golden(mq30: Path) -> None:
-    con = connect(mq30)
+    con = Dataset(mq30).con
     spikes = query_table(
         con, f"SELECT {', '.join(SPIKE_COLUMNS)} FROM spikes ORDER BY spike_id"
     ).to_pylist()
@@ -86,7 +86,7 @@ def test_spike_and_episode_tables_of_the_mq_fixture_are_golden(mq30: Path) -> No
 
 
 def test_writeback_explains_the_mq_episodes_but_not_the_start_up_one(mq30: Path) -> None:
-    con = connect(mq30)
+    con = Dataset(mq30).con
     causes = con.execute("SELECT cause FROM episodes ORDER BY episode_id").fetchall()
     assert [c for (c,) in causes] == ["unexplained", "writeback", "writeback", "writeback"]
     ((verdict),) = query_table(con, "SELECT * FROM writeback_verdict").to_pylist()
@@ -105,7 +105,7 @@ def test_writeback_explains_the_mq_episodes_but_not_the_start_up_one(mq30: Path)
 
 def test_episodes_inside_ever_running_writeback_are_chance(mq30: Path) -> None:
     """Writeback that runs 90% of the time meets every episode: that explains nothing."""
-    con = connect(mq30)
+    con = Dataset(mq30).con
     spikes = query_table(con, "SELECT * FROM spikes ORDER BY spike_id").to_pylist()
     start = con.execute("SELECT min(time_ns) FROM events").fetchall()[0][0]
     busy = np.array([(start + k * 10**9, start + k * 10**9 + 9 * 10**8) for k in range(40)])
@@ -121,7 +121,7 @@ def test_episodes_inside_ever_running_writeback_are_chance(mq30: Path) -> None:
 
 
 def test_aperiodic_random_reads_have_no_period_and_no_spike(loop_parts: Path) -> None:
-    con = connect(loop_parts)
+    con = Dataset(loop_parts).con
     assert con.execute("SELECT count(*) FROM periods").fetchall()[0] == (0,)
     assert con.execute("SELECT count(*) FROM spikes").fetchall()[0] == (0,)
     ((sentence,),) = con.execute("SELECT sentence FROM writeback_verdict").fetchall()
@@ -129,8 +129,8 @@ def test_aperiodic_random_reads_have_no_period_and_no_spike(loop_parts: Path) ->
 
 
 def test_partition_io_equals_what_fio_issued_per_partition(loop_parts: Path) -> None:
-    rows = attach_partitions(
-        loop_parts, [Path(__file__).parent / "data" / "partitions" / "fdisk_gpt_loop0.txt"]
+    _, rows = attach_partitions(
+        Dataset(loop_parts), [Path(__file__).parent / "data" / "partitions" / "fdisk_gpt_loop0.txt"]
     )
     fio = json.loads((ISSUE5 / "loop-parts" / "fio.json").read_text())
     issued = {f"loop0{j['jobname']}": j["read"]["total_ios"] for j in fio["jobs"]}
@@ -153,8 +153,8 @@ def test_the_journal_commit_period_of_a_real_ext4_capture(tmp_path: Path) -> Non
     """jbd2 commits un-fsynced metadata every commit=5 s: found in its write bursts."""
     ds = tmp_path / "ds"
     ingest_folder(ISSUE5 / "jbd2-commit", ds)
-    analyze_dataset(ds).close()
-    with connect(ds) as con:
+    analyse(ds).close()
+    with Dataset(ds).con as con:
         rows = con.execute(
             "SELECT period_ns, bursts, method, knobs FROM periods WHERE series = 'jbd2_writes'"
         ).fetchall()

@@ -118,7 +118,12 @@ def test_analyze_works_on_a_folder_dataset(whole: tuple[Path, str]) -> None:
     # writeback.txt and writeback_ns.txt log the same 79 work items: counted once, exactly
     windows = runner.invoke(
         app,
-        ["sql", str(out), "SELECT count(*) n, min(start_ns) s FROM _writeback_windows", "--csv"],
+        [
+            "sql",
+            str(out),
+            "SELECT count(*) n, min(start_ns) s FROM internal._writeback_windows",
+            "--csv",
+        ],
     )
     assert windows.output == "n,s\n79,3581223684\n"
 

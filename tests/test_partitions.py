@@ -6,13 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.analyze.partitions import (
+from blkscope.errors import InputFormatError
+from blkscope.ingest.partitions import (
     BlockDevice,
     assign_disk,
     place_from_remaps,
     read_partitions,
 )
-from blkscope.errors import InputFormatError
 
 DATA = Path(__file__).parent / "data" / "partitions"
 

@@ -10,7 +10,8 @@ import pytest
 
 from blkscope.analyze.period_series import user_series_periods
 from blkscope.analyze.periodicity import KNOBS, NS, bursts, find_periods, matching_knobs
-from blkscope.analyze.views import connect, query_table
+from blkscope.analyze.views import query_table
+from blkscope.dataset import Dataset
 from tests.conftest import SHARED_CAPTURES, capture_folder
 
 
@@ -101,7 +102,7 @@ def test_kworker_write_bursts_of_the_60s_capture_repeat_every_5_s(
     ingested: dict[Path, Path],
 ) -> None:
     ds = ingested[SHARED_CAPTURES / "mq-writeback-60s" / "blkparse.txt.zst"]
-    con = connect(ds)
+    con = Dataset(ds).con
     times = query_table(
         con,
         "SELECT time_ns FROM events WHERE action = 'Q' AND op = 'W' AND comm LIKE 'kworker/u%'",
@@ -115,7 +116,7 @@ def test_kworker_write_bursts_of_the_60s_capture_repeat_every_5_s(
 
 def test_three_kworker_bursts_in_30_s_are_not_called_periodic(ingested: dict[Path, Path]) -> None:
     ds = ingested[capture_folder("mq-writeback-30s") / "blkparse.txt.zst"]
-    con = connect(ds)
+    con = Dataset(ds).con
     times = query_table(
         con, "SELECT time_ns FROM events WHERE action = 'Q' AND op = 'W' AND comm LIKE 'kworker/u%'"
     )["time_ns"].to_numpy()

@@ -11,9 +11,9 @@ import pytest
 import zstandard
 from typer.testing import CliRunner
 
-from blkscope.analyze.build import analyze_dataset
 from blkscope.cli import app
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.pipeline import analyse
 from tests.conftest import ROOT
 
 MQ30 = ROOT / "fixtures" / "mq-writeback-30s"
@@ -31,7 +31,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     trace.write_bytes(text.read().replace(b"[python3]", b"[" + HOSTILE + b"]"))
     out = folder / "ds"
     ingest_blkparse([str(trace)], out)
-    analyze_dataset(out).close()
+    analyse(out).close()
     return out
 
 

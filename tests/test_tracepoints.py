@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
 
-from blkscope.analyze.build import analyze_dataset
 from blkscope.cli import app
 from blkscope.ingest.blkparse_ingest import ingest_events
+from blkscope.pipeline import analyse
 from blkscope.reports.page import source_limits_html
 
 DATA = Path(__file__).parent / "data" / "tracepoints"
@@ -41,7 +41,7 @@ def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for name, paths in inputs.items():
         ingest_events(paths, root / name)
-        analyze_dataset(root / name).close()
+        analyse(root / name).close()
         out[name] = root / name
     return out
 

@@ -17,7 +17,9 @@ from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
 from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import (
+    INTERNAL,
     connect,
+    in_schema,
     materialized,
     optional_views,
     register_table,
@@ -25,9 +27,10 @@ from blkscope.analyze.views import (
     unbound_views,
 )
 from blkscope.errors import DatasetError
-from blkscope.ingest.dataset import DatasetWriter, read_manifest, write_parquet_atomic
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
+from blkscope.store.manifest import Manifest
+from blkscope.store.writer import DatasetWriter, write_parquet_atomic
 
 # `requests` and `bios` come from the streaming pass (analyze/stream); the tables after them are
 # statistics over those two and the events, each made by the view whose header says
@@ -71,7 +74,7 @@ class _Steps:
 
 def _build_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema) -> pa.Table:
     """Run a view into an Arrow table carrying the declared schema (docs included)."""
-    table = con.sql(f"SELECT * FROM {view}").to_arrow_table()
+    table = con.sql(f"SELECT * FROM {in_schema(view)}").to_arrow_table()
     return table.select(schema.names).cast(schema)
 
 
@@ -138,8 +141,8 @@ def _build_tables(
     unbound = register_views(con, unbound_views(con), source=str(dataset))
     for shared in SHARED_AFTER_BIOS:
         make = (
-            f"CREATE OR REPLACE TABLE {shared}_t AS SELECT * FROM main.{shared};"
-            f"DROP VIEW {shared}; ALTER TABLE {shared}_t RENAME TO {shared}"
+            f"CREATE OR REPLACE TABLE {INTERNAL}.{shared}_t AS SELECT * FROM {INTERNAL}.{shared};"
+            f"DROP VIEW {INTERNAL}.{shared}; ALTER TABLE {INTERNAL}.{shared}_t RENAME TO {shared}"
         )
         _checked(shared, dataset, partial(con.execute, make))
     with ThreadPoolExecutor(max_workers=2) as pool:
@@ -161,7 +164,7 @@ def _build_tables(
             register_table(con, name, path)
             steps.done(name)
     for shared in SHARED_AFTER_BIOS:
-        con.execute(f"DROP TABLE {shared}")
+        con.execute(f"DROP TABLE {INTERNAL}.{shared}")
     register_views(con, unbound, source=str(dataset))
 
 
@@ -173,37 +176,43 @@ def caches_plug_time(manifest: dict[str, Any]) -> bool:
     return match is None or (int(match[1]), int(match[2])) >= (6, 9)
 
 
+# Every table `analyze_dataset` writes: a dataset holding them all is analysed.
+ANALYSIS_TABLES = frozenset([*STREAMED, *(name for name, _ in BUILD_ORDER), *FINDINGS])
+
+
 def analyze_dataset(
     dataset: Path,
+    current: Manifest,
     interval_ns: int = 1_000_000_000,
     origin_ns: int = 0,
     progress: ProgressCallback | None = None,
-) -> duckdb.DuckDBPyConnection:
-    """Write every analysis table into the dataset, register them, and return the connection.
+) -> Manifest:
+    """Write every analysis table into the dataset (whose manifest is `current`) and return
+    the new manifest.
 
     interval_ns and origin_ns (trace ns) set the bins of the iostat table; progress hears of
     each table as it is done.
     """
     if interval_ns <= 0:
         raise DatasetError(str(dataset), f"interval must be positive, got {interval_ns} ns")
-    if "events" not in read_manifest(dataset)["tables"]:
+    if "events" not in current.tables:
         raise DatasetError(str(dataset), "has no events table", hint="ingest a trace first")
     # The tables are written into the dataset's next version, swapped in as a whole at the end:
     # an interrupted analysis leaves the dataset as it was.
     with DatasetWriter(dataset, keep=True) as update:
-        _analyze_into(update, interval_ns, origin_ns, progress)
-    return connect(dataset)
+        return _analyze_into(update, current, interval_ns, origin_ns, progress)
 
 
 def _analyze_into(
     update: DatasetWriter,
+    current: Manifest,
     interval_ns: int,
     origin_ns: int,
     progress: ProgressCallback | None,
-) -> None:
-    dataset = update.tmp
-    manifest = read_manifest(dataset)
-    con = connect(dataset)
+) -> Manifest:
+    dataset = update.tmp  # the next version: the current one's files, hard-linked
+    manifest = current.editable()
+    con = connect(dataset, current)
     variables = {
         "blkscope_interval_ns": int(interval_ns),
         "blkscope_origin_ns": int(origin_ns),
@@ -232,3 +241,4 @@ def _analyze_into(
     if left_out:
         raise DatasetError(str(update.out), f"views without their inputs: {', '.join(left_out)}")
     update.commit(manifest)
+    return Manifest.from_doc(manifest)

@@ -4,13 +4,14 @@ spike counts and period changes, each judged significant or noise."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any
 
 import duckdb
 import numpy as np
 
-from blkscope.analyze.views import connect, query_table
+from blkscope.analyze.views import query_table
+
+Con = duckdb.DuckDBPyConnection
 
 MIN_WINDOW_IOS = 20  # windows with fewer IOs give unstable percentiles
 RESAMPLES = 2000
@@ -52,11 +53,11 @@ def _bootstrap_change(
     return float(low), float(high)
 
 
-def latency_changes(before: Path, after: Path, seed: int = 0) -> list[LatencyChange]:
+def latency_changes(before: Con, after: Con, seed: int = 0) -> list[LatencyChange]:
     """Per-window latency percentiles of both datasets, compared device by device."""
-    sql = f"SELECT * FROM _window_latency WHERE ios >= {MIN_WINDOW_IOS}"
-    a = query_table(connect(before), sql).to_pylist()
-    b = query_table(connect(after), sql).to_pylist()
+    sql = f"SELECT * FROM internal._window_latency WHERE ios >= {MIN_WINDOW_IOS}"
+    a = query_table(before, sql).to_pylist()
+    b = query_table(after, sql).to_pylist()
     rng = np.random.default_rng(seed)
     groups: dict[tuple[Any, ...], tuple[list[dict[str, Any]], list[dict[str, Any]]]] = {}
     for side, rows in ((0, a), (1, b)):
@@ -129,11 +130,10 @@ SELECT dev_major || ',' || dev_minor, op_class(op, flags, sector), 'Q2C',
 TAIL_CHUNK = 100  # bootstrap replicates per step (bounds memory on big captures)
 
 
-def _latency_groups(dataset: Path) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
+def _latency_groups(con: Con) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
     """(values, window ids) per (device, op class, stage); op class '*' holds every IO, as
     stage_stats' device level does."""
-    with connect(dataset) as con:
-        t = con.execute(f"SELECT * FROM ({_IO_LATENCIES}) ORDER BY ALL").fetchnumpy()
+    t = con.execute(f"SELECT * FROM ({_IO_LATENCIES}) ORDER BY ALL").fetchnumpy()
     out: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}
     device, cls, stage = (np.asarray(t[k], dtype=object) for k in ("device", "op_class", "stage"))
     for key in sorted(set(zip(device.tolist(), cls.tolist(), stage.tolist(), strict=True))):
@@ -180,7 +180,7 @@ def capture_quantile(
     return estimate, out
 
 
-def capture_p99(before: Path, after: Path, seed: int = 0) -> list[CaptureP99]:
+def capture_p99(before: Con, after: Con, seed: int = 0) -> list[CaptureP99]:
     """Whole-capture p99 per device, op class and stage in both datasets, with intervals."""
     a, b = _latency_groups(before), _latency_groups(after)
     rng = np.random.default_rng(seed)
@@ -218,8 +218,7 @@ def capture_p99(before: Path, after: Path, seed: int = 0) -> list[CaptureP99]:
     return out
 
 
-def _spike_counts(dataset: Path) -> dict[str, int]:
-    con = connect(dataset)
+def _spike_counts(con: Con) -> dict[str, int]:
     try:
         rows = con.execute(
             "SELECT dev_major || ',' || dev_minor, count(*) FROM episodes GROUP BY 1"
@@ -229,8 +228,7 @@ def _spike_counts(dataset: Path) -> dict[str, int]:
     return {dev: int(n) for dev, n in rows}
 
 
-def _periods(dataset: Path) -> dict[tuple[str, str], float]:
-    con = connect(dataset)
+def _periods(con: Con) -> dict[tuple[str, str], float]:
     try:
         rows = con.execute(
             "SELECT coalesce(dev_major || ',' || dev_minor, ''), series, "
@@ -241,8 +239,58 @@ def _periods(dataset: Path) -> dict[tuple[str, str], float]:
     return {(dev, series): period / 1e9 for dev, series, period in rows}
 
 
-def compare(before: Path, after: Path) -> dict[str, Any]:
-    """Everything `blkscope compare` reports, as plain data."""
+@dataclass(frozen=True)
+class SpikeCount:
+    """Latency episodes of one device in each capture."""
+
+    device: str
+    before: int
+    after: int
+
+
+@dataclass(frozen=True)
+class PeriodChange:
+    """One periodic series' shortest significant period in each capture (None: not found)."""
+
+    device: str
+    series: str
+    before_s: float | None
+    after_s: float | None
+    verdict: str  # "same" or "changed"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Everything `blkscope compare` reports (`as_doc` is its --json document)."""
+
+    before: str
+    after: str
+    latency: list[LatencyChange]
+    capture_p99: list[CaptureP99]
+    spikes: list[SpikeCount]
+    periods: list[PeriodChange]
+
+    @property
+    def significant(self) -> list[LatencyChange]:
+        """The latency changes that are not noise."""
+        return [c for c in self.latency if c.verdict != "noise"]
+
+    def as_doc(self) -> dict[str, Any]:
+        """The comparison as JSON-ready data."""
+        return {
+            "before": self.before,
+            "after": self.after,
+            "statistics": STATISTICS,
+            "latency": [asdict(c) for c in self.latency],
+            "capture_p99": [asdict(c) for c in self.capture_p99],
+            "spikes": [asdict(c) for c in self.spikes],
+            "periods": [asdict(c) for c in self.periods],
+            "significant": [asdict(c) for c in self.significant],
+        }
+
+
+def compare(before: Con, after: Con, before_name: str, after_name: str) -> Comparison:
+    """Compare two analysed datasets, given their connections and the names to show."""
     changes = latency_changes(before, after)
     whole = capture_p99(before, after)
     spikes_a, spikes_b = _spike_counts(before), _spike_counts(after)
@@ -251,28 +299,12 @@ def compare(before: Path, after: Path) -> dict[str, Any]:
     for key in sorted(set(periods_a) | set(periods_b)):
         pa_, pb = periods_a.get(key), periods_b.get(key)
         moved = pa_ is None or pb is None or abs(pb - pa_) > max(0.2, 0.05 * pa_)
-        period_rows.append(
-            {
-                "device": key[0],
-                "series": key[1],
-                "before_s": pa_,
-                "after_s": pb,
-                "verdict": "changed" if moved else "same",
-            }
-        )
-    return {
-        "before": str(before),
-        "after": str(after),
-        "statistics": STATISTICS,
-        "latency": [asdict(c) for c in changes],
-        "capture_p99": [asdict(c) for c in whole],
-        "spikes": [
-            {"device": d, "before": spikes_a.get(d, 0), "after": spikes_b.get(d, 0)}
-            for d in sorted(set(spikes_a) | set(spikes_b))
-        ],
-        "periods": period_rows,
-        "significant": [asdict(c) for c in changes if c.verdict != "noise"],
-    }
+        period_rows.append(PeriodChange(key[0], key[1], pa_, pb, "changed" if moved else "same"))
+    spikes = [
+        SpikeCount(d, spikes_a.get(d, 0), spikes_b.get(d, 0))
+        for d in sorted(set(spikes_a) | set(spikes_b))
+    ]
+    return Comparison(before_name, after_name, changes, whole, spikes, period_rows)
 
 
 def _with_interval(ns: int, low: int, high: int) -> str:

@@ -38,7 +38,7 @@ def writeback_intervals(con: duckdb.DuckDBPyConnection) -> WritebackIntervals:
     """The writeback timeline's work items; without a writeback log, flusher-write bursts."""
     try:
         rows = con.execute(
-            "SELECT dev_major, dev_minor, start_ns, end_ns FROM _writeback_windows"
+            "SELECT dev_major, dev_minor, start_ns, end_ns FROM internal._writeback_windows"
         ).fetchall()
         source = "writeback log"
     except duckdb.Error:  # no writeback log in this capture

@@ -102,7 +102,7 @@ def iostat_agreement(con: duckdb.DuckDBPyConnection) -> list[IostatAgreement]:
     req = con.execute("""
         SELECT dev_major || ',' || dev_minor AS dev, op, c_time_ns AS c,
                c_time_ns - start_ns AS wait
-        FROM _iostat_requests ORDER BY c_time_ns""").fetchnumpy()
+        FROM internal._iostat_requests ORDER BY c_time_ns""").fetchnumpy()
     # each report covers the time since the one before; the first counts since boot
     log = con.execute("""
         SELECT * FROM (

@@ -88,7 +88,7 @@ def _in_flight(con: duckdb.DuckDBPyConnection, e: dict[str, Any]) -> dict[str, A
     total, wb, jbd2, sectors, wb_sectors = con.execute(f"""
         SELECT count(*), count(*) FILTER (writeback), count(*) FILTER (journal),
                coalesce(sum(nsectors), 0), coalesce(sum(nsectors) FILTER (writeback), 0)
-        FROM _inflight_by_process WHERE {dev} AND q_time_ns < {end} AND end_ns > {start}
+        FROM internal._inflight_by_process WHERE {dev} AND q_time_ns < {end} AND end_ns > {start}
     """).fetchall()[0]
     procs = con.execute(f"""
         SELECT coalesce(comm, '?'), count(*) n FROM bios

@@ -99,7 +99,9 @@ def find_spikes(con: duckdb.DuckDBPyConnection, options: SpikeOptions) -> list[d
     o = options
     con.execute(f"SET VARIABLE blkscope_spike_window_ns = {int(o.window_ns)}")
     con.execute(f"SET VARIABLE blkscope_spike_metric = '{'d2c' if o.metric == 'd2c' else 'q2c'}'")
-    windows = query_table(con, "SELECT * FROM _spike_windows ORDER BY dev_major, dev_minor, win")
+    windows = query_table(
+        con, "SELECT * FROM internal._spike_windows ORDER BY dev_major, dev_minor, win"
+    )
     rows: list[dict[str, Any]] = []
     for (major, minor), w in _by_device(windows):
         for row in _abnormal(w, o.window_ns, o.k, o.threshold_ns, o.min_ios):
@@ -154,7 +156,7 @@ def _abnormal(
 
 def _user_series_windows(con: duckdb.DuckDBPyConnection) -> list[tuple[str, dict[str, np.ndarray]]]:
     try:
-        t = query_table(con, "SELECT * FROM _series_windows ORDER BY series, win")
+        t = query_table(con, "SELECT * FROM internal._series_windows ORDER BY series, win")
     except duckdb.Error:  # no user series placed on the trace timeline
         return []
     cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
@@ -167,7 +169,7 @@ def _user_series_windows(con: duckdb.DuckDBPyConnection) -> list[tuple[str, dict
 def _busiest_device(con: duckdb.DuckDBPyConnection, start: int, end: int) -> tuple[int, int]:
     """The traced device with the most bytes in flight in [start, end): where to look."""
     rows = con.execute(f"""
-        SELECT dev_major, dev_minor FROM _inflight_by_process
+        SELECT dev_major, dev_minor FROM internal._inflight_by_process
         WHERE q_time_ns < {end} AND end_ns > {start}
         GROUP BY ALL ORDER BY sum(nsectors) DESC, 1, 2 LIMIT 1""").fetchall()
     row = (

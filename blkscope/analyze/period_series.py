@@ -106,7 +106,7 @@ def _writeback_windows(
 ) -> tuple[np.ndarray, np.ndarray]:
     wb = query_table(
         con,
-        "SELECT start_ns, end_ns FROM _writeback_windows "
+        "SELECT start_ns, end_ns FROM internal._writeback_windows "
         f"WHERE dev_major = {device[0]} AND dev_minor = {device[1]} ORDER BY end_ns",
     )
     return wb["start_ns"].to_numpy(), wb["end_ns"].to_numpy()

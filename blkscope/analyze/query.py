@@ -1,17 +1,20 @@
-"""Ad-hoc SQL over a dataset, rendered as a text table, JSON or CSV."""
+"""Ad-hoc SQL over a dataset, as a Polars frame or rendered as a text table, JSON, CSV or\nnewline-delimited JSON."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-from pathlib import Path
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TypeVar
 
 import duckdb
 
-from blkscope.analyze.views import connect, lock_down
 from blkscope.errors import BlkscopeError
 from blkscope.safe_text import printable
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 class QueryError(BlkscopeError):
@@ -23,49 +26,24 @@ class QueryError(BlkscopeError):
 READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 
 
-def run_query(dataset: Path, query: str, fmt: str = "table") -> str:
-    """Run `query` with every table and view registered; return it rendered as `fmt`.
-
-    The query may read the dataset's tables and views only: statements other than SELECT and
-    EXPLAIN are refused, and DuckDB's access to files, extensions and other databases is
-    switched off (and locked) before it runs.
-    """
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError as exc:  # a shell argument's bytes that are not UTF-8
-        raise QueryError(f"the query is not valid UTF-8 (at character {exc.start + 1})") from None
-    with connect(dataset) as con:
-        lock_down(con, dataset)
-        try:
-            refuse_writes(con, query)
-            rel = con.sql(query)
-            if rel is None:
-                return ""
-            names = rel.columns
-            rows = rel.fetchall()
-        except duckdb.Error as exc:
-            err = QueryError(f"query failed: {str(exc).splitlines()[0]}")
-            if isinstance(exc, duckdb.CatalogException):
-                err.hint = (
-                    "requests, bios, stage_stats, iostat, latency_hist, depth and io_dist "
-                    "are written by 'blkscope analyze DATASET'"
-                )
-            if isinstance(exc, duckdb.PermissionException):
-                err.hint = (
-                    "blkscope sql reads only the dataset's own tables; "
-                    "save a result with --csv or --json and a shell redirect"
-                )
-            raise err from None
+def run_query(con: duckdb.DuckDBPyConnection, query: str, fmt: str = "table") -> str:
+    """Run `query` (read-only, see `relation`) and return its rows rendered as `fmt`."""
+    rel = relation(con, query)
+    if rel is None:
+        return ""
+    names = rel.columns
+    rows = _fetch(rel.fetchall)
     return render_rows(names, rows, fmt)
 
 
 def render_rows(names: list[str], rows: list[tuple[object, ...]], fmt: str = "table") -> str:
-    """A query's result as a text table, JSON (a list of objects) or CSV with a header."""
-    if fmt == "json":
-        return (
-            json.dumps([dict(zip(names, r, strict=True)) for r in rows], default=str, indent=1)
-            + "\n"
-        )
+    """A query's rows as 'table', 'json' (a list of objects), 'csv' (with a header) or 'nl'
+    (one JSON object a line)."""
+    if fmt in ("json", "nl"):
+        objects = [dict(zip(names, r, strict=True)) for r in rows]
+        if fmt == "nl":
+            return "".join(json.dumps(o, default=str) + "\n" for o in objects)
+        return json.dumps(objects, default=str, indent=1) + "\n"
     if fmt == "csv":
         buf = io.StringIO()
         writer = csv.writer(buf, lineterminator="\n")
@@ -73,6 +51,50 @@ def render_rows(names: list[str], rows: list[tuple[object, ...]], fmt: str = "ta
         writer.writerows(rows)
         return buf.getvalue()
     return _table(names, rows)
+
+
+def run_frame(con: duckdb.DuckDBPyConnection, query: str) -> pl.DataFrame:
+    """Run `query` (read-only, see `relation`) and return its rows as a Polars DataFrame."""
+    import polars as pl
+
+    rel = relation(con, query)
+    if rel is None:
+        return pl.DataFrame()
+    return _fetch(rel.pl)
+
+
+def relation(con: duckdb.DuckDBPyConnection, query: str) -> duckdb.DuckDBPyRelation | None:
+    """The relation of a read-only query: statements other than SELECT and EXPLAIN are
+    refused (the CLI also switches DuckDB's access to files, extensions and other databases
+    off first: `views.lock_down`); DuckDB's errors become a QueryError with a hint."""
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a shell argument's bytes that are not UTF-8
+        raise QueryError(f"the query is not valid UTF-8 (at character {exc.start + 1})") from None
+    _fetch(lambda: refuse_writes(con, query))
+    return _fetch(lambda: con.sql(query))
+
+
+T = TypeVar("T")
+
+
+def _fetch(run: Callable[[], T]) -> T:
+    """run(), with DuckDB's errors as a QueryError and a hint."""
+    try:
+        return run()
+    except duckdb.Error as exc:
+        err = QueryError(f"query failed: {str(exc).splitlines()[0]}")
+        if isinstance(exc, duckdb.CatalogException):
+            err.hint = (
+                "requests, bios, stage_stats, iostat, latency_hist, depth and io_dist "
+                "are written by 'blkscope analyze DATASET'"
+            )
+        if isinstance(exc, duckdb.PermissionException):
+            err.hint = (
+                "blkscope sql reads only the dataset's own tables; "
+                "save a result with --csv or --json and a shell redirect"
+            )
+        raise err from None
 
 
 def refuse_writes(con: duckdb.DuckDBPyConnection, query: str) -> None:

@@ -14,8 +14,9 @@ import pyarrow as pa
 
 from blkscope.concepts import macro_statements
 from blkscope.errors import DatasetError
-from blkscope.ingest.dataset import check_table_file, read_manifest
 from blkscope.interrupts import track
+from blkscope.schemas import TABLES, doc_of
+from blkscope.store.manifest import Manifest, check_table_file
 
 
 @dataclass(frozen=True)
@@ -93,10 +94,62 @@ def table_macros() -> list[str]:
     ]
 
 
+# The SQL views whose names start with `_` are steps of others, not answers: they live in this
+# schema, so `SHOW TABLES` (and a user's eye) sees only the public tables and views. The SQL
+# files name them bare; registering qualifies them (`_bio_pieces` -> internal._bio_pieces).
+INTERNAL = "internal"
+_PRIVATE_NAME = re.compile(r"(?<![.\w])(_[a-z0-9_]+)\b")
+
+
+def in_schema(name: str) -> str:
+    """A view's name as created and queried: `internal._x` for a private one, else `x`."""
+    return f"{INTERNAL}.{name}" if name.startswith("_") else name
+
+
+def qualified_sql(select: str) -> str:
+    """A view's SELECT with every private view it names qualified by its schema."""
+    private = {n for n in sql_views() if n.startswith("_")}
+    return _PRIVATE_NAME.sub(lambda m: in_schema(m[1]) if m[1] in private else m[1], select)
+
+
 def register_table(con: duckdb.DuckDBPyConnection, name: str, parquet: Path) -> None:
     """(Re)define view `name` over a Parquet file."""
     path = parquet.as_posix().replace("'", "''")
     con.execute(f"CREATE OR REPLACE VIEW {quoted(name)} AS SELECT * FROM read_parquet('{path}')")
+
+
+# What reads DuckDB's catalog, where the column docs show.
+_READS_CATALOG = re.compile(
+    r"duckdb_columns|duckdb_views|information_schema|^\s*(DESCRIBE|SHOW)\b", re.I
+)
+
+
+def reads_catalog(query: str) -> bool:
+    """Whether a query reads DuckDB's catalog (DESCRIBE, SHOW, duckdb_columns(), ...)."""
+    return _READS_CATALOG.search(query) is not None
+
+
+def document(con: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
+    """Give the stored tables' views their docs (the schemas' field docs) as DuckDB comments,
+    shown by duckdb_columns() and duckdb_views(). Not done on every connection: DuckDB re-binds
+    a view for each COMMENT ON COLUMN, so the ~500 of a whole dataset cost about 0.2 s."""
+    con.execute(";\n".join(_comments(name) for name in tables if name in TABLES))
+
+
+@functools.cache
+def _comments(table: str) -> str:
+    """The COMMENT statements of a stored table's view, from its declared schema."""
+    schema = TABLES[table]
+    statements = [f"COMMENT ON VIEW {quoted(table)} IS {_literal(doc_of(schema))}"]
+    statements += [
+        f"COMMENT ON COLUMN {quoted(table)}.{quoted(f.name)} IS {_literal(doc_of(f))}"
+        for f in schema
+    ]
+    return ";\n".join(statements)
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
 def quoted(name: str) -> str:
@@ -117,6 +170,7 @@ def register_views(
     naming the view and DuckDB's message (source names the dataset in it).
     """
     wanted = set(sql_views()) if names is None else set(names)
+    con.execute(f"CREATE SCHEMA IF NOT EXISTS {INTERNAL}")
     defined = relations(con)
     left_out = []
     for name, view in sql_views().items():
@@ -126,7 +180,7 @@ def register_views(
             left_out.append(name)
             continue
         try:
-            con.execute(f"CREATE OR REPLACE VIEW {name} AS {view.select}")
+            con.execute(f"CREATE OR REPLACE VIEW {in_schema(name)} AS {qualified_sql(view.select)}")
         except (duckdb.CatalogException, duckdb.BinderException) as exc:
             message = str(exc).splitlines()[0]
             raise DatasetError(
@@ -135,11 +189,39 @@ def register_views(
                 hint="tables written by another blkscope version? run `blkscope analyze` again",
             ) from None
         defined.add(name)
+    _integer_sums(con)
     return sorted(left_out)
 
 
+def _integer_sums(con: duckdb.DuckDBPyConnection) -> None:
+    """Give the public views' integer sums BIGINT columns: DuckDB sums integers into HUGEINT
+    (int128), which Python, Polars and JSON readers meet as Decimal(38,0). No count or KiB sum
+    of a trace comes near 2^63 (a cast past it is an error, not a wrong number)."""
+    rows = con.execute(
+        "SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal "
+        "AND view_name IN (SELECT table_name FROM duckdb_columns() WHERE schema_name = 'main' "
+        "AND (data_type = 'HUGEINT' OR data_type LIKE 'DECIMAL(%,0)'))"
+    ).fetchall()
+    for (name,) in rows:
+        wide = [
+            c
+            for c, t in con.execute(
+                "SELECT column_name, data_type FROM duckdb_columns() "
+                "WHERE schema_name = 'main' AND table_name = ?",
+                [name],
+            ).fetchall()
+            if t == "HUGEINT" or (t.startswith("DECIMAL(") and t.endswith(",0)"))
+        ]
+        casts = ", ".join(f"{quoted(c)}::BIGINT AS {quoted(c)}" for c in wide)
+        select = qualified_sql(sql_views()[name].select)
+        con.execute(
+            f"CREATE OR REPLACE VIEW {quoted(name)} AS SELECT * REPLACE ({casts}) FROM ({select})"
+        )
+
+
 def relations(con: duckdb.DuckDBPyConnection) -> set[str]:
-    """The names of the tables and views defined on con (DuckDB's own catalog views excluded)."""
+    """The names of the tables and views defined on con, in any schema (DuckDB's own catalog
+    views excluded)."""
     rows = con.execute(
         "SELECT view_name FROM duckdb_views() WHERE NOT internal "
         "UNION ALL SELECT table_name FROM duckdb_tables() WHERE NOT internal"
@@ -168,9 +250,9 @@ def optional_views(tables: Iterable[str]) -> set[str]:
     return optional
 
 
-def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
-    """Connect to an in-memory DuckDB where the dataset's tables and views are defined."""
-    manifest = read_manifest(dataset)
+def connect(dataset: Path, manifest: Manifest) -> duckdb.DuckDBPyConnection:
+    """Connect to an in-memory DuckDB where the dataset's tables (as its manifest lists them)
+    and views are defined."""
     con = track(duckdb.connect())
     con.execute("SET enable_progress_bar = false")
     # Every stored table and golden query orders explicitly; keeping scan order costs a third.
@@ -182,8 +264,8 @@ def connect(dataset: Path) -> duckdb.DuckDBPyConnection:
         con.execute(statement)
     for statement in table_macros():
         con.execute(statement)
-    for name, info in manifest.get("tables", {}).items():
-        register_table(con, name, table_file(dataset, info["file"]))
+    for name, info in manifest.tables.items():
+        register_table(con, name, table_file(dataset, info.file))
     register_views(con, source=str(dataset))
     return con
 
@@ -204,10 +286,10 @@ def table_file(dataset: Path, file: str) -> Path:
     return path
 
 
-def lock_down(con: duckdb.DuckDBPyConnection, dataset: Path) -> None:
+def lock_down(con: duckdb.DuckDBPyConnection, dataset: Path, tables: Iterable[str]) -> None:
     """Leave con able to read the dataset's own tables and nothing else: no other file, no
     extension, no attached database, and no way to change that back."""
-    files = [table_file(dataset, f"{name}.parquet") for name in read_manifest(dataset)["tables"]]
+    files = [table_file(dataset, f"{name}.parquet") for name in tables]
     listed = ", ".join("'" + f.as_posix().replace("'", "''") + "'" for f in files)
     con.execute(f"SET allowed_paths = [{listed}]")
     con.execute("SET enable_external_access = false")

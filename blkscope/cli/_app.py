@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperGroup
@@ -11,6 +11,9 @@ from typer.core import TyperGroup
 from blkscope import __version__, interrupts
 from blkscope.errors import BlkscopeError, InputFormatError, ParseError
 from blkscope.safe_text import json_printable, printable
+
+if TYPE_CHECKING:
+    from blkscope.dataset import Dataset
 
 EXIT_BAD_INPUT = 2
 EXIT_FAILED = 1
@@ -55,6 +58,8 @@ class _Commands(TyperGroup):
             raise interrupted() from None
         except (typer.Exit, typer.Abort):
             raise  # already the command's own ending (fail() sees the flag too)
+        except BlkscopeError as exc:  # the one place a library error becomes an exit
+            raise fail(exc) from None
         except Exception:
             if interrupts.came():  # an exception the interrupt caused (DuckDB's)
                 raise interrupted() from None
@@ -66,7 +71,7 @@ app = typer.Typer(
     name="blkscope",
     help="Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs).",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion, --show-completion
     pretty_exceptions_enable=False,
 )
 
@@ -99,33 +104,67 @@ def _main(
     """Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs)."""
 
 
-def analysed(dataset: Path) -> None:
-    """Run the analysis first when a dataset only has its ingested tables."""
-    from blkscope.analyze.build import analyze_dataset
-    from blkscope.ingest.dataset import read_manifest
+def analysed(path: Path) -> Dataset:
+    """The dataset at path, analysed first (with a progress bar) when it lacks any analysis
+    table."""
+    from blkscope.dataset import Dataset
+    from blkscope.pipeline import analyse, is_analysed
     from blkscope.progress import progress_bar
 
-    if "bios" not in read_manifest(dataset).get("tables", {}):
-        say(f"analysing {dataset} first", err=True)
-        with progress_bar() as progress:
-            analyze_dataset(dataset, progress=progress).close()
+    dataset = Dataset(path)
+    if is_analysed(dataset):
+        return dataset
+    say(f"analysing {path} first", err=True)
+    with progress_bar() as progress:
+        return analyse(dataset, progress=progress)
 
 
 def duration(text: str, option: str, *, zero_ok: bool = False) -> int:
     """A duration option's value in ns (bare numbers are seconds); exit 2 with a hint if bad."""
     from blkscope.units import option_duration_ns
 
-    try:
-        return option_duration_ns(text, option, zero_ok=zero_ok)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    return option_duration_ns(text, option, zero_ok=zero_ok)
 
 
 def number(text: str, option: str, *, at_least: float = 0.0) -> float:
     """A plain number option's value (finite, at least at_least); exit 2 with a hint if bad."""
     from blkscope.units import option_number
 
-    try:
-        return option_number(text, option, at_least=at_least)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    return option_number(text, option, at_least=at_least)
+
+
+def table_format(as_json: bool = False, as_csv: bool = False, as_nl: bool = False) -> str:
+    """The one output format a command that prints a table was asked for: 'json', 'csv',
+    'nl' (JSON, one object a line) or 'table'; an option error when several are given."""
+    from blkscope.errors import OptionError
+
+    chosen = [f for f, on in (("json", as_json), ("csv", as_csv), ("nl", as_nl)) if on]
+    if len(chosen) > 1:
+        raise fail(
+            OptionError(
+                "--" + chosen[1], f"conflicts with --{chosen[0]}", hint="give one output format"
+            )
+        )
+    return chosen[0] if chosen else "table"
+
+
+CSV_OPTION = typer.Option("--csv", help="Rows as CSV with a header.")
+NL_OPTION = typer.Option("--nl", help="Rows as JSON, one object a line.")
+
+
+def rows_text(rows: list[dict[str, Any]], fmt: str) -> str:
+    """Rows as CSV (a header, then one line per row) or newline-delimited JSON; nested values
+    (lists, objects) as JSON text."""
+    import csv
+    import io
+    import json
+
+    if fmt == "nl":
+        return "".join(json.dumps(r, default=str) + "\n" for r in rows)
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    names = list(rows[0]) if rows else []
+    writer.writerow(names)
+    for r in rows:
+        writer.writerow(json.dumps(r[n]) if isinstance(r[n], list | dict) else r[n] for n in names)
+    return buf.getvalue()

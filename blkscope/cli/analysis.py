@@ -8,8 +8,20 @@ from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import analysed, app, duration, fail, number, say, say_json
-from blkscope.errors import BlkscopeError, OptionError
+from blkscope.cli._app import (
+    CSV_OPTION,
+    NL_OPTION,
+    analysed,
+    app,
+    duration,
+    fail,
+    number,
+    rows_text,
+    say,
+    say_json,
+    table_format,
+)
+from blkscope.errors import OptionError
 
 
 @app.command()
@@ -26,30 +38,23 @@ def analyze(
     """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
     from blkscope.analyze.devices import device_names
     from blkscope.analyze.summary import render_summary
-    from blkscope.ingest.completeness import warnings_of
-    from blkscope.ingest.dataset import read_manifest
-    from blkscope.wallclock import WallClock
+    from blkscope.dataset import Dataset
 
     interval_ns = duration(interval, "--interval")
-    try:
-        # imported here, inside the try: loading the compiled pass takes a moment worth
-        # interrupting
-        from blkscope.analyze.build import analyze_dataset
-        from blkscope.analyze.summary import device_summary
-        from blkscope.progress import progress_bar
+    # imported here, after the option checks: loading the compiled pass takes a moment
+    from blkscope.analyze.summary import device_summary
+    from blkscope.pipeline import analyse
+    from blkscope.progress import progress_bar
 
-        with progress_bar(enabled=not quiet and not as_json) as progress:
-            con = analyze_dataset(dataset, interval_ns=interval_ns, progress=progress)
-        manifest = read_manifest(dataset)
-        with con:
-            devices = device_summary(con)
-            names = device_names(con, manifest)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    with progress_bar(enabled=not quiet and not as_json) as progress:
+        done = analyse(Dataset(dataset), interval_ns=interval_ns, progress=progress)
+    with done:
+        devices = device_summary(done.con)
+        names = device_names(done.con, dict(done.manifest.doc))
     for d in devices:
         known = names.get(tuple(int(x) for x in d["dev"].split(",")))  # type: ignore[arg-type]
         d["name"] = known.name if known else None
-    warnings = warnings_of(manifest)
+    warnings = list(done.manifest.warnings)
     if quiet:
         for warning in warnings:
             say(f"warning: {warning}", err=True)
@@ -57,7 +62,7 @@ def analyze(
     if as_json:
         doc = {
             "dataset": str(dataset),
-            "trace_start": WallClock.from_manifest(manifest).as_doc(),
+            "trace_start": done.clock.as_doc(),
             "warnings": warnings,
             "devices": devices,
         }
@@ -72,18 +77,20 @@ def sql(
     query: Annotated[str, typer.Argument(help="DuckDB SQL; every table and view is registered.")],
     as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV with a header.")] = False,
+    as_nl: Annotated[bool, typer.Option("--nl", help="Rows as JSON, one object a line.")] = False,
 ) -> None:
     """Run ad-hoc DuckDB SQL over a dataset's tables and views and print the result."""
     from blkscope.analyze.query import run_query
+    from blkscope.analyze.views import reads_catalog
+    from blkscope.dataset import Dataset
 
-    try:
-        text = run_query(dataset, query, "json" if as_json else "csv" if as_csv else "table")
-    except BlkscopeError as exc:
-        raise fail(exc) from None
-    if as_json:
-        say_json(text, nl=False)
-    else:
-        say(text, nl=False)
+    fmt = table_format(as_json, as_csv, as_nl)
+    with Dataset(dataset) as ds:
+        if reads_catalog(query):
+            ds.document()  # the column docs, for DESCRIBE-like queries
+        ds.lock_down()
+        text = run_query(ds.con, query, fmt)
+    (say_json if fmt in ("json", "nl") else say)(text, nl=False)
 
 
 @app.command()
@@ -98,32 +105,31 @@ def spikes(
         str | None, typer.Option(help="Fixed p99 threshold instead, e.g. 10ms.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+    as_csv: Annotated[bool, CSV_OPTION] = False,
+    as_nl: Annotated[bool, NL_OPTION] = False,
 ) -> None:
     """Find windows of abnormal IO latency, group them into episodes and say why (writeback,
     jbd2, who)."""
-    from blkscope.analyze.findings import SpikeOptions, find_episodes
-    from blkscope.analyze.views import connect
-    from blkscope.ingest.dataset import read_manifest
+    from blkscope.analyze.findings import SpikeOptions
     from blkscope.reports.terminal import render_spikes
-    from blkscope.wallclock import WallClock, with_wall_times
+    from blkscope.wallclock import with_wall_times
 
+    fmt = table_format(as_json, as_csv, as_nl)
     if metric not in ("q2c", "d2c"):
         raise fail(OptionError("--metric", f"must be q2c or d2c, got {metric!r}"))
     window_ns = duration(window, "--window")
     k_mads = number(k, "--k")
     limit = duration(threshold, "--threshold") if threshold else None
-    try:
-        analysed(dataset)
-        clock = WallClock.from_manifest(read_manifest(dataset))
-        with connect(dataset) as con:
-            found = find_episodes(con, SpikeOptions(window_ns, metric, k_mads, limit, min_ios=5))
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    with analysed(dataset) as ds:
+        found = ds.find_spikes(SpikeOptions(window_ns, metric, k_mads, limit, min_ios=5))
+        clock = ds.clock
     times = ("start_ns", "end_ns", "peak_ns")
-    episodes = [with_wall_times(r, clock, times) for r in found.episodes.to_pylist()]
-    rows = [with_wall_times(r, clock, times) for r in found.spikes.to_pylist()]
-    verdicts = found.writeback_verdict.to_pylist()
-    if as_json:
+    episodes = [with_wall_times(r, clock, times) for r in found.episodes.to_dicts()]
+    rows = [with_wall_times(r, clock, times) for r in found.spikes.to_dicts()]
+    verdicts = found.writeback.to_dicts()
+    if fmt in ("csv", "nl"):  # one table: the spikes, each naming its episode
+        (say_json if fmt == "nl" else say)(rows_text(rows, fmt), nl=False)
+    elif as_json:
         doc = {"trace_start": clock.as_doc(), "episodes": episodes, "spikes": rows,
                "writeback": verdicts}  # fmt: skip
         say_json(json.dumps(doc, indent=2))
@@ -137,25 +143,25 @@ def periods(
         Path, typer.Argument(help="Dataset folder (analysed on the fly if needed).")
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+    as_csv: Annotated[bool, CSV_OPTION] = False,
+    as_nl: Annotated[bool, NL_OPTION] = False,
 ) -> None:
     """Report significant periods of writeback IO, journal IO, writeback events and spikes."""
-    from blkscope.analyze.views import connect, query_table
-    from blkscope.ingest.dataset import read_manifest
     from blkscope.reports.terminal import render_periods
-    from blkscope.wallclock import WallClock, with_wall_times
+    from blkscope.wallclock import with_wall_times
 
-    try:
-        analysed(dataset)
-        clock = WallClock.from_manifest(read_manifest(dataset))
-        rows = query_table(connect(dataset), "SELECT * FROM periods ORDER BY p_value").to_pylist()
-    except BlkscopeError as exc:
-        raise fail(exc) from None
-    if as_json:  # phase_utc: when the first cycle's burst fell
-        rows = [with_wall_times(r, clock, ("phase_ns",)) for r in rows]
-    if as_json:
+    fmt = table_format(as_json, as_csv, as_nl)
+    with analysed(dataset) as ds:
+        rows = ds.periods().to_dicts()
+        clock = ds.clock
+    if fmt == "table":
+        say(render_periods(rows))
+        return
+    rows = [with_wall_times(r, clock, ("phase_ns",)) for r in rows]  # phase_utc: first burst
+    if fmt == "json":
         say_json(json.dumps(rows, indent=2))
     else:
-        say(render_periods(rows))
+        (say_json if fmt == "nl" else say)(rows_text(rows, fmt), nl=False)
 
 
 @app.command()
@@ -167,15 +173,10 @@ def crosscheck(
 ) -> None:
     """Hold the rebuilt requests against the capture's own biosnoop and iostat logs."""
     from blkscope.analyze.crosscheck import crosscheck as run_crosscheck
-    from blkscope.analyze.views import connect
-    from blkscope.ingest.dataset import read_manifest
     from blkscope.reports.terminal import render_crosscheck
 
-    try:
-        analysed(dataset)
-        result = run_crosscheck(connect(dataset), set(read_manifest(dataset)["tables"]))
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    with analysed(dataset) as ds:
+        result = run_crosscheck(ds.con, set(ds.manifest.tables))
     if as_json:
         say_json(json.dumps(result, indent=2))
     else:
@@ -192,12 +193,8 @@ def compare(
     from blkscope.analyze.compare import compare as run_compare
     from blkscope.analyze.compare import render
 
-    try:
-        for dataset in (before, after):
-            analysed(dataset)
-        result = run_compare(before, after)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    with analysed(before) as a, analysed(after) as b:
+        result = run_compare(a.con, b.con, str(before), str(after)).as_doc()
     if as_json:
         say_json(json.dumps(result, indent=2))
     else:
@@ -222,11 +219,14 @@ def partitions(
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Rows as JSON.")] = False,
+    as_csv: Annotated[bool, CSV_OPTION] = False,
+    as_nl: Annotated[bool, NL_OPTION] = False,
 ) -> None:
     """Map trace sectors to partitions: IO, bytes and latency per partition."""
-    from blkscope.analyze.partitions import attach_partitions
+    from blkscope.pipeline import attach_partitions
     from blkscope.reports.terminal import render_partitions
 
+    fmt = table_format(as_json, as_csv, as_nl)
     override = None
     if device is not None:
         try:
@@ -243,12 +243,11 @@ def partitions(
                 )
             )
         override = (major, minor)
-    try:
-        analysed(dataset)
-        rows = attach_partitions(dataset, listings, override)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
-    if as_json:
+    updated, rows = attach_partitions(analysed(dataset), listings, override)
+    updated.close()
+    if fmt == "json":
         say_json(json.dumps(rows, indent=2))
-        return
-    say(render_partitions(rows))
+    elif fmt != "table":
+        (say_json if fmt == "nl" else say)(rows_text(rows, fmt), nl=False)
+    else:
+        say(render_partitions(rows))

@@ -9,7 +9,7 @@ import typer
 
 from blkscope.cli._app import EXIT_FAILED, app, fail, say
 from blkscope.cli._app import duration as duration_option
-from blkscope.errors import BlkscopeError, OptionError
+from blkscope.errors import OptionError
 
 
 @app.command(context_settings={"allow_interspersed_args": False})
@@ -93,8 +93,6 @@ def capture(
     )
     try:
         manifest = run_capture(opts, say=lambda s: say(s, err=True))
-    except BlkscopeError as exc:
-        raise fail(exc) from None
     except KeyboardInterrupt:
         # Recording already ended cleanly; this second Ctrl-C came while writing the files.
         say(f"interrupted while writing {output}; tracefs settings were restored", err=True)
@@ -125,10 +123,7 @@ def capture_restore(
     """Put back the tracefs settings a killed `blkscope capture` had changed (root)."""
     from blkscope.capture.runner import restore_from
 
-    try:
-        problems = restore_from(folder)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    problems = restore_from(folder)
     for problem in problems:
         say(f"warning: {problem}", err=True)
     if problems:

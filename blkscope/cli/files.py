@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from blkscope.cli._app import analysed, app, duration, fail, say, say_json
-from blkscope.errors import BlkscopeError, OptionError
+from blkscope.errors import OptionError
 
 
 def _during(text: str | None) -> tuple[str, int | None, int | None]:
@@ -83,7 +83,7 @@ def files(
 ) -> None:
     """Which files the IO went to: per file and folder, by op and process, writeback's share,
     the files in flight in each spike episode, latency percentiles."""
-    from blkscope.analyze.views import connect
+    from blkscope.dataset import Dataset
     from blkscope.files.attach import HandPlacement, attach_maps
     from blkscope.files.render import render_files
     from blkscope.files.usage import During, file_usage
@@ -91,24 +91,21 @@ def files(
 
     what, start, end = _during(during)
     override = _device(device)
-    try:
-        analysed(dataset)
-        notes = None
-        if map_:
-            con = connect(dataset)
-            traced = [
-                (int(a), int(b))
-                for a, b in con.execute(
-                    "SELECT DISTINCT dev_major, dev_minor FROM bios ORDER BY 1, 2"
-                ).fetchall()
-            ]
-            con.close()
-            place = HandPlacement(override, partition_start, block_size)
-            notes = attach_maps(dataset, map_, traced, place, strict)
-        with progress_bar(enabled=not as_json) as progress:
-            usage = file_usage(connect(dataset), During(what, start, end), top, progress)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    ds = analysed(dataset)
+    notes = None
+    if map_:
+        traced = [
+            (int(a), int(b))
+            for a, b in ds.con.execute(
+                "SELECT DISTINCT dev_major, dev_minor FROM bios ORDER BY 1, 2"
+            ).fetchall()
+        ]
+        ds.close()
+        place = HandPlacement(override, partition_start, block_size)
+        notes = attach_maps(dataset, map_, traced, place, strict)
+        ds = Dataset(dataset)  # the new version, with its file_extents
+    with ds, progress_bar(enabled=not as_json) as progress:
+        usage = file_usage(ds.con, During(what, start, end), top, progress)
     if notes and notes["error_lines"]:
         say(
             f"warning: {notes['error_lines']} map lines not understood (first: "

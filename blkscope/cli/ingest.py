@@ -8,8 +8,8 @@ from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import app, fail, say, say_json
-from blkscope.errors import BlkscopeError, InputFormatError
+from blkscope.cli._app import app, say, say_json
+from blkscope.errors import InputFormatError
 
 
 @app.command()
@@ -47,26 +47,25 @@ def ingest(
 ) -> None:
     """Parse blkparse text, blktrace binaries or a capture folder (all logs, one clock) to Parquet."""
     from blkscope.ingest.blkparse_ingest import ingest_events
-    from blkscope.ingest.completeness import warnings_of
     from blkscope.progress import progress_bar
+    from blkscope.store.manifest import Manifest
 
     folder = Path(inputs[0]) if len(inputs) == 1 and _is_folder(inputs[0]) else None
-    try:
-        if folder is None and (trace_start or offset):
-            raise InputFormatError(
-                inputs[0], "--trace-start and --offset need a capture folder as the input"
-            )
-        with progress_bar(enabled=not quiet and not as_json) as progress:
-            if folder is not None:
-                manifest = _ingest_folder(folder, output, strict, progress, trace_start, offset)
-            else:
-                manifest = ingest_events(inputs, output, strict=strict, progress=progress)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    if folder is None and (trace_start or offset):
+        raise InputFormatError(
+            inputs[0], "--trace-start and --offset need a capture folder as the input"
+        )
+    with progress_bar(enabled=not quiet and not as_json) as progress:
+        if folder is not None:
+            manifest = _ingest_folder(folder, output, strict, progress, trace_start, offset)
+        else:
+            manifest = ingest_events(inputs, output, strict=strict, progress=progress)
     if as_json:
         say_json(json.dumps(manifest, indent=2))
         return
-    for warning in warnings_of(manifest):  # even with -q: every number built on it is off
+    for warning in Manifest.from_doc(
+        manifest
+    ).warnings:  # even with -q: every number built on it is off
         say(f"warning: {warning}", err=True)
     if not quiet:
         if folder is not None:

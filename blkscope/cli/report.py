@@ -8,8 +8,16 @@ from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import EXIT_FAILED, app, fail, say, say_json
-from blkscope.errors import BlkscopeError
+from blkscope.cli._app import (
+    CSV_OPTION,
+    EXIT_FAILED,
+    NL_OPTION,
+    app,
+    rows_text,
+    say,
+    say_json,
+    table_format,
+)
 
 
 @app.command()
@@ -25,17 +33,19 @@ def report(
         bool, typer.Option("--no-timestamp", help="Leave out the generation time (same bytes).")
     ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress, no summary.")] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the summary (NAME.summary.json) on stdout.")
+    ] = False,
 ) -> None:
-    """Write one self-contained HTML report (and summary.json beside it) for a trace."""
+    """Write one self-contained HTML report (and NAME.summary.json beside it) for a trace."""
     from blkscope.progress import progress_bar
     from blkscope.reports.run import make_report
 
-    try:
-        with progress_bar(enabled=not quiet) as progress:
-            done = make_report(source, output, timestamp=not no_timestamp, progress=progress)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
-    if not quiet:
+    with progress_bar(enabled=not quiet and not as_json) as progress:
+        done = make_report(source, output, timestamp=not no_timestamp, progress=progress)
+    if as_json:
+        say_json(json.dumps(done.summary_doc, indent=2))
+    elif not quiet:
         say(_report_summary(done.summary_doc, output, done.summary, done.dataset))
 
 
@@ -73,18 +83,22 @@ def check(
         ),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    as_csv: Annotated[bool, CSV_OPTION] = False,
+    as_nl: Annotated[bool, NL_OPTION] = False,
 ) -> None:
     """CI gate: exit 1 when any threshold is exceeded, 0 when all pass, 2 on bad usage or input."""
     from blkscope.reports.check import check as run_check
     from blkscope.reports.check import parse_threshold, render_results, results_json
 
-    try:
-        thresholds = [parse_threshold(spec) for spec in maxima]
-        results = run_check(target, thresholds)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
-    if as_json:
+    fmt = table_format(as_json, as_csv, as_nl)
+    thresholds = [parse_threshold(spec) for spec in maxima]
+    results = run_check(target, thresholds)
+    if fmt == "json":
         say_json(json.dumps(results_json(results), indent=2))
+    elif fmt != "table":
+        (say_json if fmt == "nl" else say)(
+            rows_text(results_json(results)["checks"], fmt), nl=False
+        )
     else:
         say(render_results(results))
     if not all(r.passed for r in results):

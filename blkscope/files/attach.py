@@ -14,8 +14,9 @@ import pyarrow.parquet as pq
 from blkscope.errors import InputFormatError
 from blkscope.files.handmade import HandMap, hand_rows, read_hand_map
 from blkscope.files.rows import extents_table
-from blkscope.ingest.dataset import DatasetWriter, read_manifest
 from blkscope.schemas.file_extents import FILE_EXTENTS
+from blkscope.store.manifest import read_manifest
+from blkscope.store.writer import DatasetWriter
 
 CAPTURE_MAP = "file_extents.parquet"
 
@@ -109,7 +110,7 @@ def attach_maps(
         "errors": errors[:20],
     }
     with DatasetWriter(dataset, keep=True) as update:
-        manifest = read_manifest(dataset)
+        manifest = read_manifest(dataset).editable()
         manifest["tables"]["file_extents"] = update.put("file_extents", table)
         manifest["file_maps"] = doc
         update.commit(manifest)

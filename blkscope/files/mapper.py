@@ -281,7 +281,7 @@ def record_file_map(
 ) -> dict[str, Any]:
     """Map the files, write out/file_extents.parquet (atomically) and return the report."""
     from blkscope.files.rows import extents_table
-    from blkscope.ingest.dataset import write_parquet_atomic
+    from blkscope.store.writer import write_parquet_atomic
 
     touched = touched_in_blkparse(blkparse, budget.max_blocks) if blkparse else None
     rows, report = map_paths(paths, traced, budget, touched)

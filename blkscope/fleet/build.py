@@ -20,7 +20,6 @@ import pyarrow as pa
 from blkscope.errors import BlkscopeError, DatasetError
 from blkscope.fleet import layout
 from blkscope.fleet.names import partition_value
-from blkscope.ingest.dataset import read_manifest, write_parquet_atomic, write_text_atomic
 from blkscope.schemas.fleet import (
     CAPTURE_LABELS,
     CAPTURE_SUMMARY,
@@ -28,6 +27,8 @@ from blkscope.schemas.fleet import (
     CAPTURES,
     DIRTY_KNOBS,
 )
+from blkscope.store.manifest import read_manifest_doc
+from blkscope.store.writer import write_parquet_atomic, write_text_atomic
 
 SUMMARY_FILE = "summary.json"
 
@@ -53,7 +54,7 @@ def build_partition(job_doc: dict[str, Any]) -> dict[str, Any]:
     try:
         dataset = staged / "partition"
         _make_dataset(Path(job.source), dataset)
-        manifest = read_manifest(dataset)
+        manifest = read_manifest_doc(dataset)
         host = job.host or _host_of(manifest, job.source)
         result["host"] = host
         summary = _write_fleet_tables(dataset, manifest, job)
@@ -83,14 +84,17 @@ _BUG_HINT = "this is a blkscope bug: please report it with the capture"
 
 def _make_dataset(source: Path, dataset: Path) -> None:
     """Ingest (unless source is a dataset already) and analyse, with the report's own steps."""
-    from blkscope.ingest.dataset import is_dataset
-    from blkscope.reports.run import ensure_analysed, ensure_dataset
+    from blkscope.dataset import Dataset
+    from blkscope.pipeline import analysed, ingested
+    from blkscope.store.manifest import is_dataset
 
     if source.is_dir() and is_dataset(source):
         shutil.copytree(source, dataset)
+        handle = Dataset(dataset)
     else:
-        ensure_dataset(source, dataset)
-    ensure_analysed(dataset)
+        handle, _ = ingested(source, dataset)
+    handle, _ = analysed(handle)
+    handle.close()
 
 
 def _host_of(manifest: dict[str, Any], source: str) -> str:
@@ -106,10 +110,12 @@ def _host_of(manifest: dict[str, Any], source: str) -> str:
 
 def _write_fleet_tables(dataset: Path, manifest: dict[str, Any], job: Job) -> dict[str, Any]:
     """The fleet's tables and summary.json, written into the partition being built."""
+    from blkscope.dataset import Dataset
     from blkscope.reports.model import load_report
     from blkscope.reports.summary import build_summary
 
-    summary = build_summary(load_report(dataset))
+    with Dataset(dataset) as handle:
+        summary = build_summary(load_report(handle))
     write_text_atomic(dataset / SUMMARY_FILE, json.dumps(summary, indent=2) + "\n")
     tables = {name: info["rows"] for name, info in manifest["tables"].items()}
     rows = {

@@ -22,8 +22,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from blkscope.errors import DatasetError
-from blkscope.ingest.dataset import check_utf8_path, is_dataset, write_text_atomic
-from blkscope.ingest.folder_swap import WriteLock, clean_leftovers, make_parent_folders, swap_in
+from blkscope.store.folder_swap import WriteLock, clean_leftovers, make_parent_folders, swap_in
+from blkscope.store.manifest import check_utf8_path, is_dataset
+from blkscope.store.writer import write_text_atomic
 
 MARKER = "fleet.json"
 MARKER_DOC = {"format": "blkscope-fleet", "version": 1}

@@ -18,9 +18,9 @@ import numpy as np
 from blkscope.errors import DatasetError
 from blkscope.fleet.layout import partitions
 from blkscope.fleet.query import duckdb_fleet
-from blkscope.ingest.dataset import check_output_name, write_text_atomic
-from blkscope.ingest.folder_swap import make_parent_folders
 from blkscope.reports.run import refuse_to_replace
+from blkscope.store.folder_swap import make_parent_folders
+from blkscope.store.writer import check_output_name, write_text_atomic
 
 TITLE = "<title>blkscope fleet report</title>"
 # the tables and views the page reads (only these are defined: see query._defined_for)

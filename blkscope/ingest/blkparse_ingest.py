@@ -17,7 +17,6 @@ from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
 from blkscope.ingest.blktrace_events import DecodedTrace, decode
 from blkscope.ingest.blktrace_records import blktrace_inputs, read_records
 from blkscope.ingest.completeness import assess
-from blkscope.ingest.dataset import DatasetWriter
 from blkscope.ingest.sources import Source, iter_chunks, open_source
 from blkscope.ingest.trace_text import trace_text_kind
 from blkscope.ingest.trace_text_ingest import write_trace_text
@@ -28,6 +27,7 @@ from blkscope.schemas import (
     SCHEMA_VERSION,
     TRACE_CLOCK,
 )
+from blkscope.store.writer import DatasetWriter
 
 Progress = Callable[..., None]
 

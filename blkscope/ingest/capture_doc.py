@@ -12,19 +12,12 @@ import json
 from typing import Any
 
 from blkscope.errors import InputFormatError
-from blkscope.ingest.jsonshape import OPT_STR, SCALAR, mismatch
+from blkscope.store.jsonshape import mismatch
+from blkscope.store.manifest import CAPTURE_SHAPE
 
 # Far above any real one (~5 KB): the whole file is read into memory.
 MAX_BYTES = 16 << 20
 HINT = "blkscope capture writes it; fix or remove the file to ingest the rest of the folder"
-
-CAPTURE_SHAPE = {
-    "format": str,
-    "host": {"kernel": OPT_STR, "hostname": OPT_STR},
-    "devices": [{"name": OPT_STR, "dev": OPT_STR, "scheduler": OPT_STR, "queue": {str: SCALAR}}],
-    "vm_sysctls": {str: SCALAR},
-    "sysctl": {str: SCALAR},
-}
 
 
 def read_capture_json(path: str) -> dict[str, Any]:

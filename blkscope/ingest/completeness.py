@@ -66,11 +66,6 @@ def assess(
     return {"per_cpu_files": files, "completions": completions, "warnings": warnings}
 
 
-def warnings_of(manifest: dict[str, Any]) -> list[str]:
-    """The dataset's completeness warnings (none for a dataset ingested before they existed)."""
-    return list((manifest.get("completeness") or {}).get("warnings", []))
-
-
 def note_cpu_count(manifest: dict[str, Any], cpus: int) -> None:
     """Warn when a trace's per-CPU files are fewer than the CPUs the capture host had."""
     section = manifest.setdefault("completeness", {"per_cpu_files": [], "warnings": []})

@@ -22,12 +22,13 @@ from blkscope.ingest.clock import (
     with_t_ns,
 )
 from blkscope.ingest.completeness import note_cpu_count
-from blkscope.ingest.dataset import MANIFEST, DatasetWriter, is_dataset
 from blkscope.ingest.detect import FORMAT_NAMES, detect_format
 from blkscope.ingest.digest import TraceDigest
 from blkscope.ingest.logs import PARSERS
 from blkscope.ingest.sources import open_source
 from blkscope.schemas import TABLES
+from blkscope.store.manifest import MANIFEST, is_dataset
+from blkscope.store.writer import DatasetWriter
 
 # Text formats of block events: blkparse, and the tracepoint texts read into the same events.
 BLOCK_TEXT = ("blkparse", "ftrace", "trace-cmd", "perf")

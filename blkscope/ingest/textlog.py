@@ -19,6 +19,7 @@ from blkscope.ingest.sources import (
     line_too_long,
     open_source,
 )
+from blkscope.units import MAX_DURATION_NS
 
 # Digits of the whole part of a printed decimal: ns since the epoch need 19 (2262 is past 2^63).
 MAX_DIGITS = 19
@@ -27,7 +28,7 @@ _INTEGER = re.compile(rf"[+-]?\d{{1,{MAX_DIGITS}}}")
 _SCALE_DIGITS = {"s": 9, "ms": 6, "us": 3, "ns": 0}
 # Integer columns of the side logs hold at most this much either way: times (ns since the
 # epoch reach 2^62 in 2116) must keep room for clock offsets added to them.
-LIMIT = 1 << 62
+LIMIT = MAX_DURATION_NS
 # A side log this big is not from one capture (a day of iostat -x on ten disks is ~100 MiB).
 MAX_LOG_BYTES = 512 << 20
 # Rows parsed before they become an Arrow batch (TableRows)

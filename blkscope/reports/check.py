@@ -10,11 +10,12 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from blkscope.dataset import Dataset
 from blkscope.errors import InputFormatError, OptionError
-from blkscope.ingest.dataset import is_dataset
-from blkscope.reports.run import capture_trace, ensure_analysed, ensure_dataset
+from blkscope.pipeline import analysed, capture_trace, ingested
 from blkscope.reports.summary import PERCENTILES
 from blkscope.safe_text import printable
+from blkscope.store.manifest import is_dataset
 from blkscope.units import option_duration_ns
 
 LATENCY_METRICS = [f"{stage}.{p}" for stage in ("d2c", "q2c") for p in PERCENTILES]
@@ -120,14 +121,14 @@ def targets(path: Path) -> list[Path]:
 
 
 @contextmanager
-def _dataset_for(target: Path) -> Iterator[Path]:
+def _dataset_for(target: Path) -> Iterator[Dataset]:
     """A dataset for target; captures and traces go through a throw-away ingest."""
     with ExitStack() as stack:
         if is_dataset(target):
-            yield target
+            yield Dataset(target)
             return
         tmp = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="blkscope-check-")))
-        dataset, _ = ensure_dataset(target, tmp / "dataset")
+        dataset, _ = ingested(target, tmp / "dataset")
         yield dataset
 
 
@@ -138,8 +139,7 @@ def check(path: Path, thresholds: list[Threshold]) -> list[Result]:
 
     results: list[Result] = []
     for target in targets(path):
-        with _dataset_for(target) as dataset:
-            ensure_analysed(dataset)
+        with _dataset_for(target) as found, analysed(found)[0] as dataset:
             results += judge(str(target), build_summary(load_report(dataset)), thresholds)
     return results
 

@@ -13,10 +13,9 @@ import numpy as np
 from blkscope.analyze.crosscheck import crosscheck
 from blkscope.analyze.devices import DeviceName, device_names
 from blkscope.analyze.summary import device_summary
-from blkscope.analyze.views import connect
-from blkscope.ingest.completeness import warnings_of
-from blkscope.ingest.dataset import read_manifest
+from blkscope.dataset import Dataset
 from blkscope.reports import series
+from blkscope.store.manifest import DeviceEntry
 from blkscope.wallclock import WallClock
 
 BREAKDOWN_STAGES = ["Q2G", "G2I", "I2D", "D2C"]
@@ -204,27 +203,26 @@ def _findings(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[st
     }
 
 
-def load_report(dataset: Path) -> Report:
+def load_report(dataset: Dataset) -> Report:
     """Read an analysed dataset into the report model."""
-    manifest = read_manifest(dataset)
-    warnings = warnings_of(manifest)
-    with connect(dataset) as con:
-        checks = crosscheck(con, set(manifest.get("tables", {})))
-        matched = {r["dev"]: r["disk"] for r in checks.get("biosnoop") or [] if r["dev"]}
-        names = device_names(con, manifest, matched)
-        counts = {c["dev"]: c for c in device_summary(con)}
-        devices = []
-        for d in manifest.get("devices", []):
-            major, minor = int(d["major"]), int(d["minor"])
-            key = f"{major},{minor}"
-            if key not in counts:  # a device with events but no IO (only notes): nothing to plot
-                continue
-            devices.append(_device(con, (major, minor), d, counts[key], checks, names))
-            devices[-1].warnings = [w for w in warnings if w.startswith(f"device {key}:")]
-        files = _which_files(con)
+    manifest = dataset.manifest
+    doc = dict(manifest.doc)
+    warnings = list(manifest.warnings)
+    con = dataset.con
+    checks = crosscheck(con, set(manifest.tables))
+    matched = {r["dev"]: r["disk"] for r in checks.get("biosnoop") or [] if r["dev"]}
+    names = device_names(con, doc, matched)
+    counts = {c["dev"]: c for c in device_summary(con)}
+    devices = []
+    for d in manifest.devices:
+        key = f"{d.major},{d.minor}"
+        if key not in counts:  # a device with events but no IO (only notes): nothing to plot
+            continue
+        devices.append(_device(con, (d.major, d.minor), d, counts[key], checks, names))
+        devices[-1].warnings = [w for w in warnings if w.startswith(f"device {key}:")]
+    files = _which_files(con)
     global_warnings = [w for w in warnings if not w.startswith("device ")]
-    clock = WallClock.from_manifest(manifest)
-    return Report(dataset, manifest, clock, devices, global_warnings, files)
+    return Report(dataset.path, doc, dataset.clock, devices, global_warnings, files)
 
 
 def _which_files(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
@@ -240,7 +238,7 @@ def _which_files(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
 def _device(
     con: duckdb.DuckDBPyConnection,
     dev: tuple[int, int],
-    doc: dict[str, Any],
+    entry: DeviceEntry,
     counts: dict[str, Any],
     checks: dict[str, Any],
     names: dict[tuple[int, int], DeviceName],
@@ -253,8 +251,8 @@ def _device(
         major=major,
         minor=minor,
         name=names.get(dev),
-        first_ns=int(doc.get("first_time_ns") or 0),
-        last_ns=int(doc.get("last_time_ns") or 0),
+        first_ns=entry.first_ns or 0,
+        last_ns=entry.last_ns or 0,
         counts=counts,
         errors=_errors(con, major, minor),
         bins=bins,

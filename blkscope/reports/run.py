@@ -1,4 +1,4 @@
-"""`blkscope report`: from a dataset, a capture folder or a raw trace to report.html + summary.json."""
+"""`blkscope report`: from a dataset, a capture folder or a raw trace to NAME.html + NAME.summary.json."""
 
 from __future__ import annotations
 
@@ -10,28 +10,22 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from blkscope.errors import DatasetError, InputFormatError
-from blkscope.ingest.dataset import (
-    check_output_name,
-    is_dataset,
-    read_manifest,
-    write_text_atomic,
-)
-from blkscope.ingest.folder_swap import make_parent_folders
+from blkscope.errors import DatasetError
+from blkscope.pipeline import analysed, ingested
+from blkscope.store.folder_swap import make_parent_folders
+from blkscope.store.writer import check_output_name, write_text_atomic
 
-ANALYSIS_TABLES = {
-    "requests", "bios", "stage_stats", "iostat", "latency_hist", "depth", "depth_bins", "io_dist",
-    "spikes", "episodes", "writeback_verdict", "periods", "periodogram", "bursts",
-}  # fmt: skip
-# block_events.txt: the ftrace text of blkscope capture's block tracepoint fallback
-CAPTURE_TRACES = (
-    "blkparse.txt",
-    "blkparse.txt.zst",
-    "blkparse.txt.gz",
-    "blkparse.txt.xz",
-    "block_events.txt",
-)
-SUMMARY_NAME = "summary.json"
+NAME_MAX = 255  # bytes in one file name on Linux file systems
+
+
+def summary_path(report: Path) -> Path:
+    """The report's summary, named after it (`x.html` -> `x.summary.json`), so that two reports
+    in one folder keep one summary each."""
+    suffix = ".summary.json"
+    stem = report.stem.encode("utf-8", "surrogateescape")
+    # a report name near the 255-byte limit keeps a summary name within it: its stem is cut
+    stem = stem[: NAME_MAX - len(suffix)]
+    return report.with_name(stem.decode("utf-8", "surrogateescape") + suffix)
 
 
 @dataclass(frozen=True)
@@ -44,53 +38,6 @@ class Written:
     ingested: bool
     analyzed: bool
     summary_doc: dict[str, Any]
-
-
-def capture_trace(folder: Path) -> Path | None:
-    """The block trace of a capture folder (blkparse text or per-CPU binaries), if it has one."""
-    for name in CAPTURE_TRACES:
-        if (folder / name).is_file():
-            return folder / name
-    binaries = sorted(folder.glob("*.blktrace.*"))
-    return binaries[0] if binaries else None
-
-
-def ensure_dataset(source: Path, dataset_dir: Path, progress: Any = None) -> tuple[Path, bool]:
-    """Return (dataset, ingested): source itself when it is a dataset, else ingest it first."""
-    from blkscope.ingest.blkparse_ingest import ingest_events
-    from blkscope.ingest.folder import ingest_folder
-
-    try:
-        is_dir = source.is_dir()
-    except OSError as exc:  # a name too long, a loop of links
-        raise InputFormatError(str(source), f"cannot open: {exc.strerror}") from None
-    if is_dir and is_dataset(source):
-        return source, False
-    if is_dir:
-        if capture_trace(source) is None:
-            raise InputFormatError(
-                str(source),
-                "is a folder but neither a dataset (no manifest.json) nor a capture "
-                "(no blkparse.txt[.zst], block_events.txt or NAME.blktrace.N files)",
-                hint="pass a dataset folder, a capture folder or a blkparse text file",
-            )
-        # A capture folder: every log in it joins the dataset on the trace's clock.
-        ingest_folder(source, dataset_dir, progress=progress)
-    elif not source.exists():
-        raise InputFormatError(str(source), "no such file or folder")
-    else:
-        ingest_events([str(source)], dataset_dir, strict=False, progress=progress)
-    return dataset_dir, True
-
-
-def ensure_analysed(dataset: Path, progress: Any = None) -> bool:
-    """Run the analysis when the manifest lacks any of its tables; True when it ran."""
-    from blkscope.analyze.build import analyze_dataset
-
-    if set(read_manifest(dataset).get("tables", {})) >= ANALYSIS_TABLES:
-        return False
-    analyze_dataset(dataset, progress=progress).close()
-    return True
 
 
 def refuse_to_replace(path: Path, written_by_us: bytes) -> None:
@@ -119,7 +66,7 @@ def default_dataset_dir(report: Path) -> Path:
 def make_report(
     source: Path, report: Path, *, timestamp: bool = True, progress: Any = None
 ) -> Written:
-    """Write report (HTML) and summary.json beside it; ingest and analyse source as needed."""
+    """Write report (HTML) and its summary (JSON) beside it; ingest and analyse source as needed."""
     from blkscope.reports.model import load_report
     from blkscope.reports.summary import build_summary
 
@@ -130,20 +77,21 @@ def make_report(
         )
     make_parent_folders(report)
     refuse_to_replace(report, b"<title>blkscope report</title>")
-    refuse_to_replace(report.with_name(SUMMARY_NAME), b'"blkscope-summary"')
+    refuse_to_replace(summary_path(report), b'"blkscope-summary"')
     # matplotlib takes ~0.3 s to import: let that happen while ingest and the analysis wait in
     # numba, Arrow and DuckDB code that releases the GIL.
     warm = threading.Thread(target=importlib.import_module, args=("matplotlib.figure",))
     warm.start()
-    dataset, ingested = ensure_dataset(source, default_dataset_dir(report), progress)
-    analysed = ensure_analysed(dataset, progress)
+    dataset, was_ingested = ingested(source, default_dataset_dir(report), progress)
+    dataset, was_analysed = analysed(dataset, progress)
     warm.join()
-    content = load_report(dataset)
+    with dataset:
+        content = load_report(dataset)
     from blkscope.reports.page import render_page  # after the warm-up: matplotlib is loaded
 
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     write_text_atomic(report, render_page(content, generated if timestamp else None))
     summary = build_summary(content)
-    summary_path = report.with_name(SUMMARY_NAME)
-    write_text_atomic(summary_path, json.dumps(summary, indent=2) + "\n")
-    return Written(report, summary_path, dataset, ingested, analysed, summary)
+    written = summary_path(report)
+    write_text_atomic(written, json.dumps(summary, indent=2) + "\n")
+    return Written(report, written, dataset.path, was_ingested, was_analysed, summary)

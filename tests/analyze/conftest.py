@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.analyze.build import analyze_dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.pipeline import analyse
 from tests.conftest import capture_folder
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "analyze"
@@ -28,7 +28,7 @@ def analyzed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             src = capture(name)
             out = tmp_path_factory.mktemp(name) / "ds"
             ingest_blkparse([str(src / "blkparse.txt.zst")], out)
-            analyze_dataset(out).close()
+            analyse(out).close()
             self[name] = out
             return out
 

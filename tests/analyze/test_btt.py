@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.views import connect
+from blkscope.dataset import Dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.pipeline import analyse
 from tests.analyze.btt_avg import read_btt_avg
 from tests.analyze.conftest import DATA, capture
 
@@ -19,7 +19,7 @@ NOSPLIT = DATA / "nosplit-fio"
 def nosplit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ds = tmp_path_factory.mktemp("nosplit") / "ds"
     ingest_blkparse([str(NOSPLIT / "blkparse.txt.zst")], ds)
-    analyze_dataset(ds).close()
+    analyse(ds).close()
     return ds
 
 
@@ -27,7 +27,7 @@ def test_btt_avg_matches_without_splits(nosplit: Path) -> None:
     """On a capture without splits every btt stage (N, min, avg, max) agrees within 1%."""
     btt = read_btt_avg(NOSPLIT / "btt.avg")
     assert set(btt) == {"Q2Q", "Q2C", "Q2G", "G2I", "I2D", "D2C"}
-    with connect(nosplit) as con:
+    with Dataset(nosplit).con as con:
         ours = {
             s: (mn / 1e9, mean / 1e9, mx / 1e9, n)
             for s, mn, mean, mx, n in con.execute(
@@ -53,7 +53,7 @@ def test_btt_multi_second_q2g_is_a_stale_split_q(analyzed: dict[str, Path]) -> N
     """
     btt = read_btt_avg(capture("mq-writeback-30s") / "btt" / "btt.avg")
     assert btt["Q2G"][2] == 29.364806237 and btt["Q2G"][1] > 4.5  # seconds
-    with connect(analyzed["mq-writeback-30s"]) as con:
+    with Dataset(analyzed["mq-writeback-30s"]).con as con:
         lines = dict(
             con.execute(
                 "SELECT line_no, time_ns FROM events WHERE line_no IN (2273, 73707, 73708)"
@@ -83,7 +83,7 @@ def test_btt_drops_split_ios(analyzed: dict[str, Path]) -> None:
     """
     btt = read_btt_avg(capture("loop-split-merge") / "btt" / "btt.avg")
     assert btt["Q2C"][3] == btt["D2C"][3] == 24
-    with connect(analyzed["loop-split-merge"]) as con:
+    with Dataset(analyzed["loop-split-merge"]).con as con:
         by_split = dict(
             con.execute("""
             SELECT split, count(q2c_ns) FROM bios GROUP BY split""").fetchall()
@@ -119,7 +119,7 @@ def test_btt_pairs_split_writes_with_a_discard_24_s_later(tmp_path: Path) -> Non
     assert btt["I2D"][2] == 23.924249588
     ds = tmp_path / "ds"
     ingest_blkparse([str(KYBER)], ds)
-    with analyze_dataset(ds) as con:
+    with analyse(ds).con as con:
         times = {
             (action, sector, nsectors): t
             for action, sector, nsectors, t in con.execute(

@@ -9,8 +9,8 @@ from pathlib import Path
 from rich.progress import Progress
 from typer.testing import CliRunner
 
-from blkscope.analyze.build import analyze_dataset
 from blkscope.cli import app
+from blkscope.pipeline import analyse
 from blkscope.progress import AmountColumn
 
 runner = CliRunner()
@@ -91,7 +91,7 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
     dataset = tmp_path / "ds"
     shutil.copytree(analyzed["mq-writeback-30s"], dataset)
     calls: list[tuple[str, int, int, str, str]] = []
-    analyze_dataset(
+    analyse(
         dataset,
         progress=lambda key, done, total, unit, label: calls.append(
             (key, done, total, unit, label)

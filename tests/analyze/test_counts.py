@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.analyze.views import connect
+from blkscope.dataset import Dataset
 
 CAPTURES = ["mq-writeback-30s", "loop-split-merge"]
 # bios with a piece merged into an existing request (M/F) on mq-writeback-30s: 97 of its 99
@@ -38,7 +38,7 @@ FROM blkparse_summary WHERE block = 'Total'
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_counts_equal_blkparse_total(analyzed: dict[str, Path], name: str) -> None:
-    with connect(analyzed[name]) as con:
+    with Dataset(analyzed[name]).con as con:
         ours = con.execute(_FROM_TABLES).fetchall()[0]
         theirs = con.execute(_FROM_BLKPARSE).fetchall()[0]
     assert ours[:5] == theirs
@@ -48,7 +48,7 @@ def test_counts_equal_blkparse_total(analyzed: dict[str, Path], name: str) -> No
 
 def test_counts_mq30_values(analyzed: dict[str, Path]) -> None:
     """The numbers themselves (Q, D, C, R, M+F) for the mq-writeback-30s capture."""
-    with connect(analyzed["mq-writeback-30s"]) as con:
+    with Dataset(analyzed["mq-writeback-30s"]).con as con:
         assert con.execute(_FROM_TABLES).fetchall()[0] == (
             11039,
             11322,
@@ -61,7 +61,7 @@ def test_counts_mq30_values(analyzed: dict[str, Path]) -> None:
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_every_q_has_one_fate_and_sane_latency(analyzed: dict[str, Path], name: str) -> None:
-    with connect(analyzed[name]) as con:
+    with Dataset(analyzed[name]).con as con:
         span = con.execute("SELECT max(time_ns) - min(time_ns) FROM events").fetchall()[0][0]
         fates = dict(con.execute("SELECT status, count(*) FROM bios GROUP BY 1").fetchall())
         n_q = con.execute("SELECT count(*) FROM events WHERE action = 'Q'").fetchall()[0][0]

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.views import connect
+from blkscope.dataset import Dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.pipeline import analyse
 from tests.analyze.conftest import DATA
 
 
@@ -16,14 +16,14 @@ from tests.analyze.conftest import DATA
 def nosplit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ds = tmp_path_factory.mktemp("nosplit") / "ds"
     ingest_blkparse([str(DATA / "nosplit-fio" / "blkparse.txt.zst")], ds)
-    analyze_dataset(ds).close()
+    analyse(ds).close()
     return ds
 
 
 def test_depth_integral_is_littles_law(nosplit: Path) -> None:
     """Without requeues or cut IOs, the area under the D..C depth curve is the sum of D2C,
     and under the Q..C curve the sum of Q2C, to the nanosecond."""
-    with connect(nosplit) as con:
+    with Dataset(nosplit).con as con:
         area = dict(
             con.execute(
                 "SELECT level, sum(depth::BIGINT * held_ns) FROM depth GROUP BY level"
@@ -43,7 +43,7 @@ def test_depth_integral_is_littles_law(nosplit: Path) -> None:
 
 
 def test_depth_mq30(analyzed: dict[str, Path]) -> None:
-    with connect(analyzed["mq-writeback-30s"]) as con:
+    with Dataset(analyzed["mq-writeback-30s"]).con as con:
         rows = con.execute("""SELECT level, max(depth), min(depth), sum(share)
                               FROM depth GROUP BY level ORDER BY level""").fetchall()
     assert [(lv, mx, mn) for lv, mx, mn, _ in rows] == [("driver", 81, 0), ("queue", 101, 0)]
@@ -51,7 +51,7 @@ def test_depth_mq30(analyzed: dict[str, Path]) -> None:
 
 
 def test_latency_hist_sums_to_stage_counts(analyzed: dict[str, Path]) -> None:
-    with connect(analyzed["mq-writeback-30s"]) as con:
+    with Dataset(analyzed["mq-writeback-30s"]).con as con:
         bad = con.execute("""
             SELECT count(*) FROM (
                 SELECT h.stage, sum(h.n) AS n, min(h.lo_ns) AS lo, max(h.hi_ns) AS hi
@@ -65,7 +65,7 @@ def test_latency_hist_sums_to_stage_counts(analyzed: dict[str, Path]) -> None:
 
 
 def test_io_dist_and_ratios(analyzed: dict[str, Path]) -> None:
-    with connect(analyzed["mq-writeback-30s"]) as con:
+    with Dataset(analyzed["mq-writeback-30s"]).con as con:
         d_sizes = con.execute(
             "SELECT sum(n), sum(total) FROM io_dist WHERE metric = 'd_size'"
         ).fetchall()[0]
@@ -88,7 +88,7 @@ def test_io_dist_and_ratios(analyzed: dict[str, Path]) -> None:
 def test_stage_stats_levels_add_up(analyzed: dict[str, Path]) -> None:
     """Per-process counts add up to their class, classes to ops, ops to the device (not Q2Q:
     its gaps are taken within each level)."""
-    with connect(analyzed["mq-writeback-30s"]) as con:
+    with Dataset(analyzed["mq-writeback-30s"]).con as con:
         sums = dict(
             con.execute("""
             SELECT level, sum(n) FROM stage_stats WHERE stage = 'Q2C' GROUP BY level""").fetchall()

@@ -15,10 +15,11 @@ import numpy as np
 import pytest
 import zstandard
 
-from blkscope.analyze.build import analyze_dataset, caches_plug_time
-from blkscope.analyze.views import connect
+from blkscope.analyze.build import caches_plug_time
+from blkscope.dataset import Dataset
 from blkscope.ingest.blkparse_ingest import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
+from blkscope.pipeline import analyse
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kernel-stats"
 WRITES = "op = 'W' AND (kind = 'flush_end' OR (kind = 'data' AND nsectors > 0))"
@@ -42,7 +43,7 @@ class Truth:
 
     def ours(self, start: str) -> tuple[np.ndarray, np.ndarray]:
         """Completion times and cumulative awaits (ns) of the write requests, in C order."""
-        with connect(self.ds) as con:
+        with Dataset(self.ds).con as con:
             rows = con.execute(
                 f"SELECT c_time_ns, c_time_ns - {start} FROM requests "
                 f"WHERE {WRITES} AND c_time_ns IS NOT NULL ORDER BY c_time_ns"
@@ -82,7 +83,7 @@ def truth(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Truth]:
     for name in ("plain", "bfq", "biosnoop"):
         ds = tmp_path_factory.mktemp(name) / "ds"
         ingest_blkparse([str(DATA / name / "blkparse.txt.zst")], ds)
-        analyze_dataset(ds).close()
+        analyse(ds).close()
         out[name] = Truth(DATA / name, ds)
     return out
 
@@ -122,7 +123,7 @@ def test_a_sleep_between_q_and_g_restarts_the_clock(truth: dict[str, Truth]) -> 
     assert kernel_n == our_n and kernel_ms == 4202
     assert abs(plug_err) / kernel_ms < 0.005
     assert q_err / kernel_ms > 0.15
-    with connect(t.ds) as con:
+    with Dataset(t.ds).con as con:
         (slept,) = con.execute(
             "SELECT count(*) FROM requests WHERE g_time_ns - q_time_ns > 200000000 "
             "AND acct_start_ns >= g_time_ns"
@@ -152,7 +153,7 @@ def test_biosnoop_lengthens_the_kernel_await(truth: dict[str, Truth]) -> None:
 def _flush_end_gap_us(ds: Path) -> float:
     """Median time from a flush's C FN to the C that ends its sequence, on the same CPU: the
     kernel runs every probe on block_rq_complete in between."""
-    with connect(ds) as con:
+    with Dataset(ds).con as con:
         ((gap,),) = con.execute(
             "WITH c AS (SELECT action, rwbs, nsectors, lead(time_ns) OVER w - time_ns AS gap, "
             "lead(action) OVER w AS next_action, lead(rwbs) OVER w AS next_rwbs, "
@@ -194,10 +195,10 @@ def test_an_older_kernel_starts_each_request_at_its_g(tmp_path: Path) -> None:
         "SELECT count(*), count(*) FILTER (acct_start_ns = coalesce(g_time_ns, q_time_ns)) "
         "FROM requests WHERE q_time_ns IS NOT NULL"
     )
-    with analyze_dataset(ds) as con:  # capture.json says 6.18: the plug clock, before G
+    with analyse(ds).con as con:  # capture.json says 6.18: the plug clock, before G
         assert con.execute(count).fetchall() == [(22, 5)]
     manifest = json.loads((ds / "manifest.json").read_text())
     manifest["capture"]["host"]["kernel"] = "5.15.0-91-generic"
     (ds / "manifest.json").write_text(json.dumps(manifest))
-    with analyze_dataset(ds) as con:
+    with analyse(ds).con as con:
         assert con.execute(count).fetchall() == [(22, 22)]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.analyze.views import connect
+from blkscope.dataset import Dataset
 from tests.analyze.biosnoop import match_biosnoop, read_biosnoop
 from tests.analyze.conftest import capture
 
@@ -21,7 +21,7 @@ from tests.analyze.conftest import capture
 )
 def test_d2c_matches_biosnoop(analyzed: dict[str, Path], name: str, disk: str, sized: int) -> None:
     snoop = read_biosnoop(capture(name) / "biosnoop.txt.zst", disk)
-    with connect(analyzed[name]) as con:
+    with Dataset(analyzed[name]).con as con:
         got = match_biosnoop(con, snoop)
     assert got["sized"] == sized
     assert got["found_share"] >= 0.98

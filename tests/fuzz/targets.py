@@ -23,7 +23,6 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from blkscope.analyze.partitions import partitions_table, read_partitions
 from blkscope.files.handmade import HandMap, hand_rows, read_hand_map
 from blkscope.files.rows import extents_table
 from blkscope.ingest.blkparse_ingest import ingest_events
@@ -32,12 +31,13 @@ from blkscope.ingest.blktrace_events import decode
 from blkscope.ingest.blktrace_records import read_records
 from blkscope.ingest.capture_doc import read_capture_json
 from blkscope.ingest.clock import read_clock_pair
-from blkscope.ingest.dataset import read_manifest
 from blkscope.ingest.detect import detect_format
 from blkscope.ingest.folder import ingest_folder
 from blkscope.ingest.logs import PARSERS
+from blkscope.ingest.partitions import partitions_table, read_partitions
 from blkscope.ingest.sources import open_source
 from blkscope.ingest.textlog import read_text
+from blkscope.store.manifest import read_manifest_doc as read_manifest
 from tests.fuzz import mutate as M
 from tests.fuzz.memory import memory_datasets
 
@@ -177,12 +177,12 @@ _BASE: dict[str, Path] = {}
 def base_dataset(scratch: Path) -> Path:
     """The small real capture ingested and analysed once per process (a worker's fixture)."""
     if "ds" not in _BASE:
-        from blkscope.analyze.build import analyze_dataset
+        from blkscope.pipeline import analyse
 
         out = scratch.parent / f"base-{os.getpid()}"
         if not (out / "manifest.json").exists():
             ingest_folder(CAPTURE, out)
-            analyze_dataset(out).close()
+            analyse(out).close()
         _BASE["ds"] = out
     return _BASE["ds"]
 

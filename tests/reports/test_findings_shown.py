@@ -9,6 +9,7 @@ import re
 from typer.testing import CliRunner
 
 from blkscope.cli import app
+from blkscope.dataset import Dataset
 from blkscope.reports.run import Written
 from tests.reports.page_parser import parse
 
@@ -102,7 +103,7 @@ def test_check_gates_on_episodes(mq_report: Written) -> None:
 def test_stages_during_episodes_come_from_the_episode_windows(mq_report: Written) -> None:
     from blkscope.reports.model import load_report
 
-    (dev,) = load_report(mq_report.dataset).devices
+    (dev,) = load_report(Dataset(mq_report.dataset)).devices
     assert dev.episode_stages is not None
     assert dev.episode_stages["D2C"]["max_ns"] == 36_650_363  # the slowest IO, at 19.8 s
     assert dev.episode_stages["Q2C"]["max_ns"] == 53_065_207  # at 25.2 s

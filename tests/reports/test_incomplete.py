@@ -58,7 +58,7 @@ def test_the_page_of_a_single_cpu_ingest_says_so(cpu0: Path, tmp_path: Path) -> 
     assert f"Warning: {ONLY_CPU0}" in text and f"Warning: {NO_COMPLETIONS}" in text
     assert "no completions: no latency to draw" in text
     assert page.tags["svg"] == 8  # every chart still drawn, saying what it cannot show
-    summary = json.loads((tmp_path / "summary.json").read_text())
+    summary = json.loads((tmp_path / "r.summary.json").read_text())
     assert summary["warnings"] == [ONLY_CPU0, NO_COMPLETIONS]
     assert summary["devices"][0]["completions"] == 0
 

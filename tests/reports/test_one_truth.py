@@ -12,8 +12,9 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from blkscope.analyze.views import connect, query_table
+from blkscope.analyze.views import query_table
 from blkscope.concepts import arrow_writeback_queue
+from blkscope.dataset import Dataset
 from blkscope.reports.charts import markers
 from blkscope.reports.model import Device, load_report
 from blkscope.reports.plotting import wall_ticks
@@ -24,7 +25,7 @@ from tests.reports.conftest import MQ30_CAPTURE
 
 @pytest.fixture(scope="module")
 def device(mq_report: Written) -> Device:
-    (dev,) = load_report(mq_report.dataset).devices
+    (dev,) = load_report(Dataset(mq_report.dataset)).devices
     return dev
 
 
@@ -47,7 +48,7 @@ def test_one_writeback_event_per_work_item_and_only_the_devices_own(
 ) -> None:
     """Both logs recorded all 72 of vda's work items (144 rows): the page draws 72, at the exact
     monotonic times, and none of loop0's 7."""
-    with connect(mq_report.dataset) as con:
+    with Dataset(mq_report.dataset).con as con:
         logged = con.execute(
             "SELECT clock, count(*) FROM writeback WHERE device = '254:0' GROUP BY ALL ORDER BY 1"
         ).fetchall()
@@ -63,7 +64,7 @@ def test_one_writeback_event_per_work_item_and_only_the_devices_own(
 def test_the_periodogram_draws_exactly_the_periods_tables_series(
     mq_report: Written, device: Device
 ) -> None:
-    with connect(mq_report.dataset) as con:
+    with Dataset(mq_report.dataset).con as con:
         periods = con.execute(
             "SELECT series, period_ns, method FROM periods WHERE dev_major = 254 ORDER BY p_value"
         ).fetchall()
@@ -88,7 +89,7 @@ def test_the_periodogram_draws_exactly_the_periods_tables_series(
 def test_the_depth_chart_is_the_depth_table(mq_report: Written, device: Device) -> None:
     """Time-weighted over the trace, the chart's per-bin means give the depth table's mean, and
     its per-bin maxima its maximum; requeues (126 here) take requests back out of the driver."""
-    with connect(mq_report.dataset) as con:
+    with Dataset(mq_report.dataset).con as con:
         ((mean, top),) = con.execute(
             "SELECT sum(depth * held_ns) / sum(held_ns), max(depth) FILTER (held_ns > 0) "
             "FROM depth WHERE level = 'driver'"
@@ -113,17 +114,17 @@ def test_the_depth_chart_is_the_depth_table(mq_report: Written, device: Device) 
 def test_one_op_class_per_bio_everywhere(mq_report: Written) -> None:
     """The 1,506 data-less preflush bios (Q FWS) are flushes in every view, and ingest's
     writeback filter picks the same Q events as the SQL one."""
-    with connect(mq_report.dataset) as con:
+    with Dataset(mq_report.dataset).con as con:
         counts = con.execute("""
             SELECT
-              (SELECT count(*) FROM _bio_class WHERE op_base = 'flush'),
+              (SELECT count(*) FROM internal._bio_class WHERE op_base = 'flush'),
               (SELECT queued FROM io_ratios WHERE op = 'flush'),
               (SELECT n FROM stage_stats WHERE level = 'op' AND op_class = 'flush'
                  AND stage = 'Q2C'),
               (SELECT sum(n) FROM latency_hist WHERE op_class = 'flush' AND stage = 'Q2C'),
               (SELECT count(*) FROM bios WHERE flags = 'FWS' AND sector IS NULL)""").fetchall()
         windows = con.execute(
-            "SELECT sum(ios) FROM _window_latency WHERE op_class = 'flush' AND stage = 'Q2C'"
+            "SELECT sum(ios) FROM internal._window_latency WHERE op_class = 'flush' AND stage = 'Q2C'"
         ).fetchall()
         unpartial = con.execute(
             "SELECT count(*) FROM bios WHERE op_class(op, flags, sector) = 'flush' "
@@ -145,7 +146,7 @@ def test_wall_clock_axis_labels_match_clock_txt(mq_report: Written, device: Devi
     trace's zero on CLOCK_MONOTONIC. Every wall-clock tick sits where clock.txt says."""
     mono, wall = (int(v) for v in (MQ30_CAPTURE / "clock.txt").read_text().split())
     zero = trace_zero_mono(MQ30_CAPTURE)
-    clock = load_report(mq_report.dataset).clock
+    clock = load_report(Dataset(mq_report.dataset)).clock
     ticks = wall_ticks(clock, 0.0, 34.5)
     assert len(ticks) >= 5
     for position_s, label in ticks:

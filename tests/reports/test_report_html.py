@@ -12,10 +12,11 @@ import pytest
 from typer.testing import CliRunner
 
 from blkscope.cli import app
-from blkscope.ingest.dataset import read_manifest
+from blkscope.dataset import Dataset
 from blkscope.reports.charts import CHARTS
 from blkscope.reports.run import Written, make_report
 from blkscope.reports.summary import SUMMARY_SCHEMA
+from blkscope.store.manifest import read_manifest_doc as read_manifest
 from tests.reports.conftest import GOLDEN
 from tests.reports.page_parser import parse
 
@@ -68,7 +69,7 @@ def test_same_dataset_gives_the_same_bytes_but_the_timestamp_line(
 
 def test_summary_json_headline_numbers_match_the_golden_file(mq_report: Written) -> None:
     doc = json.loads(mq_report.summary.read_text())
-    assert mq_report.summary.name == "summary.json"
+    assert mq_report.summary.name == "report.summary.json"
     assert mq_report.summary.parent == mq_report.report.parent
     keep = ["dev", "ios", "requests", "completions", "requeues", "errors", "merged_bios",
             "split_bios", "d2c", "q2c"]  # fmt: skip
@@ -103,7 +104,7 @@ def test_raw_input_is_ingested_and_analysed_beside_the_report(mq_report: Written
 def test_binning_keeps_the_slowest_io_of_the_whole_trace(mq_report: Written) -> None:
     from blkscope.reports.model import load_report
 
-    (dev,) = load_report(mq_report.dataset).devices
+    (dev,) = load_report(Dataset(mq_report.dataset)).devices
     assert dev.bins.count <= 1500 and dev.bins.width_ns == 50_000_000
     assert np.nanmax(dev.d2c.max) == 36_650_363 == dev.stages["D2C"]["max_ns"]
     assert np.nanmax(dev.q2c.max) == 53_065_207 == dev.stages["Q2C"]["max_ns"]
@@ -168,7 +169,7 @@ def test_cli_report_prints_where_it_wrote_and_the_numbers(
     lines = result.output.splitlines()
     assert (
         lines[0]
-        == f"wrote {out} and {tmp_path / 'summary.json'} (dataset {tmp_path / 'r.dataset'})"
+        == f"wrote {out} and {tmp_path / 'r.summary.json'} (dataset {tmp_path / 'r.dataset'})"
     )
     assert lines[1].startswith("  device 254,0: ")
 
@@ -194,7 +195,7 @@ def test_bad_inputs_say_why_with_exit_2(
 def test_writeback_bursts_are_marked_on_the_time_charts(mq_report: Written) -> None:
     from blkscope.reports.model import load_report
 
-    (dev,) = load_report(mq_report.dataset).devices
+    (dev,) = load_report(Dataset(mq_report.dataset)).devices
     kworker = dev.spectra["kworker_writes"]
     assert (kworker.burst_starts_ns // 10_000_000).tolist() == [1970, 2482, 3046]  # 10 ms
     assert kworker.z2.size > 0  # 3 bursts: a periodogram, too few for a significant period

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from blkscope.analyze.views import connect
+from blkscope.dataset import Dataset
 from blkscope.reports.plotting import figure, style, to_svg
 from blkscope.reports.run import Written
 from tests.reports.conftest import XSS
@@ -10,7 +10,7 @@ from tests.reports.page_parser import parse
 
 
 def test_the_crafted_process_name_reached_the_dataset(xss_report: Written) -> None:
-    con = connect(xss_report.dataset)
+    con = Dataset(xss_report.dataset).con
     row = con.execute("SELECT count(*) FROM bios WHERE comm = $1", [XSS]).fetchone()
     assert row is not None and row[0] > 0
 

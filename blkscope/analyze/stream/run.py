@@ -18,9 +18,9 @@ from blkscope.analyze.stream.pools import Pool
 from blkscope.analyze.stream.state import State
 from blkscope.analyze.stream.threads import Background, Prefetch
 from blkscope.errors import DatasetError
-from blkscope.ingest.dataset import close_quietly
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
+from blkscope.store.writer import close_quietly
 
 OUT_ROWS = 1 << 18
 SPARE = 256  # free rows per pool when a compiled call starts; it stops below 64

@@ -18,22 +18,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from blkscope.errors import DatasetError
-from blkscope.ingest.capture_doc import CAPTURE_SHAPE
-from blkscope.ingest.folder_swap import (
+from blkscope.store.folder_swap import (
     WRITE_HINT,
     WriteLock,
     clean_leftovers,
-    recover,
     swap_in,
     temp_sibling,
 )
-from blkscope.ingest.jsonshape import OPT_INT, OPT_STR, Required, mismatch
-from blkscope.ingest.textlog import LIMIT
-from blkscope.schemas import TABLES
-
-MANIFEST = "manifest.json"
-MAX_MANIFEST_BYTES = 64 << 20  # a real one is a few KiB
-
+from blkscope.store.manifest import (
+    MANIFEST,
+    MANIFEST_VERSION,
+    Manifest,
+    check_utf8_path,
+    is_dataset,
+    read_manifest,
+)
 
 # Errors of the file system written to, not of an input read: disk full, quota, read-only, too
 # big a file, not allowed, a failing disk.
@@ -245,19 +244,6 @@ def check_output_name(path: Path, what: str) -> None:
         )
 
 
-def check_utf8_path(path: Path) -> None:
-    """A DatasetError when a dataset's path is not UTF-8: Arrow and DuckDB take paths as UTF-8
-    text, so such a folder could be written by Python but never read back."""
-    try:
-        str(path).encode("utf-8")
-    except UnicodeEncodeError:
-        raise DatasetError(
-            str(path).encode("utf-8", "backslashreplace").decode("ascii", "replace"),
-            "the dataset's path is not valid UTF-8 (Arrow and DuckDB cannot open it)",
-            hint="choose a path whose name is UTF-8",
-        ) from None
-
-
 def write_text_atomic(path: Path, text: str) -> None:
     """Write a text file (manifest, report) through a temp name."""
     tmp = temp_file(path)
@@ -272,136 +258,16 @@ def write_text_atomic(path: Path, text: str) -> None:
 
 
 def save_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
-    """Replace a dataset's manifest atomically."""
+    """Replace a dataset's manifest atomically (stamped with the layout version it follows)."""
+    manifest["version"] = MANIFEST_VERSION
     write_text_atomic(dataset / MANIFEST, json.dumps(manifest, indent=2) + "\n")
 
 
-def recover_quietly(path: Path) -> None:
-    """Bring back a dataset a killed writer left only as `.NAME.old-*`, unless one is writing."""
-    try:
-        with WriteLock(path):
-            recover(path)
-    except DatasetError:
-        pass
-
-
-def is_dataset(path: Path) -> bool:
-    """True when path is a folder holding a blkscope manifest."""
-    return (path / MANIFEST).is_file()
-
-
-def read_manifest(path: Path) -> dict[str, Any]:
-    """Load a dataset's manifest, with a clear error when it is not a dataset.
-
-    A dataset may come from a machine nobody here controls: its table names become SQL
-    identifiers and its file names paths, so both are checked against what blkscope writes.
-    """
-    check_utf8_path(path)
-    try:
-        if not path.exists():
-            recover_quietly(path)
-        found = is_dataset(path)
-    except OSError as exc:  # a name too long, a loop of links...
-        raise DatasetError(str(path), f"cannot open: {exc.strerror}") from None
-    if not found:
-        raise DatasetError(
-            str(path),
-            "not a blkscope dataset (no manifest.json)",
-            hint="create one with 'blkscope ingest INPUT -o DATASET'",
-        )
-    where = str(path / MANIFEST)
-    try:
-        with open(path / MANIFEST, "rb") as f:
-            data = f.read(MAX_MANIFEST_BYTES + 1)
-        if len(data) > MAX_MANIFEST_BYTES:
-            raise ValueError(f"more than {MAX_MANIFEST_BYTES >> 20} MiB")
-        manifest = json.loads(data)
-    except (OSError, ValueError, RecursionError) as exc:
-        raise DatasetError(where, f"cannot read the manifest: {exc}", hint=_REINGEST) from None
-    if not isinstance(manifest, dict):
-        raise DatasetError(where, "the manifest is not a JSON object", hint=_REINGEST)
-    check_manifest_tables(where, manifest.setdefault("tables", {}))
-    problem = mismatch(manifest, MANIFEST_SHAPE) or _span_problem(manifest)
-    if problem:
-        raise DatasetError(where, f"damaged manifest: {problem}", hint=_REINGEST)
-    return manifest
-
-
-_REINGEST = "the dataset is damaged or was not written by blkscope; ingest the capture again"
-_SPAN = {"first_time_ns": OPT_INT, "last_time_ns": OPT_INT}
-# What the analysis and the reports read from a manifest (other keys are only shown).
-MANIFEST_SHAPE = {
-    "inputs": [{"path": OPT_STR, "lines": OPT_INT}],
-    "events": {"count": OPT_INT, "by_action": {str: int}, **_SPAN},
-    "devices": [
-        {
-            "dev": Required(str),
-            "major": Required(int),
-            "minor": Required(int),
-            "events": int,
-            "by_action": {str: int},
-            **_SPAN,
-        }
-    ],
-    "ingest": {"error_lines": int, "error_lines_not_stored": int},
-    "capture": CAPTURE_SHAPE,
-}
-
-
-def _span_problem(manifest: dict[str, Any]) -> str | None:
-    """Device spans must be ordered and within the clock's range (the report bins them)."""
-    for i, d in enumerate(manifest.get("devices", [])):
-        first, last = d.get("first_time_ns"), d.get("last_time_ns")
-        for value in (first, last):
-            if value is not None and not -LIMIT < value < LIMIT:
-                return f"devices[{i}] time {value} is out of range"
-        if first is not None and last is not None and first > last:
-            return f"devices[{i}] ends ({last}) before it starts ({first})"
-    return None
-
-
-def check_manifest_tables(where: str, tables: object) -> None:
-    """Refuse table entries blkscope never writes: an unknown name, or a file that is not the
-    table's own `<name>.parquet` inside the dataset folder."""
-    if not isinstance(tables, dict):
-        raise DatasetError(where, "'tables' is not a JSON object", hint=_REINGEST)
-    for name, info in tables.items():
-        if name not in TABLES:
-            raise DatasetError(where, f"unknown table {name!r} in 'tables'", hint=_REINGEST)
-        file = info.get("file") if isinstance(info, dict) else None
-        if file != f"{name}.parquet":
-            raise DatasetError(
-                where,
-                f"table {name!r} names file {file!r}, not {name + '.parquet'!r}",
-                hint=_REINGEST,
-            )
-
-
-def check_table_file(path: Path, name: str) -> None:
-    """Refuse a table file that is missing, is not Parquet (or is cut short), or lacks the
-    table's declared columns: DuckDB would fail on it in the middle of an analysis."""
-    where = str(path)
-    if not path.is_file():  # missing, or a FIFO that would block the reader
-        raise DatasetError(where, "is missing: the dataset is incomplete", hint=_REINGEST)
-    try:
-        found = pq.read_schema(path)
-    except (OSError, pa.ArrowException) as exc:
-        raise DatasetError(
-            where, f"is not a readable Parquet file ({exc})", hint=_REINGEST
-        ) from None
-    have = {f.name: f.type for f in found}
-    for f in TABLES[name]:
-        if have.get(f.name) != f.type:
-            raise DatasetError(
-                where,
-                f"column {f.name} is {have.get(f.name) or 'missing'}, expected {f.type}",
-                hint=_REINGEST,
-            )
-
-
-def add_table(dataset: Path, name: str, table: pa.Table) -> None:
-    """Write (or replace) one table of an existing dataset, then record it in the manifest."""
+def add_table(dataset: Path, name: str, table: pa.Table) -> Manifest:
+    """Write (or replace) one table of an existing dataset, record it in the manifest, and
+    return the new manifest."""
     with DatasetWriter(dataset, keep=True) as update:
-        manifest = read_manifest(dataset)
+        manifest = read_manifest(dataset).editable()
         manifest["tables"][name] = update.put(name, table)
         update.commit(manifest)
+    return Manifest.from_doc(manifest)

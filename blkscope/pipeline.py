@@ -1,0 +1,163 @@
+"""From whatever the user points at to an analysed Dataset: "ingest if needed, analyse if
+needed", written once, above ingest and analyze. Every command and `blkscope.open` use it.
+
+A source is a dataset folder, a capture folder (its block trace plus every side log in it), or
+one trace file (blkparse text, plain or compressed, or a blktrace binary).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from blkscope.dataset import Dataset
+from blkscope.errors import InputFormatError
+from blkscope.progress import ProgressCallback
+from blkscope.store.manifest import is_dataset
+
+# block_events.txt: the ftrace text of blkscope capture's block tracepoint fallback
+CAPTURE_TRACES = (
+    "blkparse.txt",
+    "blkparse.txt.zst",
+    "blkparse.txt.gz",
+    "blkparse.txt.xz",
+    "block_events.txt",
+)
+
+
+def capture_trace(folder: Path) -> Path | None:
+    """The block trace of a capture folder (blkparse text or per-CPU binaries), if it has one."""
+    for name in CAPTURE_TRACES:
+        if (folder / name).is_file():
+            return folder / name
+    binaries = sorted(folder.glob("*.blktrace.*"))
+    return binaries[0] if binaries else None
+
+
+def dataset_beside(source: Path) -> Path:
+    """Where `blkscope.open` puts the dataset of a capture or trace: `<name>.dataset` beside it."""
+    return source.with_name(f"{source.name}.dataset")
+
+
+def ingested(
+    source: Path, dataset_dir: Path, progress: ProgressCallback | None = None
+) -> tuple[Dataset, bool]:
+    """(dataset, ingested): source itself when it is a dataset, else source ingested into
+    dataset_dir first."""
+    from blkscope.ingest.blkparse_ingest import ingest_events
+    from blkscope.ingest.folder import ingest_folder
+
+    try:
+        is_dir = source.is_dir()
+    except OSError as exc:  # a name too long, a loop of links
+        raise InputFormatError(str(source), f"cannot open: {exc.strerror}") from None
+    if is_dir and is_dataset(source):
+        return Dataset(source), False
+    if is_dir:
+        if capture_trace(source) is None:
+            raise InputFormatError(
+                str(source),
+                "is a folder but neither a dataset (no manifest.json) nor a capture "
+                "(no blkparse.txt[.zst], block_events.txt or NAME.blktrace.N files)",
+                hint="pass a dataset folder, a capture folder or a blkparse text file",
+            )
+        # A capture folder: every log in it joins the dataset on the trace's clock.
+        ingest_folder(source, dataset_dir, progress=progress)
+    elif not source.exists():
+        raise InputFormatError(str(source), "no such file or folder")
+    else:
+        ingest_events([str(source)], dataset_dir, strict=False, progress=progress)
+    return Dataset(dataset_dir), True
+
+
+def is_analysed(dataset: Dataset) -> bool:
+    """Whether the dataset holds every table the analysis writes."""
+    from blkscope.analyze.build import ANALYSIS_TABLES
+
+    return ANALYSIS_TABLES.issubset(dataset.manifest.tables)
+
+
+def analyse(
+    dataset: Dataset | Path,
+    interval_ns: int = 1_000_000_000,
+    origin_ns: int = 0,
+    progress: ProgressCallback | None = None,
+) -> Dataset:
+    """Run the analysis (again) and return the handle on the analysed dataset (the old handle
+    is closed: its tables were replaced)."""
+    from blkscope.analyze.build import analyze_dataset
+
+    if not isinstance(dataset, Dataset):
+        dataset = Dataset(dataset)
+    current = dataset.manifest
+    dataset.close()
+    manifest = analyze_dataset(dataset.path, current, interval_ns, origin_ns, progress)
+    return Dataset(dataset.path, manifest)
+
+
+def analysed(dataset: Dataset, progress: ProgressCallback | None = None) -> tuple[Dataset, bool]:
+    """(dataset, analysed now): the dataset, analysed first when it lacks any analysis table."""
+    if is_analysed(dataset):
+        return dataset, False
+    return analyse(dataset, progress=progress), True
+
+
+def open_analysed(
+    source: Path, dataset_dir: Path | None = None, progress: ProgressCallback | None = None
+) -> Dataset:
+    """The analysed dataset of source (see the module doc), ingested into dataset_dir (default
+    `<name>.dataset` beside source, reused when it is already there) and analysed as needed."""
+    if not is_dataset(source):
+        target = dataset_dir or dataset_beside(source)
+        if dataset_dir is None and is_dataset(target):
+            source = target
+        else:
+            dataset, _ = ingested(source, target, progress)
+            return analysed(dataset, progress)[0]
+    return analysed(Dataset(source), progress)[0]
+
+
+def attach_partitions(
+    dataset: Dataset, listings: list[Path], device: tuple[int, int] | None = None
+) -> tuple[Dataset, list[dict[str, Any]]]:
+    """Place the listed partitions on the traced disks and store them in the dataset; return
+    the new handle and the partition_io rows."""
+    from blkscope.analyze.views import query_table
+    from blkscope.ingest.partitions import (
+        assign_disk,
+        partitions_table,
+        place_from_remaps,
+        read_partitions,
+    )
+    from blkscope.store.writer import add_table
+
+    parts, devices = read_partitions(listings)
+    con = dataset.con
+    traced = [
+        (int(a), int(b))
+        for a, b in con.execute(
+            "SELECT DISTINCT dev_major, dev_minor FROM events ORDER BY 1, 2"
+        ).fetchall()
+    ]
+    if not parts and devices:
+        remaps = [
+            tuple(int(x) for x in r)
+            for r in con.execute(
+                "SELECT dev_major, dev_minor, sector, remap_dev_major, remap_dev_minor, remap_sector "
+                "FROM events WHERE action = 'A'"
+            ).fetchall()
+        ]
+        parts = place_from_remaps(devices, remaps)  # type: ignore[arg-type]
+        if not parts:
+            raise InputFormatError(
+                str(listings[0]),
+                "cannot place partitions: /proc/partitions has no start sectors "
+                "and the trace has no remap (A) events from them",
+                hint="pass `fdisk -l` or `lsblk --json -b -o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE` "
+                "output instead",
+            )
+    dataset.close()
+    table = partitions_table(assign_disk(parts, traced, device))
+    manifest = add_table(dataset.path, "partitions", table)
+    updated = Dataset(dataset.path, manifest)
+    return updated, query_table(updated.con, "SELECT * FROM partition_io").to_pylist()
