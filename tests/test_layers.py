@@ -21,6 +21,7 @@ LAYERS: list[set[str]] = [
     {"dataset"},  # the handle: one manifest read, one connection, frames
     {"pipeline"},  # ingest if needed, analyse if needed
     {"reports"},
+    {"fleet"},  # many captures: each built by the pipeline, summarised by reports
     {"__init__"},  # the library API: blkscope.open, blkscope.compare
     {"cli"},
     {"__main__"},
