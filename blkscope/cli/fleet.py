@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import EXIT_FAILED, _Commands, app, fail
+from blkscope.cli._app import EXIT_FAILED, _Commands, app, fail, say, say_json
 from blkscope.errors import BlkscopeError
 from blkscope.safe_text import printable
 
@@ -79,7 +79,7 @@ def add(
     def progress(result: dict[str, Any]) -> None:
         seen[0] += 1
         if not quiet:
-            typer.echo(_progress_line(result, seen[0], len(captures)), err=True)
+            say(_progress_line(result, seen[0], len(captures)), err=True)
 
     try:
         results = add_captures(
@@ -90,12 +90,12 @@ def add(
         raise fail(exc) from None
     failed = [r for r in results if not r["ok"]]
     if as_json:
-        typer.echo(json.dumps({"fleet": str(fleet), "added": len(results) - len(failed),
-                               "failed": len(failed), "captures": results}, indent=2))  # fmt: skip
+        say_json(json.dumps({"fleet": str(fleet), "added": len(results) - len(failed),
+                             "failed": len(failed), "captures": results}, indent=2))  # fmt: skip
     elif not quiet:
-        typer.echo(
+        say(
             f"added {len(results) - len(failed)} of {len(results)} captures to "
-            f"{printable(str(fleet))}" + (f"; {len(failed)} failed" if failed else "")
+            f"{fleet}" + (f"; {len(failed)} failed" if failed else "")
         )
     if failed:
         raise typer.Exit(EXIT_FAILED)
@@ -119,7 +119,11 @@ def sql(
     except BlkscopeError as exc:
         raise fail(exc) from None
     fmt = "json" if as_json else "csv" if as_csv else "table"
-    typer.echo(render_rows(answer.columns, answer.rows, fmt), nl=False)
+    text = render_rows(answer.columns, answer.rows, fmt)
+    if fmt == "json":
+        say_json(text, nl=False)
+    else:
+        say(text, nl=False)
 
 
 @fleet_app.command("report")
@@ -138,7 +142,7 @@ def report(
         write_fleet_report(fleet, output, by=by)
     except BlkscopeError as exc:
         raise fail(exc) from None
-    typer.echo(f"wrote {printable(str(output))}")
+    say(f"wrote {output}")
 
 
 @fleet_app.command("check")
@@ -158,6 +162,9 @@ def check(
         results = check_fleet(fleet, [parse_threshold(spec) for spec in maxima])
     except BlkscopeError as exc:
         raise fail(exc) from None
-    typer.echo(json.dumps(results_json(results), indent=2) if as_json else render_results(results))
+    if as_json:
+        say_json(json.dumps(results_json(results), indent=2))
+    else:
+        say(render_results(results))
     if not all(r.passed for r in results):
         raise typer.Exit(EXIT_FAILED)
