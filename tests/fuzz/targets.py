@@ -207,7 +207,7 @@ def _build_manifest(rng: random.Random, scratch: Path) -> Path:
 def _manifest(path: Path, scratch: Path, rng: random.Random) -> None:
     from blkscope.analyze.build import caches_plug_time
     from blkscope.analyze.findings import knobs_from_manifest
-    from blkscope.reports.run import make_report
+    from blkscope.reports.make_report import make_report
 
     try:
         if rng.random() < 0.03:
