@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import re
 from decimal import Decimal, InvalidOperation
+from typing import Any
 
 from blkscope.errors import OptionError
 
@@ -65,12 +66,41 @@ def option_number(text: str, option: str, *, at_least: float = 0.0) -> float:
     return value
 
 
-def format_ns(ns: float) -> str:
-    """Short human form: 850ns, 12.3us, 4.56ms, 1.23s."""
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
+# Nanoseconds per unit: every table holds integer ns; these turn them into what people read.
+NS_PER_US = 1_000
+NS_PER_MS = 1_000_000
+NS_PER_S = 1_000_000_000
+
+
+def ns_to_ms(ns: Any) -> Any:
+    """Milliseconds (a float, or a float array for a numpy array) from nanoseconds."""
+    return ns / NS_PER_MS
+
+
+def ns_to_s(ns: Any) -> Any:
+    """Seconds (a float, or a float array for a numpy array) from nanoseconds."""
+    return ns / NS_PER_S
+
+
+def format_ns(ns: float | None, sep: str = "") -> str:
+    """A duration in the unit that reads best, 3 significant digits: 850ns, 12.3us, 4.56ms,
+    1.23s; `sep` goes between number and unit (' ': 812 ns). '-' for None or NaN."""
+    if ns is None or ns != ns:  # NaN is the one value not equal to itself
+        return "-"
+    for unit, scale in (("s", NS_PER_S), ("ms", NS_PER_MS), ("us", NS_PER_US)):
         if abs(ns) >= scale:
-            return f"{ns / scale:.3g}{unit}"
-    return f"{ns:.0f}ns"
+            return f"{ns / scale:.3g}{sep}{unit}"
+    return f"{ns:.0f}{sep}ns"
+
+
+def format_ms(ns: float | None, digits: int = 3, sep: str = " ") -> str:
+    """Milliseconds with a fixed number of decimals: '27.399 ms'; '-' for None."""
+    return "-" if ns is None else f"{ns_to_ms(ns):.{digits}f}{sep}ms"
+
+
+def format_s(ns: float | None, digits: int = 2, sep: str = " ") -> str:
+    """Seconds with a fixed number of decimals: '25.18 s'; '-' for None."""
+    return "-" if ns is None else f"{ns_to_s(ns):.{digits}f}{sep}s"
 
 
 def format_share(share: float) -> str:

@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-NS = 1_000_000_000
+from blkscope.units import NS_PER_S
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,9 @@ class WallClock:
         if self.zero_ns is None:
             return None
         wall = self.zero_ns + int(t_ns)
-        return dt.datetime.fromtimestamp(wall // NS, zone).replace(microsecond=wall % NS // 1000)
+        return dt.datetime.fromtimestamp(wall // NS_PER_S, zone).replace(
+            microsecond=wall % NS_PER_S // 1000
+        )
 
     def iso(self, t_ns: int | None) -> str | None:
         """ISO-8601 UTC with microseconds, e.g. 2026-11-22T17:37:49.326334Z (None when

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from blkscope.analyze.file_usage import During, file_usage
 from blkscope.capture.tracefs import find_tracefs, snapshot
 from blkscope.dataset import Dataset
-from blkscope.files.usage import During, file_usage
 from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyse
 

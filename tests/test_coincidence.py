@@ -9,23 +9,24 @@ import numpy as np
 import pytest
 
 from blkscope.analyze.coincidence import coincident_period
-from blkscope.analyze.periodicity import NS, Period
+from blkscope.analyze.periodicity import Period
 from blkscope.dataset import Dataset
 from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyse
+from blkscope.units import NS_PER_S
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mq-writeback-30s"
-SPAN = (0, 30 * NS)
+SPAN = (0, 30 * NS_PER_S)
 REFERENCE = Period(period_s=5.0, strength=1.0, p_value=1e-3, phase_s=1.0, cycles=6.0, bursts=6)
 
 
 def _windows(starts_s: list[float], length_s: float = 0.05) -> tuple[np.ndarray, np.ndarray]:
-    lo = (np.array(starts_s) * NS).astype(np.int64)
-    return lo, lo + int(length_s * NS)
+    lo = (np.array(starts_s) * NS_PER_S).astype(np.int64)
+    return lo, lo + int(length_s * NS_PER_S)
 
 
 def _burst_events(starts_s: list[float], length_s: float = 0.1) -> np.ndarray:
-    return np.concatenate([np.linspace(s, s + length_s, 10) * NS for s in starts_s]).astype(
+    return np.concatenate([np.linspace(s, s + length_s, 10) * NS_PER_S for s in starts_s]).astype(
         np.int64
     )
 

@@ -13,9 +13,9 @@ from typing import Any
 import duckdb
 import pytest
 
+from blkscope.analyze.file_usage import During, file_usage
 from blkscope.dataset import Dataset
 from blkscope.files.attach import HandPlacement, attach_maps
-from blkscope.files.usage import During, file_usage
 from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyse
 

@@ -21,8 +21,8 @@ from blkscope.files.attach import HandPlacement, load_maps
 from blkscope.files.handmade import HandMap, hand_rows, read_filefrag, read_hand_map
 from blkscope.files.mapper import MapBudget, _Walk, map_paths
 from blkscope.files.place import placement_of
-from blkscope.files.render import one_line
 from blkscope.reports.files_section import which_files_html
+from blkscope.reports.files_text import one_line
 
 DATA = Path(__file__).parent / "data" / "files"
 REPO = Path(__file__).parent.parent

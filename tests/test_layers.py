@@ -15,8 +15,8 @@ LAYERS: list[set[str]] = [
     {"errors", "units", "schemas", "concepts", "wallclock", "progress", "safe_text",
      "interrupts", "frames", "blk_io_trace", "__version__"},
     {"store"},  # the dataset on disk: manifest, atomic writer, folder swap
-    # inputs in; tables made from tables; files/ (issue 16) serves both sides: its maps are
-    # read at capture and ingest, its usage is a query over bios, so it sits with them
+    # inputs in; tables made from tables; files/ (issue 16) makes and reads file maps for both
+    # capture and ingest, so it sits with them (its usage statistic is analyze/file_usage.py)
     {"ingest", "analyze", "capture", "files"},
     {"dataset"},  # the handle: one manifest read, one connection, frames
     {"pipeline"},  # ingest if needed, analyse if needed

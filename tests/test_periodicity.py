@@ -9,9 +9,10 @@ import numpy as np
 import pytest
 
 from blkscope.analyze.period_series import user_series_periods
-from blkscope.analyze.periodicity import KNOBS, NS, bursts, find_periods, matching_knobs
+from blkscope.analyze.periodicity import KNOBS, bursts, find_periods, matching_knobs
 from blkscope.analyze.views import query_table
 from blkscope.dataset import Dataset
+from blkscope.units import NS_PER_S
 from tests.conftest import SHARED_CAPTURES, capture_folder
 
 
@@ -27,7 +28,7 @@ def _pulses(
     starts = starts[rng.uniform(size=starts.size) < keep]
     starts = starts + rng.normal(0, jitter, starts.size)
     ev = (starts[:, None] + rng.uniform(0, 0.2, (starts.size, events))).ravel()
-    return np.sort((ev[(ev >= 0) & (ev < span)] * NS).astype(np.int64))
+    return np.sort((ev[(ev >= 0) & (ev < span)] * NS_PER_S).astype(np.int64))
 
 
 @pytest.mark.parametrize("period", [2.0, 5.0, 7.5, 10.0])
@@ -38,7 +39,7 @@ def test_known_periods_are_recovered(period: float) -> None:
     span = 12 * period / 0.8
     for _ in range(20):
         times = _pulses(period, span, rng, jitter=0.05, keep=0.8)
-        found = find_periods(times, (0, int(span * NS)), knobs={})
+        found = find_periods(times, (0, int(span * NS_PER_S)), knobs={})
         if found:
             errors.append(abs(found[0].period_s - period))
     assert len(errors) >= 18
@@ -51,8 +52,8 @@ def test_noise_among_bursts_does_not_hide_the_period() -> None:
     hits = 0
     for _ in range(20):
         periodic = _pulses(5.0, 120.0, rng, jitter=0.1, keep=0.7)
-        noise = np.sort(rng.uniform(0, 120, 8) * NS).astype(np.int64)
-        found = find_periods(np.concatenate([periodic, noise]), (0, 120 * NS))
+        noise = np.sort(rng.uniform(0, 120, 8) * NS_PER_S).astype(np.int64)
+        found = find_periods(np.concatenate([periodic, noise]), (0, 120 * NS_PER_S))
         hits += bool(found) and abs(found[0].period_s - 5.0) < 0.2
     assert hits >= 18
 
@@ -63,29 +64,32 @@ def test_aperiodic_bursts_rarely_yield_a_period() -> None:
     false = 0
     trials = 300
     for _ in range(trials):
-        times = np.sort(rng.uniform(0, 60, rng.integers(5, 40)) * NS).astype(np.int64)
-        false += bool(find_periods(times, (0, 60 * NS)))
+        times = np.sort(rng.uniform(0, 60, rng.integers(5, 40)) * NS_PER_S).astype(np.int64)
+        false += bool(find_periods(times, (0, 60 * NS_PER_S)))
     assert false / trials <= 0.03
 
 
 def test_a_knob_interval_is_confirmed_from_few_bursts() -> None:
     """Six writeback wakeups 5.12 s apart in 30 s: too few for a blind search, enough for 5 s."""
-    times = ((4.27 + 5.12 * np.arange(6)) * NS).astype(np.int64)
-    assert find_periods(times, (0, 30 * NS), knobs={}) == []
-    (found,) = find_periods(times, (0, 30 * NS))
+    times = ((4.27 + 5.12 * np.arange(6)) * NS_PER_S).astype(np.int64)
+    assert find_periods(times, (0, 30 * NS_PER_S), knobs={}) == []
+    (found,) = find_periods(times, (0, 30 * NS_PER_S))
     assert abs(found.period_s - 5.12) < 0.05
     assert found.p_value < 0.01
     assert abs(found.phase_s - 4.27) < 0.05
 
 
 def test_too_few_bursts_or_too_short_a_span_give_nothing() -> None:
-    assert find_periods(np.array([0, 5 * NS, 10 * NS], dtype=np.int64), (0, 60 * NS)) == []
-    assert find_periods(np.arange(10, dtype=np.int64) * NS, (0, 2 * NS)) == []
+    assert (
+        find_periods(np.array([0, 5 * NS_PER_S, 10 * NS_PER_S], dtype=np.int64), (0, 60 * NS_PER_S))
+        == []
+    )
+    assert find_periods(np.arange(10, dtype=np.int64) * NS_PER_S, (0, 2 * NS_PER_S)) == []
 
 
 def test_bursts_merge_events_closer_than_the_gap() -> None:
-    t = np.array([0, 0.1, 0.2, 3.0, 3.05, 9.0]) * NS
-    assert (bursts(t.astype(np.int64), 0.5) / NS).tolist() == [0.0, 3.0, 9.0]
+    t = np.array([0, 0.1, 0.2, 3.0, 3.05, 9.0]) * NS_PER_S
+    assert (bursts(t.astype(np.int64), 0.5) / NS_PER_S).tolist() == [0.0, 3.0, 9.0]
 
 
 def test_periods_are_named_after_the_knobs_they_match() -> None:
@@ -120,7 +124,7 @@ def test_three_kworker_bursts_in_30_s_are_not_called_periodic(ingested: dict[Pat
     times = query_table(
         con, "SELECT time_ns FROM events WHERE action = 'Q' AND op = 'W' AND comm LIKE 'kworker/u%'"
     )["time_ns"].to_numpy()
-    assert [round(b / NS, 2) for b in bursts(times, 0.5)] == [19.71, 24.83, 30.46]
+    assert [round(b / NS_PER_S, 2) for b in bursts(times, 0.5)] == [19.71, 24.83, 30.46]
     assert find_periods(times, (0, 34_489_643_432)) == []
 
 
@@ -132,7 +136,7 @@ def _probe(spikes_s: np.ndarray, rng: np.random.Generator) -> duckdb.DuckDBPyCon
         hit = (t >= s) & (t < s + 0.1)
         value[hit] = rng.uniform(5000, 20000, hit.sum())
     con = duckdb.connect()
-    con.register("samples", {"t_ns": (t * NS).astype(np.int64), "value": value})
+    con.register("samples", {"t_ns": (t * NS_PER_S).astype(np.int64), "value": value})
     con.execute("CREATE TABLE series AS SELECT 'probe' AS series, t_ns, value FROM samples")
     return con
 
@@ -142,7 +146,7 @@ def test_a_user_series_with_5_s_spikes_has_that_period() -> None:
     con = _probe(np.arange(2.0, 60, 5.0) + rng.normal(0, 0.05, 12), rng)
     (row,) = user_series_periods(con, KNOBS)
     assert row["series"] == "user:probe" and row["dev_major"] is None
-    assert abs(row["period_ns"] / NS - 5.0) <= 0.2
+    assert abs(row["period_ns"] / NS_PER_S - 5.0) <= 0.2
     assert row["knobs"].startswith("vm.dirty_writeback_centisecs")
 
 

@@ -72,3 +72,13 @@ def test_every_command_prints_through_say() -> None:
     with typer.echo itself would show names from traced machines raw."""
     commands = sorted((ROOT / "blkscope" / "cli").glob("*.py"))
     assert [p.name for p in commands if "typer.echo(" in p.read_text()] == ["_app.py"]
+
+
+def test_library_errors_become_exits_in_one_place() -> None:
+    """`_Commands.invoke` turns every BlkscopeError into its message and exit code; a command
+    catching them itself would be a second place that could disagree."""
+    commands = sorted((ROOT / "blkscope" / "cli").glob("*.py"))
+    catching = [p.name for p in commands if "except BlkscopeError" in p.read_text()]
+    assert catching == ["_app.py"]
+    printed = [p.name for p in commands if "printable(" in p.read_text()]
+    assert printed == ["_app.py"]  # say() escapes; nothing escapes twice

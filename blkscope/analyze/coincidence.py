@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from blkscope.analyze.periodicity import NS, Period, burst_spans
+from blkscope.analyze.periodicity import Period, burst_spans
+from blkscope.units import NS_PER_S
 
 SLACK_NS = 50_000_000  # two logs on one clock still differ by a few ms
 
@@ -49,7 +50,7 @@ def coincident_period(
         strength=float(hits.mean()),
         p_value=p_value,
         phase_s=reference.phase_s,
-        cycles=(span_ns[1] - span_ns[0]) / NS / reference.period_s,
+        cycles=(span_ns[1] - span_ns[0]) / NS_PER_S / reference.period_s,
         bursts=int(starts.size),
     )
 

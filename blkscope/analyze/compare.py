@@ -10,6 +10,7 @@ import duckdb
 import numpy as np
 
 from blkscope.analyze.views import query_table
+from blkscope.units import ns_to_ms, ns_to_s
 
 Con = duckdb.DuckDBPyConnection
 
@@ -236,7 +237,7 @@ def _periods(con: Con) -> dict[tuple[str, str], float]:
         ).fetchall()
     except duckdb.Error:
         return {}
-    return {(dev, series): period / 1e9 for dev, series, period in rows}
+    return {(dev, series): ns_to_s(period) for dev, series, period in rows}
 
 
 @dataclass(frozen=True)
@@ -308,7 +309,7 @@ def compare(before: Con, after: Con, before_name: str, after_name: str) -> Compa
 
 
 def _with_interval(ns: int, low: int, high: int) -> str:
-    return f"{ns / 1e6:.3f}ms [{low / 1e6:.3f}, {high / 1e6:.3f}]"
+    return f"{ns_to_ms(ns):.3f}ms [{ns_to_ms(low):.3f}, {ns_to_ms(high):.3f}]"
 
 
 def render(result: dict[str, Any]) -> str:
@@ -326,7 +327,7 @@ def render(result: dict[str, Any]) -> str:
         ci = f"[{c['ci_low']:+.0%}, {c['ci_high']:+.0%}]"
         lines.append(
             f"{c['device']:>7} {c['op_class']:>7} {c['stage']:>5} {c['statistic']:>17} "
-            f"{c['before_ns'] / 1e6:>8.3f}ms {c['after_ns'] / 1e6:>8.3f}ms "
+            f"{ns_to_ms(c['before_ns']):>8.3f}ms {ns_to_ms(c['after_ns']):>8.3f}ms "
             f"{c['change']:>+8.0%} {ci:>17}  {c['verdict']}"
         )
     lines += [

@@ -13,7 +13,7 @@ import pyarrow as pa
 from blkscope.analyze.coincidence import at_least, overlap_chance
 from blkscope.analyze.views import query_table
 from blkscope.schemas import WRITEBACK_VERDICT
-from blkscope.units import format_share
+from blkscope.units import format_s, format_share
 
 FLUSHER_BURST_GAP_NS = 500_000_000
 CHANCE_ALPHA = 0.05  # episodes coincide with writeback beyond chance below this p-value
@@ -173,7 +173,7 @@ def _sentence(v: dict[str, Any], source: str) -> str:
     head = (
         f"{hit} of {n} latency episode{'s' * (n != 1)} coincide{'s' * (n == 1)} with writeback"
         f" ({source}; {v['episodes_by_chance']:.1f} would by chance)"
-        + (f", peaking {lag / 1e9:.2f} s after writeback starts" if lag is not None else "")
+        + (f", peaking {format_s(lag)} after writeback starts" if lag is not None else "")
     )
     tail = (
         f"; {format_share(v['tail_latency_share'])} of the latency above p99 falls during "

@@ -9,6 +9,8 @@ from typing import Any
 import duckdb
 import numpy as np
 
+from blkscope.units import ns_to_ms, ns_to_s
+
 D2C_TOLERANCE_NS = 50_000  # biosnoop.bt prints LAT in 10 us steps
 MIN_IOS = 100  # seconds with fewer IOs are too noisy to compare an average latency
 PHASES_NS = np.arange(-600_000_000, 600_000_001, 5_000_000)
@@ -76,14 +78,14 @@ def _compare(
     dev: str, name: str, phase: int, req: dict[str, np.ndarray], log: dict[str, np.ndarray]
 ) -> IostatAgreement:
     lo, hi = log["lo"] + phase, log["hi"] + phase
-    seconds = (hi - lo) / 1e9
+    seconds = ns_to_s(hi - lo)
     result: dict[str, Any] = {}
     for kind in ("w", "r"):
         mine = req["op"] == kind.upper()
         n, waits = _window_sums(req["c"][mine], req["wait"][mine], lo, hi)
         busy = n >= MIN_IOS
         rate_err, _ = _errors(n[busy] / seconds[busy], log[f"{kind}_s"][busy])
-        await_ours = waits[busy] / np.maximum(n[busy], 1) / 1e6
+        await_ours = ns_to_ms(waits[busy] / np.maximum(n[busy], 1))
         await_err, low = _errors(await_ours, log[f"{kind}_await"][busy])
         gap = log[f"{kind}_await"][busy] - await_ours
         result |= {
@@ -129,7 +131,7 @@ def iostat_agreement(con: duckdb.DuckDBPyConnection) -> list[IostatAgreement]:
 def _fit(completions: np.ndarray, log: dict[str, np.ndarray]) -> tuple[float, int]:
     """(mismatch, phase): the shift of the log's intervals under which the completions counted
     in each match its r/s + w/s best, the middle one when several fit equally well."""
-    expected = (log["r_s"] + log["w_s"]) * (log["hi"] - log["lo"]) / 1e9
+    expected = ns_to_s((log["r_s"] + log["w_s"]) * (log["hi"] - log["lo"]))
     lo, hi = log["lo"][None, :] + PHASES_NS[:, None], log["hi"][None, :] + PHASES_NS[:, None]
     counts = np.searchsorted(completions, hi, "right") - np.searchsorted(completions, lo, "right")
     scores = np.abs(counts - expected).sum(axis=1)

@@ -6,6 +6,8 @@ from typing import Any
 
 import duckdb
 
+from blkscope.units import ns_to_ms
+
 STAGES = ["Q2Q", "Q2G", "G2I", "Q2M", "I2D", "M2D", "D2C", "Q2C"]
 _RATIO_COLS = ["queued", "dispatches", "merge_ratio", "split_ratio", "requeues", "sequential_share"]
 _STAT_COLS = ["n", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
@@ -69,10 +71,6 @@ def device_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
     return out
 
 
-def _ms(ns: float) -> str:
-    return f"{ns / 1e6:.6f}"
-
-
 def render_summary(devices: list[dict[str, Any]], warnings: list[str] | None = None) -> str:
     """Plain-text tables in btt's spirit, in milliseconds, with percentiles; the dataset's
     completeness warnings first (a trace missing CPUs or completions misleads every number)."""
@@ -91,7 +89,7 @@ def render_summary(devices: list[dict[str, Any]], warnings: list[str] | None = N
         head = ["stage", "N", "min", "avg", "p50", "p90", "p99", "p99.9", "max"]
         lines.append("".join(f"{h:>13}" for h in head) + "   (ms)")
         for stage, s in d["stages"].items():
-            cells = [stage, f"{s['n']:,}"] + [_ms(s[c]) for c in _STAT_COLS[1:]]
+            cells = [stage, f"{s['n']:,}"] + [f"{ns_to_ms(s[c]):.6f}" for c in _STAT_COLS[1:]]
             lines.append("".join(f"{c:>13}" for c in cells))
         depth = "  ".join(
             f"{lv} depth max {v['max']} mean {v['mean']}" for lv, v in d["depth"].items()

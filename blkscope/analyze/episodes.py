@@ -11,7 +11,7 @@ import pyarrow as pa
 from blkscope.analyze.coincidence import overlap_chance
 from blkscope.analyze.correlation import WritebackIntervals, device_spans, wakeups
 from blkscope.schemas import EPISODES
-from blkscope.units import format_share
+from blkscope.units import format_s, format_share
 
 WRITEBACK_BYTES_SHARE = 0.25  # writeback writes carry this much of the bytes in flight
 JOURNAL_IO_SHARE = 0.1  # the journal's share of the bios in flight
@@ -120,7 +120,7 @@ def _cause(e: dict[str, Any], source: str) -> tuple[str, str]:
         f"{format_share(share)} of their bytes"
     )
     lag = e["writeback_lag_ns"]
-    after = f"peak {lag / 1e9:.2f} s after the writeback wakeup began" if lag is not None else ""
+    after = f"peak {format_s(lag)} after the writeback wakeup began" if lag is not None else ""
     parts = []
     if by_bytes or by_overlap:
         parts = [writes, met] + ([after] if after else [])

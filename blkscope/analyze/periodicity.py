@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-NS = 1_000_000_000
+from blkscope.units import NS_PER_S
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ def burst_spans(times_ns: np.ndarray, gap_s: float) -> tuple[np.ndarray, np.ndar
     t = np.sort(np.asarray(times_ns, dtype=np.int64))
     if t.size == 0:
         return t, t
-    breaks = np.diff(t) > int(gap_s * NS)
+    breaks = np.diff(t) > int(gap_s * NS_PER_S)
     return t[np.concatenate(([True], breaks))], t[np.concatenate((breaks, [True]))]
 
 
@@ -74,13 +74,13 @@ def spectrum(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(period_s, Z²) over the blind search's grid, longest period first: the periodogram
     find_periods scans (empty under 3 bursts or 3 cycles of min_period_s)."""
-    span_s = (span_ns[1] - span_ns[0]) / NS
+    span_s = (span_ns[1] - span_ns[0]) / NS_PER_S
     starts = bursts(times_ns, burst_gap_s)
     longest = _blind_band(span_s, min_period_s, max_period_s)
     if starts.size < 3 or longest <= min_period_s:
         return np.zeros(0), np.zeros(0)
     freqs = _grid(span_s, min_period_s, longest)
-    z, _ = _z2((starts - span_ns[0]) / NS, freqs)
+    z, _ = _z2((starts - span_ns[0]) / NS_PER_S, freqs)
     return 1 / freqs, z
 
 
@@ -102,12 +102,12 @@ def find_periods(
     tries few frequencies, so it can confirm an expected period from fewer bursts.
     """
     t0, t1 = span_ns
-    span_s = (t1 - t0) / NS
+    span_s = (t1 - t0) / NS_PER_S
     starts = bursts(times_ns, burst_gap_s)
     longest = _blind_band(span_s, min_period_s, max_period_s)
     if starts.size < 3 or longest <= min_period_s:
         return []
-    t_s = (starts - t0) / NS
+    t_s = (starts - t0) / NS_PER_S
     found = _search(t_s, span_s, min_period_s, longest, alpha, max_periods)
     for value in sorted(set((KNOBS if knobs is None else knobs).values())):
         lo, hi = value / 1.1, min(value * 1.1, longest)

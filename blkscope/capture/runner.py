@@ -37,6 +37,7 @@ from blkscope.capture.tracepoints import EVENTS_FILE, TracepointSession
 from blkscope.capture.writeback import WritebackSession
 from blkscope.errors import CaptureError, InputFormatError, OptionError
 from blkscope.files.mapper import MapBudget, record_file_map
+from blkscope.units import ns_to_s
 
 MANIFEST = "capture.json"
 JOURNAL = "tracefs_saved.json"  # present only while tracefs settings are changed
@@ -412,7 +413,7 @@ def _stop_all(
 
 
 def _iso(wall_ns: int) -> str:
-    return dt.datetime.fromtimestamp(wall_ns / 1e9, dt.timezone.utc).isoformat()
+    return dt.datetime.fromtimestamp(ns_to_s(wall_ns), dt.timezone.utc).isoformat()
 
 
 def _finish(run: _Run, say: Callable[[str], None]) -> None:

@@ -10,6 +10,7 @@ import typer
 from blkscope.cli._app import EXIT_FAILED, app, fail, say
 from blkscope.cli._app import duration as duration_option
 from blkscope.errors import OptionError
+from blkscope.units import ns_to_s
 
 
 @app.command(context_settings={"allow_interspersed_args": False})
@@ -77,7 +78,7 @@ def capture(
                 "--method", f"must be auto, blktrace, ftrace or tracepoints, got {method!r}"
             )
         )
-    duration_s = duration_option(duration, "--duration") / 1e9 if duration is not None else None
+    duration_s = ns_to_s(duration_option(duration, "--duration")) if duration is not None else None
     opts = CaptureOptions(
         devices=list(dict.fromkeys(device)),
         out=output,

@@ -83,11 +83,11 @@ def files(
 ) -> None:
     """Which files the IO went to: per file and folder, by op and process, writeback's share,
     the files in flight in each spike episode, latency percentiles."""
+    from blkscope.analyze.file_usage import During, file_usage
     from blkscope.dataset import Dataset
     from blkscope.files.attach import HandPlacement, attach_maps
-    from blkscope.files.render import render_files
-    from blkscope.files.usage import During, file_usage
     from blkscope.progress import progress_bar
+    from blkscope.reports.files_text import render_files
 
     what, start, end = _during(during)
     override = _device(device)

@@ -8,9 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import EXIT_FAILED, _Commands, app, fail, say, say_json
-from blkscope.errors import BlkscopeError
-from blkscope.safe_text import printable
+from blkscope.cli._app import EXIT_FAILED, _Commands, app, say, say_json
 
 fleet_app = typer.Typer(
     name="fleet",
@@ -31,16 +29,16 @@ MasterOpt = Annotated[
 
 
 def _progress_line(result: dict[str, Any], done: int, total: int) -> str:
-    where = f"host={result['host'] or '?'} capture={result['capture']}"
-    head = f"[{done}/{total}] {printable(where)}"
+    """One capture's outcome; say() escapes what came from the traced machines."""
+    head = f"[{done}/{total}] host={result['host'] or '?'} capture={result['capture']}"
     if result["ok"]:
         return (
             f"{head}: added in {result['seconds']:.1f} s ({result['events']:,} events, "
             f"{result['ingest_errors']:,} malformed lines)"
         )
-    line = f"{head}: FAILED ({printable(result['source'])}): {printable(result['error'])}"
+    line = f"{head}: FAILED ({result['source']}): {result['error']}"
     if result.get("hint"):
-        line += f"\n    hint: {printable(result['hint'])}"
+        line += f"\n    hint: {result['hint']}"
     return line
 
 
@@ -81,13 +79,10 @@ def add(
         if not quiet:
             say(_progress_line(result, seen[0], len(captures)), err=True)
 
-    try:
-        results = add_captures(
-            fleet, captures, host=host, labels=labels or [], engine=engine,
-            spark_master=spark_master, workers=workers, on_result=progress,
-        )  # fmt: skip
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    results = add_captures(
+        fleet, captures, host=host, labels=labels or [], engine=engine,
+        spark_master=spark_master, workers=workers, on_result=progress,
+    )  # fmt: skip
     failed = [r for r in results if not r["ok"]]
     if as_json:
         say_json(json.dumps({"fleet": str(fleet), "added": len(results) - len(failed),
@@ -114,10 +109,7 @@ def sql(
     from blkscope.analyze.query import render_rows
     from blkscope.fleet.query import run_sql
 
-    try:
-        answer = run_sql(fleet, query, engine, spark_master)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    answer = run_sql(fleet, query, engine, spark_master)
     fmt = "json" if as_json else "csv" if as_csv else "table"
     text = render_rows(answer.columns, answer.rows, fmt)
     if fmt == "json":
@@ -138,10 +130,7 @@ def report(
     """Write one self-contained HTML page about the whole fleet."""
     from blkscope.fleet.report import write_fleet_report
 
-    try:
-        write_fleet_report(fleet, output, by=by)
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    write_fleet_report(fleet, output, by=by)
     say(f"wrote {output}")
 
 
@@ -158,10 +147,7 @@ def check(
     from blkscope.fleet.check import check_fleet
     from blkscope.reports.check import parse_threshold, render_results, results_json
 
-    try:
-        results = check_fleet(fleet, [parse_threshold(spec) for spec in maxima])
-    except BlkscopeError as exc:
-        raise fail(exc) from None
+    results = check_fleet(fleet, [parse_threshold(spec) for spec in maxima])
     if as_json:
         say_json(json.dumps(results_json(results), indent=2))
     else:

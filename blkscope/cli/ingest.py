@@ -10,6 +10,7 @@ import typer
 
 from blkscope.cli._app import app, say, say_json
 from blkscope.errors import InputFormatError
+from blkscope.units import format_s
 
 
 @app.command()
@@ -99,7 +100,7 @@ def _ingest_folder(
 def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
     ev = manifest["events"]
     span = (ev["last_time_ns"] or 0) - (ev["first_time_ns"] or 0)
-    lines = [f"wrote {output}: {ev['count']:,} events over {span / 1e9:.3f} s"]
+    lines = [f"wrote {output}: {ev['count']:,} events over {format_s(span, 3)}"]
     for d in manifest["devices"]:
         acts = " ".join(f"{a}={n:,}" for a, n in d["by_action"].items())
         lines.append(f"  device {d['dev']}: {d['events']:,} events  {acts}")

@@ -18,6 +18,7 @@ from blkscope.cli._app import (
     say_json,
     table_format,
 )
+from blkscope.units import format_ms, format_s
 
 
 @app.command()
@@ -49,19 +50,15 @@ def report(
         say(_report_summary(done.summary_doc, output, done.summary, done.dataset))
 
 
-def _ms(ns: int | None) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
-
-
 def _report_summary(doc: dict[str, Any], output: Path, summary: Path, dataset: Path) -> str:
     lines = [f"wrote {output} and {summary} (dataset {dataset})"]
     lines += [f"  warning: {w}" for w in doc["warnings"]]
     for d in doc["devices"]:
-        periods = ", ".join(f"{p['series']} {p['period_ns'] / 1e9:.2f} s" for p in d["periods"])
+        periods = ", ".join(f"{p['series']} {format_s(p['period_ns'])}" for p in d["periods"])
         name = f"{d['name']} ({d['dev']})" if d["name"] else d["dev"]
         lines.append(
-            f"  device {name}: {d['ios']:,} IOs, D2C p99 {_ms(d['d2c']['p99_ns'])}, "
-            f"Q2C p99 {_ms(d['q2c']['p99_ns'])}, latency episodes {d['spikes']} "
+            f"  device {name}: {d['ios']:,} IOs, D2C p99 {format_ms(d['d2c']['p99_ns'])}, "
+            f"Q2C p99 {format_ms(d['q2c']['p99_ns'])}, latency episodes {d['spikes']} "
             f"({d['metric_spikes']} metric spikes), periods {periods or 'none'}"
         )
     return "\n".join(lines)

@@ -21,6 +21,7 @@ from blkscope.fleet.query import duckdb_fleet
 from blkscope.reports.make_report import refuse_to_replace
 from blkscope.store.folder_swap import make_parent_folders
 from blkscope.store.writer import check_output_name, write_text_atomic
+from blkscope.units import format_ms, format_s
 
 TITLE = "<title>blkscope fleet report</title>"
 # the tables and views the page reads (only these are defined: see query._defined_for)
@@ -33,10 +34,6 @@ def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
     cursor = con.execute(sql)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
-
-
-def _ms(ns: float | None) -> str:
-    return "-" if ns is None else f"{ns / 1e6:.3f} ms"
 
 
 def _table(headers: list[str], rows: list[list[str]]) -> str:
@@ -125,7 +122,7 @@ def _timeline(captures: list[dict[str, Any]], episodes: list[dict[str, Any]]) ->
         for e in (e for e in episodes if e["host"] == host and e["start_wall_ns"] is not None):
             x = left + (e["start_wall_ns"] - t0) * scale
             w = max((e["end_wall_ns"] - e["start_wall_ns"]) * scale, 2)
-            tip = f"{e['capture']} episode {e['episode_id']}: {_ms(e['peak_latency_ns'])} ({e['cause']})"
+            tip = f"{e['capture']} episode {e['episode_id']}: {format_ms(e['peak_latency_ns'])} ({e['cause']})"
             parts.append(f'<rect x="{x:.1f}" y="{y}" width="{w:.1f}" height="16" fill="#c33">'
                          f"<title>{_E(tip)}</title></rect>")  # fmt: skip
     y = lane * len(hosts) + 22
@@ -158,13 +155,13 @@ def fleet_page(fleet: Path, by: str | None = None) -> str:
         _table(["rank", "host", "captures", "IOs", "worst Q2C p99", "worst D2C p99",
                 "median Q2C p99", "median D2C p99", "episodes"],
                [[str(h["rank"]), _E(h["host"]), str(h["captures"]), f"{h['ios']:,}",
-                 _ms(h["worst_q2c_p99_ns"]), _ms(h["worst_d2c_p99_ns"]),
-                 _ms(h["median_q2c_p99_ns"]), _ms(h["median_d2c_p99_ns"]), str(h["episodes"])]
+                 format_ms(h["worst_q2c_p99_ns"]), format_ms(h["worst_d2c_p99_ns"]),
+                 format_ms(h["median_q2c_p99_ns"]), format_ms(h["median_d2c_p99_ns"]), str(h["episodes"])]
                 for h in hosts]),
         "<h2>Periods per host and the knobs they match</h2>",
         _table(["host", "capture", "series", "period", "knobs", "dirty_writeback_centisecs",
                 "within 10% of it"],
-               [[_E(p["host"]), _E(p["capture"]), _E(p["series"]), f"{p['period_ns'] / 1e9:.2f} s",
+               [[_E(p["host"]), _E(p["capture"]), _E(p["series"]), f"{format_s(p['period_ns'])}",
                  _E(p["knobs"] or ""), _E(str(p["vm_dirty_writeback_centisecs"] or "-")),
                  "yes" if p["matches_writeback_knob"] else "no"] for p in periods]),
         "<h2>Latency episodes per host over wall-clock time</h2>",
@@ -172,7 +169,7 @@ def fleet_page(fleet: Path, by: str | None = None) -> str:
         "<h2>Outliers against the fleet (Q2C p99, robust z)</h2>",
         _table(["host", "capture", "device", "Q2C p99", "fleet median", "robust z", "outlier"],
                [[_E(o["host"]), _E(o["capture"]), f"{o['dev_major']},{o['dev_minor']}",
-                 _ms(o["q2c_p99_ns"]), _ms(o["fleet_median_q2c_p99_ns"]),
+                 format_ms(o["q2c_p99_ns"]), format_ms(o["fleet_median_q2c_p99_ns"]),
                  "-" if o["robust_z"] is None else f"{o['robust_z']:.2f}",
                  "OUTLIER" if o["outlier"] else ""] for o in outliers]),
         f"<h2>Before/after by label {_E(label or '(none)')}</h2>",
@@ -180,14 +177,14 @@ def fleet_page(fleet: Path, by: str | None = None) -> str:
                 "difference (95% interval)", "significant"],
                [[c["metric"].removesuffix("_ns"), _E(f"{label}={c['before']}"),
                  _E(f"{label}={c['after']}"), f"{c['n_before']} / {c['n_after']}",
-                 _ms(c["median_before"]), _ms(c["median_after"]),
-                 f"{_ms(c['difference'])} [{_ms(c['low'])}, {_ms(c['high'])}]",
+                 format_ms(c["median_before"]), format_ms(c["median_after"]),
+                 f"{format_ms(c['difference'])} [{format_ms(c['low'])}, {format_ms(c['high'])}]",
                  "yes" if c["significant"] else "no"] for c in compared]),
         "<h2>Captures</h2>",
         _table(["host", "capture", "start", "duration", "kernel", "scheduler", "events",
                 "malformed lines", "side logs"],
                [[_E(c["host"]), _E(c["capture"]), _E(_utc(c["start_wall_ns"])),
-                 f"{(c['duration_ns'] or 0) / 1e9:.1f} s", _E(c["kernel"] or "-"),
+                 f"{format_s(c['duration_ns'] or 0, 1)}", _E(c["kernel"] or "-"),
                  _E(c["scheduler"] or "-"), f"{c['events']:,}", f"{c['ingest_errors']:,}",
                  _E(c["side_logs"] or "-")] for c in captures]),
     ]  # fmt: skip

@@ -5,16 +5,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-SECOND = 1_000_000_000
+from blkscope.units import NS_PER_S, ns_to_ms
 
 
 def _wall(ns: int) -> str:
-    when = dt.datetime.fromtimestamp(ns // SECOND, dt.timezone.utc)
-    return f"{when:%Y-%m-%dT%H:%M:%S}.{ns % SECOND:09d}Z"
+    when = dt.datetime.fromtimestamp(ns // NS_PER_S, dt.timezone.utc)
+    return f"{when:%Y-%m-%dT%H:%M:%S}.{ns % NS_PER_S:09d}Z"
 
 
 def _offset(ns: int | None) -> str:
-    return "t_ns null" if ns is None else f"offset {ns / SECOND:+.6f} s"
+    return "t_ns null" if ns is None else f"offset {ns / NS_PER_S:+.6f} s"
 
 
 def folder_report(manifest: dict[str, Any]) -> str:
@@ -33,7 +33,7 @@ def folder_report(manifest: dict[str, Any]) -> str:
         lines.append(f"trace zero: {_wall(zero['wall_ns'])}{date} by {zero['wall_how']}")
     if zero["monotonic_ns"] is not None:
         lines.append(
-            f"trace zero: CLOCK_MONOTONIC {zero['monotonic_ns'] / SECOND:.9f} s "
+            f"trace zero: CLOCK_MONOTONIC {zero['monotonic_ns'] / NS_PER_S:.9f} s "
             f"by {zero['monotonic_how']}"
         )
     for name, found in zero["alignments"].items():
@@ -48,7 +48,7 @@ def folder_report(manifest: dict[str, Any]) -> str:
 
 def _evidence(found: dict[str, Any]) -> str:
     low, high = found["interval_ns"]
-    window = f"window {(high - low) / 1e6:.0f} ms"
+    window = f"window {ns_to_ms(high - low):.0f} ms"
     if "mismatch" in found:
         verdict = found.get("agrees")
         agrees = "" if verdict is None else ", agrees" if verdict else ", DISAGREES"

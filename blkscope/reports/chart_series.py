@@ -10,6 +10,7 @@ import duckdb
 import numpy as np
 
 from blkscope.concepts import OP_CLASSES
+from blkscope.units import ns_to_s
 
 
 @dataclass(frozen=True)
@@ -26,7 +27,7 @@ class Bins:
 
     def centers_s(self) -> np.ndarray:
         """Bin centres in seconds since the trace start."""
-        return (self.edges_ns()[:-1] + self.width_ns / 2) / 1e9
+        return ns_to_s(self.edges_ns()[:-1] + self.width_ns / 2)
 
 
 def time_bins(con: duckdb.DuckDBPyConnection, dev: tuple[int, int]) -> Bins:

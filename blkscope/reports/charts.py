@@ -26,6 +26,7 @@ from blkscope.reports.plotting import (
     to_svg,
 )
 from blkscope.reports.text import period_caption
+from blkscope.units import ns_to_ms, ns_to_s
 from blkscope.wallclock import WallClock
 
 
@@ -40,10 +41,10 @@ class Chart:
 def markers(dev: Device) -> Markers:
     """The device's own episodes, writeback work and flusher/journal bursts, in seconds."""
     return Markers(
-        episodes=[(e["start_ns"] / 1e9, e["end_ns"] / 1e9) for e in dev.episodes],
-        writeback_s=np.array([w["end_ns"] for w in dev.writeback], dtype=np.float64) / 1e9,
+        episodes=[(ns_to_s(e["start_ns"]), ns_to_s(e["end_ns"])) for e in dev.episodes],
+        writeback_s=ns_to_s(np.array([w["end_ns"] for w in dev.writeback], dtype=np.float64)),
         bursts={
-            s: dev.spectra[s].burst_starts_ns / 1e9
+            s: ns_to_s(dev.spectra[s].burst_starts_ns)
             for s in ("kworker_writes", "jbd2_writes")
             if s in dev.spectra and dev.spectra[s].burst_starts_ns.size
         },
@@ -52,11 +53,11 @@ def markers(dev: Device) -> Markers:
 
 def _span_s(dev: Device) -> tuple[float, float]:
     edges = dev.bins.edges_ns()
-    return float(edges[0]) / 1e9, float(edges[-1]) / 1e9
+    return ns_to_s(float(edges[0])), ns_to_s(float(edges[-1]))
 
 
 def _ms(a: np.ndarray) -> np.ndarray:
-    return np.asarray(a, dtype=float) / 1e6
+    return ns_to_ms(np.asarray(a, dtype=float))
 
 
 TOP_TIME_IN = 0.85  # legend row + wall-clock axis
@@ -67,11 +68,11 @@ def latency_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
     with style():
         fig, axes = figure([2.2, 2.2], top_in=TOP_TIME_IN)
         x = dev.bins.centers_s()
-        edges = dev.bins.edges_ns() / 1e9
+        edges = ns_to_s(dev.bins.edges_ns())
         mark = markers(dev)
         for (ax,), band, name in ((axes[0], dev.d2c, "D2C"), (axes[1], dev.q2c, "Q2C")):
             mark.draw(ax, legend=name == "D2C")
-            ax.set_ylabel(f"{name} per {dev.bins.width_ns / 1e6:g} ms bin\n(ms, log)")
+            ax.set_ylabel(f"{name} per {ns_to_ms(dev.bins.width_ns):g} ms bin\n(ms, log)")
             if band.empty:
                 empty_panel(ax, "no completions: no latency to draw")
                 continue
@@ -96,7 +97,7 @@ def throughput_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
     with style():
         fig, axes = figure([1.05] * len(ops), top_in=TOP_TIME_IN, cols=2, gap_in=0.2)
         x = dev.bins.centers_s()
-        edges = dev.bins.edges_ns() / 1e9
+        edges = ns_to_s(dev.bins.edges_ns())
         mark = markers(dev)
         notes: list[str] = []
         for row, op in zip(axes, ops, strict=True):
@@ -124,7 +125,7 @@ def depth_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
     with style():
         fig, ((ax,),) = figure([2.2], top_in=TOP_TIME_IN)
         x = dev.bins.centers_s()
-        edges = dev.bins.edges_ns() / 1e9
+        edges = ns_to_s(dev.bins.edges_ns())
         markers(dev).draw(ax, legend=True)
         driver = dev.depth.get("driver")
         notes: list[str] = []
@@ -165,7 +166,7 @@ def lba_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
         time_axis(ax, ax, clock, _span_s(dev))
         legend_above(fig)
         notes = [
-            f"Each dot is a cell of {dev.bins.width_ns / 1e6:g} ms x "
+            f"Each dot is a cell of {ns_to_ms(dev.bins.width_ns):g} ms x "
             f"{_size_label(m.bucket_sectors)} of the device holding at least one bio (at Q)."
         ]
         return Chart(to_svg(fig, chart_id), notes)
@@ -210,7 +211,7 @@ def _log2_steps(rows: list[tuple[int, int, int]]) -> tuple[np.ndarray, np.ndarra
     last = int(np.log2(max(by_lo)))
     los = [2**b for b in range(first, last + 1)]
     counts = np.array([by_lo.get(lo, 0) for lo in los], dtype=float)
-    return np.array([*los, 2 ** (last + 1)], dtype=float) / 1e6, counts
+    return ns_to_ms(np.array([*los, 2 ** (last + 1)], dtype=float)), counts
 
 
 def histogram_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
@@ -304,7 +305,7 @@ def periodogram_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
             if spec is not None and spec.z2.size:
                 ax.plot(spec.period_s, spec.z2, color=colour, lw=0.9)
             for p in found:
-                ax.axvline(p["period_ns"] / 1e9, color=OKABE_ITO["green"], ls="--", lw=1)
+                ax.axvline(ns_to_s(p["period_ns"]), color=OKABE_ITO["green"], ls="--", lw=1)
             ax.set_title(f"{name}: " + "; ".join(period_caption(p) for p in found), loc="left",
                          fontsize=9, pad=2)  # fmt: skip
             ax.set_xscale("log")

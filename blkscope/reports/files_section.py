@@ -1,12 +1,12 @@
 """The report's "Which files" section: the files the writeback bursts and the spike episodes
-wrote and read (blkscope.files.usage), every path escaped and shown on one line."""
+wrote and read (blkscope.analyze.file_usage), every path escaped and shown on one line."""
 
 from __future__ import annotations
 
 from html import escape
 from typing import Any
 
-from blkscope.files.render import UNMAPPED_WHY, one_line
+from blkscope.reports.files_text import UNMAPPED_WHY, one_line
 from blkscope.reports.tables import table
 from blkscope.reports.text import count
 from blkscope.units import format_ns, format_share

@@ -16,6 +16,7 @@ from blkscope.analyze.devices import DeviceName, device_names
 from blkscope.dataset import Dataset
 from blkscope.reports import chart_series
 from blkscope.store.manifest import DeviceEntry
+from blkscope.units import ns_to_s
 from blkscope.wallclock import WallClock
 
 BREAKDOWN_STAGES = ["Q2G", "G2I", "I2D", "D2C"]
@@ -88,7 +89,7 @@ class Report:
     clock: WallClock
     devices: list[Device]
     warnings: list[str]  # the dataset's completeness warnings
-    files: dict[str, Any] | None = None  # blkscope.files.usage.file_usage, when mapped
+    files: dict[str, Any] | None = None  # blkscope.analyze.file_usage.file_usage, when mapped
 
 
 def _where(major: int, minor: int) -> str:
@@ -177,7 +178,7 @@ def _spectra(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str
         sel, bsel = grams["series"] == name, starts["series"] == name
         out[name] = Spectrum(
             name,
-            np.asarray(grams["period_ns"][sel], dtype=np.float64) / 1e9,
+            ns_to_s(np.asarray(grams["period_ns"][sel], dtype=np.float64)),
             np.asarray(grams["z2"][sel], dtype=np.float64),
             np.asarray(starts["start_ns"][bsel], dtype=np.int64),
         )
@@ -227,8 +228,8 @@ def load_report(dataset: Dataset) -> Report:
 
 def _which_files(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
     """The files the IO went to, when the dataset has a file map (file_extents)."""
+    from blkscope.analyze.file_usage import During, file_usage
     from blkscope.analyze.views import relations
-    from blkscope.files.usage import During, file_usage
 
     if "bio_files" not in relations(con):
         return None

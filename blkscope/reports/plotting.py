@@ -20,7 +20,8 @@ from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
 
-from blkscope.wallclock import NS, WallClock
+from blkscope.units import NS_PER_S
+from blkscope.wallclock import WallClock
 
 # Okabe & Ito's palette: distinguishable with every common colour-vision deficiency.
 OKABE_ITO = {
@@ -166,14 +167,14 @@ def wall_ticks(
         return []
     step = next((s for s in WALL_STEPS_S if (t1_s - t0_s) / s <= most), WALL_STEPS_S[-1])
     zero_ns = clock.zero_ns
-    first = math.ceil((zero_ns + t0_s * NS) / (step * NS)) * step * NS
+    first = math.ceil((zero_ns + t0_s * NS_PER_S) / (step * NS_PER_S)) * step * NS_PER_S
     out = []
-    for wall_ns in range(first, int(zero_ns + t1_s * NS) + 1, step * NS):
+    for wall_ns in range(first, int(zero_ns + t1_s * NS_PER_S) + 1, step * NS_PER_S):
         t_ns = wall_ns - zero_ns
         text = clock.clock_text(t_ns)
         utc, _, local = text.partition(" = ")
         label = utc.removesuffix(" UTC") + ("\n" + local.rsplit(" ", 1)[0] if local else "")
-        out.append((t_ns / NS, label))
+        out.append((t_ns / NS_PER_S, label))
     return out
 
 

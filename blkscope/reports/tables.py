@@ -8,7 +8,7 @@ from typing import Any
 
 from blkscope.reports.model import BREAKDOWN_STAGES, Device
 from blkscope.reports.text import count, dur, found_by
-from blkscope.units import format_share
+from blkscope.units import format_share, ns_to_s
 from blkscope.wallclock import WallClock
 
 
@@ -78,7 +78,7 @@ def episode_table(dev: Device, clock: WallClock) -> str:
     if not dev.episodes:
         return "<p>No latency spikes detected: every window's p99 is within the normal range.</p>"
     rows = [
-        [e["episode_id"], f"{e['start_ns'] / 1e9:.1f}-{e['end_ns'] / 1e9:.1f}",
+        [e["episode_id"], f"{ns_to_s(e['start_ns']):.1f}-{ns_to_s(e['end_ns']):.1f}",
          clock.clock_text(e["start_ns"], 1), e["metrics"],
          f"{dur(e['peak_latency_ns'])} ({e['worst_metric']})", e["cause"], e["reason"],
          e["processes"]]
@@ -94,8 +94,8 @@ def spike_table(dev: Device, clock: WallClock) -> str:
     if not dev.spikes:
         return ""
     rows = [
-        [s["metric"], s["spike_id"], s["episode_id"], f"{s['start_ns'] / 1e9:.3f}",
-         f"{s['end_ns'] / 1e9:.3f}", clock.clock_text(s["start_ns"], 1),
+        [s["metric"], s["spike_id"], s["episode_id"], f"{ns_to_s(s['start_ns']):.3f}",
+         f"{ns_to_s(s['end_ns']):.3f}", clock.clock_text(s["start_ns"], 1),
          dur(s["peak_latency_ns"]), dur(s["p99_ns"]), dur(s["baseline_p99_ns"]),
          dur(s["threshold_ns"]), count(s["ios"])]
         for s in dev.spikes
@@ -110,7 +110,7 @@ def period_table(dev: Device) -> str:
     if not dev.periods:
         return "<p>No significant period.</p>"
     rows = [
-        [p["series"], f"{p['period_ns'] / 1e9:.3f}", f"{p['strength']:.2f}", f"{p['p_value']:.2g}",
+        [p["series"], f"{ns_to_s(p['period_ns']):.3f}", f"{p['strength']:.2f}", f"{p['p_value']:.2g}",
          p["bursts"], found_by(p["method"]), p["knobs"] or "-"]
         for p in dev.periods
     ]  # fmt: skip

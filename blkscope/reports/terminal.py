@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from blkscope.reports.text import found_by
-from blkscope.units import format_ns
+from blkscope.units import format_ns, ns_to_ms, ns_to_s
 from blkscope.wallclock import WallClock
 
 
@@ -30,7 +30,7 @@ def render_spikes(
         ]
         for e in mine:
             lines.append(
-                f"{e['episode_id']:>3} {e['start_ns'] / 1e9:>8.1f}s {e['end_ns'] / 1e9:>8.1f}s "
+                f"{e['episode_id']:>3} {ns_to_s(e['start_ns']):>8.1f}s {ns_to_s(e['end_ns']):>8.1f}s "
                 f"{clock.clock_text(e['start_ns']).split(' = ')[0]:<14} "
                 f"{format_ns(e['peak_latency_ns']):>8}  {e['metrics']:<18} "
                 f"{e['cause']}: {e['reason']} / {e['processes']}"
@@ -63,7 +63,7 @@ def render_periods(rows: list[dict[str, Any]]) -> str:
     for r in rows:
         dev = "-" if r["dev_major"] is None else f"{r['dev_major']},{r['dev_minor']}"
         lines.append(
-            f"{dev:>7} {r['series']:<18} {r['period_ns'] / 1e9:>7.2f}s "
+            f"{dev:>7} {r['series']:<18} {ns_to_s(r['period_ns']):>7.2f}s "
             f"{r['strength']:>8.2f} {r['p_value']:>9.1e} {r['bursts']:>6}  "
             f"{found_by(r.get('method', 'periodogram')):<16} {r['knobs'] or '-'}"
         )
@@ -77,7 +77,7 @@ def render_partitions(rows: list[dict[str, Any]]) -> str:
         f"{'MiB':>9} {'q2c p99':>9}"
     ]
     for r in rows:
-        p99 = "-" if r["q2c_p99_ns"] is None else f"{r['q2c_p99_ns'] / 1e6:.3f}ms"
+        p99 = "-" if r["q2c_p99_ns"] is None else f"{ns_to_ms(r['q2c_p99_ns']):.3f}ms"
         lines.append(
             f"{r['dev_major']},{r['dev_minor']:<3} {r['partition']:<12} "
             f"{r['start_sector']:>10} {r['sectors']:>10} {r['bios']:>8} "

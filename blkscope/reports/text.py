@@ -7,19 +7,13 @@ from typing import Any
 import numpy as np
 
 from blkscope.reports.model import Device
-from blkscope.units import format_share
+from blkscope.units import format_ns, format_s, format_share, ns_to_ms
 from blkscope.wallclock import WallClock
 
 
 def dur(ns: float | int | None) -> str:
     """A duration in the unit that reads best: 812 ns, 67.7 us, 27.4 ms, 2.14 s."""
-    if ns is None or (isinstance(ns, float) and np.isnan(ns)):
-        return "-"
-    value = float(ns)
-    for unit, scale in (("s", 1e9), ("ms", 1e6), ("us", 1e3)):
-        if abs(value) >= scale:
-            return f"{value / scale:.3g} {unit}"
-    return f"{value:.0f} ns"
+    return format_ns(ns, sep=" ")
 
 
 def count(n: int | float | None) -> str:
@@ -30,7 +24,7 @@ def count(n: int | float | None) -> str:
 def at(t_ns: int | float, clock: WallClock) -> str:
     """'25.18 s (23:38:14 UTC)': a trace time with its wall-clock time when known."""
     wall = clock.clock_text(int(t_ns))
-    return f"{t_ns / 1e9:.2f} s" + ("" if wall == "-" else f" ({wall})")
+    return f"{format_s(t_ns)}" + ("" if wall == "-" else f" ({wall})")
 
 
 def worst_bin(dev: Device, metric: str) -> tuple[float, float] | None:
@@ -62,7 +56,7 @@ def worst_episode(episodes: list[dict[str, Any]]) -> dict[str, Any] | None:
 def period_phrase(p: dict[str, Any]) -> str:
     """'kworker_writes every 5.12 s (matches vm.dirty_writeback_centisecs)'."""
     knobs = f" (matches {p['knobs']})" if p.get("knobs") else ""
-    return f"{p['series']} every {p['period_ns'] / 1e9:.2f} s{knobs}"
+    return f"{p['series']} every {format_s(p['period_ns'])}{knobs}"
 
 
 def period_caption(p: dict[str, Any]) -> str:
@@ -70,10 +64,10 @@ def period_caption(p: dict[str, Any]) -> str:
     knobs = f" = {p['knobs'].split(',')[0]}" if p.get("knobs") else ""
     if p.get("method") == "writeback_events":
         return (
-            f"{p['period_ns'] / 1e9:.2f} s{knobs}, from the writeback log ({p['bursts']} "
+            f"{format_s(p['period_ns'])}{knobs}, from the writeback log ({p['bursts']} "
             f"bursts, too few for this periodogram, overlap its events; p = {p['p_value']:.2g})"
         )
-    return f"{p['period_ns'] / 1e9:.2f} s{knobs} (p = {p['p_value']:.2g}, {p['bursts']} bursts)"
+    return f"{format_s(p['period_ns'])}{knobs} (p = {p['p_value']:.2g}, {p['bursts']} bursts)"
 
 
 def headline(dev: Device, clock: WallClock) -> list[str]:
@@ -87,7 +81,7 @@ def headline(dev: Device, clock: WallClock) -> list[str]:
     worst = worst_bin(dev, "q2c")
     if worst:
         out.append(
-            f"Worst {dev.bins.width_ns / 1e6:g} ms bin: Q2C p99 {dur(worst[1])} at "
+            f"Worst {ns_to_ms(dev.bins.width_ns):g} ms bin: Q2C p99 {dur(worst[1])} at "
             f"{at(worst[0] * 1e9, clock)}."
         )
     if not dev.episodes:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import datetime as dt
 import json
 import re
 import warnings
@@ -21,6 +20,7 @@ from blkscope.ingest.logs.textlog import (
     TableRows,
     wrong_format,
 )
+from blkscope.ingest.logs.wall_stamps import date_time_ns, time_of_day_ns
 from blkscope.schemas.bpf_logs import HISTOGRAM
 
 FORMATS = ("hist_bpftrace", "hist_bcc", "hist_json")
@@ -38,6 +38,7 @@ _SUFFIX = {
     "E": 1 << 60,
 }
 _NUM = r"-?\d{1,19}[KMGTPE]?"  # longer numbers are out of range: the row does not match
+_BCC_TS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}")  # bcc -j: strftime, UTC
 _BT_MAP = re.compile(r"(@\w*)(?:\[(.*)\])?:")
 _BT_RANGE = re.compile(rf"\[({_NUM}), ({_NUM})\)\s+(\d{{1,19}})\s+\|.*\|")
 _BT_SINGLE = re.compile(rf"\[({_NUM})\]\s+(\d{{1,19}})\s+\|.*\|")
@@ -46,7 +47,6 @@ _BT_OVER = re.compile(rf"\[({_NUM}), \.\.\.\)\s+(\d{{1,19}})\s+\|.*\|")
 _BCC_HEADER = re.compile(r"(\S+)\s+: count\s+distribution")
 _BCC_ROW = re.compile(r"(\d{1,19}) -> (\d{1,19})\s+: (\d{1,19})\s+\|.*\|")
 _BCC_LABEL = re.compile(r"(?:Bucket )?(.+?) = (.*)")
-_CLOCK = re.compile(r"(\d{2}):(\d{2}):(\d{2})")
 _CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|\^C")
 
 
@@ -115,18 +115,18 @@ class _State:
         self.last_high, self.last_text = high, text.split("|")[0].strip()
 
 
-def _clock_ns(text: str) -> int | None:
-    m = _CLOCK.fullmatch(text)
-    if m is None:
-        return None
-    return ((int(m.group(1)) * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000_000
+def _clock_ns(st: _State, line_no: int, text: str) -> int | None:
+    try:
+        return time_of_day_ns(text)
+    except ValueError as exc:
+        raise ParseError(st.path, line_no, str(exc), hint=HINT) from None
 
 
 def _text_line(st: _State, line_no: int, line: str) -> None:
     s = line.strip()
     if _CHATTER.fullmatch(s):
         return
-    clock = _clock_ns(s)
+    clock = _clock_ns(st, line_no, s)
     if clock is not None:
         st.clock(s, clock)
         return
@@ -218,7 +218,7 @@ def _json_line(st: _State, line_no: int, line: str) -> None:
         _bcc_json(st, line_no, doc)
     elif doc.get("type") == "time":
         text = str(doc.get("data")).strip()
-        st.clock(text, _clock_ns(text))
+        st.clock(text, _clock_ns(st, line_no, text))
     elif doc.get("type") == "hist":
         data = doc.get("data")
         if not isinstance(data, dict):
@@ -235,13 +235,13 @@ def _bcc_json(st: _State, line_no: int, doc: dict[str, Any]) -> None:
     if not isinstance(ts, str) or not isinstance(val_type, str):
         raise _json_error(st, line_no, "'ts' and 'val_type' must be strings")
     try:
-        when = dt.datetime.strptime(ts, "%Y-%m-%d %H:%M:%S").replace(tzinfo=dt.timezone.utc)
+        when = date_time_ns(ts) if _BCC_TS.fullmatch(ts) else None
     except ValueError:
-        raise _json_error(
-            st, line_no, f"'ts' {ts[:40]!r} is not a date YYYY-MM-DD HH:MM:SS"
-        ) from None
+        when = None
+    if when is None:
+        raise _json_error(st, line_no, f"'ts' {ts[:40]!r} is not a date YYYY-MM-DD HH:MM:SS")
     if ts != st.time_text:
-        st.clock(ts, int(when.timestamp()) * 1_000_000_000)
+        st.clock(ts, when)
     extra = [k for k in doc if k not in ("ts", "val_type", "data")]
     st.start(val_type, str(doc[extra[0]]) if extra else None)
     _json_buckets(st, line_no, doc.get("data"))

@@ -16,7 +16,9 @@ from blkscope.ingest.logs.textlog import (
     TableRows,
     to_float,
 )
+from blkscope.ingest.logs.wall_stamps import date_time_ns, time_of_day_ns
 from blkscope.schemas.sysstat import IOSTAT_CPU, IOSTAT_LOG
+from blkscope.units import NS_PER_S
 
 # header name -> (column, factor to the column's unit)
 COLUMNS: dict[str, tuple[str, float]] = {
@@ -63,10 +65,7 @@ CPU_COLUMNS = {
     "%idle": "idle_pct",
 }
 
-_US_TIME = re.compile(r"(\d{2})/(\d{2})/(\d{2}|\d{4}) (\d{1,2}):(\d{2}):(\d{2})(?: ([AP]M))?")
-_ISO_TIME = re.compile(r"(\d{4}-\d{2}-\d{2})[T ](\d{2}:\d{2}:\d{2})([+-]\d{4}|Z)?")
-# Old sysstat prints "Time: 03:14:07 PM"; the date then comes from another source.
-_TIME_ONLY = re.compile(r"(?:Time: )?(\d{1,2}):(\d{2}):(\d{2})(?: ([AP]M))?")
+_US_TIME = re.compile(r"(\d{2})/(\d{2})/(\d{2}|\d{4}) (\d{1,2}:\d{2}:\d{2})(?: ([AP]M))?")
 DAY_NS = 86_400 * 1_000_000_000
 _BANNER = re.compile(r"Linux \S+ \(.*\)")
 FORMATS = ("iostat",)
@@ -75,15 +74,7 @@ HINT = "record it with 'iostat -xt 1' (or -xmt) so every report has a timestamp"
 
 def parse_time_of_day(text: str) -> int | None:
     """ns since midnight of a date-less timestamp line ("Time: 03:14:07 PM"), else None."""
-    m = _TIME_ONLY.fullmatch(text)
-    if m is None:
-        return None
-    hour = int(m.group(1))
-    if hour > (12 if m.group(4) else 23) or int(m.group(2)) > 59 or int(m.group(3)) > 60:
-        raise ValueError(f"no such time of day: {text!r}")
-    if m.group(4):
-        hour = hour % 12 + (12 if m.group(4) == "PM" else 0)
-    return ((hour * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000_000
+    return time_of_day_ns(text.removeprefix("Time: "))
 
 
 def parse_timestamp(text: str) -> int | None:
@@ -91,26 +82,18 @@ def parse_timestamp(text: str) -> int | None:
 
     A line shaped like a timestamp that names no real moment (month 13, 25:00) is a ValueError.
     """
-    m = _ISO_TIME.fullmatch(text)
-    if m is not None:
-        zone = m.group(3) or "+0000"
-        when = dt.datetime.strptime(
-            f"{m.group(1)} {m.group(2)} {zone.replace('Z', '+0000')}", "%Y-%m-%d %H:%M:%S %z"
-        )
-        return int(when.timestamp()) * 1_000_000_000
+    when = date_time_ns(text)
+    if when is not None:
+        return when
     m = _US_TIME.fullmatch(text)
     if m is None:
         return None
     a, b, year = int(m.group(1)), int(m.group(2)), int(m.group(3))
     month, day = (b, a) if a > 12 else (a, b)  # a day-first locale shows itself only past the 12th
     year += 2000 if year < 100 else 0
-    hour = int(m.group(4))
-    if m.group(7):
-        hour = hour % 12 + (12 if m.group(7) == "PM" else 0)
-    when = dt.datetime(
-        year, month, day, hour, int(m.group(5)), int(m.group(6)), tzinfo=dt.timezone.utc
-    )
-    return int(when.timestamp()) * 1_000_000_000
+    clock = time_of_day_ns(" ".join(g for g in (m.group(4), m.group(5)) if g))
+    date = dt.datetime(year, month, day, tzinfo=dt.timezone.utc)
+    return int(date.timestamp()) * NS_PER_S + (clock or 0)
 
 
 @dataclass

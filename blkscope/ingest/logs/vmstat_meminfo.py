@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from typing import Any
 
@@ -15,6 +14,7 @@ from blkscope.ingest.logs.textlog import (
     decimal_to_ns,
     to_int,
 )
+from blkscope.ingest.logs.wall_stamps import date_time_ns
 from blkscope.schemas.sysstat import MEMINFO, VMSTAT, VMSTAT_COLUMNS
 
 VMSTAT_HINT = "record it with 'vmstat 1' (add -t for a timestamp per line)"
@@ -29,16 +29,14 @@ _MAX_FIELD = 64
 
 
 def _vmstat_time(path: str, line_no: int, fields: list[str]) -> int:
-    m = _TIMESTAMP.fullmatch(" ".join(fields))
-    if m is None:
-        raise ParseError(
-            path, line_no, f"timestamp: expected YYYY-MM-DD HH:MM:SS, got {' '.join(fields)!r}"
-        )
+    text = " ".join(fields)
     try:
-        when = dt.datetime.strptime(f"{m.group(1)} {m.group(2)}", "%Y-%m-%d %H:%M:%S")
+        when = date_time_ns(text) if _TIMESTAMP.fullmatch(text) else None
     except ValueError:
-        raise ParseError(path, line_no, f"impossible date or time {m.group(0)!r}") from None
-    return int(when.replace(tzinfo=dt.timezone.utc).timestamp()) * 1_000_000_000
+        raise ParseError(path, line_no, f"impossible date or time {text!r}") from None
+    if when is None:
+        raise ParseError(path, line_no, f"timestamp: expected YYYY-MM-DD HH:MM:SS, got {text!r}")
+    return when
 
 
 def parse_vmstat(path: str) -> pa.Table:

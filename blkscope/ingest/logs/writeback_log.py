@@ -14,6 +14,7 @@ from blkscope.ingest.logs.textlog import (
     to_int,
     to_ns,
 )
+from blkscope.ingest.logs.wall_stamps import time_of_day_ns
 from blkscope.schemas.bpf_logs import WRITEBACK
 
 HEADERS: dict[tuple[str, ...], tuple[str, str]] = {
@@ -25,16 +26,18 @@ HINT = (
     "expected a header 'TIME DEVICE PAGES REASON ms' (writeback.bt) or "
     "'MONO_NS DEVICE PAGES REASON us'"
 )
-_CLOCK = re.compile(r"(\d{1,2}):(\d{2}):(\d{2})")
 _DEV = re.compile(r"(\d{1,10}):(\d{1,10})")  # longer: a bdi name, not major:minor
 DAY_NS = 86_400 * 1_000_000_000
 
 
 def _time_of_day(path: str, line_no: int, text: str) -> int:
-    m = _CLOCK.fullmatch(text)
-    if m is None or int(m.group(1)) > 23 or int(m.group(2)) > 59 or int(m.group(3)) > 60:
+    try:
+        ns = time_of_day_ns(text)
+    except ValueError:
+        ns = None
+    if ns is None:
         raise ParseError(path, line_no, f"TIME: expected HH:MM:SS, got {text!r}")
-    return ((int(m.group(1)) * 60 + int(m.group(2))) * 60 + int(m.group(3))) * 1_000_000_000
+    return ns
 
 
 def parse_writeback(path: str) -> pa.Table:

@@ -28,7 +28,7 @@ def _lat(ns: int | None) -> str:
 
 
 def render_files(usage: dict[str, Any], top: int = 20) -> str:
-    """The usage dict of files.usage.file_usage as a few text tables."""
+    """The usage dict of analyze.file_usage.file_usage as a few text tables."""
     total = usage["bytes"]
     out = [f"IO by file ({usage['during']}): {_mib(total)} MiB in all"]
     out.append(
