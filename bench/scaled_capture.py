@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blkscope.ingest.blktrace_records import RECORD, RECORD_BYTES, _walk
+from blkscope.ingest.blktrace.records import RECORD, RECORD_BYTES, _walk
 
 TEXT = "blkparse.txt"
 BINARY_GLOB = "*.blktrace.*"

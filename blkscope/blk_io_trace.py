@@ -1,6 +1,6 @@
 """struct blk_io_trace, the record of the kernel's blk tracer (include/uapi/linux/blktrace_api.h),
 declared once: the capture rewrites ftrace's bin output into per-CPU files of it
-(capture/blkbin.py) and the ingest reads them (ingest/blktrace_records.py, blktrace_events.py).
+(capture/blkbin.py) and the ingest reads them (ingest/blktrace/records.py, ingest/blktrace/decode.py).
 
 A record is 48 little-endian bytes followed by pdu_len bytes of payload. `action` holds the
 action code in its low byte and the category bits (BLK_TC_*) in its high 16.

@@ -44,7 +44,7 @@ def ingested(
 ) -> tuple[Dataset, bool]:
     """(dataset, ingested): source itself when it is a dataset, else source ingested into
     dataset_dir first."""
-    from blkscope.ingest.blkparse_ingest import ingest_events
+    from blkscope.ingest.block_events import ingest_events
     from blkscope.ingest.folder import ingest_folder
 
     try:
@@ -123,7 +123,7 @@ def attach_partitions(
     """Place the listed partitions on the traced disks and store them in the dataset; return
     the new handle and the partition_io rows."""
     from blkscope.analyze.views import query_table
-    from blkscope.ingest.partitions import (
+    from blkscope.ingest.logs.partition_listing import (
         assign_disk,
         partitions_table,
         place_from_remaps,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from blkscope.ingest.blkparse_line import render_event
+from blkscope.ingest.blkparse.event_line import render_event
 
 
 def original_line(row: dict[str, Any]) -> str:

@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from blkscope.ingest.blktrace_records import read_records
+from blkscope.ingest.blktrace.records import read_records
 from blkscope.ingest.folder import ingest_folder
-from blkscope.ingest.writeback_log import parse_writeback
+from blkscope.ingest.logs.writeback_log import parse_writeback
 from tests.conftest import capture_folder
 
 MQ = ["mq-writeback-30s", "mq-writeback-60s"]

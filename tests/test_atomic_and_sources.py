@@ -14,8 +14,9 @@ import pytest
 from typer.testing import CliRunner
 
 from blkscope.cli import app
-from blkscope.ingest import blkparse_ingest, blkparse_text, sources
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest import block_events, sources
+from blkscope.ingest.blkparse import text_stream
+from blkscope.ingest.block_events import ingest_blkparse
 from tests.conftest import MQ30, read_zst
 
 runner = CliRunner()
@@ -37,18 +38,18 @@ def test_interrupt_mid_ingest_keeps_the_previous_dataset(
     monkeypatch.setattr(sources, "CHUNK_BYTES", 1 << 20)
     # inputs are chunked where their kind is told (blkparse or tracepoint text)
     monkeypatch.setattr(
-        blkparse_ingest, "iter_chunks", lambda source: sources.iter_chunks(source, 1 << 20)
+        block_events, "iter_chunks", lambda source: sources.iter_chunks(source, 1 << 20)
     )
-    original = blkparse_text.BlkparseTextParser.finish
+    original = text_stream.BlkparseTextParser.finish
     calls = {"n": 0}
 
-    def interrupted(self: blkparse_text.BlkparseTextParser, scanned: Any, is_last: bool) -> Any:
+    def interrupted(self: text_stream.BlkparseTextParser, scanned: Any, is_last: bool) -> Any:
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt
         return original(self, scanned, is_last)
 
-    monkeypatch.setattr(blkparse_text.BlkparseTextParser, "finish", interrupted)
+    monkeypatch.setattr(text_stream.BlkparseTextParser, "finish", interrupted)
     result = runner.invoke(app, ["ingest", str(src), "-o", str(out)])
     assert result.exit_code == 130
     assert result.stderr == "interrupted: nothing is left half-written\n"

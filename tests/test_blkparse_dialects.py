@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
-from blkscope.ingest.blkparse_line import ACTION_CODE, parse_event_line, render_event
+from blkscope.ingest.blkparse.event_line import ACTION_CODE, parse_event_line, render_event
+from blkscope.ingest.block_events import ingest_blkparse
 from tests.blkparse_lines import render_table
 from tests.test_properties import _comparable, event_rows
 

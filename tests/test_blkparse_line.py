@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from blkscope.ingest.blkparse_line import LineError, parse_event_line, render_event
+from blkscope.ingest.blkparse.event_line import LineError, parse_event_line, render_event
 
 SHAPES: dict[str, dict[str, Any]] = {
     "254,0    0       68     0.000000000 11421  Q  RA 2168560 + 16 [python3]": {

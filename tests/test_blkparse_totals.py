@@ -16,7 +16,7 @@ import pytest
 
 from blkscope.analyze.views import query_table
 from blkscope.dataset import Dataset
-from blkscope.ingest.blkparse_summary import size_cnv
+from blkscope.ingest.blkparse.summary_blocks import size_cnv
 from tests.conftest import all_blkparse_inputs, input_id, read_zst
 
 _DEV = re.compile(rb"\d+,\d+")

@@ -16,9 +16,9 @@ from typer.testing import CliRunner
 
 from blkscope.cli import app
 from blkscope.errors import InputFormatError
-from blkscope.ingest.blkparse_ingest import ingest_blkparse, ingest_events
-from blkscope.ingest.blktrace_events import decode
-from blkscope.ingest.blktrace_records import RECORD, RECORD_BYTES, blktrace_inputs, read_records
+from blkscope.ingest.blktrace.decode import decode
+from blkscope.ingest.blktrace.records import RECORD, RECORD_BYTES, blktrace_inputs, read_records
+from blkscope.ingest.block_events import ingest_blkparse, ingest_events
 
 DATA = Path(__file__).parent / "data" / "formats"
 GOLDEN = Path(__file__).parent / "golden" / "formats"

@@ -30,7 +30,7 @@ from blkscope.capture.tracefs import (
 )
 from blkscope.capture.writeback import WritebackSession
 from blkscope.errors import CaptureError
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 
 REPO = Path(__file__).resolve().parents[1]
 TRACEFS = find_tracefs()

@@ -17,7 +17,7 @@ from blkscope.analyze.views import query_table
 from blkscope.capture.runner import CaptureOptions, run_capture
 from blkscope.capture.tracefs import find_tracefs
 from blkscope.dataset import Dataset
-from blkscope.reports.run import make_report
+from blkscope.reports.make_report import make_report
 
 pytestmark = [
     pytest.mark.usefixtures("exclusive_tracefs"),

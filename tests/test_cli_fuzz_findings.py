@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from blkscope.cli import app
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from tests.conftest import ROOT
 
 TRACE = ROOT / "tests" / "data" / "formats" / "syn.blkparse.txt"

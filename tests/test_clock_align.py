@@ -91,7 +91,7 @@ def test_a_corrupt_iostat_stamp_does_not_grow_the_search(
     """One iostat report stamped a month off made the shift grid span the month (26 M shifts,
     ingest 1.7 s -> 104 s); decades off it asked for 134 GiB. The grid now covers only shifts
     where enough reports land on the trace: the same shifts, the same answer as without it."""
-    from blkscope.ingest.align import _candidate_shifts
+    from blkscope.ingest.timeline.align import _candidate_shifts
 
     folder = capture("mq-writeback-30s")
     (tmp_path / "clean").mkdir()
@@ -126,7 +126,7 @@ def test_a_long_writeback_log_is_sampled_and_still_lands(
 ) -> None:
     """The search looks at WORK_ROWS work items, spread evenly over a longer log (a 200 MiB
     log took 20 GB): half of the bundled log's items still place every row within 1.5 s."""
-    from blkscope.ingest import align
+    from blkscope.ingest.timeline import align
 
     folder = capture(MQ[0])
     monkeypatch.setattr(align, "WORK_ROWS", 30)

@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from blkscope.errors import InputFormatError
-from blkscope.ingest.clock import parse_offset, parse_trace_start
+from blkscope.ingest.timeline.clock_model import parse_offset, parse_trace_start
 from tests.clock_truth import (
     MQ,
     capture,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from blkscope.ingest.clock import parse_trace_start
 from blkscope.ingest.folder import ingest_folder
+from blkscope.ingest.timeline.clock_model import parse_trace_start
 
 EVENTS = [
     "254,0    0       68     0.000000000 11421  Q  WS 2168560 + 16 [python3]",

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from blkscope.analyze.crosscheck import crosscheck
 from blkscope.cli import app
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyse
 from tests.clock_truth import trace_zero_mono

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from blkscope.errors import DatasetError
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.pipeline import analyse
 from blkscope.store import folder_swap
 from blkscope.store.folder_swap import WriteLock

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.store.manifest import read_manifest_doc as read_manifest
 from tests.conftest import LOOP_TAIL, MQ30, ROOT, read_zst
 

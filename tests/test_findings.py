@@ -12,7 +12,7 @@ from blkscope.analyze.correlation import WritebackIntervals, writeback_verdicts
 from blkscope.analyze.episodes import attribute_episodes, group_episodes
 from blkscope.analyze.views import query_table
 from blkscope.dataset import Dataset
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyse, attach_partitions
 from tests.conftest import MQ30

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from blkscope.analyze.findings import knobs_from_manifest
 from blkscope.cli import app
-from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
+from blkscope.ingest.blkparse.text_stream import BlkparseTextParser, parse_source
 from blkscope.ingest.sources import open_source
 from tests.clock_truth import capture
 from tests.golden import golden_json, golden_text

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from blkscope.errors import BlkscopeError, InputFormatError, ParseError
-from blkscope.ingest.biosnoop import parse_biosnoop
-from blkscope.ingest.histogram import parse_histogram
-from blkscope.ingest.iostat import parse_iostat
-from blkscope.ingest.procstat import parse_meminfo, parse_vmstat
-from blkscope.ingest.series_csv import parse_series
-from blkscope.ingest.writeback_log import parse_writeback
+from blkscope.ingest.logs.biosnoop import parse_biosnoop
+from blkscope.ingest.logs.histogram import parse_histogram
+from blkscope.ingest.logs.iostat_log import parse_iostat
+from blkscope.ingest.logs.series_csv import parse_series
+from blkscope.ingest.logs.vmstat_meminfo import parse_meminfo, parse_vmstat
+from blkscope.ingest.logs.writeback_log import parse_writeback
 from tests.formats_golden import DATA
 
 

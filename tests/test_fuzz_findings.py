@@ -11,11 +11,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from blkscope.errors import ParseError
-from blkscope.ingest.blkparse_ingest import ingest_events
-from blkscope.ingest.blkparse_line import parse_event_line, render_event
-from blkscope.ingest.histogram import parse_histogram
-from blkscope.ingest.logs import PARSERS
-from blkscope.ingest.trace_text import trace_text_kind
+from blkscope.ingest.blkparse.event_line import parse_event_line, render_event
+from blkscope.ingest.block_events import ingest_events
+from blkscope.ingest.logs.histogram import parse_histogram
+from blkscope.ingest.logs.registry import PARSERS
+from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
 from tests.conftest import ROOT
 
 SEEDS = ROOT / "tests" / "data" / "tracepoints" / "fuzz-seeds"
@@ -31,7 +31,7 @@ def _errors(folder: Path) -> list[tuple[int, str]]:
 @pytest.mark.parametrize(
     ("seed", "line_no", "old", "new"),
     [
-        # input 89: the classic line's major number (blkparse_line.header_row's int())
+        # input 89: the classic line's major number (event_line.header_row's int())
         ("blk-classic.txt", 5, "  7,0    1  2182.693604756", f"  {LONG},0    1  2182.693604756"),
         # input 629: a Q's sector in the blk tracer's text (parse_tail's _int)
         ("blk-text.txt", 3, "Q  WS 32770 + 4096", f"Q  WS {LONG} + 4096"),

@@ -11,11 +11,11 @@ import pytest
 import zstandard
 
 from blkscope.errors import BlkscopeError, InputFormatError, ParseError
-from blkscope.ingest.blkparse_ingest import ingest_blkparse, ingest_events
+from blkscope.ingest.block_events import ingest_blkparse, ingest_events
 from blkscope.ingest.capture_doc import read_capture_json
-from blkscope.ingest.histogram import parse_histogram
-from blkscope.ingest.iostat import parse_iostat
-from blkscope.ingest.series_csv import parse_series
+from blkscope.ingest.logs.histogram import parse_histogram
+from blkscope.ingest.logs.iostat_log import parse_iostat
+from blkscope.ingest.logs.series_csv import parse_series
 from tests.conftest import ROOT
 
 LINE = b"254,0    1    19168     0.000000000 11562  Q  WS 320898552 + 8 [python3]\n"

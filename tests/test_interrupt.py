@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from blkscope import interrupts
 from blkscope.cli import app
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from tests.conftest import LOOP_TAIL, MQ30, ROOT, read_zst
 
 MESSAGE = b"interrupted: nothing is left half-written\n"

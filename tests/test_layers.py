@@ -125,3 +125,30 @@ def test_the_check_catches_an_import_inside_a_function(tmp_path: Path) -> None:
     assert below_ingest(tmp_path / "blkscope") == [
         "blkscope.analyze.views:2 imports blkscope.ingest.folder"
     ]
+
+
+# Module names used in more than one room, each for one concept: a table's schema
+# (schemas/NAME.py) and the code that builds it, or a command (cli/NAME.py) and the library
+# module it is thin over. Any other repeated name means two things and should be renamed.
+SAME_CONCEPT = {
+    "__init__": "every package",
+    "__main__": "the entry points: python -m blkscope and python -m blkscope.cli",
+    "bios": "the bios table: schemas/bios.py declares it, analyze/stream/bios.py builds it",
+    "requests": "the requests table: schemas/ declares it, analyze/stream/ builds it",
+    "events": "the events table: schemas/ declares it, analyze/stream/ reads it",
+    "findings": "the findings tables: schemas/ declares them, analyze/ finds them",
+    "check": "the CI gate: reports/check.py (one dataset), fleet/check.py (every partition)",
+    "query": "SQL over data: analyze/query.py (one dataset), fleet/query.py (a fleet)",
+    "report": "`report`: cli/report.py (blkscope report), fleet/report.py (fleet report)",
+    "fleet": "the fleet: schemas/fleet.py its tables, cli/fleet.py its commands",
+    "ingest": "ingest: schemas/ingest.py the tables it writes, cli/ingest.py the command",
+}
+
+
+def test_no_two_modules_share_a_name_with_different_meanings() -> None:
+    by_name: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        by_name.setdefault(path.stem, []).append(str(path.relative_to(PACKAGE)))
+    repeated = {name: where for name, where in by_name.items() if len(where) > 1}
+    assert {n: w for n, w in repeated.items() if n not in SAME_CONCEPT} == {}
+    assert set(SAME_CONCEPT) - set(repeated) == set()  # a stale entry goes

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from blkscope.cli import app
 from blkscope.errors import OptionError
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.units import MAX_DURATION_NS, option_duration_ns, option_number
 from tests.conftest import LOOP_TAIL
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from blkscope.ingest.detect import detect_format
-from blkscope.ingest.logs import PARSERS
+from blkscope.ingest.logs.registry import PARSERS
 from tests.formats_golden import DATA
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from blkscope.errors import InputFormatError
-from blkscope.ingest.partitions import (
+from blkscope.ingest.logs.partition_listing import (
     BlockDevice,
     assign_disk,
     place_from_remaps,

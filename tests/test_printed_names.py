@@ -12,7 +12,7 @@ import zstandard
 from typer.testing import CliRunner
 
 from blkscope.cli import app
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.pipeline import analyse
 from tests.conftest import ROOT
 

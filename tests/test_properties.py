@@ -9,8 +9,8 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
-from blkscope.ingest.blkparse_line import ACTIONS, parse_event_line, render_event, render_rwbs
+from blkscope.ingest.blkparse.event_line import ACTIONS, parse_event_line, render_event, render_rwbs
+from blkscope.ingest.block_events import ingest_blkparse
 
 u32 = st.integers(0, 2**32 - 1)
 comms = st.text(

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from blkscope.errors import ParseError
-from blkscope.ingest import textlog
-from blkscope.ingest.biosnoop import parse_biosnoop
 from blkscope.ingest.detect import detect_format
-from blkscope.ingest.logs import PARSERS
+from blkscope.ingest.logs import textlog
+from blkscope.ingest.logs.biosnoop import parse_biosnoop
+from blkscope.ingest.logs.registry import PARSERS
 from tests.conftest import ROOT
 
 LOG = ROOT / "fixtures" / "mq-writeback-30s" / "biosnoop.txt.zst"

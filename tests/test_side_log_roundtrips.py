@@ -13,8 +13,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blkscope.ingest.clock import read_clock_pair
-from blkscope.ingest.logs import PARSERS
+from blkscope.ingest.logs.registry import PARSERS
+from blkscope.ingest.timeline.clock_model import read_clock_pair
 
 u31 = st.integers(0, 2**31 - 1)
 REASONS = ["periodic", "background", "sync", "vmscan", "fs_free_space", "laptop_timer"]

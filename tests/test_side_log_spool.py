@@ -13,9 +13,10 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from blkscope.ingest import align, align_rows, spool, textlog
 from blkscope.ingest.folder import SPOOL_FOLDER, ingest_folder
-from blkscope.ingest.writeback_log import parse_writeback
+from blkscope.ingest.logs import spool, textlog
+from blkscope.ingest.logs.writeback_log import parse_writeback
+from blkscope.ingest.timeline import align, align_rows
 from tests.conftest import MQ30
 
 SIDE_TABLES = ("writeback", "biosnoop", "iostat_log", "vmstat", "meminfo", "series")

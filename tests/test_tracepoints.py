@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from blkscope.cli import app
-from blkscope.ingest.blkparse_ingest import ingest_events
+from blkscope.ingest.block_events import ingest_events
 from blkscope.pipeline import analyse
 from blkscope.reports.page import source_limits_html
 

@@ -17,7 +17,7 @@ from blkscope.capture import tracefs
 from blkscope.capture.tracefs import TracefsJournal
 from blkscope.cli import app
 from blkscope.errors import CaptureError
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from tests.conftest import MQ30
 
 runner = CliRunner()

@@ -36,13 +36,13 @@ def analyze(
     ] = False,
 ) -> None:
     """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
+    from blkscope.analyze.device_summary import render_summary
     from blkscope.analyze.devices import device_names
-    from blkscope.analyze.summary import render_summary
     from blkscope.dataset import Dataset
 
     interval_ns = duration(interval, "--interval")
     # imported here, after the option checks: loading the compiled pass takes a moment
-    from blkscope.analyze.summary import device_summary
+    from blkscope.analyze.device_summary import device_summary
     from blkscope.pipeline import analyse
     from blkscope.progress import progress_bar
 

@@ -46,7 +46,7 @@ def ingest(
     ] = None,
 ) -> None:
     """Parse blkparse text, blktrace binaries or a capture folder (all logs, one clock) to Parquet."""
-    from blkscope.ingest.blkparse_ingest import ingest_events
+    from blkscope.ingest.block_events import ingest_events
     from blkscope.progress import progress_bar
     from blkscope.store.manifest import Manifest
 
@@ -83,8 +83,8 @@ def _ingest_folder(
     trace_start: str | None,
     offsets: list[str] | None,
 ) -> dict[str, Any]:
-    from blkscope.ingest.clock import parse_offset, parse_trace_start
     from blkscope.ingest.folder import ingest_folder
+    from blkscope.ingest.timeline.clock_model import parse_offset, parse_trace_start
 
     return ingest_folder(
         folder,

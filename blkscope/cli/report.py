@@ -39,7 +39,7 @@ def report(
 ) -> None:
     """Write one self-contained HTML report (and NAME.summary.json beside it) for a trace."""
     from blkscope.progress import progress_bar
-    from blkscope.reports.run import make_report
+    from blkscope.reports.make_report import make_report
 
     with progress_bar(enabled=not quiet and not as_json) as progress:
         done = make_report(source, output, timestamp=not no_timestamp, progress=progress)

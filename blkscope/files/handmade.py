@@ -11,7 +11,7 @@ from typing import Any
 
 from blkscope.errors import InputFormatError, ParseError
 from blkscope.files.rows import extent_row
-from blkscope.ingest.textlog import numbered_lines, read_text, to_int, within
+from blkscope.ingest.logs.textlog import numbered_lines, read_text, to_int, within
 
 _FF_SIZE = re.compile(r"File size of (.*) is (\d+) \((\d+) blocks? of (\d+) bytes\)")
 _FF_HEAD = re.compile(r"\s*ext:\s+logical_offset:\s+physical_offset:\s+length:")

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from blkscope.errors import BlkscopeError, InputFormatError, OptionError
-from blkscope.fleet import layout
-from blkscope.fleet.build import Job, job_doc
+from blkscope.fleet import fleet_folder
+from blkscope.fleet.build_partition import Job, job_doc
 from blkscope.fleet.engines import ENGINES, run_local, run_spark
 from blkscope.fleet.names import label, partition_value
 
@@ -67,7 +67,7 @@ def add_captures(
         results.append(result)
         on_result(result)
 
-    with layout.fleet_writer(fleet):
+    with fleet_folder.fleet_writer(fleet):
         if jobs and engine == "spark":
             run_spark(jobs, spark_master, done)
         elif jobs:

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 from blkscope.errors import DatasetError
-from blkscope.fleet.build import SUMMARY_FILE
-from blkscope.fleet.layout import open_fleet, partitions
+from blkscope.fleet.build_partition import SUMMARY_FILE
+from blkscope.fleet.fleet_folder import open_fleet, partitions
 from blkscope.reports.check import Result, Threshold, judge
 
 

@@ -15,7 +15,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, as_compl
 from typing import Any
 
 from blkscope.errors import DatasetError
-from blkscope.fleet.build import build_partition
+from blkscope.fleet.build_partition import build_partition
 
 OnResult = Callable[[dict[str, Any]], None]
 ENGINES = ("local", "spark")

@@ -18,7 +18,7 @@ import duckdb
 from blkscope.analyze.query import QueryError, refuse_writes
 from blkscope.analyze.views import SqlView, quoted, sql_views_in
 from blkscope.errors import OptionError
-from blkscope.fleet.layout import open_fleet, partitions
+from blkscope.fleet.fleet_folder import open_fleet, partitions
 from blkscope.interrupts import track
 from blkscope.schemas import TABLES
 from blkscope.schemas.fleet import FLEET_TABLES

@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 
 from blkscope.errors import DatasetError
-from blkscope.fleet.layout import partitions
+from blkscope.fleet.fleet_folder import partitions
 from blkscope.fleet.query import duckdb_fleet
-from blkscope.reports.run import refuse_to_replace
+from blkscope.reports.make_report import refuse_to_replace
 from blkscope.store.folder_swap import make_parent_folders
 from blkscope.store.writer import check_output_name, write_text_atomic
 

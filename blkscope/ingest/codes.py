@@ -9,7 +9,7 @@ import numpy as np
 import pyarrow as pa
 
 from blkscope.ingest import rwbs_bits as R
-from blkscope.ingest.blkparse_line import OPS, render_rwbs
+from blkscope.ingest.blkparse.event_line import OPS, render_rwbs
 from blkscope.schemas import EVENTS
 
 # RWBS code (rwbs_bits) -> the RWBS text blkparse prints

@@ -7,7 +7,7 @@ import re
 from blkscope.blk_io_trace import MAGIC_BYTES_BE, MAGIC_BYTES_LE
 from blkscope.errors import BlkscopeError
 from blkscope.ingest.sources import open_source
-from blkscope.ingest.trace_text import trace_text_kind
+from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
 
 FORMAT_NAMES: dict[str, str] = {
     "blktrace": "a blktrace per-CPU binary file",

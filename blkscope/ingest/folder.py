@@ -12,9 +12,13 @@ import pyarrow as pa
 
 from blkscope.errors import BlkscopeError, InputFormatError
 from blkscope.files.attach import CAPTURE_MAP, read_capture_map
-from blkscope.ingest.blkparse_ingest import Progress, build_manifest, write_blkparse, write_blktrace
+from blkscope.ingest.block_events import Progress, build_manifest, write_blkparse, write_blktrace
 from blkscope.ingest.capture_doc import capture_section, read_capture_json
-from blkscope.ingest.clock import (
+from blkscope.ingest.detect import FORMAT_NAMES, detect_format
+from blkscope.ingest.logs.registry import PARSERS
+from blkscope.ingest.logs.spool import drop_pages, spooling
+from blkscope.ingest.sources import open_source
+from blkscope.ingest.timeline.clock_model import (
     ClockHints,
     LogSource,
     TraceZero,
@@ -23,12 +27,8 @@ from blkscope.ingest.clock import (
     source_offset,
     with_t_ns,
 )
-from blkscope.ingest.completeness import note_cpu_count
-from blkscope.ingest.detect import FORMAT_NAMES, detect_format
-from blkscope.ingest.digest import TraceDigest
-from blkscope.ingest.logs import PARSERS
-from blkscope.ingest.sources import open_source
-from blkscope.ingest.spool import drop_pages, spooling
+from blkscope.ingest.timeline.completeness import note_cpu_count
+from blkscope.ingest.timeline.digest import TraceDigest
 from blkscope.schemas import TABLES
 from blkscope.store.manifest import MANIFEST, is_dataset
 from blkscope.store.writer import DatasetWriter

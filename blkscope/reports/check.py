@@ -13,7 +13,7 @@ from typing import Any
 from blkscope.dataset import Dataset
 from blkscope.errors import InputFormatError, OptionError
 from blkscope.pipeline import analysed, capture_trace, ingested
-from blkscope.reports.summary import PERCENTILES
+from blkscope.reports.summary_json import PERCENTILES
 from blkscope.safe_text import printable
 from blkscope.store.manifest import is_dataset
 from blkscope.units import option_duration_ns
@@ -135,7 +135,7 @@ def _dataset_for(target: Path) -> Iterator[Dataset]:
 def check(path: Path, thresholds: list[Threshold]) -> list[Result]:
     """Judge every target under path; a dataset lacking analysis tables gets analysed first."""
     from blkscope.reports.model import load_report
-    from blkscope.reports.summary import build_summary
+    from blkscope.reports.summary_json import build_summary
 
     results: list[Result] = []
     for target in targets(path):

@@ -11,10 +11,10 @@ import duckdb
 import numpy as np
 
 from blkscope.analyze.crosscheck import crosscheck
+from blkscope.analyze.device_summary import device_summary
 from blkscope.analyze.devices import DeviceName, device_names
-from blkscope.analyze.summary import device_summary
 from blkscope.dataset import Dataset
-from blkscope.reports import series
+from blkscope.reports import chart_series
 from blkscope.store.manifest import DeviceEntry
 from blkscope.wallclock import WallClock
 
@@ -45,16 +45,16 @@ class Device:
     last_ns: int
     counts: dict[str, Any]  # blkscope.analyze.summary.device_summary entry
     errors: int
-    bins: series.Bins
-    d2c: series.Band
-    q2c: series.Band
+    bins: chart_series.Bins
+    d2c: chart_series.Band
+    q2c: chart_series.Band
     rates: dict[str, tuple[Any, Any]]
-    depth: dict[str, series.Depth]  # depth_bins per level
+    depth: dict[str, chart_series.Depth]  # depth_bins per level
     stages: dict[str, dict[str, float]]  # stage -> n, mean_ns, p50/p90/p99/p999/max
     episode_stages: dict[str, dict[str, float]] | None
     hist: dict[str, dict[str, list[tuple[int, int, int]]]]  # stage -> op -> (lo, hi, n)
     sizes: dict[str, dict[str, list[tuple[int, int, int]]]]  # io_dist metric -> op -> rows
-    lba: series.LbaMap
+    lba: chart_series.LbaMap
     top_count: list[dict[str, Any]]
     top_latency: list[dict[str, Any]]
     spikes: list[dict[str, Any]]
@@ -244,7 +244,7 @@ def _device(
     names: dict[tuple[int, int], DeviceName],
 ) -> Device:
     major, minor = dev
-    bins = series.time_bins(con, dev)
+    bins = chart_series.time_bins(con, dev)
     found = _findings(con, major, minor)
     windows = [(e["start_ns"], e["end_ns"]) for e in found["episodes"]]
     return Device(
@@ -256,15 +256,15 @@ def _device(
         counts=counts,
         errors=_errors(con, major, minor),
         bins=bins,
-        d2c=series.latency_band(con, dev, bins, "d2c"),
-        q2c=series.latency_band(con, dev, bins, "q2c"),
-        rates=series.op_rates(con, dev, bins),
-        depth=series.depth_bins(con, dev, bins),
+        d2c=chart_series.latency_band(con, dev, bins, "d2c"),
+        q2c=chart_series.latency_band(con, dev, bins, "q2c"),
+        rates=chart_series.op_rates(con, dev, bins),
+        depth=chart_series.depth_bins(con, dev, bins),
         stages=_stage_rows(con, major, minor),
         episode_stages=_stages_in(con, major, minor, windows) if windows else None,
         hist=_hist(con, major, minor),
-        sizes=series.io_distributions(con, dev),
-        lba=series.lba_map(con, dev, bins),
+        sizes=chart_series.io_distributions(con, dev),
+        lba=chart_series.lba_map(con, dev, bins),
         top_count=_top(con, major, minor, "ios DESC"),
         top_latency=_top(con, major, minor, "q2c_p99_ns DESC NULLS LAST"),
         spectra=_spectra(con, major, minor),

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.pipeline import analyse
 from tests.conftest import capture_folder
 

@@ -71,7 +71,7 @@ def test_analyze_not_a_dataset(tmp_path: Path) -> None:
 
 
 def test_sql_before_analyze_hints(tmp_path: Path) -> None:
-    from blkscope.ingest.blkparse_ingest import ingest_blkparse
+    from blkscope.ingest.block_events import ingest_blkparse
     from tests.analyze.conftest import DATA
 
     ds = tmp_path / "ds"

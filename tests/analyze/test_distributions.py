@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from blkscope.dataset import Dataset
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.pipeline import analyse
 from tests.analyze.conftest import DATA
 

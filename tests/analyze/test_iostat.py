@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.pipeline import analyse
 from tests.analyze.conftest import DATA, capture
 from tests.analyze.iostat_txt import read_iostat

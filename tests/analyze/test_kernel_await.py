@@ -17,7 +17,7 @@ import zstandard
 
 from blkscope.analyze.build import caches_plug_time
 from blkscope.dataset import Dataset
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyse
 

@@ -13,7 +13,7 @@ import zstandard
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.pipeline import analyse
 from tests.analyze.conftest import DATA
 from tests.conftest import FIXTURES

@@ -14,7 +14,7 @@ import pytest
 from blkscope.analyze import memory
 from blkscope.analyze.memory import SPILL_DIR
 from blkscope.analyze.stream import events as stream_events
-from blkscope.ingest.blkparse_ingest import ingest_blkparse
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.pipeline import analyse
 from tests.analyze.conftest import DATA
 

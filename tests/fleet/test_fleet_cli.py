@@ -16,7 +16,7 @@ import pytest
 from typer.testing import CliRunner, Result
 
 from blkscope.cli import app
-from blkscope.fleet.layout import partitions
+from blkscope.fleet.fleet_folder import partitions
 from blkscope.fleet.query import run_sql
 from tests.conftest import LOOP_TAIL, ROOT
 

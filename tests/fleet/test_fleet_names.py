@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from blkscope.errors import InputFormatError, OptionError
-from blkscope.fleet.layout import partition_dir
+from blkscope.fleet.fleet_folder import partition_dir
 from blkscope.fleet.names import label, partition_value
 
 FLEET = Path("/fleet")

@@ -18,10 +18,10 @@ from typing import Any
 
 import pyarrow as pa
 
-from blkscope.ingest import blkparse_ingest, folder
+from blkscope.ingest import block_events, folder
 
 # The modules whose `DatasetWriter` the ingest entry points open.
-_WRITER_USERS = (blkparse_ingest, folder)
+_WRITER_USERS = (block_events, folder)
 
 
 class MemorySink:

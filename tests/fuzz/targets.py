@@ -25,18 +25,18 @@ from pathlib import Path
 
 from blkscope.files.handmade import HandMap, hand_rows, read_hand_map
 from blkscope.files.rows import extents_table
-from blkscope.ingest.blkparse_ingest import ingest_events
-from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
-from blkscope.ingest.blktrace_events import decode
-from blkscope.ingest.blktrace_records import read_records
+from blkscope.ingest.blkparse.text_stream import BlkparseTextParser, parse_source
+from blkscope.ingest.blktrace.decode import decode
+from blkscope.ingest.blktrace.records import read_records
+from blkscope.ingest.block_events import ingest_events
 from blkscope.ingest.capture_doc import read_capture_json
-from blkscope.ingest.clock import read_clock_pair
 from blkscope.ingest.detect import detect_format
 from blkscope.ingest.folder import ingest_folder
-from blkscope.ingest.logs import PARSERS
-from blkscope.ingest.partitions import partitions_table, read_partitions
+from blkscope.ingest.logs.partition_listing import partitions_table, read_partitions
+from blkscope.ingest.logs.registry import PARSERS
+from blkscope.ingest.logs.textlog import read_text
 from blkscope.ingest.sources import open_source
-from blkscope.ingest.textlog import read_text
+from blkscope.ingest.timeline.clock_model import read_clock_pair
 from blkscope.store.manifest import read_manifest_doc as read_manifest
 from tests.fuzz import mutate as M
 from tests.fuzz.memory import memory_datasets
@@ -207,7 +207,7 @@ def _build_manifest(rng: random.Random, scratch: Path) -> Path:
 def _manifest(path: Path, scratch: Path, rng: random.Random) -> None:
     from blkscope.analyze.build import caches_plug_time
     from blkscope.analyze.findings import knobs_from_manifest
-    from blkscope.reports.run import make_report
+    from blkscope.reports.make_report import make_report
 
     try:
         if rng.random() < 0.03:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.reports.run import Written, make_report
+from blkscope.reports.make_report import Written, make_report
 
 ROOT = Path(__file__).resolve().parents[2]
 MQ30_CAPTURE = ROOT / "fixtures" / "mq-writeback-30s"

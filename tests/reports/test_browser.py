@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from blkscope.reports.charts import CHARTS
-from blkscope.reports.run import Written
+from blkscope.reports.make_report import Written
 from tests.reports.conftest import ARTIFACTS
 from tests.reports.page_parser import parse
 
@@ -124,7 +124,7 @@ SHARED = Path(__file__).resolve().parents[2] / ".." / "shared" / "captures"
 @pytest.mark.parametrize("name", ["mq-writeback-30s", "mq-writeback-60s"])
 def test_screenshots_of_the_shared_mq_captures(name: str, tmp_path: Path) -> None:
     """Whole-page screenshots of both real mq captures, kept in test-artifacts/ to look at."""
-    from blkscope.reports.run import make_report
+    from blkscope.reports.make_report import make_report
 
     capture = SHARED / name
     if not (capture / "blkparse.txt.zst").exists():

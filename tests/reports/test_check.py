@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 from blkscope.cli import app
 from blkscope.errors import InputFormatError
 from blkscope.reports.check import parse_threshold
-from blkscope.reports.run import Written
+from blkscope.reports.make_report import Written
 
 
 def _check(*args: str) -> tuple[int, str, str]:

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from blkscope.cli import app
 from blkscope.dataset import Dataset
-from blkscope.reports.run import Written
+from blkscope.reports.make_report import Written
 from tests.reports.page_parser import parse
 
 VERDICT = (

@@ -16,9 +16,9 @@ from blkscope.analyze.views import query_table
 from blkscope.concepts import arrow_writeback_queue
 from blkscope.dataset import Dataset
 from blkscope.reports.charts import markers
+from blkscope.reports.make_report import Written
 from blkscope.reports.model import Device, load_report
 from blkscope.reports.plotting import wall_ticks
-from blkscope.reports.run import Written
 from tests.clock_truth import trace_zero_mono
 from tests.reports.conftest import MQ30_CAPTURE
 

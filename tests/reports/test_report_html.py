@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from blkscope.cli import app
 from blkscope.dataset import Dataset
 from blkscope.reports.charts import CHARTS
-from blkscope.reports.run import Written, make_report
-from blkscope.reports.summary import SUMMARY_SCHEMA
+from blkscope.reports.make_report import Written, make_report
+from blkscope.reports.summary_json import SUMMARY_SCHEMA
 from blkscope.store.manifest import read_manifest_doc as read_manifest
 from tests.reports.conftest import GOLDEN
 from tests.reports.page_parser import parse

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from blkscope.reports.run import make_report
+from blkscope.reports.make_report import make_report
 from tests.reports.page_parser import parse
 
 CAPTURES = Path(__file__).resolve().parents[2] / ".." / "shared" / "captures"

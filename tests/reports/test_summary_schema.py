@@ -12,8 +12,8 @@ import jsonschema  # type: ignore[import-untyped]
 from typer.testing import CliRunner
 
 from blkscope.cli import app
-from blkscope.reports.run import Written
-from blkscope.reports.summary import SUMMARY_SCHEMA
+from blkscope.reports.make_report import Written
+from blkscope.reports.summary_json import SUMMARY_SCHEMA
 
 
 def schema() -> dict[str, Any]:

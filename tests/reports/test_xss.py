@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from blkscope.dataset import Dataset
+from blkscope.reports.make_report import Written
 from blkscope.reports.plotting import figure, style, to_svg
-from blkscope.reports.run import Written
 from tests.reports.conftest import XSS
 from tests.reports.page_parser import parse
 

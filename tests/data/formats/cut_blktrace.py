@@ -11,8 +11,8 @@ import sys
 
 import numpy as np
 
-from blkscope.ingest.blktrace_events import TC_NOTIFY, TN_MESSAGE
-from blkscope.ingest.blktrace_records import RECORD_BYTES, read_records
+from blkscope.ingest.blktrace.decode import TC_NOTIFY, TN_MESSAGE
+from blkscope.ingest.blktrace.records import RECORD_BYTES, read_records
 
 
 def main(prefix: str, start_s: float, end_s: float, out: str) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parents[3]))
-from blkscope.ingest.blktrace_records import RECORD
+from blkscope.ingest.blktrace.records import RECORD
 
 MAGIC = 0x65617407
 DEV = (8 << 20) | 16

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import zstandard
 
-from blkscope.ingest.blktrace_records import read_records
+from blkscope.ingest.blktrace.records import read_records
 
 _TIME = re.compile(rb"(?:\]|\s)\s*(\d+\.\d{6,9}):\s")
 _CLASSIC = re.compile(rb"\s*\d+,\d+\s+\d+\s+(\d+\.\d{9})\s")

@@ -24,7 +24,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from blkscope.ingest.blkparse_line import (
+from blkscope.ingest.blkparse.event_line import (
     BLK_TEXT_LAYOUT,
     CLASSIC_LAYOUT,
     LineError,

@@ -68,7 +68,7 @@ def make_report(
 ) -> Written:
     """Write report (HTML) and its summary (JSON) beside it; ingest and analyse source as needed."""
     from blkscope.reports.model import load_report
-    from blkscope.reports.summary import build_summary
+    from blkscope.reports.summary_json import build_summary
 
     check_output_name(report, "report")
     if not report.name or report.name == "..":  # '' or '.': the report's dataset is named after it

@@ -12,7 +12,7 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope.errors import InputFormatError, ParseError
-from blkscope.ingest.textlog import LIMIT, numbered_lines, read_text, to_int
+from blkscope.ingest.logs.textlog import LIMIT, numbered_lines, read_text, to_int
 from blkscope.schemas.partitions import PARTITIONS
 
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.detect import detect_text
-from blkscope.ingest.textlog import (
+from blkscope.ingest.logs.textlog import (
     LIMIT,
     SideLog,
     TableRows,

@@ -8,7 +8,7 @@ from typing import Any, Protocol, TypeVar
 import pyarrow as pa
 
 from blkscope.ingest.sources import Source
-from blkscope.ingest.trace_text import (
+from blkscope.ingest.tracepoints.tracepoint_text import (
     TraceTextParser,
     finish_events,
     lacks,
@@ -23,7 +23,7 @@ T = TypeVar("T")
 
 
 class EventSinks(Protocol):
-    """The dataset tables a text input writes to (blkparse_ingest._TextSinks)."""
+    """The dataset tables a text input writes to (block_events._TextSinks)."""
 
     def write_events(self, table: pa.Table) -> None: ...
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from blkscope.ingest.blktrace_records import RECORD_BYTES, RecordFile, gather_payloads
+from blkscope.ingest.blktrace.records import RECORD_BYTES, RecordFile, gather_payloads
 
 # Low-half flag of `action`: the payload starts with an 8-byte cgroup id.
 TA_CGROUP = 1 << 8

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 import numpy as np
 import pyarrow as pa
 
-from blkscope.ingest.align import MATCH_ROWS, MIN_WORK_NS, WORK_ROWS
-from blkscope.ingest.spool import drop_pages
+from blkscope.ingest.logs.spool import drop_pages
+from blkscope.ingest.timeline.align import MATCH_ROWS, MIN_WORK_NS, WORK_ROWS
 
 BATCH_ROWS = 1 << 18
 

@@ -12,10 +12,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope.errors import InputFormatError, OptionError
-from blkscope.ingest.align import Alignment, align_by_sector, align_rates, align_writeback
-from blkscope.ingest.align_rows import first_sector_rows, writeback_work
-from blkscope.ingest.digest import TraceDigest
-from blkscope.ingest.textlog import LIMIT
+from blkscope.ingest.logs.textlog import LIMIT
+from blkscope.ingest.timeline.align import Alignment, align_by_sector, align_rates, align_writeback
+from blkscope.ingest.timeline.align_rows import first_sector_rows, writeback_work
+from blkscope.ingest.timeline.digest import TraceDigest
 
 SECOND = 1_000_000_000
 DAY = 86_400 * SECOND

@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope.errors import InputFormatError, ParseError
-from blkscope.ingest.blkparse_line import LineError, check_ranges
-from blkscope.ingest.trace_text_line import (
+from blkscope.ingest.blkparse.event_line import LineError, check_ranges
+from blkscope.ingest.tracepoints.tracepoint_line import (
     TRACEPOINTS,
     blk_tracer_row,
     classic_row,

@@ -10,7 +10,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from blkscope.errors import ParseError
-from blkscope.ingest.textlog import (
+from blkscope.ingest.logs.textlog import (
     SideLog,
     TableRows,
     to_float,

@@ -1,7 +1,7 @@
 """Numba kernels that scan blkparse text in bulk.
 
 `scan_lines` parses the common line shapes into columns and marks every other
-line for the reference parser in `blkparse_line`; it never guesses.
+line for the reference parser in `event_line`; it never guesses.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ F_SECTOR, F_NSECT, F_SPLIT, F_ERROR, F_DEPTH = 6, 7, 8, 9, 10
 F_COMM_START, F_COMM_END, F_LINE = 11, 12, 13
 N_FIELDS = 14
 
-# Action codes, in blkparse_line.ACTIONS order.
+# Action codes, in event_line.ACTIONS order.
 A_Q, A_G, A_I, A_D, A_C, A_M, A_F, A_P, A_U, A_UT, A_X, A_A, A_R, A_S, A_T, A_B, A_m = range(17)
 
 # Bits of the per-row validity byte: which optional columns the line printed.

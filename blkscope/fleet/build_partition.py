@@ -18,7 +18,7 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope.errors import BlkscopeError, DatasetError
-from blkscope.fleet import layout
+from blkscope.fleet import fleet_folder
 from blkscope.fleet.names import partition_value
 from blkscope.schemas.fleet import (
     CAPTURE_LABELS,
@@ -50,7 +50,7 @@ def build_partition(job_doc: dict[str, Any]) -> dict[str, Any]:
     started = time.monotonic()
     result: dict[str, Any] = {"source": job.source, "host": job.host, "capture": job.capture}
     fleet = Path(job.fleet)
-    staged = layout.new_staging(fleet)
+    staged = fleet_folder.new_staging(fleet)
     try:
         dataset = staged / "partition"
         _make_dataset(Path(job.source), dataset)
@@ -58,7 +58,7 @@ def build_partition(job_doc: dict[str, Any]) -> dict[str, Any]:
         host = job.host or _host_of(manifest, job.source)
         result["host"] = host
         summary = _write_fleet_tables(dataset, manifest, job)
-        where = layout.publish(dataset, fleet, host, job.capture)
+        where = fleet_folder.publish(dataset, fleet, host, job.capture)
         result.update(
             ok=True,
             partition=str(where),
@@ -112,7 +112,7 @@ def _write_fleet_tables(dataset: Path, manifest: dict[str, Any], job: Job) -> di
     """The fleet's tables and summary.json, written into the partition being built."""
     from blkscope.dataset import Dataset
     from blkscope.reports.model import load_report
-    from blkscope.reports.summary import build_summary
+    from blkscope.reports.summary_json import build_summary
 
     with Dataset(dataset) as handle:
         summary = build_summary(load_report(handle))

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.detect import detect_text
-from blkscope.ingest.textlog import (
+from blkscope.ingest.logs.textlog import (
     SideLog,
     TableRows,
     to_float,

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from blkscope.ingest.blkparse_line import CTRL_C
+from blkscope.ingest.blkparse.event_line import CTRL_C
 
 _BLOCK = re.compile(r"(CPU(\d{1,9})|Total)\s+\((.*)\):")
 # blkparse prints `comm (pid)` with no colon; mail and docs often add one.

@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope.errors import ParseError
-from blkscope.ingest.textlog import (
+from blkscope.ingest.logs.textlog import (
     TRACER_CHATTER,
     SideLog,
     TableRows,

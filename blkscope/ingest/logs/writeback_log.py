@@ -7,7 +7,7 @@ import re
 import pyarrow as pa
 
 from blkscope.errors import ParseError
-from blkscope.ingest.textlog import (
+from blkscope.ingest.logs.textlog import (
     TRACER_CHATTER,
     SideLog,
     TableRows,

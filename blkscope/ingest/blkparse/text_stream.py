@@ -14,15 +14,15 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope.errors import ParseError
-from blkscope.ingest import _scan as S
-from blkscope.ingest.blkparse_line import (
+from blkscope.ingest.blkparse import _scan as S
+from blkscope.ingest.blkparse.event_line import (
     ACTIONS,
     LineError,
     parse_event_line,
     render_event,
     valid_text,
 )
-from blkscope.ingest.blkparse_summary import SummaryParser
+from blkscope.ingest.blkparse.summary_blocks import SummaryParser
 from blkscope.ingest.codes import constant_strings, events_table, rwbs_columns
 from blkscope.ingest.sources import (
     MAX_LINE_BYTES,

@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope.errors import InputFormatError, ParseError
+from blkscope.ingest.logs.spool import SPOOL_AFTER_BATCHES, Spool
+from blkscope.ingest.logs.spool import active as spooling_active
 from blkscope.ingest.sources import (
     CHUNK_BYTES,
     MAX_LINE_BYTES,
@@ -19,8 +21,6 @@ from blkscope.ingest.sources import (
     line_too_long,
     open_source,
 )
-from blkscope.ingest.spool import SPOOL_AFTER_BATCHES, Spool
-from blkscope.ingest.spool import active as spooling_active
 from blkscope.units import MAX_DURATION_NS
 
 # Digits of the whole part of a printed decimal: ns since the epoch need 19 (2262 is past 2^63).

@@ -29,7 +29,7 @@ from blkscope.blk_io_trace import (
 )
 from blkscope.errors import InputFormatError
 from blkscope.ingest import rwbs_bits as R
-from blkscope.ingest.blktrace_payloads import (
+from blkscope.ingest.blktrace.payloads import (
     TA_CGROUP,
     be64_payload,
     cgroup_column,
@@ -39,7 +39,7 @@ from blkscope.ingest.blktrace_payloads import (
     remap_columns,
     remap_payloads,
 )
-from blkscope.ingest.blktrace_records import RecordFile
+from blkscope.ingest.blktrace.records import RecordFile
 from blkscope.ingest.codes import constant_strings, events_table, rwbs_columns
 
 INT32_MAX = 2**31 - 1

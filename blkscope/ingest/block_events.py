@@ -13,13 +13,13 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope import __version__
-from blkscope.ingest.blkparse_text import BlkparseTextParser, parse_source
-from blkscope.ingest.blktrace_events import DecodedTrace, decode
-from blkscope.ingest.blktrace_records import blktrace_inputs, read_records
-from blkscope.ingest.completeness import assess
+from blkscope.ingest.blkparse.text_stream import BlkparseTextParser, parse_source
+from blkscope.ingest.blktrace.decode import DecodedTrace, decode
+from blkscope.ingest.blktrace.records import blktrace_inputs, read_records
 from blkscope.ingest.sources import Source, iter_chunks, open_source
-from blkscope.ingest.trace_text import trace_text_kind
-from blkscope.ingest.trace_text_ingest import write_trace_text
+from blkscope.ingest.timeline.completeness import assess
+from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
+from blkscope.ingest.tracepoints.write_tracepoints import write_trace_text
 from blkscope.schemas import (
     BLKPARSE_SUMMARY,
     EVENTS,
