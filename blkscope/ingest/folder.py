@@ -8,12 +8,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+
 from blkscope.errors import BlkscopeError, InputFormatError
 from blkscope.files.attach import CAPTURE_MAP, read_capture_map
 from blkscope.ingest.block_events import Progress, build_manifest, write_blkparse, write_blktrace
 from blkscope.ingest.capture_doc import capture_section, read_capture_json
 from blkscope.ingest.detect import FORMAT_NAMES, detect_format
 from blkscope.ingest.logs.registry import PARSERS
+from blkscope.ingest.logs.spool import drop_pages, spooling
 from blkscope.ingest.sources import open_source
 from blkscope.ingest.timeline.clock_model import (
     ClockHints,
@@ -46,6 +49,10 @@ _PROC_VMSTAT = re.compile(r"\A\d+\.\d+ \w+=\d+ \w+=\d+")
 _CMDLINES = re.compile(r"\A(?:\d+ \S.*\n)+\Z")
 # Files detect_format does not know but ingest still reads.
 _UNKNOWN_FORMATS = {"clock hint": "clock_pair", "capture manifest": "capture_json"}
+# the spilled side logs' folder inside the new version (empty and removed before the commit)
+SPOOL_FOLDER = ".spool"
+# rows per write of a side-log table into the dataset
+WRITE_ROWS = 1 << 18
 TIMELINE = "ns since the trace's first block event (events.time_ns)"
 
 
@@ -276,6 +283,14 @@ def _shift(doc: dict[str, Any], source: str, table: str, hints: ClockHints) -> N
             return
 
 
+def _write_side_table(ds: DatasetWriter, name: str, table: pa.Table) -> None:
+    # a batch at a time, letting go of a spilled table's pages as they are written
+    sink = ds.table(name, TABLES[name])
+    for batch in table.to_batches(max_chunksize=WRITE_ROWS):
+        sink.write(pa.Table.from_batches([batch]))
+        drop_pages(table)
+
+
 def ingest_folder(
     folder: Path,
     out: Path,
@@ -287,31 +302,33 @@ def ingest_folder(
     """Ingest a capture folder into one dataset with every table on the trace timeline."""
     entries = survey(folder)
     offsets = dict(offsets_ns or {})
-    logs = _parse_logs(entries, strict)
     capture = _read_capture(entries, strict)
     hints = _hints(entries, trace_start_ns, offsets)
     block = [e for e in entries if e.role == "block events"]
     if block[0].fmt == "blktrace":
         block = _pick_per_cpu_set(block)
     with DatasetWriter(out) as ds:
-        digest = TraceDigest()
-        if block[0].fmt == "blktrace":
-            docs, devices, hints.blktrace = write_blktrace(
-                ds, [e.path for e in block], progress, digest.add
-            )
-        else:
-            docs, devices = write_blkparse(
-                ds, [e.path for e in block], strict, progress, digest.add
-            )
-            hints.blktrace = _tracepoint_clock(entries, docs[0])
-        zero = resolve_trace_zero(hints, logs, digest)
-        sources = []
-        for log in logs:
-            for name, table in log.tables.items():
-                doc = source_offset(name, table, zero, digest, logs)
-                _shift(doc, log.name, name, hints)
-                ds.table(name, TABLES[name]).write(with_t_ns(name, table, doc))
-                sources.append({"source": log.name, "table": name, **doc})
+        with spooling(ds.tmp / SPOOL_FOLDER):  # emptied and removed before the commit
+            # big side logs spill into the new version's folder until the clock is known
+            logs = _parse_logs(entries, strict)
+            digest = TraceDigest()
+            if block[0].fmt == "blktrace":
+                docs, devices, hints.blktrace = write_blktrace(
+                    ds, [e.path for e in block], progress, digest.add
+                )
+            else:
+                docs, devices = write_blkparse(
+                    ds, [e.path for e in block], strict, progress, digest.add
+                )
+                hints.blktrace = _tracepoint_clock(entries, docs[0])
+            zero = resolve_trace_zero(hints, logs, digest)
+            sources = []
+            for log in logs:
+                for name, table in log.tables.items():
+                    doc = source_offset(name, table, zero, digest, logs)
+                    _shift(doc, log.name, name, hints)
+                    _write_side_table(ds, name, with_t_ns(name, table, doc))
+                    sources.append({"source": log.name, "table": name, **doc})
         manifest = build_manifest(docs, devices, strict)
         if hints.blktrace is not None and block[0].fmt == "blktrace":
             manifest["ingest"]["error_lines"] = 0

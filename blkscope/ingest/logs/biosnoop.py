@@ -39,7 +39,6 @@ HINT = (
 )
 # bpftrace and bcc say so when their ring buffer dropped events: the log has gaps there.
 _LOST = re.compile(r"(?:Lost|lost|Possibly lost) (\d+) (?:events|samples)(?: on CPU #\d+)?")
-BATCH_ROWS = 1 << 16
 _TOKEN = re.compile(r"\S+")
 _OP = re.compile(r"F?([DWRN])")
 

@@ -12,6 +12,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope.errors import InputFormatError, ParseError
+from blkscope.ingest.logs.spool import SPOOL_AFTER_BATCHES, Spool
+from blkscope.ingest.logs.spool import active as spooling_active
 from blkscope.ingest.sources import (
     CHUNK_BYTES,
     MAX_LINE_BYTES,
@@ -115,26 +117,42 @@ class SideLog:
 
 class TableRows:
     """Rows of one table, made Arrow every BATCH_ROWS: the Python objects held at once stay a
-    batch's worth (a row as a dict costs ~1 KB; a log of millions of rows took gigabytes)."""
+    batch's worth (a row as a dict costs ~1 KB; a log of millions of rows took gigabytes). A big
+    table spills its batches to disk when ingest spools (`spool.spooling`)."""
 
     def __init__(self, path: str, schema: pa.Schema) -> None:
         self.path, self.schema = path, schema
         self.rows: list[dict[str, Any]] = []
         self.batches: list[pa.Table] = []
+        self.spool: Spool | None = None
         self.count = 0
 
     def append(self, row: dict[str, Any]) -> None:
         self.rows.append(row)
         self.count += 1
         if len(self.rows) == BATCH_ROWS:
-            self.batches.append(to_table(self.path, self.rows, self.schema))
+            self._keep(to_table(self.path, self.rows, self.schema))
             self.rows = []
+
+    def _keep(self, batch: pa.Table) -> None:
+        if self.spool is None and len(self.batches) >= SPOOL_AFTER_BATCHES and spooling_active():
+            self.spool = Spool(self.schema)
+            for kept in self.batches:
+                self.spool.write(kept)
+            self.batches = []
+        if self.spool is not None:
+            self.spool.write(batch)
+        else:
+            self.batches.append(batch)
 
     def __len__(self) -> int:
         return self.count
 
     def table(self) -> pa.Table:
         last = to_table(self.path, self.rows, self.schema)
+        if self.spool is not None:
+            self.spool.write(last)
+            return self.spool.table()
         return pa.concat_tables([*self.batches, last]) if self.batches else last
 
 

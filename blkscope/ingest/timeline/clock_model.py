@@ -14,6 +14,7 @@ import pyarrow.compute as pc
 from blkscope.errors import InputFormatError, OptionError
 from blkscope.ingest.logs.textlog import LIMIT
 from blkscope.ingest.timeline.align import Alignment, align_by_sector, align_rates, align_writeback
+from blkscope.ingest.timeline.align_rows import first_sector_rows, writeback_work
 from blkscope.ingest.timeline.digest import TraceDigest
 
 SECOND = 1_000_000_000
@@ -170,22 +171,14 @@ def _align_logs(
         table = log.tables.get("writeback")
         if table is None or source_kind("writeback", table)[0] != kind or not table.num_rows:
             continue
-        # one array operation, not a Python tuple per row: a log can have millions of rows
-        major = table["dev_major"].fill_null(-1).to_numpy().astype(np.int64)
-        minor = table["dev_minor"].fill_null(-1).to_numpy().astype(np.int64)
-        on_trace = np.isin(
-            (major << 32) + minor, np.array([(a << 32) + b for a, b in traced], np.int64)
-        )
-        if not on_trace.any():
-            if table["dev_major"].null_count < table.num_rows:
-                continue  # only devices the trace did not record
-            on_trace[:] = True  # devices named by bdi, not major:minor: use every row
-        stamps = table["time_ns"].to_numpy()[on_trace]
-        durations = table["duration_ns"].to_numpy()[on_trace]
+        work = writeback_work(table, traced)  # a batch at a time: a log can have millions
+        if work is None:
+            continue
+        stamps, durations, first = work
         resolution, midnight, within = 1, 0, None
         if kind == "wall_time_of_day":
             resolution = SECOND
-            midnight = round(((reference or 0) - int(stamps[0])) / DAY) * DAY
+            midnight = round(((reference or 0) - first) / DAY) * DAY
             if window is not None:
                 within = (window[0] - midnight, window[1] - midnight)
         found = align_writeback(
@@ -297,12 +290,7 @@ def _biosnoop_offset(
     table: pa.Table, digest: TraceDigest
 ) -> tuple[int | None, str, dict[str, Any]]:
     sectors, times = digest.completions()
-    found = align_by_sector(
-        pc.fill_null(table["sector"], -1).to_numpy(zero_copy_only=False).astype(np.int64),
-        table["time_ns"].to_numpy().astype(np.int64),
-        sectors,
-        times,
-    )
+    found = align_by_sector(*first_sector_rows(table), sectors, times)
     if found is None:
         return None, "no completion matched: use --offset", {}
     return -found.offset_ns, "automatic alignment: " + found.method, found.as_doc()
