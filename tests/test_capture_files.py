@@ -21,6 +21,7 @@ from blkscope.capture.samplers import meminfo_line, vmstat_line
 from blkscope.capture.writeback import WritebackRecorder
 from blkscope.errors import InputFormatError
 from tests.ftrace_bin import iter_records
+from tests.golden import golden_text
 
 DATA = Path(__file__).parent / "data" / "capture"
 GOLDEN = Path(__file__).parent / "golden" / "capture"
@@ -88,7 +89,8 @@ def test_convert_then_blkparse_matches_golden(tmp_path: Path) -> None:
     subprocess.run(
         ["blkparse", "-i", "trace", "-o", "out.txt"], cwd=tmp_path, check=True, capture_output=True
     )
-    assert (tmp_path / "out.txt").read_text() == (GOLDEN / "dd20_blkparse.txt").read_text()
+    got = (tmp_path / "out.txt").read_text()
+    assert got == golden_text(GOLDEN / "dd20_blkparse.txt", got)
 
 
 @pytest.mark.parametrize("read", ["convert", "iter_records"])
@@ -150,7 +152,7 @@ def test_writeback_trace_gives_golden_writeback_ns() -> None:
     rec.feed(data[:333])  # split mid-line, as trace_pipe reads do
     rec.feed(data[333:])
     rec.close()
-    assert out.getvalue() == (GOLDEN / "writeback_ns.txt").read_text()
+    assert out.getvalue() == golden_text(GOLDEN / "writeback_ns.txt", out.getvalue())
     assert raw.getvalue() == data.decode()
     assert rec.written == 7
 

@@ -37,7 +37,15 @@ def test_identical_settings_show_no_significant_read_or_write_change(
     assert moved == [("flush", "Q2C", "median_window_p99")]
     (flush,) = result["significant"]
     assert (flush["before_ns"], flush["after_ns"]) == (108_702, 158_187)
-    assert len(result["latency"]) >= 8
+    # every op class the captures hold (read, write, flush) x D2C and Q2C x p50 and p99
+    compared = sorted((c["op_class"], c["stage"], c["statistic"]) for c in result["latency"])
+    assert compared == [
+        (op, stage, stat)
+        for op in ("flush", "read", "write")
+        for stage in ("D2C", "Q2C")
+        for stat in ("median_window_p50", "median_window_p99")
+    ]
+    assert {c["device"] for c in result["latency"]} == {"254,0"}
     assert render(result).splitlines()[-2] == (
         "1 significant latency change in the per-window statistics; the rest is noise"
     )

@@ -87,8 +87,10 @@ def test_spikes_options(dataset: Path, args: list[str], err: str) -> None:
 @pytest.mark.parametrize(
     ("spec", "err"),
     [
-        ("d2c.p99=" + "9" * 400, "error: option --max: '" + "9" * 400 + "' is too long "
+        ("d2c.p99=" + "9" * 400 + "s", "error: option --max: '" + "9" * 400 + "' is too long "
          "(at most 146 years)\n"),
+        ("d2c.p99=10", "error: option --max: d2c.p99=10 needs a unit: ns, us, ms or s\n"
+         "hint: e.g. d2c.p99=10ms\n"),
         ("spikes=" + "9" * 5000, "error: option --max: spikes of " + "9" * 24
          + " is out of range\n"),
     ],

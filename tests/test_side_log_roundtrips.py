@@ -1,6 +1,7 @@
 """Hypothesis round trips of the side logs: values written as the tool prints them (bpftrace's
-writeback.bt and biosnoop, the capture's meminfo sampler, vmstat, clock.txt, a CSV series)
-parse back to the same values, exactly (times are integer nanoseconds; the logs' integers are
+writeback.bt on both clocks, biosnoop and hist() maps, the capture's meminfo sampler, vmstat,
+iostat -x, /proc/partitions, clock.txt, a CSV series; the wall-clock stamps in
+test_wall_stamps.py) parse back to the same values, exactly (times are integer nanoseconds; the logs' integers are
 held to |value| < 2^62, textlog.LIMIT)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from blkscope.ingest.logs.partition_listing import parse_proc_partitions
 from blkscope.ingest.logs.registry import PARSERS
 from blkscope.ingest.timeline.clock_model import read_clock_pair
 
@@ -208,3 +210,80 @@ def test_iostat_x_with_times(samples: list[tuple[int, list[tuple[str, list[int]]
     assert [
         ((r["time_ns"] - first) // 10**9, r["device"], [r[c] for c in IOSTAT_COLUMNS]) for r in rows
     ] == want
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 86_399), st.integers(0, 4095), u31, st.sampled_from(REASONS),
+                  st.integers(0, 10**9)),
+        min_size=1,
+        max_size=20,
+    ).map(lambda rows: sorted(rows))
+)  # fmt: skip
+def test_writeback_time_of_day(rows: list[tuple[int, int, int, str, int]]) -> None:
+    """writeback.bt's own layout: HH:MM:SS from bpftrace's time(), the duration in ms with
+    3 decimals (whole microseconds)."""
+    lines = ["Attaching 4 probes...", "TIME      DEVICE   PAGES    REASON           ms"]
+    for second, minor, pages, reason, us in rows:
+        clock = f"{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
+        lines.append(f"{clock}  8:{minor:<5} {pages:<8} {reason:<16} {us // 1000}.{us % 1000:03d}")
+    got = _parse("writeback", "\n".join(lines) + "\n")
+    assert [(r["time_ns"], r["dev_minor"], r["pages"], r["reason"], r["duration_ns"])
+            for r in got] == [
+        (second * 10**9, minor, pages, reason, us * 1000)
+        for second, minor, pages, reason, us in rows
+    ]  # fmt: skip
+
+
+def _bpftrace_number(value: int) -> str:
+    """bpftrace's histogram bounds: powers of 1024 get a K/M/G/T suffix."""
+    for suffix, scale in (("T", 2**40), ("G", 2**30), ("M", 2**20), ("K", 2**10)):
+        if value >= scale and value % scale == 0:
+            return f"{value // scale}{suffix}"
+    return str(value)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.text("abcdefghijklmnopqrstuvwxyz0123456789/:", min_size=1, max_size=15),
+        st.tuples(st.integers(0, 40), st.lists(st.integers(0, 2**40), min_size=1, max_size=8)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_bpftrace_histogram(maps: dict[str, tuple[int, list[int]]]) -> None:
+    """`hist()` maps as bpftrace prints them: one block per key, consecutive power-of-2
+    buckets (zero counts printed between the first and the last)."""
+    lines = ["Attaching 1 probe...", ""]
+    for key, (first, counts) in maps.items():
+        lines.append(f"@bytes[{key}]: ")
+        for exp, count in enumerate(counts, start=first):
+            low, high = _bpftrace_number(2**exp), _bpftrace_number(2 ** (exp + 1))
+            lines.append(f"[{low}, {high})".ljust(22) + f"{count:>8} |@@@    |")
+        lines.append("")
+    got = _parse("hist_bpftrace", "\n".join(lines))
+    assert [(r["name"], r["key"], r["low"], r["high"], r["count"]) for r in got] == [
+        ("@bytes", key, 2**exp, 2 ** (exp + 1), count)
+        for key, (first, counts) in maps.items()
+        for exp, count in enumerate(counts, start=first)
+    ]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4095), st.integers(0, 2**20 - 1), st.integers(0, 2**50),
+                  st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=12)),
+        min_size=1,
+        max_size=20,
+    )
+)  # fmt: skip
+def test_proc_partitions(rows: list[tuple[int, int, int, str]]) -> None:
+    """/proc/partitions as the kernel prints it (%4d  %7d %10llu %s)."""
+    text = "major minor  #blocks  name\n\n" + "".join(
+        f"{major:4d}  {minor:7d} {blocks:10d} {name}\n" for major, minor, blocks, name in rows
+    )
+    got = parse_proc_partitions(Path("partitions"), text)
+    assert [(d.major, d.minor, d.blocks_1k, d.name) for d in got] == rows

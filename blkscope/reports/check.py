@@ -73,8 +73,16 @@ def parse_threshold(spec: str) -> Threshold:
         raise OptionError(
             "--max", f"unknown unit {unit!r} in {spec!r}", hint="units: ns, us, ms, s"
         )
-    limit = option_duration_ns(number.rstrip("."), "--max", default_unit=unit or "ns", zero_ok=True)
-    return Threshold(metric, limit, f"{number}{unit or 'ns'}")
+    if not unit and number.strip("0.") != "":
+        # a bare latency is ambiguous (durations default to seconds, latencies read as ms):
+        # refused rather than guessed; 0 needs no unit
+        raise OptionError(
+            "--max",
+            f"{metric}={number} needs a unit: ns, us, ms or s",
+            hint=f"e.g. {metric}={number}ms",
+        )
+    limit = option_duration_ns(number.rstrip("."), "--max", default_unit=unit or "s", zero_ok=True)
+    return Threshold(metric, limit, f"{number}{unit or 's'}")
 
 
 def actual_value(device: dict[str, Any], metric: str) -> int | None:

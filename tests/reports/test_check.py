@@ -23,7 +23,7 @@ def _check(*args: str) -> tuple[int, str, str]:
 def test_thresholds_that_hold_pass_with_exit_0(mq_report: Written) -> None:
     ds = str(mq_report.dataset)
     code, out, _ = _check(ds, "--max", "d2c.p99=30ms", "--max", "q2c.max=0.06s",
-                          "--max", "requeues=126", "--max", "errors=0", "--max", "d2c.p50=67696")  # fmt: skip
+                          "--max", "requeues=126", "--max", "errors=0", "--max", "d2c.p50=67696ns")  # fmt: skip
     assert code == 0
     w = len(ds)
     assert out.splitlines() == [

@@ -17,6 +17,7 @@ from blkscope.reports.charts import CHARTS
 from blkscope.reports.make_report import Written, make_report
 from blkscope.reports.summary_json import SUMMARY_SCHEMA
 from blkscope.store.manifest import read_manifest_doc as read_manifest
+from tests.golden import golden_json
 from tests.reports.conftest import GOLDEN
 from tests.reports.page_parser import parse
 
@@ -74,7 +75,7 @@ def test_summary_json_headline_numbers_match_the_golden_file(mq_report: Written)
     keep = ["dev", "ios", "requests", "completions", "requeues", "errors", "merged_bios",
             "split_bios", "d2c", "q2c"]  # fmt: skip
     got = [{k: d[k] for k in keep} for d in doc["devices"]]
-    assert got == json.loads((GOLDEN / "mq30-summary-devices.json").read_text())
+    assert got == golden_json(GOLDEN / "mq30-summary-devices.json", got)
     assert doc["format"] == "blkscope-summary" and doc["version"] == 2
     assert doc["events"] == 75_532 and doc["malformed_lines"] == 0
     device = doc["devices"][0]
@@ -171,7 +172,17 @@ def test_cli_report_prints_where_it_wrote_and_the_numbers(
         lines[0]
         == f"wrote {out} and {tmp_path / 'r.summary.json'} (dataset {tmp_path / 'r.dataset'})"
     )
-    assert lines[1].startswith("  device 254,0: ")
+    # 38 IOs: the cut's 38 Q lines (grep ' Q ' agrees); the p99s are summary.json's own
+    assert lines[1:] == [
+        "  device 254,0: 38 IOs, D2C p99 21.482 ms, Q2C p99 38.418 ms, latency episodes 0 "
+        "(0 metric spikes), periods none"
+    ]
+    (dev,) = json.loads((tmp_path / "r.summary.json").read_text())["devices"]
+    assert (dev["ios"], dev["d2c"]["p99_ns"] // 1000, dev["q2c"]["p99_ns"] // 1000) == (
+        38,
+        21_482,
+        38_418,
+    )
 
 
 @pytest.mark.parametrize(
@@ -198,10 +209,12 @@ def test_writeback_bursts_are_marked_on_the_time_charts(mq_report: Written) -> N
     (dev,) = load_report(Dataset(mq_report.dataset)).devices
     kworker = dev.spectra["kworker_writes"]
     assert (kworker.burst_starts_ns // 10_000_000).tolist() == [1970, 2482, 3046]  # 10 ms
-    assert kworker.z2.size > 0  # 3 bursts: a periodogram, too few for a significant period
+    # 3 bursts: a periodogram (315 frequencies, drawn), too few for a significant period...
+    assert kworker.z2.size == 315
     # ...but all 3 overlap the flusher wakeups of the capture's writeback log (trace clock)
     assert [p["series"] for p in dev.periods] == ["kworker_writes", "writeback_events"]
-    assert abs(dev.periods[0]["period_ns"] / 1e9 - 5.0) <= 0.3
+    # both the same 5.12 s: dirty_writeback_centisecs=500 (5 s) plus the flusher's own work
+    assert [p["period_ns"] for p in dev.periods] == [5_121_936_860, 5_121_936_860]
     # One legend per time chart: latency, throughput, depth.
     assert mq_report.report.read_text().count(">kworker_writes burst<") == 3
 
