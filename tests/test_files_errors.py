@@ -204,3 +204,21 @@ def test_filefrag_text_round_trips(files: list[tuple[str, list[Any]]], unit: int
     hand = HandMap()
     read_filefrag("ff.txt", "\n".join(text) + "\n", hand, strict=True)
     assert hand.extents == want
+
+
+def test_a_long_blank_run_in_a_bad_extent_row_is_refused_at_once() -> None:
+    """The fuzz campaign's file-map hang (seed 12, input 11787): an extent row with 100,000
+    blanks before a last field that does not fit took minutes in a regex that could split the
+    blanks three ways; now each blank run has one place to go, and the row is refused."""
+    row = "   2:     6144..   10239:      16384..     20479:   4096:" + " " * 100_000
+    text = "\n".join(
+        [
+            "File size of a is 4096 (1 block of 4096 bytes)",
+            row + "40192:x y",
+            row + "40192:   last,eof",
+        ]
+    )
+    hand = HandMap()
+    read_filefrag("ff.txt", text + "\n", hand, strict=False)
+    assert [(e["line_no"], e["reason"]) for e in hand.errors] == [(2, "not a filefrag -v line")]
+    assert hand.extents == [("a", 6144 * 4096, 16384 * 4096, 4096 * 4096, "last,eof")]

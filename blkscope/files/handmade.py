@@ -15,8 +15,10 @@ from blkscope.ingest.logs.textlog import numbered_lines, read_text, to_int, with
 
 _FF_SIZE = re.compile(r"File size of (.*) is (\d+) \((\d+) blocks? of (\d+) bytes\)")
 _FF_HEAD = re.compile(r"\s*ext:\s+logical_offset:\s+physical_offset:\s+length:")
+# Each run of blanks has one place to go: `\s*(?:(\d+):)?\s*` split a long blank run three ways
+# and took minutes on a line that did not match (the fuzz campaign's file-map hang).
 _FF_ROW = re.compile(
-    r"\s*(\d+):\s*(\d+)\.\.\s*(\d+):\s*(\d+)\.\.\s*(\d+):\s*(\d+):\s*(?:(\d+):)?\s*(\S*)"
+    r"\s*(\d+):\s*(\d+)\.\.\s*(\d+):\s*(\d+)\.\.\s*(\d+):\s*(\d+):\s*(?:(\d+):\s*)?(\S*)"
 )
 _FF_TAIL = re.compile(r"(.*): (\d+) extents? found")
 _FF_OTHER = re.compile(r"Filesystem type is: \w+|Filesystem cylinder groups approximately \d+")
