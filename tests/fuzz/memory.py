@@ -10,6 +10,8 @@ hidden.
 from __future__ import annotations
 
 import json
+import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,6 +50,8 @@ class MemoryDataset:
     def __init__(self, out: Path, keep: bool = False) -> None:
         self.out = out
         self.sinks: dict[str, MemorySink] = {}
+        # the new version's folder: ingest spills big side-log tables there (ingest/logs/spool.py)
+        self.tmp = Path(tempfile.mkdtemp(prefix="blkscope-fuzz-version-"))
 
     def __enter__(self) -> MemoryDataset:
         return self
@@ -55,7 +59,7 @@ class MemoryDataset:
     def __exit__(
         self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
     ) -> None:
-        return None
+        shutil.rmtree(self.tmp, ignore_errors=True)
 
     def table(self, name: str, schema: pa.Schema, **options: Any) -> MemorySink:
         return self.sinks.setdefault(name, MemorySink(schema))
