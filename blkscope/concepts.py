@@ -98,9 +98,12 @@ MACROS["magnitude_bucket"] = (
     "+ (x >> greatest(0, log2_floor(greatest(x, 1)) - 7))",
     "the value bucket of a value x >= 0: x below 256, else shift * 512 + its top 8 bits",
 )
+# Negative values mirrored without a CASE: v >> 63 is -1 for them (0 otherwise), and xor with
+# -1 is ~x = -(x + 1). The CASE, with magnitude_bucket written out in both branches, took 3x as
+# long (486 ns a value on one thread, 5 M values): _bio_stages buckets every latency.
 MACROS["value_bucket"] = (
     "v",
-    "CASE WHEN v < 0 THEN -1 - magnitude_bucket(-(v + 1)) ELSE magnitude_bucket(v) END",
+    "xor(magnitude_bucket(xor(v, v >> 63)), v >> 63)",
     "the value bucket of any BIGINT v (ordered as the values are; negative ones below 0)",
 )
 MACROS["value_bucket_log2"] = (

@@ -8,19 +8,21 @@ from pathlib import Path
 
 import duckdb
 
-# Beyond the limit, sorts, joins, windows and aggregates spill into the spill folder. No
-# statistic holds all rows (the percentiles count per value bucket and sort only the buckets
-# holding the wanted ranks: sql/macros/exact_quantiles.sql, _stage_stats_build.sql), so 1 GB
-# keeps the whole analysis (the streaming pass's in-flight tables, DuckDB, the Arrow results)
-# under 2 GB at any trace length; less on a machine with under 4 GB.
-MEMORY_LIMIT_BYTES = 1 << 30
+# Beyond the limit, sorts, joins, windows, aggregates and the shared temp tables spill into the
+# spill folder. No statistic holds all rows (the percentiles count per value bucket and sort only
+# the buckets holding the wanted ranks: sql/macros/exact_quantiles.sql, _stage_stats_build.sql).
+# 512 MB: the 4.4 M-event fio capture's statistics use ~280 MB of it (they never spill), while
+# the 10x copy's would fill any limit (its shared temp tables alone are ~1.7 GB): with 1 GB the
+# 10x analysis peaked at 1.45 GB RSS, with 512 MB at 0.95 GB (1x: 0.72 GB) for the same CPU
+# time (113 vs 117 CPU-s, loaded machine). Less on a machine with under 2 GB.
+MEMORY_LIMIT_BYTES = 512 << 20
 
 # The spill folder, inside the dataset being written (never part of the committed dataset).
 SPILL_DIR = ".duckdb_spill"
 
 
 def memory_limit() -> str:
-    """DuckDB's memory limit: 1 GB, or a quarter of physical memory when that is less."""
+    """DuckDB's memory limit: 512 MB, or a quarter of physical memory when that is less."""
     try:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError):

@@ -9,6 +9,7 @@ import duckdb
 import pytest
 
 from blkscope.analyze.build import BUILD_ORDER, SHARED_AFTER_BIOS
+from blkscope.analyze.stream.iodist import IO_COUNTS
 from blkscope.analyze.views import optional_tables, optional_views, register_views, sql_views
 from blkscope.errors import DatasetError
 from blkscope.schemas import TABLES
@@ -16,10 +17,11 @@ from blkscope.schemas import TABLES
 
 def _read_by(select: str) -> set[str]:
     """The tables and views a SELECT reads: names after FROM or JOIN, and the views it hands a
-    table macro (exact_quantiles('_spike_latencies', ...)), comments left out."""
+    table macro (exact_quantiles('_spike_latencies', ...)), comments left out; the streaming
+    pass's io_dist counts are a table of the analysis connection's internal schema."""
     body = "\n".join(line.split("--")[0] for line in select.splitlines())
-    known = set(TABLES) | set(sql_views())
-    found = re.findall(r"\b(?:FROM|JOIN)\s+(\w+)", body, flags=re.I)
+    known = set(TABLES) | set(sql_views()) | {IO_COUNTS.split(".")[1]}
+    found = re.findall(r"\b(?:FROM|JOIN)\s+(?:internal\.)?(\w+)", body, flags=re.I)
     found += re.findall(r"\bexact_quantiles\(\s*'(\w+)'", body)
     return {m for m in found if m in known}
 

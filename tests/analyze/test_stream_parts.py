@@ -1,15 +1,18 @@
 """The streaming pass's building blocks on their own: the keyed tables (open addressing over an
-int64 matrix) against Python's dict, and the helper threads' hand-over of errors."""
+int64 matrix) against Python's dict, io_dist's log2 buckets against the SQL macro, and the
+helper threads' hand-over of errors."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+import duckdb
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from blkscope.analyze.stream.iodist import log2_bucket
 from blkscope.analyze.stream.keyed import (
     EMPTY,
     new_table,
@@ -21,6 +24,7 @@ from blkscope.analyze.stream.keyed import (
     with_room,
 )
 from blkscope.analyze.stream.threads import Background, Prefetch
+from blkscope.concepts import macro_statements
 
 # few distinct keys, so that probe runs collide, wrap around the end and get deleted from
 KEYS = st.tuples(st.integers(0, 40).map(lambda s: (3 << 48) | (8 * s + 1)), st.integers(0, 2))
@@ -100,3 +104,20 @@ def test_the_writer_thread_raises_the_first_error_when_closed() -> None:
     with pytest.raises(OSError, match=r"^disk full$"):
         writer.close()
     assert done == [0, 1]
+
+
+# every power of two and its neighbours, and the ends of BIGINT
+EDGES = sorted({0, -1, -(2**63), 2**63 - 1} | {(1 << b) + d for b in range(63) for d in (-1, 0, 1)})
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
+def test_the_pass_buckets_values_like_the_log2_bucket_macro(values: list[int]) -> None:
+    con = duckdb.connect()
+    for statement in macro_statements():
+        con.execute(statement)
+    values = EDGES + values
+    got = con.execute("SELECT list(log2_bucket(v) ORDER BY i) FROM "
+                      "(SELECT unnest(?::BIGINT[]) AS v, unnest(range(?)) AS i)",
+                      [values, len(values)]).fetchall()[0][0]  # fmt: skip
+    assert [log2_bucket(v) for v in values] == got

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from blkscope.analyze.stream.bios import _lost, emit_bio, finalize_piece, new_bio, new_piece
+from blkscope.analyze.stream.iodist import count_io
 from blkscope.analyze.stream.jit import inline_kernel, kernel
 from blkscope.analyze.stream.keyed import (
     crowded,
@@ -127,6 +128,7 @@ def process(S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap
         dev = ev[i, E_DEV]
         sec = ev[i, E_SEC]
         eid = ev[i, E_EID]
+        count_io(S, a, dev, ev[i, E_OP], sec, ev[i, E_NSEC])
         ksec = sec  # -1 when the event has no sector
         sid = -1
         if plug and (a in (A_Q, A_G, A_P, A_U, A_UT)):

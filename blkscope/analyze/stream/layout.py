@@ -75,8 +75,18 @@ CT_FIELDS = 9
 
 # ---- devices (DV): what the whole trace holds per device, and its flush FIFO ----
 DV_HAS_D, DV_NODES, DV_FIFO_RUN, DV_FIFO_NG, DV_FIFO_ND, DV_FIFO_LAST = range(6)
-DV_FIELDS = 6
+# where the device's previous Q and D (with a sector and a length) ended: io_dist's seeks
+DV_Q_END, DV_D_END = 6, 7
+DV_FIELDS = 8
 # ---- D events at the current nanosecond (DB), for merges landing at the same time ----
 DB_DEV, DB_EID, DB_SEC, DB_NSEC, DB_GROUP = range(5)
 DB_FIELDS = 5
 DB_CAP = 256
+
+# ---- io_dist counts (IO): one row per (device, op, metric, log2 bucket + 1), see io_dist_row ----
+IO_METRICS = ("q_size", "d_size", "d2d_seek", "q2q_seek")
+IO_METRIC_COUNT = len(IO_METRICS)
+M_Q_SIZE, M_D_SIZE, M_D2D_SEEK, M_Q2Q_SEEK = range(4)
+IO_BUCKETS = 65  # log2 buckets -1 (v <= 0) to 63
+IO_N, IO_TOTAL = range(2)
+IO_FIELDS = 2

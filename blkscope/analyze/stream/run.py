@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.core import BATCH, TRACE_END, step
 from blkscope.analyze.stream.events import EventCoder, OutOfOrder, batches
+from blkscope.analyze.stream.iodist import IO_COUNTS, io_counts_table, new_io_counts
 from blkscope.analyze.stream.keyed import new_table, with_room
 from blkscope.analyze.stream.pools import Pool
 from blkscope.analyze.stream.state import State
@@ -49,6 +50,7 @@ class Pass:
         self.rq = np.zeros((OUT_ROWS, L.RQ_FIELDS), dtype=np.int64)
         self.bo = np.zeros((OUT_ROWS, L.BO_FIELDS), dtype=np.int64)
         self.deferred = np.zeros(1024, dtype=np.int64)
+        self.io = new_io_counts(len(devices))
         # the keyed tables, in State's order (d_remap holds (major, minor, sector))
         self.tables = [new_table(3 if name == "d_remap" else 1) for name in TABLE_NAMES]
 
@@ -72,7 +74,17 @@ class Pass:
         for pool in self.pools.values():
             parts += [pool.rows, pool.free, pool.alive, pool.nfree]
         return State._make(
-            [*parts, self.dv, self.db, self.ct, self.rq, self.bo, self.deferred, *self.tables]
+            [
+                *parts,
+                self.dv,
+                self.db,
+                self.ct,
+                self.rq,
+                self.bo,
+                self.deferred,
+                self.io,
+                *self.tables,
+            ]
         )
 
 
@@ -96,6 +108,7 @@ def device_facts(con: duckdb.DuckDBPyConnection, coder: EventCoder) -> np.ndarra
     minor = np.array([r[1] for r in rows], dtype=np.int64)
     idx = coder.devices.encode(major, minor) if rows else np.zeros(0, dtype=np.int64)
     dv = np.zeros((max(len(rows), 1), L.DV_FIELDS), dtype=np.int64)
+    dv[:, [L.DV_Q_END, L.DV_D_END]] = -1  # no Q or D yet
     for j, r in enumerate(rows):
         dv[idx[j], L.DV_HAS_D] = int(r[2] > 0)
         dv[idx[j], L.DV_NODES] = int(r[3] > 0)
@@ -305,7 +318,8 @@ def stream_tables(
     in_order: bool = True,
     key: str = "analyze events",
 ) -> dict[str, int]:
-    """Write requests.parquet and bios.parquet into dataset from its events; return row counts."""
+    """Write requests.parquet and bios.parquet into dataset from its events; return row counts.
+    io_dist's counts (stream/iodist.py) are left in con's table IO_COUNTS."""
     coder = EventCoder()
     run = Pass(plug_clock, device_facts(con, coder))
     sinks = _Sinks(dataset, coder)
@@ -349,4 +363,7 @@ def stream_tables(
         close_quietly(sinks.requests)
         close_quietly(sinks.bios)
         raise
+    con.register("_io_counts_arrow", io_counts_table(run.io, coder))
+    con.execute(f"CREATE OR REPLACE TABLE {IO_COUNTS} AS SELECT * FROM _io_counts_arrow")
+    con.unregister("_io_counts_arrow")
     return sinks.rows

@@ -41,6 +41,7 @@ class State(NamedTuple):
     rq: np.ndarray
     bo: np.ndarray
     deferred: np.ndarray
+    io: np.ndarray
     d_keys: np.ndarray
     d_groups: np.ndarray
     d_chain: np.ndarray
