@@ -62,3 +62,74 @@ def row_schema(schema: pa.Schema, utc: tuple[str, ...] = ()) -> dict[str, Any]:
 def document(title: str, body: dict[str, Any]) -> dict[str, Any]:
     """A whole JSON Schema document."""
     return {"$schema": DIALECT, "title": title, **body}
+
+
+_LEAVES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def of_shape(shape: Any, *, required: bool = True) -> dict[str, Any]:
+    """The JSON Schema of a shape written as in blkscope.store.jsonshape (a type or a tuple of
+    them for a leaf, [shape] for a list, {"key": shape} for an object, {str: shape} for a map).
+    required: every listed key must be there and no other (an output blkscope writes);
+    otherwise only the keys marked Required are, and others may follow (a document it reads)."""
+    from blkscope.store.jsonshape import Required
+
+    if isinstance(shape, Required):
+        return of_shape(shape.shape, required=required)
+    if isinstance(shape, list):
+        return {"type": "array", "items": of_shape(shape[0], required=required)}
+    if isinstance(shape, dict):
+        if str in shape:
+            return {
+                "type": "object",
+                "additionalProperties": of_shape(shape[str], required=required),
+            }
+        props = {k: of_shape(v, required=required) for k, v in shape.items()}
+        keys = list(props) if required else [k for k, v in shape.items() if isinstance(v, Required)]
+        return {"type": "object", "properties": props, "required": keys,
+                "additionalProperties": not required}  # fmt: skip
+    if shape is Any:
+        return {}
+    kinds = [_LEAVES[t] for t in (shape if isinstance(shape, tuple) else (shape,))]
+    return {"type": kinds[0] if len(kinds) == 1 else kinds}
+
+
+def of_dataclass(cls: type) -> dict[str, Any]:
+    """The JSON Schema of dataclasses.asdict(an instance of cls): each field by its annotation,
+    the class's doc as the description."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    props = {f.name: _of_hint(hints[f.name]) for f in dataclasses.fields(cls)}
+    return {
+        "type": "object",
+        "description": (cls.__doc__ or "").strip().split("\n\n")[0],
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+
+
+def _of_hint(hint: Any) -> dict[str, Any]:
+    import collections.abc
+    import dataclasses
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return of_dataclass(hint)
+    if origin in (list, tuple):
+        if origin is tuple and Ellipsis not in args:
+            n = len(args)
+            items = [_of_hint(a) for a in args]
+            return {"type": "array", "prefixItems": items, "minItems": n, "maxItems": n}
+        return {"type": "array", "items": _of_hint(args[0])}
+    if origin in (dict, collections.abc.Mapping):
+        return {"type": "object", "additionalProperties": _of_hint(args[1]) if args else {}}
+    if args:  # X | None
+        parts = [_of_hint(a) for a in args]
+        if all(set(p) == {"type"} and isinstance(p["type"], str) for p in parts):
+            return {"type": [p["type"] for p in parts]}
+        return {"anyOf": parts}
+    return {"type": _LEAVES[hint]}
