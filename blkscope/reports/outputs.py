@@ -17,13 +17,8 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope.schemas import EPISODES, PERIODS, SPIKES, STAGE_STATS, WRITEBACK_VERDICT
-from blkscope.schemas.json_schema import (
-    TRACE_START,
-    document,
-    of_dataclass,
-    of_shape,
-    row_schema,
-)
+from blkscope.schemas.json_schema import TRACE_START, document, of_dataclass, row_schema
+from blkscope.store.jsonshape import of_shape
 
 _TRACE_TIMES = ("start_ns", "end_ns", "peak_ns")
 
