@@ -74,7 +74,7 @@ def ingested(
 
 def is_analysed(dataset: Dataset) -> bool:
     """Whether the dataset holds every table the analysis writes."""
-    from blkscope.analyze.tables import analysis_tables
+    from blkscope.analyze.analysis_tables import analysis_tables
 
     return analysis_tables().issubset(dataset.manifest.tables)
 

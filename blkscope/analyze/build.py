@@ -13,10 +13,10 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
+from blkscope.analyze.analysis_tables import STREAMED, analysis_tables
 from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
 from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream.run import stream_tables
-from blkscope.analyze.tables import STREAMED, analysis_tables
 from blkscope.analyze.views import (
     INTERNAL,
     connect,
