@@ -80,5 +80,10 @@ class DatasetError(_PathError):
     """A dataset folder is missing, incomplete, or cannot be written."""
 
 
+class NotADatasetError(DatasetError, InputFormatError):
+    """A folder given as a dataset (or a fleet) is not one, or its manifest or tables are
+    damaged: bad input (exit 2), like any other input in the wrong format."""
+
+
 class CaptureError(_PathError):
     """A capture cannot start or run on this machine (not root, no tracefs, no such device)."""

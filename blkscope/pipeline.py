@@ -43,10 +43,8 @@ def ingested(
     source: Path, dataset_dir: Path, progress: ProgressCallback | None = None
 ) -> tuple[Dataset, bool]:
     """(dataset, ingested): source itself when it is a dataset, else source ingested into
-    dataset_dir first."""
-    from blkscope.ingest.block_events import ingest_events
-    from blkscope.ingest.folder import ingest_folder
-
+    dataset_dir first. The ingest modules are imported only when needed: their compiled
+    scanners take numba, ~0.5 s to load, which a command on a dataset does not need."""
     try:
         is_dir = source.is_dir()
     except OSError as exc:  # a name too long, a loop of links
@@ -61,20 +59,24 @@ def ingested(
                 "(no blkparse.txt[.zst], block_events.txt or NAME.blktrace.N files)",
                 hint="pass a dataset folder, a capture folder or a blkparse text file",
             )
+        from blkscope.ingest.folder import ingest_folder
+
         # A capture folder: every log in it joins the dataset on the trace's clock.
         ingest_folder(source, dataset_dir, progress=progress)
     elif not source.exists():
         raise InputFormatError(str(source), "no such file or folder")
     else:
+        from blkscope.ingest.block_events import ingest_events
+
         ingest_events([str(source)], dataset_dir, strict=False, progress=progress)
     return Dataset(dataset_dir), True
 
 
 def is_analysed(dataset: Dataset) -> bool:
     """Whether the dataset holds every table the analysis writes."""
-    from blkscope.analyze.build import ANALYSIS_TABLES
+    from blkscope.analyze.analysis_tables import analysis_tables
 
-    return ANALYSIS_TABLES.issubset(dataset.manifest.tables)
+    return analysis_tables().issubset(dataset.manifest.tables)
 
 
 def analyse(

@@ -44,6 +44,22 @@ def test_column_docs_are_duckdb_comments(mq_dataset: Path) -> None:
         assert docs["comment"].to_list() == [doc_of(TABLES["requests"])]
 
 
+def test_describe_shows_each_columns_doc(mq_dataset: Path) -> None:
+    """DuckDB 2.0's own DESCRIBE has no comment column; blkscope's `sql` and `ds.sql` answer a
+    bare `DESCRIBE name` with DuckDB's columns and each column's doc last."""
+    expected = [(f.name, doc_of(f)) for f in TABLES["bios"]]
+    rows = sql_json(mq_dataset, "DESCRIBE bios")
+    assert list(rows[0]) == ["column_name", "column_type", "null", "key", "default", "extra",
+                             "comment"]  # fmt: skip
+    assert [(r["column_name"], r["comment"]) for r in rows] == expected
+    assert rows[0]["column_type"] == "INTEGER"
+    with blkscope.open(mq_dataset, progress=False) as ds:
+        frame = ds.sql('describe "bios";')
+        assert list(zip(frame["column_name"], frame["comment"], strict=True)) == expected
+        # anything but a bare DESCRIBE is DuckDB's own
+        assert ds.sql("DESCRIBE SELECT 1 AS one").columns[-1] == "extra"
+
+
 def test_public_views_return_bigint_or_double_never_decimal(mq_dataset: Path) -> None:
     wide = sql_json(
         mq_dataset,

@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
+from blkscope.analyze.analysis_tables import STREAMED, analysis_tables
 from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
 from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream.run import stream_tables
@@ -38,7 +39,6 @@ from blkscope.store.writer import DatasetWriter, write_parquet_atomic
 # intermediates read more than once (the long form of bio latencies and its bucket counts, the
 # in-flight step functions): computed once, in header order, into tables of the in-memory
 # database (which spill to the temp folder under the memory limit).
-STREAMED = ("requests", "bios")
 # (in the order the schemas declare the tables: the order progress and the manifest list them)
 BUILD_ORDER: list[tuple[str, str]] = sorted(
     ((v.table or v.name, v.name) for v in materialized("table")),
@@ -177,7 +177,7 @@ def caches_plug_time(manifest: dict[str, Any]) -> bool:
 
 
 # Every table `analyze_dataset` writes: a dataset holding them all is analysed.
-ANALYSIS_TABLES = frozenset([*STREAMED, *(name for name, _ in BUILD_ORDER), *FINDINGS])
+ANALYSIS_TABLES = analysis_tables()
 
 
 def analyze_dataset(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
@@ -72,7 +73,26 @@ def relation(con: duckdb.DuckDBPyConnection, query: str) -> duckdb.DuckDBPyRelat
     except UnicodeEncodeError as exc:  # a shell argument's bytes that are not UTF-8
         raise QueryError(f"the query is not valid UTF-8 (at character {exc.start + 1})") from None
     _fetch(lambda: refuse_writes(con, query))
-    return _fetch(lambda: con.sql(query))
+    return _fetch(lambda: con.sql(described_with_docs(query)))
+
+
+# `DESCRIBE name` alone: DuckDB 2.0's DESCRIBE has no comment column (the docs that COMMENT ON
+# COLUMN gave show only in duckdb_columns()), so blkscope's answers it with the comments added.
+_BARE_DESCRIBE = re.compile(r'\s*DESCRIBE\s+("?)([A-Za-z_][A-Za-z0-9_]*)\1\s*;?\s*', re.I)
+
+
+def described_with_docs(query: str) -> str:
+    """`DESCRIBE name` as DuckDB's DESCRIBE plus a last column, comment (each column's doc,
+    once Dataset.document() has run); any other query as it is."""
+    bare = _BARE_DESCRIBE.fullmatch(query)
+    if bare is None:
+        return query
+    name = bare[2]
+    return (
+        f'SELECT d.*, c.comment FROM (DESCRIBE "{name}") d LEFT JOIN duckdb_columns() c '
+        f"ON c.table_name = '{name}' AND c.schema_name = current_schema() "
+        "AND c.column_name = d.column_name ORDER BY c.column_index"
+    )
 
 
 T = TypeVar("T")

@@ -8,7 +8,17 @@ from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import EXIT_FAILED, _Commands, app, say, say_json
+from blkscope.cli._app import (
+    CSV_OPTION,
+    EXIT_FAILED,
+    NL_OPTION,
+    _Commands,
+    app,
+    rows_text,
+    say,
+    say_json,
+    table_format,
+)
 
 fleet_app = typer.Typer(
     name="fleet",
@@ -103,19 +113,17 @@ def sql(
     engine: Annotated[str, typer.Option(help="duckdb (local) or spark.")] = "duckdb",
     spark_master: MasterOpt = None,
     as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
-    as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV with a header.")] = False,
+    as_csv: Annotated[bool, CSV_OPTION] = False,
+    as_nl: Annotated[bool, NL_OPTION] = False,
 ) -> None:
     """Run SQL across all captures: each table holds every capture's rows plus host and capture."""
     from blkscope.analyze.query import render_rows
     from blkscope.fleet.query import run_sql
 
+    fmt = table_format(as_json, as_csv, as_nl)
     answer = run_sql(fleet, query, engine, spark_master)
-    fmt = "json" if as_json else "csv" if as_csv else "table"
     text = render_rows(answer.columns, answer.rows, fmt)
-    if fmt == "json":
-        say_json(text, nl=False)
-    else:
-        say(text, nl=False)
+    (say_json if fmt in ("json", "nl") else say)(text, nl=False)
 
 
 @fleet_app.command("report")
@@ -142,14 +150,20 @@ def check(
         typer.Option("--max", help="METRIC=VALUE as for 'blkscope check', e.g. d2c.p99=5ms."),
     ],
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
+    as_csv: Annotated[bool, CSV_OPTION] = False,
+    as_nl: Annotated[bool, NL_OPTION] = False,
 ) -> None:
     """CI gate over every capture of the fleet; the table names each failing host and capture."""
     from blkscope.fleet.check import check_fleet
     from blkscope.reports.check import parse_threshold, render_results, results_json
 
+    fmt = table_format(as_json, as_csv, as_nl)
     results = check_fleet(fleet, [parse_threshold(spec) for spec in maxima])
-    if as_json:
+    if fmt == "json":
         say_json(json.dumps(results_json(results), indent=2))
+    elif fmt != "table":
+        checks = results_json(results)["checks"]
+        (say_json if fmt == "nl" else say)(rows_text(checks, fmt), nl=False)
     else:
         say(render_results(results))
     if not all(r.passed for r in results):

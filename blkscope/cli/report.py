@@ -1,4 +1,4 @@
-"""`blkscope report` and the `check` CI gate."""
+"""`blkscope report`, the `check` CI gate and `schema` (the JSON Schemas of --json outputs)."""
 
 from __future__ import annotations
 
@@ -13,11 +13,13 @@ from blkscope.cli._app import (
     EXIT_FAILED,
     NL_OPTION,
     app,
+    fail,
     rows_text,
     say,
     say_json,
     table_format,
 )
+from blkscope.errors import OptionError
 from blkscope.units import format_ms, format_s
 
 
@@ -100,3 +102,27 @@ def check(
         say(render_results(results))
     if not all(r.passed for r in results):
         raise typer.Exit(EXIT_FAILED)
+
+
+@app.command()
+def schema(
+    command: Annotated[
+        list[str] | None,
+        typer.Argument(help="The command whose --json output to describe, e.g. spikes, fleet add."),
+    ] = None,
+) -> None:
+    """Print the JSON Schema of a command's --json output (without COMMAND: list them)."""
+    from blkscope.reports.outputs import output_schemas
+
+    schemas = output_schemas()
+    if not command:
+        say("\n".join(schemas))
+        return
+    name = " ".join(command)
+    if name not in schemas:
+        raise fail(
+            OptionError(
+                "COMMAND", f"no --json output named {name!r}", hint="one of: " + ", ".join(schemas)
+            )
+        )
+    say_json(json.dumps(schemas[name], indent=2))

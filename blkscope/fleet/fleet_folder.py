@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from blkscope.errors import DatasetError
+from blkscope.errors import DatasetError, NotADatasetError
 from blkscope.store.folder_swap import WriteLock, clean_leftovers, make_parent_folders, swap_in
 from blkscope.store.manifest import check_utf8_path, is_dataset
 from blkscope.store.writer import write_text_atomic
@@ -57,7 +57,7 @@ def open_fleet(fleet: Path) -> None:
     except OSError as exc:
         raise DatasetError(str(fleet), f"cannot open: {exc.strerror}") from None
     if not found:
-        raise DatasetError(
+        raise NotADatasetError(
             str(fleet),
             f"not a blkscope fleet (no {MARKER})",
             hint="create one with 'blkscope fleet add FLEET CAPTURE...'",

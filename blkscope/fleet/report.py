@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from blkscope.errors import DatasetError
-from blkscope.fleet.fleet_folder import partitions
+from blkscope.fleet.fleet_folder import open_fleet, partitions
 from blkscope.fleet.query import duckdb_fleet
 from blkscope.reports.make_report import refuse_to_replace
 from blkscope.store.folder_swap import make_parent_folders
@@ -134,6 +134,7 @@ def _timeline(captures: list[dict[str, Any]], episodes: list[dict[str, Any]]) ->
 
 def fleet_page(fleet: Path, by: str | None = None) -> str:
     """The page's HTML."""
+    open_fleet(fleet)
     if not partitions(fleet):
         raise DatasetError(
             str(fleet), "holds no capture", hint="add some with 'blkscope fleet add'"

@@ -62,3 +62,47 @@ def row_schema(schema: pa.Schema, utc: tuple[str, ...] = ()) -> dict[str, Any]:
 def document(title: str, body: dict[str, Any]) -> dict[str, Any]:
     """A whole JSON Schema document."""
     return {"$schema": DIALECT, "title": title, **body}
+
+
+_LEAVES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def of_dataclass(cls: type) -> dict[str, Any]:
+    """The JSON Schema of dataclasses.asdict(an instance of cls): each field by its annotation,
+    the class's doc as the description."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    props = {f.name: _of_hint(hints[f.name]) for f in dataclasses.fields(cls)}
+    return {
+        "type": "object",
+        "description": (cls.__doc__ or "").strip().split("\n\n")[0],
+        "properties": props,
+        "required": list(props),
+        "additionalProperties": False,
+    }
+
+
+def _of_hint(hint: Any) -> dict[str, Any]:
+    import collections.abc
+    import dataclasses
+    import typing
+
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return of_dataclass(hint)
+    if origin in (list, tuple):
+        if origin is tuple and Ellipsis not in args:
+            n = len(args)
+            items = [_of_hint(a) for a in args]
+            return {"type": "array", "prefixItems": items, "minItems": n, "maxItems": n}
+        return {"type": "array", "items": _of_hint(args[0])}
+    if origin in (dict, collections.abc.Mapping):
+        return {"type": "object", "additionalProperties": _of_hint(args[1]) if args else {}}
+    if args:  # X | None
+        parts = [_of_hint(a) for a in args]
+        if all(set(p) == {"type"} and isinstance(p["type"], str) for p in parts):
+            return {"type": [p["type"] for p in parts]}
+        return {"anyOf": parts}
+    return {"type": _LEAVES[hint]}

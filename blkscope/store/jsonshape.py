@@ -80,3 +80,31 @@ def _names(types: tuple[type, ...]) -> str:
         list: "a list",
     }
     return " or ".join(words.get(t, t.__name__) for t in types)
+
+
+_JSON_TYPES = {str: "string", int: "integer", float: "number", bool: "boolean", type(None): "null"}
+
+
+def of_shape(shape: Any, *, required: bool = True) -> dict[str, Any]:
+    """The JSON Schema of a shape written as above (for the --json outputs'
+    schemas, blkscope.reports.outputs).
+    required: every listed key must be there and no other (an output blkscope writes);
+    otherwise only the keys marked Required are, and others may follow (a document it reads)."""
+    if isinstance(shape, Required):
+        return of_shape(shape.shape, required=required)
+    if isinstance(shape, list):
+        return {"type": "array", "items": of_shape(shape[0], required=required)}
+    if isinstance(shape, dict):
+        if str in shape:
+            return {
+                "type": "object",
+                "additionalProperties": of_shape(shape[str], required=required),
+            }
+        props = {k: of_shape(v, required=required) for k, v in shape.items()}
+        keys = list(props) if required else [k for k, v in shape.items() if isinstance(v, Required)]
+        return {"type": "object", "properties": props, "required": keys,
+                "additionalProperties": not required}  # fmt: skip
+    if shape is Any:
+        return {}
+    kinds = [_JSON_TYPES[t] for t in (shape if isinstance(shape, tuple) else (shape,))]
+    return {"type": kinds[0] if len(kinds) == 1 else kinds}

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from blkscope.errors import DatasetError
+from blkscope.errors import DatasetError, NotADatasetError
 from blkscope.schemas import TABLES
 from blkscope.store.folder_swap import WriteLock, recover
 from blkscope.store.jsonshape import OPT_INT, OPT_STR, SCALAR, Required, mismatch
@@ -156,7 +156,7 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
     except OSError as exc:  # a name too long, a loop of links...
         raise DatasetError(str(path), f"cannot open: {exc.strerror}") from None
     if not found:
-        raise DatasetError(
+        raise NotADatasetError(
             str(path),
             "not a blkscope dataset (no manifest.json)",
             hint="create one with 'blkscope ingest INPUT -o DATASET'",
@@ -169,9 +169,9 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
             raise ValueError(f"more than {MAX_MANIFEST_BYTES >> 20} MiB")
         manifest = json.loads(data)
     except (OSError, ValueError, RecursionError) as exc:
-        raise DatasetError(where, f"cannot read the manifest: {exc}", hint=_REINGEST) from None
+        raise NotADatasetError(where, f"cannot read the manifest: {exc}", hint=_REINGEST) from None
     if not isinstance(manifest, dict):
-        raise DatasetError(where, "the manifest is not a JSON object", hint=_REINGEST)
+        raise NotADatasetError(where, "the manifest is not a JSON object", hint=_REINGEST)
     version = manifest.get("version", MANIFEST_VERSION)
     if isinstance(version, int) and version > MANIFEST_VERSION:
         raise DatasetError(
@@ -182,7 +182,7 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
     check_manifest_tables(where, manifest.setdefault("tables", {}))
     problem = mismatch(manifest, MANIFEST_SHAPE) or _span_problem(manifest)
     if problem:
-        raise DatasetError(where, f"damaged manifest: {problem}", hint=_REINGEST)
+        raise NotADatasetError(where, f"damaged manifest: {problem}", hint=_REINGEST)
     return manifest
 
 
@@ -224,13 +224,13 @@ def check_manifest_tables(where: str, tables: object) -> None:
     """Refuse table entries blkscope never writes: an unknown name, or a file that is not the
     table's own `<name>.parquet` inside the dataset folder."""
     if not isinstance(tables, dict):
-        raise DatasetError(where, "'tables' is not a JSON object", hint=_REINGEST)
+        raise NotADatasetError(where, "'tables' is not a JSON object", hint=_REINGEST)
     for name, info in tables.items():
         if name not in TABLES:
-            raise DatasetError(where, f"unknown table {name!r} in 'tables'", hint=_REINGEST)
+            raise NotADatasetError(where, f"unknown table {name!r} in 'tables'", hint=_REINGEST)
         file = info.get("file") if isinstance(info, dict) else None
         if file != f"{name}.parquet":
-            raise DatasetError(
+            raise NotADatasetError(
                 where,
                 f"table {name!r} names file {file!r}, not {name + '.parquet'!r}",
                 hint=_REINGEST,
@@ -242,17 +242,17 @@ def check_table_file(path: Path, name: str) -> None:
     table's declared columns: DuckDB would fail on it in the middle of an analysis."""
     where = str(path)
     if not path.is_file():  # missing, or a FIFO that would block the reader
-        raise DatasetError(where, "is missing: the dataset is incomplete", hint=_REINGEST)
+        raise NotADatasetError(where, "is missing: the dataset is incomplete", hint=_REINGEST)
     try:
         found = pq.read_schema(path)
     except (OSError, pa.ArrowException) as exc:
-        raise DatasetError(
+        raise NotADatasetError(
             where, f"is not a readable Parquet file ({exc})", hint=_REINGEST
         ) from None
     have = {f.name: f.type for f in found}
     for f in TABLES[name]:
         if have.get(f.name) != f.type:
-            raise DatasetError(
+            raise NotADatasetError(
                 where,
                 f"column {f.name} is {have.get(f.name) or 'missing'}, expected {f.type}",
                 hint=_REINGEST,

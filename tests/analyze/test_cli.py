@@ -65,7 +65,7 @@ def test_sql_error_message(analyzed: dict[str, Path]) -> None:
 
 def test_analyze_not_a_dataset(tmp_path: Path) -> None:
     result = runner.invoke(app, ["analyze", str(tmp_path / "missing")])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     missing = tmp_path / "missing"
     assert result.stderr == (
         f"error: {missing}: not a blkscope dataset (no manifest.json)\n"

@@ -1,0 +1,20 @@
+"""Which tables an analysis writes, known without loading the streaming pass (its compiled
+code takes numba, about 0.4 s to import): commands over an analysed dataset ask this first."""
+
+from __future__ import annotations
+
+import functools
+
+# The streaming pass's own tables; every other comes from a view's `-- materialize: table`
+# header or from the findings step.
+STREAMED = ("requests", "bios")
+
+
+@functools.cache
+def analysis_tables() -> frozenset[str]:
+    """Every table `blkscope analyze` writes."""
+    from blkscope.analyze.findings import FINDINGS_TABLES
+    from blkscope.analyze.views import materialized
+
+    built = (v.table or v.name for v in materialized("table"))
+    return frozenset([*STREAMED, *built, *FINDINGS_TABLES])
