@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from blkscope.cli import app
 from blkscope.ingest.block_events import ingest_events
+from blkscope.ingest.tracepoints.tracepoint_line import LineError, parse_context
 from blkscope.pipeline import analyse
 from blkscope.reports.page import source_limits_html
 
@@ -236,3 +237,32 @@ def test_a_number_of_thousands_of_digits_is_a_counted_line_error(tmp_path: Path)
     assert [(e["line_no"], e["reason"]) for e in errors] == [
         (1, "number 99999999999999999999... (4301 digits) is too long for any column")
     ]
+
+
+PERF_LINE = (
+    "        kthreadd  3815 [000]  2182.696452229:                    "
+    "block:block_bio_queue: 7,0 WSM 229382 + 2 [jbd2/loop0-8]"
+)
+FTRACE_LINE = "    jbd2/loop0-8-3815    [000] .....  2182.696452: block_bio_queue: 7,0 WSM 229382 + 2 [jbd2/loop0-8]"  # fmt: skip
+
+
+def test_a_megabyte_blank_run_inside_the_context_is_refused_at_once() -> None:
+    """The fuzz campaign's tracepoint hang (seed 12, tracepoint text input 2358): a perf line
+    whose task name was cut by 1 MiB of blanks ran for hours in a pattern that could split the
+    blank run many ways. The context is now looked for in a line's first 512 characters."""
+    perf = parse_context(PERF_LINE, perf=True)
+    assert perf is not None
+    assert (perf.pid, perf.cpu, perf.time_ns, perf.event) == (
+        3815,
+        0,
+        2182696452229,
+        "block_bio_queue",
+    )
+    assert perf.body == "7,0 WSM 229382 + 2 [jbd2/loop0-8]"
+    ftrace = parse_context(FTRACE_LINE, perf=False)
+    assert ftrace is not None
+    assert (ftrace.pid, ftrace.time_ns, ftrace.event) == (3815, 2182696452000, "block_bio_queue")
+    blanks = " " * (1 << 20)
+    with pytest.raises(LineError, match="not a perf script line"):
+        parse_context(PERF_LINE[:11] + blanks + PERF_LINE[11:], perf=True)
+    assert parse_context(FTRACE_LINE[:8] + blanks + FTRACE_LINE[8:], perf=False) is None
