@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 import blkscope
-from blkscope.analyze.compare import render
 from blkscope.dataset import Dataset
 from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyse
+from blkscope.reports.compare_text import render
 
 ISSUE5 = Path(__file__).parent / "data" / "issue5"
 

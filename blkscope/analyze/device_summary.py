@@ -6,11 +6,9 @@ from typing import Any
 
 import duckdb
 
-from blkscope.units import ns_to_ms
-
 STAGES = ["Q2Q", "Q2G", "G2I", "Q2M", "I2D", "M2D", "D2C", "Q2C"]
 _RATIO_COLS = ["queued", "dispatches", "merge_ratio", "split_ratio", "requeues", "sequential_share"]
-_STAT_COLS = ["n", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
+STAT_COLUMNS = ["n", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
 _COUNTS = """
 SELECT dev_major, dev_minor, coalesce(b.queued, 0), coalesce(b.merged_bios, 0),
@@ -47,11 +45,11 @@ def device_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         dev: dict[str, Any] = {"dev": f"{major},{minor}", **dict(zip(names, counts, strict=True))}
         dev["merge_ratio"] = round(dev["queued"] / max(dev["dispatches"], 1), 3)
         stats = con.execute(
-            f"SELECT stage, {', '.join(_STAT_COLS)} FROM stage_stats WHERE level = 'device' "
+            f"SELECT stage, {', '.join(STAT_COLUMNS)} FROM stage_stats WHERE level = 'device' "
             "AND dev_major = $1 AND dev_minor = $2",
             [major, minor],
         ).fetchall()
-        by_stage = {s: dict(zip(_STAT_COLS, vals, strict=True)) for s, *vals in stats}
+        by_stage = {s: dict(zip(STAT_COLUMNS, vals, strict=True)) for s, *vals in stats}
         dev["stages"] = {s: by_stage[s] for s in STAGES if s in by_stage}
         depth = con.execute(
             "SELECT level, max(depth) FILTER (held_ns > 0), sum(depth * share) FROM depth "
@@ -69,41 +67,3 @@ def device_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
         }
         out.append(dev)
     return out
-
-
-def render_summary(devices: list[dict[str, Any]], warnings: list[str] | None = None) -> str:
-    """Plain-text tables in btt's spirit, in milliseconds, with percentiles; the dataset's
-    completeness warnings first (a trace missing CPUs or completions misleads every number)."""
-    lines = [f"WARNING: {w}" for w in warnings or []]
-    if lines:
-        lines.append("")
-    for d in devices:
-        name = f"{d['name']} ({d['dev']})" if d.get("name") else d["dev"]
-        lines.append(f"==================== device {name} ====================")
-        lines.append(
-            f"Q {d['queued']:,}  D {d['dispatches']:,}  C {d['completions']:,}  "
-            f"requeues {d['requeues']:,}  merged bios {d['merged_bios']:,}  "
-            f"split bios {d['split_bios']:,}  partial bios {d['partial_bios']:,}  "
-            f"#Q/#D {d['merge_ratio']}"
-        )
-        head = ["stage", "N", "min", "avg", "p50", "p90", "p99", "p99.9", "max"]
-        lines.append("".join(f"{h:>13}" for h in head) + "   (ms)")
-        for stage, s in d["stages"].items():
-            cells = [stage, f"{s['n']:,}"] + [f"{ns_to_ms(s[c]):.6f}" for c in _STAT_COLS[1:]]
-            lines.append("".join(f"{c:>13}" for c in cells))
-        depth = "  ".join(
-            f"{lv} depth max {v['max']} mean {v['mean']}" for lv, v in d["depth"].items()
-        )
-        lines.append(depth)
-        for op, r in d["ops"].items():
-            lines.append(
-                f"  {op}: Q {r['queued']:,}  D {r['dispatches']:,}  #Q/#D "
-                f"{_num(r['merge_ratio'])}  split {_num(r['split_ratio'])}  requeues "
-                f"{r['requeues']:,}  sequential {_num(r['sequential_share'])}"
-            )
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _num(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"

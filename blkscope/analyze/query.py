@@ -1,10 +1,7 @@
-"""Ad-hoc SQL over a dataset, as a Polars frame or rendered as a text table, JSON, CSV or\nnewline-delimited JSON."""
+"""Ad-hoc, read-only SQL over a dataset: rows, or a Polars frame (reports/rows_text.py prints\nthem)."""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
@@ -12,7 +9,6 @@ from typing import TYPE_CHECKING, TypeVar
 import duckdb
 
 from blkscope.errors import BlkscopeError
-from blkscope.safe_text import printable
 
 if TYPE_CHECKING:
     import polars as pl
@@ -27,31 +23,15 @@ class QueryError(BlkscopeError):
 READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 
 
-def run_query(con: duckdb.DuckDBPyConnection, query: str, fmt: str = "table") -> str:
-    """Run `query` (read-only, see `relation`) and return its rows rendered as `fmt`."""
+def run_query(
+    con: duckdb.DuckDBPyConnection, query: str
+) -> tuple[list[str], list[tuple[object, ...]]]:
+    """Run `query` (read-only, see `relation`): its column names and rows (none for a query
+    that returns no relation)."""
     rel = relation(con, query)
     if rel is None:
-        return ""
-    names = rel.columns
-    rows = _fetch(rel.fetchall)
-    return render_rows(names, rows, fmt)
-
-
-def render_rows(names: list[str], rows: list[tuple[object, ...]], fmt: str = "table") -> str:
-    """A query's rows as 'table', 'json' (a list of objects), 'csv' (with a header) or 'nl'
-    (one JSON object a line)."""
-    if fmt in ("json", "nl"):
-        objects = [dict(zip(names, r, strict=True)) for r in rows]
-        if fmt == "nl":
-            return "".join(json.dumps(o, default=str) + "\n" for o in objects)
-        return json.dumps(objects, default=str, indent=1) + "\n"
-    if fmt == "csv":
-        buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
-        writer.writerow(names)
-        writer.writerows(rows)
-        return buf.getvalue()
-    return _table(names, rows)
+        return [], []
+    return rel.columns, _fetch(rel.fetchall)
 
 
 def run_frame(con: duckdb.DuckDBPyConnection, query: str) -> pl.DataFrame:
@@ -126,15 +106,3 @@ def refuse_writes(con: duckdb.DuckDBPyConnection, query: str) -> None:
             err = QueryError(f"{verb} statements are refused: blkscope sql only reads the dataset")
             err.hint = "save a result with --csv or --json and a shell redirect"
             raise err
-
-
-def _table(names: list[str], rows: list[tuple[object, ...]]) -> str:
-    # escaped before measuring, so a name from a traced machine keeps the columns aligned
-    cells = [[("NULL" if v is None else printable(str(v))) for v in r] for r in rows]
-    names = [printable(n) for n in names]
-    widths = [max([len(n)] + [len(r[i]) for r in cells]) for i, n in enumerate(names)]
-    line = "  ".join(n.ljust(w) for n, w in zip(names, widths, strict=True))
-    out = [line, "  ".join("-" * w for w in widths)]
-    out += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
-    out.append(f"({len(rows)} row{'s' if len(rows) != 1 else ''})")
-    return "\n".join(out) + "\n"

@@ -150,21 +150,3 @@ def table_format(as_json: bool = False, as_csv: bool = False, as_nl: bool = Fals
 
 CSV_OPTION = typer.Option("--csv", help="Rows as CSV with a header.")
 NL_OPTION = typer.Option("--nl", help="Rows as JSON, one object a line.")
-
-
-def rows_text(rows: list[dict[str, Any]], fmt: str) -> str:
-    """Rows as CSV (a header, then one line per row) or newline-delimited JSON; nested values
-    (lists, objects) as JSON text."""
-    import csv
-    import io
-    import json
-
-    if fmt == "nl":
-        return "".join(json.dumps(r, default=str) + "\n" for r in rows)
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    names = list(rows[0]) if rows else []
-    writer.writerow(names)
-    for r in rows:
-        writer.writerow(json.dumps(r[n]) if isinstance(r[n], list | dict) else r[n] for n in names)
-    return buf.getvalue()

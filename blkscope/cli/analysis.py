@@ -16,12 +16,12 @@ from blkscope.cli._app import (
     duration,
     fail,
     number,
-    rows_text,
     say,
     say_json,
     table_format,
 )
 from blkscope.errors import OptionError
+from blkscope.reports.rows_text import records_text
 
 
 @app.command()
@@ -36,9 +36,9 @@ def analyze(
     ] = False,
 ) -> None:
     """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
-    from blkscope.analyze.device_summary import render_summary
     from blkscope.analyze.devices import device_names
     from blkscope.dataset import Dataset
+    from blkscope.reports.summary_text import render_summary
 
     interval_ns = duration(interval, "--interval")
     # imported here, after the option checks: loading the compiled pass takes a moment
@@ -83,13 +83,15 @@ def sql(
     from blkscope.analyze.query import run_query
     from blkscope.analyze.views import reads_catalog
     from blkscope.dataset import Dataset
+    from blkscope.reports.rows_text import render_rows
 
     fmt = table_format(as_json, as_csv, as_nl)
     with Dataset(dataset) as ds:
         if reads_catalog(query):
             ds.document()  # the column docs, for DESCRIBE-like queries
         ds.lock_down()
-        text = run_query(ds.con, query, fmt)
+        names, rows = run_query(ds.con, query)
+    text = render_rows(names, rows, fmt) if names else ""
     (say_json if fmt in ("json", "nl") else say)(text, nl=False)
 
 
@@ -128,7 +130,7 @@ def spikes(
     rows = [with_wall_times(r, clock, times) for r in found.spikes.to_dicts()]
     verdicts = found.writeback.to_dicts()
     if fmt in ("csv", "nl"):  # one table: the spikes, each naming its episode
-        (say_json if fmt == "nl" else say)(rows_text(rows, fmt), nl=False)
+        (say_json if fmt == "nl" else say)(records_text(rows, fmt), nl=False)
     elif as_json:
         doc = {"trace_start": clock.as_doc(), "episodes": episodes, "spikes": rows,
                "writeback": verdicts}  # fmt: skip
@@ -161,7 +163,7 @@ def periods(
     if fmt == "json":
         say_json(json.dumps(rows, indent=2))
     else:
-        (say_json if fmt == "nl" else say)(rows_text(rows, fmt), nl=False)
+        (say_json if fmt == "nl" else say)(records_text(rows, fmt), nl=False)
 
 
 @app.command()
@@ -191,7 +193,7 @@ def compare(
 ) -> None:
     """Compare two captures: latency shifts with 95% intervals, spikes, periods; noise vs real."""
     from blkscope.analyze.compare import compare as run_compare
-    from blkscope.analyze.compare import render
+    from blkscope.reports.compare_text import render
 
     with analysed(before) as a, analysed(after) as b:
         result = run_compare(a.con, b.con, str(before), str(after)).as_doc()
@@ -248,6 +250,6 @@ def partitions(
     if fmt == "json":
         say_json(json.dumps(rows, indent=2))
     elif fmt != "table":
-        (say_json if fmt == "nl" else say)(rows_text(rows, fmt), nl=False)
+        (say_json if fmt == "nl" else say)(records_text(rows, fmt), nl=False)
     else:
         say(render_partitions(rows))

@@ -14,11 +14,11 @@ from blkscope.cli._app import (
     NL_OPTION,
     _Commands,
     app,
-    rows_text,
     say,
     say_json,
     table_format,
 )
+from blkscope.reports.rows_text import records_text
 
 fleet_app = typer.Typer(
     name="fleet",
@@ -117,8 +117,8 @@ def sql(
     as_nl: Annotated[bool, NL_OPTION] = False,
 ) -> None:
     """Run SQL across all captures: each table holds every capture's rows plus host and capture."""
-    from blkscope.analyze.query import render_rows
     from blkscope.fleet.query import run_sql
+    from blkscope.reports.rows_text import render_rows
 
     fmt = table_format(as_json, as_csv, as_nl)
     answer = run_sql(fleet, query, engine, spark_master)
@@ -163,7 +163,7 @@ def check(
         say_json(json.dumps(results_json(results), indent=2))
     elif fmt != "table":
         checks = results_json(results)["checks"]
-        (say_json if fmt == "nl" else say)(rows_text(checks, fmt), nl=False)
+        (say_json if fmt == "nl" else say)(records_text(checks, fmt), nl=False)
     else:
         say(render_results(results))
     if not all(r.passed for r in results):

@@ -14,12 +14,12 @@ from blkscope.cli._app import (
     NL_OPTION,
     app,
     fail,
-    rows_text,
     say,
     say_json,
     table_format,
 )
 from blkscope.errors import OptionError
+from blkscope.reports.rows_text import records_text
 from blkscope.units import format_ms, format_s
 
 
@@ -96,7 +96,7 @@ def check(
         say_json(json.dumps(results_json(results), indent=2))
     elif fmt != "table":
         (say_json if fmt == "nl" else say)(
-            rows_text(results_json(results)["checks"], fmt), nl=False
+            records_text(results_json(results)["checks"], fmt), nl=False
         )
     else:
         say(render_results(results))

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-SECOND = 1_000_000_000
+from blkscope.units import NS_PER_S
+
+SECOND = NS_PER_S
 # bpftrace formats time() in user space when it reads the event, a little after the kernel
 # saw it: a stamp may be late by this much.
 PRINT_LAG_NS = 50_000_000

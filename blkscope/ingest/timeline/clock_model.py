@@ -16,8 +16,9 @@ from blkscope.ingest.logs.textlog import LIMIT
 from blkscope.ingest.timeline.align import Alignment, align_by_sector, align_rates, align_writeback
 from blkscope.ingest.timeline.align_rows import first_sector_rows, writeback_work
 from blkscope.ingest.timeline.digest import TraceDigest
+from blkscope.units import NS_PER_S
 
-SECOND = 1_000_000_000
+SECOND = NS_PER_S
 DAY = 86_400 * SECOND
 # iostat's window assumes its interval ends exactly at the printed second: allow some slack.
 RATES_SLACK_NS = 100_000_000

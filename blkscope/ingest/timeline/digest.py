@@ -7,8 +7,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope.concepts import arrow_writeback_queue
+from blkscope.units import NS_PER_S
 
-SECOND = 1_000_000_000
+SECOND = NS_PER_S
 # Queue events closer than this belong to one flusher burst.
 BURST_GAP_NS = 1_000_000
 
