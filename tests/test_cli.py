@@ -37,7 +37,7 @@ def test_every_command_has_help_and_is_documented() -> None:
     commands = group.commands  # type: ignore[attr-defined]
     assert sorted(commands) == [
         "analyze", "capture", "capture-restore", "check", "compare", "crosscheck", "files",
-        "fleet", "ingest", "partitions", "periods", "report", "spikes", "sql",
+        "fleet", "ingest", "partitions", "periods", "report", "schema", "spikes", "sql",
     ]  # fmt: skip
     fleet = commands["fleet"].commands
     assert sorted(fleet) == ["add", "check", "report", "sql"]
