@@ -9,7 +9,13 @@ import pyarrow.parquet as pq
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blkscope.ingest.blkparse.event_line import ACTIONS, parse_event_line, render_event, render_rwbs
+from blkscope.ingest.blkparse.event_line import (
+    ACTIONS,
+    empty_row,
+    parse_event_line,
+    render_event,
+    render_rwbs,
+)
 from blkscope.ingest.block_events import ingest_blkparse
 
 u32 = st.integers(0, 2**32 - 1)
@@ -31,6 +37,7 @@ rwbs = st.builds(
 def event_rows(draw: st.DrawFn) -> dict[str, Any]:
     action = draw(st.sampled_from(ACTIONS))
     row = {
+        **empty_row(),  # every optional column empty, as the parser starts a row
         "dev_major": draw(st.integers(0, 4095)),
         "dev_minor": draw(st.integers(0, 2**20 - 1)),
         "cpu": draw(st.integers(0, 511)),
@@ -39,19 +46,6 @@ def event_rows(draw: st.DrawFn) -> dict[str, Any]:
         "pid": draw(u32),
         "action": action,
         "rwbs": draw(rwbs),
-        "sector": None,
-        "nsectors": None,
-        "split_sector": None,
-        "remap_dev_major": None,
-        "remap_dev_minor": None,
-        "remap_sector": None,
-        "error": None,
-        "comm": None,
-        "depth": None,
-        "message": None,
-        "pc_bytes": None,
-        "pdu": None,
-        "elapsed": None,
     }
     sector = draw(st.integers(0, 2**40))
     if action in "QGIDBMFS" and draw(st.booleans()):

@@ -43,17 +43,12 @@ def writeback_work(
     is that of the first row on the traced devices. None when the log has no such row."""
     columns = ["dev_major", "dev_minor", "time_ns", "duration_ns"]
     wanted: np.ndarray | None = np.array([(a << 32) + b for a, b in traced], np.int64)
-    if not any(_on_trace(rows, wanted).any() for rows in _batches(table, columns)):
+    first, work = _first_and_work(table, columns, wanted)
+    if first is None:
         if table["dev_major"].null_count < table.num_rows:
             return None  # only devices the trace did not record
         wanted = None
-    first: int | None = None
-    work = 0
-    for rows in _batches(table, columns):
-        on = _on_trace(rows, wanted)
-        if first is None and on.any():
-            first = int(rows["time_ns"][on][0])
-        work += int((on & (rows["duration_ns"] >= MIN_WORK_NS)).sum())
+        first, work = _first_and_work(table, columns, wanted)
     if first is None:
         return None
     # the rows align_writeback would sample from all of them
@@ -70,6 +65,20 @@ def writeback_work(
         durations.append(rows["duration_ns"][keep][mine].astype(np.int64))
         seen += n
     return np.concatenate(stamps), np.concatenate(durations), first
+
+
+def _first_and_work(
+    table: pa.Table, columns: list[str], wanted: np.ndarray | None
+) -> tuple[int | None, int]:
+    # the first stamp on the traced devices, and how many rows there are work items
+    first: int | None = None
+    work = 0
+    for rows in _batches(table, columns):
+        on = _on_trace(rows, wanted)
+        if first is None and on.any():
+            first = int(rows["time_ns"][on][0])
+        work += int((on & (rows["duration_ns"] >= MIN_WORK_NS)).sum())
+    return first, work
 
 
 def first_sector_rows(table: pa.Table) -> tuple[np.ndarray, np.ndarray]:
