@@ -36,6 +36,9 @@ class SqlView:
     optional: tuple[str, ...] = ()
     materialize: str | None = None  # "temp" or "table"
     table: str | None = None  # the stored table, for materialize "table"
+    doc: str = ""  # the header's prose: what the view answers
+    # (column, doc) of the final SELECT, from each column's `--` comment ("" where it has none)
+    columns: tuple[tuple[str, str], ...] = ()
 
 
 _NEEDS = re.compile(r"^-- needs:(.*)$", re.M)
@@ -49,7 +52,58 @@ def _parse(name: str, text: str) -> SqlView:
     optional = tuple(n.rstrip("?") for n in names if n.endswith("?"))
     mat = _MATERIALIZE.search(text)
     kind = None if mat is None else mat[1].split()[0]
-    return SqlView(name, text, needs, optional, kind, None if mat is None else mat[2])
+    table = None if mat is None else mat[2]
+    if name.startswith("_"):  # a step: its columns are documented where they are used
+        return SqlView(name, text, needs, optional, kind, table)
+    return SqlView(name, text, needs, optional, kind, table, _header_doc(text), _column_docs(text))
+
+
+def _header_doc(text: str) -> str:
+    """The `--` lines a view's file starts with, without the `-- needs:` and `-- materialize:`
+    lines the registration reads: its doc, one line per line of the file."""
+    doc = []
+    for line in text.splitlines():
+        if not line.startswith("--"):
+            break
+        if not _NEEDS.match(line) and not _MATERIALIZE.match(line):
+            doc.append(line[2:].strip())
+    return "\n".join(doc)
+
+
+# The final top-level SELECT: `SELECT` alone on a line at the left margin, its column list up
+# to `FROM` at the margin (the CTEs' SELECTs above it are indented).
+_FINAL_SELECT = re.compile(r"^SELECT[ \t]*\n(.*?)^FROM\b", re.M | re.S)
+_ALIAS = re.compile(r"(?:\bAS\s+|^|\.)(\w+)\s*,?\s*$", re.I)
+
+
+def _column_docs(text: str) -> tuple[tuple[str, str], ...]:
+    """Each column of a view's final SELECT with the text of its `--` comment.
+
+    A column's expression may span lines; its comment ends it. The column's name is its
+    `AS name`, or the last word of a bare `alias.column`. A comment on a line of its own
+    continues the doc of the column above.
+    """
+    found = list(_FINAL_SELECT.finditer(text))
+    if not found:
+        return ()
+    columns: list[tuple[str, str]] = []
+    expression = ""
+    for line in found[-1][1].splitlines():
+        code, dash, comment = line.partition("--")
+        expression += " " + code.strip()
+        if not dash:
+            continue
+        if not expression.strip() and columns:
+            name, doc = columns.pop()
+            columns.append((name, f"{doc} {comment.strip()}"))
+            continue
+        alias = _ALIAS.search(expression.strip())
+        columns.append((alias[1] if alias else expression.strip(), comment.strip()))
+        expression = ""
+    if expression.strip():  # a last column without a comment
+        alias = _ALIAS.search(expression.strip())
+        columns.append((alias[1] if alias else expression.strip(), ""))
+    return tuple(columns)
 
 
 def sql_views() -> dict[str, SqlView]:
@@ -130,20 +184,34 @@ def reads_catalog(query: str) -> bool:
 
 
 def document(con: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
-    """Give the stored tables' views their docs (the schemas' field docs) as DuckDB comments,
-    shown by duckdb_columns() and duckdb_views(). Not done on every connection: DuckDB re-binds
-    a view for each COMMENT ON COLUMN, so the ~500 of a whole dataset cost about 0.2 s."""
-    con.execute(";\n".join(_comments(name) for name in tables if name in TABLES))
+    """Give the stored tables' views their docs (the schemas' field docs) and the public SQL
+    views theirs (their files' `--` comments) as DuckDB comments, shown by duckdb_columns() and
+    duckdb_views(). Not done on every connection: DuckDB re-binds a view for each COMMENT ON
+    COLUMN, so the ~600 of a whole dataset cost about 0.3 s."""
+    stored = [_comments(name) for name in tables if name in TABLES]
+    defined = relations(con)
+    views = [_view_comments(v) for n, v in sql_views().items() if v.columns and n in defined]
+    con.execute(";\n".join(stored + views))
 
 
 @functools.cache
 def _comments(table: str) -> str:
     """The COMMENT statements of a stored table's view, from its declared schema."""
     schema = TABLES[table]
-    statements = [f"COMMENT ON VIEW {quoted(table)} IS {_literal(doc_of(schema))}"]
+    return _comment_statements(table, doc_of(schema), [(f.name, doc_of(f)) for f in schema])
+
+
+@functools.cache
+def _view_comments(view: SqlView) -> str:
+    """The COMMENT statements of a public SQL view, from its file's comments."""
+    return _comment_statements(view.name, view.doc, [c for c in view.columns if c[1]])
+
+
+def _comment_statements(name: str, doc: str, columns: Iterable[tuple[str, str]]) -> str:
+    statements = [f"COMMENT ON VIEW {quoted(name)} IS {_literal(doc)}"]
     statements += [
-        f"COMMENT ON COLUMN {quoted(table)}.{quoted(f.name)} IS {_literal(doc_of(f))}"
-        for f in schema
+        f"COMMENT ON COLUMN {quoted(name)}.{quoted(column)} IS {_literal(text)}"
+        for column, text in columns
     ]
     return ";\n".join(statements)
 
