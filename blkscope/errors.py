@@ -5,7 +5,8 @@ Exit codes of the command line (the README's table is this one):
   1   another failure: a dataset that cannot be written, a capture that cannot run, a
       threshold `check` found exceeded, a recorded command that failed
   2   bad input or usage: a malformed input line or file (ParseError, InputFormatError), a bad
-      option value (OptionError)
+      option value (OptionError), a user's SQL query that is malformed, names what does not
+      exist or is refused (BadQueryError)
   130 interrupted (SIGINT / Ctrl-C): every output is its previous version or, if the
       command had already committed it, its new one; never half-written
 """
@@ -83,6 +84,22 @@ class DatasetError(_PathError):
 class NotADatasetError(DatasetError, InputFormatError):
     """A folder given as a dataset (or a fleet) is not one, or its manifest or tables are
     damaged: bad input (exit 2), like any other input in the wrong format."""
+
+
+class QueryError(BlkscopeError):
+    """A user's SQL query (`blkscope sql`, `fleet sql`, Dataset.sql) failed: DuckDB's (or
+    Spark's) message, and a hint. As such, a failure while it ran (out of memory, a table file
+    that cannot be read, an internal error of the engine): exit 1."""
+
+    def __init__(self, reason: str, hint: str | None = None) -> None:
+        super().__init__(reason)
+        self.hint = hint
+
+
+class BadQueryError(QueryError):
+    """The query itself is at fault: malformed, naming a table, view or column that does not
+    exist, a value it cannot convert, or a statement that is refused (blkscope only reads):
+    bad input, exit 2."""
 
 
 class CaptureError(_PathError):

@@ -9,12 +9,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import duckdb
 import pytest
 import typer.main
 from typer.testing import CliRunner
 
+import blkscope
+from blkscope.analyze.query import query_error
 from blkscope.cli import app
-from blkscope.cli._app import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED
+from blkscope.cli._app import EXIT_BAD_INPUT, EXIT_FAILED, EXIT_INTERRUPTED, fail
+from blkscope.errors import BadQueryError, QueryError
 
 runner = CliRunner()
 
@@ -84,3 +88,44 @@ def test_input_that_is_not_its_own_is_exit_2(command: str, tmp_path: Path) -> No
     assert result.exit_code == EXIT_BAD_INPUT, result.output
     assert result.stderr.splitlines()[0].startswith(first_line.format(**places))
     assert "Traceback" not in result.output
+
+
+# A user's query that DuckDB cannot parse, bind or convert: bad input, with DuckDB's first line
+# and a hint (the query, not a file, is where the mistake is).
+BAD_QUERIES = {
+    "SELEC 1": (
+        'error: query failed: Parser Error: syntax error at or near "SELEC"',
+        'hint: the query is DuckDB SQL, quoted whole for the shell: "SELECT count(*) FROM bios"',
+    ),
+    "SELECT q2c FROM bios": (
+        'error: query failed: Binder Error: Referenced column "q2c" not found in FROM clause!',
+        "hint: DESCRIBE NAME lists a table's or view's columns and their docs",
+    ),
+    "SELECT 'x'::INTEGER": (
+        "error: query failed: Conversion Error: Could not convert string 'x' to INT32",
+        "hint: TRY_CAST gives NULL where a value does not convert",
+    ),
+}
+
+
+@pytest.mark.parametrize("query", sorted(BAD_QUERIES))
+def test_a_bad_query_is_exit_2_with_duckdbs_message_and_a_hint(
+    mq_dataset: Path, query: str
+) -> None:
+    result = runner.invoke(app, ["sql", str(mq_dataset), query])
+    assert result.exit_code == EXIT_BAD_INPUT
+    assert result.stderr.splitlines() == list(BAD_QUERIES[query])
+    with blkscope.open(mq_dataset, progress=False) as ds, pytest.raises(BadQueryError) as caught:
+        ds.sql(query)
+    assert f"error: {caught.value}" == BAD_QUERIES[query][0]
+
+
+def test_a_query_that_fails_while_running_is_exit_1() -> None:
+    """Out of memory, a table file that cannot be read, DuckDB's own bug: not the query's
+    fault, so a failure (1) and not bad input."""
+    for exc in (duckdb.OutOfMemoryException("x"), duckdb.IOException("x"),
+                duckdb.InternalException("x")):  # fmt: skip
+        err = query_error(exc)
+        assert type(err) is QueryError and str(err) == "query failed: x"
+        assert fail(err).exit_code == EXIT_FAILED
+    assert isinstance(query_error(duckdb.ParserException("x")), BadQueryError)

@@ -219,7 +219,7 @@ def test_sql_refuses_statements_that_write(
     dataset: Path, tmp_path: Path, query: str, verb: str
 ) -> None:
     result = runner.invoke(app, ["sql", str(dataset), query.format(out=tmp_path)])
-    assert result.exit_code != 0
+    assert result.exit_code == 2  # a refused statement is bad input
     assert result.output == (
         f"error: {verb} statements are refused: blkscope sql only reads the dataset\n"
         "hint: save a result with --csv or --json and a shell redirect\n"
@@ -238,7 +238,7 @@ def test_sql_refuses_statements_that_write(
 )
 def test_sql_reads_nothing_outside_the_dataset(dataset: Path, query: str) -> None:
     result = runner.invoke(app, ["sql", str(dataset), query.format(ds=dataset)])
-    assert result.exit_code != 0
+    assert result.exit_code == 2
     assert "Permission Error: Cannot access file" in result.output
     assert "root:" not in result.output
     assert result.output.endswith(

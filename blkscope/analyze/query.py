@@ -8,14 +8,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 import duckdb
 
-from blkscope.errors import BlkscopeError
+from blkscope.errors import BadQueryError, QueryError
 
 if TYPE_CHECKING:
     import polars as pl
 
-
-class QueryError(BlkscopeError):
-    """The user's SQL failed in DuckDB."""
+__all__ = ["BadQueryError", "QueryError", "query_error", "refuse_writes", "relation", "run_frame"]
 
 
 # Statements that only read. The rest (COPY, EXPORT, ATTACH, INSTALL/LOAD, SET, CREATE, ...)
@@ -51,7 +49,9 @@ def relation(con: duckdb.DuckDBPyConnection, query: str) -> duckdb.DuckDBPyRelat
     try:
         query.encode("utf-8")
     except UnicodeEncodeError as exc:  # a shell argument's bytes that are not UTF-8
-        raise QueryError(f"the query is not valid UTF-8 (at character {exc.start + 1})") from None
+        raise BadQueryError(
+            f"the query is not valid UTF-8 (at character {exc.start + 1})", _QUOTE_HINT
+        ) from None
     _fetch(lambda: refuse_writes(con, query))
     return _fetch(lambda: con.sql(described_with_docs(query)))
 
@@ -83,18 +83,40 @@ def _fetch(run: Callable[[], T]) -> T:
     try:
         return run()
     except duckdb.Error as exc:
-        err = QueryError(f"query failed: {str(exc).splitlines()[0]}")
-        if isinstance(exc, duckdb.CatalogException):
-            err.hint = (
-                "requests, bios, stage_stats, iostat, latency_hist, depth and io_dist "
-                "are written by 'blkscope analyze DATASET'"
-            )
-        if isinstance(exc, duckdb.PermissionException):
-            err.hint = (
-                "blkscope sql reads only the dataset's own tables; "
-                "save a result with --csv or --json and a shell redirect"
-            )
-        raise err from None
+        raise query_error(exc) from None
+
+
+# DuckDB's errors that the query causes, whatever the data: bad input (exit 2). The rest (out of
+# memory, a file that cannot be read, an internal error) are failures (exit 1).
+_THE_QUERYS_FAULT = (
+    duckdb.ProgrammingError,  # parser, syntax, binder, catalog, invalid input
+    duckdb.DataError,  # a conversion or a value out of range
+    duckdb.PermissionException,  # a file or setting the locked-down connection refuses
+    duckdb.NotSupportedError,
+)
+_QUOTE_HINT = 'the query is DuckDB SQL, quoted whole for the shell: "SELECT count(*) FROM bios"'
+_HINTS: list[tuple[type[duckdb.Error], str]] = [
+    (
+        duckdb.CatalogException,
+        "requests, bios, stage_stats, iostat, latency_hist, depth and io_dist "
+        "are written by 'blkscope analyze DATASET'",
+    ),
+    (duckdb.BinderException, "DESCRIBE NAME lists a table's or view's columns and their docs"),
+    (duckdb.ParserException, _QUOTE_HINT),
+    (duckdb.DataError, "TRY_CAST gives NULL where a value does not convert"),
+    (
+        duckdb.PermissionException,
+        "blkscope sql reads only the dataset's own tables; "
+        "save a result with --csv or --json and a shell redirect",
+    ),
+]
+
+
+def query_error(exc: duckdb.Error) -> QueryError:
+    """DuckDB's error as the library's: its first line, a hint, and whose fault it is."""
+    hint = next((text for kind, text in _HINTS if isinstance(exc, kind)), None)
+    kind = BadQueryError if isinstance(exc, _THE_QUERYS_FAULT) else QueryError
+    return kind(f"query failed: {str(exc).splitlines()[0]}", hint)
 
 
 def refuse_writes(con: duckdb.DuckDBPyConnection, query: str) -> None:
@@ -103,6 +125,7 @@ def refuse_writes(con: duckdb.DuckDBPyConnection, query: str) -> None:
         if statement.type not in READ_ONLY:
             words = statement.query.split()
             verb = next((w.upper() for w in words if w.isalpha()), statement.type.name)
-            err = QueryError(f"{verb} statements are refused: blkscope sql only reads the dataset")
-            err.hint = "save a result with --csv or --json and a shell redirect"
-            raise err
+            raise BadQueryError(
+                f"{verb} statements are refused: blkscope sql only reads the dataset",
+                "save a result with --csv or --json and a shell redirect",
+            )

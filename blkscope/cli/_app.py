@@ -9,7 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 from blkscope import __version__, interrupts
-from blkscope.errors import BlkscopeError, InputFormatError, ParseError
+from blkscope.errors import BadQueryError, BlkscopeError, InputFormatError, ParseError
 from blkscope.safe_text import json_printable, printable
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def fail(exc: BlkscopeError) -> typer.Exit:
     say(f"error: {exc}", err=True)
     if exc.hint:
         say(f"hint: {exc.hint}", err=True)
-    bad_input = isinstance(exc, ParseError | InputFormatError)
+    bad_input = isinstance(exc, ParseError | InputFormatError | BadQueryError)
     return typer.Exit(EXIT_BAD_INPUT if bad_input else EXIT_FAILED)
 
 

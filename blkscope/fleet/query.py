@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from blkscope.analyze.query import QueryError, refuse_writes
+from blkscope.analyze.query import BadQueryError, QueryError, query_error, refuse_writes
 from blkscope.analyze.views import SqlView, quoted, sql_views_in
 from blkscope.errors import OptionError
 from blkscope.fleet.fleet_folder import open_fleet, partitions
@@ -146,7 +146,7 @@ def run_sql(
             columns = [d[0] for d in cursor.description or []]
             return Answer(columns, cursor.fetchall())
         except duckdb.Error as exc:
-            raise QueryError(f"query failed: {str(exc).splitlines()[0]}") from None
+            raise query_error(exc) from None
 
 
 def _run_spark(fleet: Path, sql: str, spark_master: str | None) -> Answer:
@@ -154,9 +154,10 @@ def _run_spark(fleet: Path, sql: str, spark_master: str | None) -> Answer:
 
     verb = (sql.split() or [""])[0].upper()
     if verb not in _READ_VERBS:
-        err = QueryError(f"{verb or 'an empty'} statement refused: fleet sql only reads the fleet")
-        err.hint = "save a result with --csv or --json and a shell redirect"
-        raise err
+        raise BadQueryError(
+            f"{verb or 'an empty'} statement refused: fleet sql only reads the fleet",
+            "save a result with --csv or --json and a shell redirect",
+        )
     spark = spark_session(spark_master, "blkscope fleet sql")
     spark_fleet(spark, fleet, sql)
     try:
@@ -164,4 +165,6 @@ def _run_spark(fleet: Path, sql: str, spark_master: str | None) -> Answer:
         return Answer(list(frame.columns), [tuple(r) for r in frame.collect()])
     except Exception as exc:  # pyspark's AnalysisException, ParseException, ...
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise QueryError(f"query failed: {first}") from None
+        # pyspark's AnalysisException (and its ParseException): the query's own fault
+        analysis = any(k.__name__ == "AnalysisException" for k in type(exc).__mro__)
+        raise (BadQueryError if analysis else QueryError)(f"query failed: {first}") from None

@@ -59,8 +59,11 @@ def test_sql_error_message(analyzed: dict[str, Path]) -> None:
     result = runner.invoke(
         app, ["sql", str(analyzed["mq-writeback-30s"]), "SELECT nope FROM requests"]
     )
-    assert result.exit_code == 1
+    assert result.exit_code == 2  # the query is bad input
     assert result.stderr.startswith('error: query failed: Binder Error: Referenced column "nope"')
+    assert result.stderr.splitlines()[-1] == (
+        "hint: DESCRIBE NAME lists a table's or view's columns and their docs"
+    )
 
 
 def test_analyze_not_a_dataset(tmp_path: Path) -> None:
@@ -80,7 +83,7 @@ def test_sql_before_analyze_hints(tmp_path: Path) -> None:
     ds = tmp_path / "ds"
     ingest_blkparse([str(DATA / "mq30-flush.blkparse.txt")], ds)
     result = runner.invoke(app, ["sql", str(ds), "SELECT count(*) FROM bios"])
-    assert result.exit_code == 1
+    assert result.exit_code == 2
     assert result.stderr.splitlines() == [
         "error: query failed: Catalog Error: Table with name bios does not exist!",
         "hint: requests, bios, stage_stats, iostat, latency_hist, depth and io_dist are written "

@@ -125,8 +125,17 @@ def test_check_names_each_failing_host_and_capture(small_fleet: Path) -> None:
 @pytest.mark.parametrize("query", ["DROP VIEW captures", "COPY captures TO '/tmp/x.csv'"])
 def test_fleet_sql_only_reads(small_fleet: Path, query: str) -> None:
     done = blkscope("fleet", "sql", small_fleet, query)
-    assert done.exit_code == 1
+    assert done.exit_code == 2  # bad input, like a malformed query
     assert "statements are refused: blkscope sql only reads the dataset" in done.output
+
+
+def test_fleet_sql_with_a_malformed_query_is_bad_input(small_fleet: Path) -> None:
+    done = blkscope("fleet", "sql", small_fleet, "SELEC host FROM captures")
+    assert done.exit_code == 2
+    assert done.stderr.splitlines() == [
+        'error: query failed: Parser Error: syntax error at or near "SELEC"',
+        'hint: the query is DuckDB SQL, quoted whole for the shell: "SELECT count(*) FROM bios"',
+    ]
 
 
 def test_killed_add_leaves_a_queryable_fleet_and_a_rerun_completes(tmp_path: Path) -> None:
