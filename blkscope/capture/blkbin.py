@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
-from numba import njit
 
 from blkscope.blk_io_trace import (
     COMM_LEN,
@@ -26,6 +25,7 @@ from blkscope.blk_io_trace import MAGIC as BLK_MAGIC
 from blkscope.blk_io_trace import TN_PROCESS as TN_PROCESS_CODE
 from blkscope.blk_io_trace import TN_TIMESTAMP as TN_TIMESTAMP_CODE
 from blkscope.errors import InputFormatError
+from blkscope.jit import compiled
 
 # ftrace's bin output puts pid u32, cpu u32, ts u64 before each struct blk_io_trace.
 FTRACE_HEADER = struct.Struct("<IIQ")
@@ -210,7 +210,7 @@ def _not_blk(name: str, at: int, head: np.ndarray) -> InputFormatError:
     )
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _u32(buf: np.ndarray, at: int) -> int:
     return (
         np.uint32(buf[at])
@@ -220,7 +220,7 @@ def _u32(buf: np.ndarray, at: int) -> int:
     )
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _index(
     buf: np.ndarray, pos: int, stop: int, cap: int
 ) -> tuple[
@@ -256,7 +256,7 @@ def _index(
     return n, pos, -1, (start, pdu_len, cpu, dev, pid, time_ns)
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _gather(
     buf: np.ndarray, start: np.ndarray, pdu_len: np.ndarray, dev_idx: np.ndarray, seqs: np.ndarray
 ) -> np.ndarray:

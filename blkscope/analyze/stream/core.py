@@ -6,7 +6,7 @@ import numpy as np
 
 from blkscope.analyze.stream.bios import _lost, emit_bio, finalize_piece, new_bio, new_piece
 from blkscope.analyze.stream.iodist import count_io
-from blkscope.analyze.stream.jit import inline_kernel, kernel
+from blkscope.analyze.stream.jit import entry_kernel, inline_kernel, kernel
 from blkscope.analyze.stream.keyed import (
     crowded,
     tab_clear,
@@ -79,7 +79,7 @@ from blkscope.analyze.stream.state import State
 BATCH, TRACE_END = 1, 2
 
 
-@kernel
+@entry_kernel
 def step(
     S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap: int, what: int
 ) -> int:

@@ -7,9 +7,9 @@ line for the reference parser in `event_line`; it never guesses.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
 from blkscope.ingest.rwbs_bits import FUA, META, OP_SHIFT, PREFLUSH, READAHEAD, SYNC
+from blkscope.jit import compiled
 
 # Rows of the int64 output matrix.
 F_MAJOR, F_MINOR, F_CPU, F_SEQ, F_TIME, F_PID = 0, 1, 2, 3, 4, 5
@@ -31,7 +31,7 @@ MAX_SECONDS = 9_223_372_035  # seconds * 1e9 + ns must fit int64
 MIN_FAST_LINE = 16
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _uint(buf, p, e):  # type: ignore[no-untyped-def]
     v = 0
     q = p
@@ -41,7 +41,7 @@ def _uint(buf, p, e):  # type: ignore[no-untyped-def]
     return v, q, q - p
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _spaces(buf, p, e):  # type: ignore[no-untyped-def]
     while p < e and buf[p] == 32:
         p += 1
@@ -57,7 +57,7 @@ for _letter, _code in zip(
     _ACTION_OF_BYTE[ord(_letter)] = _code
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _action(buf, p, e):  # type: ignore[no-untyped-def]
     if p + 1 < e and buf[p + 1] != 32:
         if buf[p] == 85 and buf[p + 1] == 84 and (p + 2 >= e or buf[p + 2] == 32):  # UT
@@ -66,7 +66,7 @@ def _action(buf, p, e):  # type: ignore[no-untyped-def]
     return _ACTION_OF_BYTE[buf[p]], p + 1
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _rwbs(buf, p, e):  # type: ignore[no-untyped-def]
     code = 0
     if p < e and buf[p] == 70 and p + 1 < e and buf[p + 1] in (68, 87, 82, 78):
@@ -104,7 +104,7 @@ def _rwbs(buf, p, e):  # type: ignore[no-untyped-def]
     return code, p
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _plain_comm(buf, s, e):  # type: ignore[no-untyped-def]
     for q in range(s, e):
         b = buf[q]
@@ -113,19 +113,19 @@ def _plain_comm(buf, s, e):  # type: ignore[no-untyped-def]
     return True
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _canon(buf, p, nd):  # type: ignore[no-untyped-def]
     """True when nd digits at p are a number as printf prints it (no leading 0, fits int64)."""
     return 0 < nd <= 18 and (nd == 1 or buf[p] != 48)
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _pad(nd, width):  # type: ignore[no-untyped-def]
     """Spaces printf puts before a right-aligned field of nd characters in `width`."""
     return width - nd if nd < width else 0
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _field(buf, p, n, gap, width):  # type: ignore[no-untyped-def]
     """Read a number after `gap` spaces plus its %{width}d padding; -1 digits when not exact."""
     q = _spaces(buf, p, n)
@@ -135,7 +135,7 @@ def _field(buf, p, n, gap, width):  # type: ignore[no-untyped-def]
     return v, e, nd
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _header(buf, p, n, ints, r):  # type: ignore[no-untyped-def]
     """Parse the seven header fields from p; return (action code or -1, rwbs code, position).
 
@@ -184,14 +184,14 @@ def _header(buf, p, n, ints, r):  # type: ignore[no-untyped-def]
     return a, code, end + 1  # past the single space blkparse prints after RWBS
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _num(buf, p, e):  # type: ignore[no-untyped-def]
     """A number at p as printf prints it: (value, end, ok)."""
     v, q, nd = _uint(buf, p, e)
     return v, q, _canon(buf, p, nd)
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
     """Parse what follows the RWBS; return the validity bits, or -1 for the slow path."""
     if a in (A_C, A_R):
@@ -263,7 +263,7 @@ def _tail(buf, p, e, a, ints, r):  # type: ignore[no-untyped-def]
     return bits
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _blank(buf, s, e):  # type: ignore[no-untyped-def]
     """True when buf[s:e] holds only spaces, tabs and CRs."""
     q = s
@@ -272,7 +272,7 @@ def _blank(buf, s, e):  # type: ignore[no-untyped-def]
     return q == e
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def scan_lines(buf, n, ints, action, rwbs, valid, slow):  # type: ignore[no-untyped-def]
     """Parse lines of buf[:n] into compact columns; return (lines, fast rows, slow lines).
 
@@ -316,7 +316,7 @@ def scan_lines(buf, n, ints, action, rwbs, valid, slow):  # type: ignore[no-unty
     return line, fast, n_slow
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def gather_spans(buf, starts, ends, offsets, out):  # type: ignore[no-untyped-def]
     """Copy buf[starts[k]:ends[k]] back to back into out; fill Arrow offsets."""
     pos = 0

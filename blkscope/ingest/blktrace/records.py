@@ -9,7 +9,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from blkscope.blk_io_trace import (
     MAGIC,
@@ -22,6 +21,7 @@ from blkscope.blk_io_trace import (
 )
 from blkscope.errors import InputFormatError
 from blkscope.ingest.sources import open_source
+from blkscope.jit import compiled
 
 
 @dataclass
@@ -42,7 +42,7 @@ class RecordFile:
         return self.data[start : start + int(self.records["pdu_len"][i])].tobytes()
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _walk(buf, offsets, packed):  # type: ignore[no-untyped-def]
     """Follow pdu_len from record to record; copy each 48-byte header; return (count, end)."""
     n = len(buf)
@@ -60,7 +60,7 @@ def _walk(buf, offsets, packed):  # type: ignore[no-untyped-def]
     return k, o
 
 
-@njit(cache=True, nogil=True)
+@compiled
 def _gather(data, starts, lengths, offsets, out):  # type: ignore[no-untyped-def]
     pos = 0
     for i in range(len(starts)):
