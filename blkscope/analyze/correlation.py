@@ -11,7 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from blkscope.analyze.coincidence import at_least, overlap_chance
-from blkscope.analyze.views import query_table
+from blkscope.analyze.views import in_schema, query_table
 from blkscope.schemas import WRITEBACK_VERDICT
 from blkscope.units import format_s, format_share
 
@@ -82,10 +82,14 @@ def _flusher_bursts(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, int,
 
 
 def device_spans(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], tuple[int, int]]:
-    """Per device, the first and last event time: the span chance is measured over."""
-    rows = con.execute(
-        "SELECT dev_major, dev_minor, min(time_ns), max(time_ns) FROM events GROUP BY ALL"
-    ).fetchall()
+    """Per device (in device order), the first and last event time: the span chance is measured
+    over. Kept in an internal table of the connection: the findings ask for it five times, and
+    each scan of a 45 M-event trace costs ~0.45 CPU-s (a connection's events never change)."""
+    con.execute(
+        f"CREATE TABLE IF NOT EXISTS {in_schema('_device_spans')} AS "
+        "SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events GROUP BY ALL"
+    )
+    rows = con.execute(f"SELECT * FROM {in_schema('_device_spans')} ORDER BY 1, 2").fetchall()
     return {(int(a), int(b)): (int(lo), int(hi)) for a, b, lo, hi in rows}
 
 
