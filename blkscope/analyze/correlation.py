@@ -94,13 +94,15 @@ def device_spans(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], tuple[
 
 
 def _tail_inside(con: duckdb.DuckDBPyConnection, wb: WritebackIntervals) -> dict[tuple, tuple]:
-    """Per device: (Q2C ns of the bios above its p99, of which while writeback ran)."""
+    """Per device: (Q2C ns of the bios above its p99, of which while writeback ran). The p99 is
+    stage_stats' (device level: every complete bio, the same quantile_disc), not computed
+    again: a percentile of its own would sort every bio's latency in memory."""
     tail = query_table(
         con,
         """
         SELECT b.dev_major, b.dev_minor, b.c_time_ns, b.q2c_ns FROM bios b
-        JOIN (SELECT dev_major, dev_minor, quantile_disc(q2c_ns, 0.99) AS p99 FROM bios
-              WHERE NOT partial GROUP BY ALL) p USING (dev_major, dev_minor)
+        JOIN (SELECT dev_major, dev_minor, p99_ns AS p99 FROM stage_stats
+              WHERE level = 'device' AND stage = 'Q2C') p USING (dev_major, dev_minor)
         WHERE NOT b.partial AND b.q2c_ns > p.p99""",
     )
     out: dict[tuple[int, int], tuple[int, int]] = {}
