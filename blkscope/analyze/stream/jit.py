@@ -1,6 +1,5 @@
 """How every function of the streaming pass is compiled: cached on disk, without numba's
-reference-counting runtime (NRT), and once per argument types, whatever constants a caller
-passes.
+reference-counting runtime (NRT), and without Python wrappers where only compiled code calls.
 
 The pass hands one State (a tuple of ~40 arrays) from function to function. With NRT, each call
 increments and decrements the reference count of every array in it, with atomic instructions:
@@ -8,15 +7,15 @@ profiled on the 4.4 M-event fio capture, NRT_incref/NRT_decref took 40 % of the 
 typed dicts gone). Without NRT nothing is counted; the price is that compiled code can allocate
 nothing (no arrays, lists or dicts): Python owns and grows every table between calls.
 
-A first run compiles the whole pass (the cache is empty after an install). A call with a
-constant (`tab_find(t, k, 0)`) is typed with plain types (blkscope/jit.py's plain_calls): 10 of
-the pass's functions were compiled twice.
+A first run compiles the whole pass (the cache is empty after an install). Most of that is
+numba's lowering, and most of it, for a function that takes the State, was its Python wrapper
+(unboxing ~40 arrays: ~2/3 of a small function's lowering). Only `step` is called from Python
+with the State: every other function taking it is compiled without the wrappers.
 
-Most of a first run's compile time is numba's lowering, and most of that, for a function that
-takes the State, was its Python wrapper (unboxing ~40 arrays: ~2/3 of a small function's
-lowering). Only `step` is called from Python with the State: every other function taking it is
-compiled without them. The report on the bundled capture with an empty cache compiled for 71
-CPU-s (59 functions), now 28 (43), identical tables."""
+A call with a constant (`close_idle_sessions(S, now, False)`) still gets a version compiled for
+that constant (numba's literal types; 10 functions are compiled twice): typed with plain types
+instead (blkscope/jit.py's plain_calls, as the ingest kernels are), the pass took ~10 % more
+CPU on the 4.4 M-event fio capture, the constants no longer folded in the callees' code."""
 
 from __future__ import annotations
 
@@ -26,8 +25,6 @@ from typing import Any, TypeVar
 
 import numba
 
-from blkscope.jit import plain_calls
-
 F = TypeVar("F", bound=Callable[..., Any])
 # nogil: the pass runs while the helper threads (threads.py) read and write Parquet
 _OPTIONS: dict[str, Any] = {"cache": True, "_nrt": False, "nogil": True}
@@ -35,17 +32,20 @@ _OPTIONS: dict[str, Any] = {"cache": True, "_nrt": False, "nogil": True}
 
 def kernel(fn: F) -> F:
     """A compiled function of the pass."""
-    return plain_calls(numba.njit(**_OPTIONS, **_wrappers(fn))(fn))
+    compiled: F = numba.njit(**_OPTIONS, **_wrappers(fn))(fn)
+    return compiled
 
 
 def inline_kernel(fn: F) -> F:
     """A small compiled function inlined into its callers."""
-    return plain_calls(numba.njit(inline="always", **_OPTIONS, **_wrappers(fn))(fn))
+    compiled: F = numba.njit(inline="always", **_OPTIONS, **_wrappers(fn))(fn)
+    return compiled
 
 
 def entry_kernel(fn: F) -> F:
     """A compiled function of the pass that Python calls with the State (`step`)."""
-    return plain_calls(numba.njit(**_OPTIONS)(fn))
+    compiled: F = numba.njit(**_OPTIONS)(fn)
+    return compiled
 
 
 def _wrappers(fn: Callable[..., Any]) -> dict[str, Any]:
