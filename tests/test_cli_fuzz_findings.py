@@ -32,7 +32,11 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_a_query_that_is_not_utf8_is_refused(dataset: Path) -> None:
     """seed 1 run 27: was TypeError from DuckDB's extract_statements."""
     code, err = _run("sql", str(dataset), "select '\udcff'")
-    assert (code, err) == (1, "error: the query is not valid UTF-8 (at character 9)\n")
+    assert (code, err) == (
+        2,  # bad input
+        "error: the query is not valid UTF-8 (at character 9)\n"
+        "hint: the shell passed bytes that are not UTF-8: use a UTF-8 locale (LANG=C.UTF-8)\n",
+    )
 
 
 def test_a_dataset_path_that_is_not_utf8_is_refused(tmp_path: Path) -> None:

@@ -50,7 +50,8 @@ def relation(con: duckdb.DuckDBPyConnection, query: str) -> duckdb.DuckDBPyRelat
         query.encode("utf-8")
     except UnicodeEncodeError as exc:  # a shell argument's bytes that are not UTF-8
         raise BadQueryError(
-            f"the query is not valid UTF-8 (at character {exc.start + 1})", _QUOTE_HINT
+            f"the query is not valid UTF-8 (at character {exc.start + 1})",
+            "the shell passed bytes that are not UTF-8: use a UTF-8 locale (LANG=C.UTF-8)",
         ) from None
     _fetch(lambda: refuse_writes(con, query))
     return _fetch(lambda: con.sql(described_with_docs(query)))

@@ -25,7 +25,7 @@ from blkscope.blk_io_trace import MAGIC as BLK_MAGIC
 from blkscope.blk_io_trace import TN_PROCESS as TN_PROCESS_CODE
 from blkscope.blk_io_trace import TN_TIMESTAMP as TN_TIMESTAMP_CODE
 from blkscope.errors import InputFormatError
-from blkscope.jit import compiled
+from blkscope.numba_kernels import compiled
 
 # ftrace's bin output puts pid u32, cpu u32, ts u64 before each struct blk_io_trace.
 FTRACE_HEADER = struct.Struct("<IIQ")

@@ -14,8 +14,8 @@ with the State: every other function taking it is compiled without the wrappers.
 
 A call with a constant (`close_idle_sessions(S, now, False)`) still gets a version compiled for
 that constant (numba's literal types; 10 functions are compiled twice): typed with plain types
-instead (blkscope/jit.py's plain_calls, as the ingest kernels are), the pass took ~10 % more
-CPU on the 4.4 M-event fio capture, the constants no longer folded in the callees' code."""
+instead (plain_calls in blkscope/numba_kernels.py, as the ingest kernels are), the pass took
+~10 % more CPU on the 4.4 M-event fio capture, the constants no longer folded in the callees."""
 
 from __future__ import annotations
 

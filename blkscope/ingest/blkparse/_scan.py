@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from blkscope.ingest.rwbs_bits import FUA, META, OP_SHIFT, PREFLUSH, READAHEAD, SYNC
-from blkscope.jit import compiled
+from blkscope.numba_kernels import compiled
 
 # Rows of the int64 output matrix.
 F_MAJOR, F_MINOR, F_CPU, F_SEQ, F_TIME, F_PID = 0, 1, 2, 3, 4, 5

@@ -21,7 +21,7 @@ from blkscope.blk_io_trace import (
 )
 from blkscope.errors import InputFormatError
 from blkscope.ingest.sources import open_source
-from blkscope.jit import compiled
+from blkscope.numba_kernels import compiled
 
 
 @dataclass
