@@ -10,6 +10,7 @@ import pytest
 
 from blkscope.analyze.build import BUILD_ORDER, SHARED_AFTER_BIOS
 from blkscope.analyze.stream.iodist import IO_COUNTS
+from blkscope.analyze.stream.q2q import Q2Q_VIEW
 from blkscope.analyze.views import optional_tables, optional_views, register_views, sql_views
 from blkscope.errors import DatasetError
 from blkscope.schemas import TABLES
@@ -18,9 +19,10 @@ from blkscope.schemas import TABLES
 def _read_by(select: str) -> set[str]:
     """The tables and views a SELECT reads: names after FROM or JOIN, and the views it hands a
     table macro (exact_quantiles('_spike_latencies', ...)), comments left out; the streaming
-    pass's io_dist counts are a table of the analysis connection's internal schema."""
+    pass's io_dist counts and Q2Q gaps are relations of the analysis connection's internal
+    schema."""
     body = "\n".join(line.split("--")[0] for line in select.splitlines())
-    known = set(TABLES) | set(sql_views()) | {IO_COUNTS.split(".")[1]}
+    known = set(TABLES) | set(sql_views()) | {v.split(".")[1] for v in (IO_COUNTS, Q2Q_VIEW)}
     found = re.findall(r"\b(?:FROM|JOIN)\s+(?:internal\.)?(\w+)", body, flags=re.I)
     found += re.findall(r"\bexact_quantiles\(\s*'(\w+)'", body)
     return {m for m in found if m in known}
@@ -32,7 +34,7 @@ def test_needs_headers_name_exactly_what_each_view_reads() -> None:
     wrong = {n: (sorted(v.needs), sorted(_read_by(v.select))) for n, v in views.items()
              if set(v.needs) != _read_by(v.select)}  # fmt: skip
     assert wrong == {}
-    assert views["_bio_stages"].needs == ("_bio_class", "_bio_groups")
+    assert views["_bio_stages"].needs == ("_bio_class", "_bio_groups", "_bio_q2q")
     assert views["writeback_events"].needs == ("writeback",)
 
 
