@@ -82,7 +82,7 @@ def test_build_order_and_materialisation_come_from_the_headers() -> None:
         ("stage_stats", "_stage_stats_build"),
     ]
     assert all(table in TABLES for table, _ in BUILD_ORDER)
-    assert SHARED_AFTER_BIOS == ("_bio_groups", "_bio_stages", "_depth_steps", "_stage_buckets")
+    assert SHARED_AFTER_BIOS == ("_bio_groups", "_depth_steps", "_stage_buckets")
 
 
 def test_a_view_that_does_not_bind_is_an_error_naming_it_and_duckdbs_message() -> None:
