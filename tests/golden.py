@@ -8,6 +8,9 @@ import os
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.csv as csv
+
 
 def updating() -> bool:
     """Whether this run rewrites golden files instead of only reading them."""
@@ -26,3 +29,11 @@ def golden_json(path: Path, actual: Any) -> Any:
     if updating():
         path.write_text(json.dumps(actual, indent=1) + "\n")
     return json.loads(path.read_text())
+
+
+def golden_table(path: Path, actual: pa.Table) -> pa.Table:
+    """The stored CSV rows of path as a table of actual's schema (first rewritten from actual
+    when updating)."""
+    if updating():
+        csv.write_csv(actual, path)
+    return csv.read_csv(path).cast(actual.schema)

@@ -9,7 +9,6 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as csv
 import pyarrow.parquet as pq
 import pytest
 from typer.testing import CliRunner
@@ -19,6 +18,7 @@ from blkscope.errors import InputFormatError
 from blkscope.ingest.blktrace.decode import decode
 from blkscope.ingest.blktrace.records import RECORD, RECORD_BYTES, blktrace_inputs, read_records
 from blkscope.ingest.block_events import ingest_blkparse, ingest_events
+from tests.golden import golden_table
 
 DATA = Path(__file__).parent / "data" / "formats"
 GOLDEN = Path(__file__).parent / "golden" / "formats"
@@ -201,7 +201,7 @@ def test_bfq_messages_kept_and_other_events_match_blkparse(tmp_path: Path) -> No
     text = pq.read_table(tmp_path / "text" / "events.parquet")
     assert _compared(events.filter(pc.invert(is_message))).equals(_compared(text))
     messages = events.filter(is_message).select(["cpu", "seq", "time_ns", "pid", "rwbs", "message"])
-    expected = csv.read_csv(GOLDEN / "bfq_messages.csv").cast(messages.schema)
+    expected = golden_table(GOLDEN / "bfq_messages.csv", messages)
     assert messages.num_rows == 108
     assert messages.equals(expected)
 

@@ -15,7 +15,7 @@ import pyarrow as pa
 
 from blkscope.analyze.analysis_tables import STREAMED, analysis_tables
 from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
-from blkscope.analyze.memory import bound_memory
+from blkscope.analyze.memory import bound_memory, give_back
 from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import (
     INTERNAL,
@@ -134,6 +134,7 @@ def _build_tables(
             key=f"{steps.key} events",
         ),
     )
+    give_back()
     for name in STREAMED:
         manifest["tables"][name] = {"file": f"{name}.parquet", "rows": rows[name]}
         register_table(con, name, dataset / f"{name}.parquet")
@@ -233,7 +234,7 @@ def _analyze_into(
     # some captures bring (a partition listing, a writeback log): anything else is a bug.
     left_out = [
         v
-        for v in register_views(con, source=str(update.out))
+        for v in register_views(con, unbound_views(con), source=str(update.out))
         if v not in optional_views(manifest["tables"])
     ]
     con.close()

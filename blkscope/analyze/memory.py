@@ -3,10 +3,14 @@ dataset's rows: a limit, and a spill folder inside the dataset's temporary area.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import gc
 import os
 from pathlib import Path
 
 import duckdb
+import pyarrow as pa
 
 # Beyond the limit, sorts, joins, windows, aggregates and the shared temp tables spill into the
 # spill folder. No statistic holds all rows (the percentiles count per value bucket and sort only
@@ -37,3 +41,14 @@ def bound_memory(con: duckdb.DuckDBPyConnection, dataset: Path) -> Path:
     con.execute(f"SET memory_limit = '{memory_limit()}'")
     con.execute(f"SET temp_directory = '{spill.as_posix().replace(chr(39), chr(39) * 2)}'")
     return spill
+
+
+def give_back() -> None:
+    """Return the memory freed by the streaming pass to the system before the statistics start:
+    Arrow's allocator and glibc's keep freed pages for reuse, and DuckDB (which allocates its
+    own) never reuses them, so they would sit under the statistics' peak (10x fio capture: 436
+    -> 320 MB after the pass, peak 1.15 -> 0.97 GB)."""
+    gc.collect()
+    pa.default_memory_pool().release_unused()
+    with contextlib.suppress(OSError, AttributeError):  # glibc only; elsewhere they stay
+        ctypes.CDLL(None).malloc_trim(0)

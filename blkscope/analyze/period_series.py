@@ -11,6 +11,7 @@ import numpy as np
 import pyarrow as pa
 
 from blkscope.analyze.coincidence import coincident_period
+from blkscope.analyze.correlation import device_spans
 from blkscope.analyze.periodicity import Period, burst_spans, find_periods, matching_knobs, spectrum
 from blkscope.analyze.views import query_table
 from blkscope.schemas import BURSTS, PERIODOGRAM, PERIODS
@@ -60,10 +61,7 @@ def dataset_periods(
     periods: list[dict[str, Any]] = []
     grams: list[dict[str, Any]] = []
     bursts: list[dict[str, Any]] = []
-    devices = con.execute(
-        "SELECT dev_major, dev_minor, min(time_ns), max(time_ns) FROM events "
-        "GROUP BY ALL ORDER BY 1, 2"
-    ).fetchall()
+    devices = [(*device, *span) for device, span in device_spans(con).items()]
     peaks = episodes.select(["dev_major", "dev_minor", "peak_ns"]).to_pylist()
     for major, minor, t0, t1 in devices:
         device = (int(major), int(minor))

@@ -48,17 +48,17 @@ def analyze(
 
     with progress_bar(enabled=not quiet and not as_json) as progress:
         done = analyse(Dataset(dataset), interval_ns=interval_ns, progress=progress)
+    warnings = list(done.manifest.warnings)
+    if quiet:  # no summary: the dataset is not opened again
+        for warning in warnings:
+            say(f"warning: {warning}", err=True)
+        return
     with done:
         devices = device_summary(done.con)
         names = device_names(done.con, dict(done.manifest.doc))
     for d in devices:
         known = names.get(tuple(int(x) for x in d["dev"].split(",")))  # type: ignore[arg-type]
         d["name"] = known.name if known else None
-    warnings = list(done.manifest.warnings)
-    if quiet:
-        for warning in warnings:
-            say(f"warning: {warning}", err=True)
-        return
     if as_json:
         doc = {
             "dataset": str(dataset),

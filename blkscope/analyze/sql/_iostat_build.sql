@@ -25,22 +25,27 @@ WITH params AS (
     SELECT e.dev_major, e.dev_minor, floor((e.time_ns - p.org) / p.iv)::BIGINT AS k,
            count(*) FILTER (e.op = 'R') AS read_merges, count(*) FILTER (e.op = 'W') AS write_merges
     FROM events e, params p WHERE e.action IN ('M', 'F') GROUP BY ALL
-), edges AS (
-    -- busy periods: islands of overlapping [Q, C] spans, found by a running max of span ends
-    -- (the windows sort only the columns they need: they carry their input rows through the sort)
-    SELECT *, coalesce(busy_from_ns > max(c_time_ns) OVER (
+), reach AS (
+    -- busy periods: islands of overlapping [Q, C] spans. One window, a running max of the span
+    -- ends before each span (it sorts only the columns it needs: a window carries its input
+    -- rows through the sort), finds the spans that open an island: those starting after it.
+    SELECT dev_major, dev_minor, busy_from_ns, max(c_time_ns) OVER (
                PARTITION BY dev_major, dev_minor ORDER BY busy_from_ns, c_time_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), TRUE) AS opens
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
     FROM (SELECT dev_major, dev_minor, busy_from_ns, c_time_ns FROM rq)
+), openers AS (
+    SELECT dev_major, dev_minor, busy_from_ns AS lo, before FROM reach
+    WHERE before IS NULL OR busy_from_ns > before
 ), islands AS (
-    SELECT dev_major, dev_minor, min(busy_from_ns) AS lo, max(c_time_ns) AS hi
-    -- ROWS, not the default RANGE frame (no peer groups to find): among requests with equal
-    -- spans only the first can open an island, so both frames number them alike
-    FROM (SELECT *, sum(opens::INTEGER) OVER (PARTITION BY dev_major, dev_minor
-                                              ORDER BY busy_from_ns, c_time_ns
-                                              ROWS UNBOUNDED PRECEDING) AS island
-          FROM edges)
-    GROUP BY dev_major, dev_minor, island
+    -- an island ends where the next opens, at the running max before that opener (its own
+    -- spans hold it: the earlier islands end before it starts), the last at the device's
+    -- last completion. Openers start strictly later one after the other (a span starting
+    -- where the previous one ends does not open), so lead() over them needs no tie-break.
+    SELECT o.dev_major, o.dev_minor, o.lo,
+           coalesce(lead(o.before) OVER (PARTITION BY o.dev_major, o.dev_minor ORDER BY o.lo),
+                    e.hi) AS hi
+    FROM openers o JOIN (SELECT dev_major, dev_minor, max(c_time_ns) AS hi FROM rq GROUP BY ALL) e
+      USING (dev_major, dev_minor)
 ), bins AS (
     SELECT d.dev_major, d.dev_minor, k, p.org + k * p.iv AS lo, p.org + (k + 1) * p.iv AS hi
     FROM (SELECT dev_major, dev_minor, min(k) AS k0, max(k) AS k1 FROM rq GROUP BY ALL) d,
