@@ -4,6 +4,7 @@ in an order where that is already defined."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import duckdb
 import pytest
@@ -11,9 +12,18 @@ import pytest
 from blkscope.analyze.build import BUILD_ORDER, SHARED_AFTER_BIOS
 from blkscope.analyze.stream.iodist import IO_COUNTS
 from blkscope.analyze.stream.q2q import Q2Q_VIEW
-from blkscope.analyze.views import optional_tables, optional_views, register_views, sql_views
+from blkscope.analyze.views import (
+    connect,
+    optional_tables,
+    optional_views,
+    register_views,
+    sql_views,
+)
 from blkscope.errors import DatasetError
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.schemas import TABLES
+from blkscope.store.manifest import read_manifest
+from tests.analyze.conftest import DATA
 
 
 def _read_by(select: str) -> set[str]:
@@ -98,3 +108,15 @@ def test_a_view_that_does_not_bind_is_an_error_naming_it_and_duckdbs_message() -
     assert caught.value.hint == (
         "tables written by another blkscope version? run `blkscope analyze` again"
     )
+
+
+def test_the_caching_operator_is_off_on_cursors_too(tmp_path: Path) -> None:
+    """DuckDB 2.0's caching operator fails now and then on dictionary-encoded Parquet columns;
+    analyze builds its statistics on cursors of the analysis connection, which must have it off
+    as well (a plain SET is per connection: stage_stats failed so on caps-partitions)."""
+    ingest_blkparse([str(DATA / "mq30-flush.blkparse.txt")], tmp_path / "ds")
+    con = connect(tmp_path / "ds", read_manifest(tmp_path / "ds"))
+    setting = "SELECT current_setting('enable_caching_operators')"
+    with con.cursor() as cur:
+        assert con.sql(setting).fetchall() == cur.sql(setting).fetchall() == [(False,)]
+    con.close()

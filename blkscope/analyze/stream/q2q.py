@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 from blkscope.analyze.memory import SPILL_DIR
 from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.events import EventCoder
-from blkscope.analyze.stream.jit import inline_kernel, kernel
+from blkscope.analyze.stream.jit import inline_kernel
 from blkscope.analyze.stream.keyed import tab_find, tab_slot
 from blkscope.analyze.stream.layout import BI_Q2Q, BO_Q2Q, E_COMM, E_OP, E_RWBS, E_SEC, E_T, NULL
 from blkscope.analyze.stream.state import State
@@ -151,7 +151,7 @@ def _gap(S: State, b: int, k: int, ka: int, kb: int, t: int) -> None:
     S.d_q2q[s, 2] = t
 
 
-@kernel
+@inline_kernel  # one call more per Q, with State's ~45 arrays as arguments, cost ~1 CPU-s at 10x
 def q2q_at_q(S: State, b: int, ev: np.ndarray, i: int, dev: int) -> None:
     """Bio b was just queued by event i: its gaps to the previous Q of each of its groups."""
     rwbs = ev[i, E_RWBS]
@@ -183,10 +183,15 @@ class Q2QWriter:
         # created itself, with what is in it, when the connection closes)
         (dataset / SPILL_DIR).mkdir(exist_ok=True)
         self.path = dataset / SPILL_DIR / "bio_q2q.parquet"
-        # a temporary file read once: lz4, and dictionaries only for the two strings (Parquet
-        # tries one on every column by default, and gives it up on times and ids: 3x the CPU)
+        # a temporary file: lz4, no statistics, and dictionaries only for the two strings
+        # (Parquet tries one on every column by default, and gives it up on times and ids: 3x
+        # the CPU of this)
         self.writer = pq.ParquetWriter(
-            self.path, _WRITTEN, compression="lz4", use_dictionary=["op_class", "process"]
+            self.path,
+            _WRITTEN,
+            compression="lz4",
+            use_dictionary=["op_class", "process"],
+            write_statistics=False,
         )
 
     def write(self, bo: np.ndarray) -> None:
