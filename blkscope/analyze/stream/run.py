@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.core import BATCH, TRACE_END, step
+from blkscope.analyze.stream.depth_run import DepthWalk, device_bounds
 from blkscope.analyze.stream.events import EventCoder, OutOfOrder, batches
 from blkscope.analyze.stream.iodist import IO_COUNTS, io_counts_table, new_io_counts
 from blkscope.analyze.stream.keyed import new_table, with_room
@@ -239,8 +240,9 @@ class _Sinks:
     """Where finished rows go: copied out of the pass's output matrices (which it reuses) and
     written by a background thread."""
 
-    def __init__(self, dataset: Path, coder: EventCoder) -> None:
+    def __init__(self, dataset: Path, coder: EventCoder, depth: DepthWalk) -> None:
         self.coder = coder
+        self.depth = depth
         self.requests = _writer(dataset, "requests")
         self.bios = _writer(dataset, "bios")
         self.held: list[pa.Table] = []  # requests whose kind needs the orphan check
@@ -251,6 +253,7 @@ class _Sinks:
 
     def drain(self, run: Pass) -> None:
         n, m = int(run.ct[L.CT_RQ_N]), int(run.ct[L.CT_BO_N])
+        self.depth.rows(run.rq[:n], run.bo[:m])
         if n or m:
             self.thread.submit((run.rq[:n].copy(), run.bo[:m].copy()))
         run.ct[L.CT_RQ_N] = 0
@@ -322,7 +325,8 @@ def stream_tables(
     io_dist's counts (stream/iodist.py) are left in con's table IO_COUNTS."""
     coder = EventCoder()
     run = Pass(plug_clock, device_facts(con, coder))
-    sinks = _Sinks(dataset, coder)
+    depth = DepthWalk(coder, run.dv, device_bounds(con))
+    sinks = _Sinks(dataset, coder, depth)
     events = Prefetch(batches(dataset / "events.parquet", in_order), coder.matrix)
     done = 0
     try:
@@ -334,12 +338,14 @@ def stream_tables(
                 if run.ct[L.CT_RQ_N] > OUT_ROWS // 2 or run.ct[L.CT_BO_N] > OUT_ROWS // 2:
                     sinks.drain(run)
             sinks.drain(run)
+            depth.batch(ev, run.pools["bi"])
             done += len(ev)
             if progress is not None:
                 progress(key, done, total_events, unit="events", label=f"{key}: pairing")
         # finish settles every bio still in flight: a preflush one may wait on its sector
         step(run.state(keys=run.pools["bi"].in_use()), NO_EVENTS, 0, 0, 0, 0, TRACE_END)
         sinks.drain(run)
+        depth.end()
     except OutOfOrder:
         events.close()
         sinks.abandon()
@@ -363,6 +369,7 @@ def stream_tables(
         close_quietly(sinks.requests)
         close_quietly(sinks.bios)
         raise
+    depth.tables(con, dataset / "requests.parquet")
     con.register("_io_counts_arrow", io_counts_table(run.io, coder))
     con.execute(f"CREATE OR REPLACE TABLE {IO_COUNTS} AS SELECT * FROM _io_counts_arrow")
     con.unregister("_io_counts_arrow")
