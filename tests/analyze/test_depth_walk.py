@@ -16,6 +16,7 @@ from blkscope.analyze.stream import depth as D
 from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.depth_run import DepthWalk
 from blkscope.analyze.stream.events import EventCoder
+from blkscope.analyze.stream.pools import Pool
 
 Sums = tuple[dict[tuple[int, int], int], dict[tuple[int, int], tuple[int, int, int]]]
 
@@ -69,6 +70,7 @@ STEP = st.tuples(st.integers(0, 60), st.sampled_from([-1, 1, 1, D.S_BOUNDARY]))
     t0=st.integers(0, 5),
     tail=st.integers(0, 4),
     cuts=st.lists(st.integers(0, 70), max_size=3),
+    late_mask=st.integers(0, 2**40),
     seed=st.integers(0, 2**32 - 1),
 )
 def test_walk_matches_the_sorted_window(
@@ -80,6 +82,7 @@ def test_walk_matches_the_sorted_window(
     t0: int,
     tail: int,
     cuts: list[int],
+    late_mask: int,
     seed: int,
 ) -> None:
     driver = [(t0 + t, w) for t, w in driver]
@@ -90,7 +93,9 @@ def test_walk_matches_the_sorted_window(
     # the pass's order: time order, ties in any order
     rng = np.random.default_rng(seed)
     pend = [(t, 0, w, 1000 + j) for j, (t, w) in enumerate(driver)]
-    pend += [(t, 1, w, 0) for t, w in queue]
+    # bios written at the trace end with their own C's earlier time (waiting for a flush end)
+    late = [t for j, (t, w) in enumerate(queue) if w == -1 and late_mask >> j & 1]
+    pend += [(t, 1, w, 0) for j, (t, w) in enumerate(queue) if not (w == -1 and late_mask >> j & 1)]
     pend.sort(key=lambda s: (s[0], rng.random()))
     orphans = np.array(
         [1000 + j for j, (_, w) in enumerate(driver) if w == D.S_BOUNDARY and orphan_mask >> j & 1]
@@ -109,7 +114,12 @@ def test_walk_matches_the_sorted_window(
         walk.W.pend[j] = row
     walk.W.ct[D.C_PEND_N] = len(pend)
     for until in sorted(cuts):  # the pass's horizons: walk part, keep the rest pending
-        walk._walk(t0 + until)
+        bios = Pool(L.BI_FIELDS, capacity=2)  # a bio waiting (its pieces settled) since `until`
+        bios.alive[1] = 1
+        bios.rows[1, L.BI_PENDING] = 0
+        bios.rows[1, L.BI_C_T] = min([t0 + until, *late])
+        walk._step(D.DO_WALK, bios=bios)
+    walk.done.append(np.array([(t, 1) for t in late], dtype=np.int64).reshape(-1, 2))
     walk.end()
 
     steps: dict[int, list[tuple[int, int]]] = {0: [(t0, 1)] * whole, 1: list(queue)}

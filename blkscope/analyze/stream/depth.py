@@ -49,8 +49,8 @@ from blkscope.analyze.stream.pools import nmax
 BIG = 9223372036854775807
 # ---- per key (KK): the open moment, the depth before it, the segment's visited range, bins ----
 (K_T, K_M, K_Z, K_P, K_NB, K_D, K_SEG, K_VMIN, K_VMAX, K_FIRST, K_T1, K_START, K_WIDTH,
- K_BINS) = range(14)  # fmt: skip
-K_FIELDS = 14
+ K_BINS, K_ENDED) = range(15)  # fmt: skip
+K_FIELDS = 15
 # ---- pending steps (PE): time, key, what ----
 P_T, P_K, P_WHAT, P_EID = range(4)
 P_FIELDS = 4
@@ -67,6 +67,9 @@ C_OUT_N, C_PEND_N, C_OFF = range(3)
 C_FIELDS = 3
 # what walk() stopped for
 W_DONE, W_ROOM, W_LATE = range(3)
+# what depth_step does (bits): queue a batch's steps, walk to the horizon, walk everything,
+# end every key
+DO_COLLECT, DO_WALK, DO_WALK_ALL, DO_END = 1, 2, 4, 8
 
 
 class DepthState(NamedTuple):
@@ -80,8 +83,7 @@ class DepthState(NamedTuple):
     ct: np.ndarray  # (C_FIELDS,)
 
 
-@kernel
-def visit_range(d: int, m: int, z: int, p: int) -> tuple[int, int]:
+def _visit_range(d: int, m: int, z: int, p: int) -> tuple[int, int]:
     """The depths a moment visits from depth d with m -1s, z 0s and p +1s, in that order:
     d-1 .. d-m, then d-m (a 0), then d-m+1 .. d-m+p (lo > hi: none)."""
     lo = d - m if (m > 0 or z > 0) else d + 1
@@ -93,6 +95,10 @@ def visit_range(d: int, m: int, z: int, p: int) -> tuple[int, int]:
     if p > 0:
         hi = max(hi, d - m + p)
     return lo, hi
+
+
+visit_range = _visit_range  # Python's (depth_run.py settles the boundaries with it)
+_visit_range_jit = inline_kernel(_visit_range)
 
 
 @inline_kernel
@@ -144,7 +150,7 @@ def collect(
         j += 1
 
 
-@kernel
+@inline_kernel
 def horizon(bi: np.ndarray, alive: np.ndarray) -> int:
     """The earliest time a bio still waiting (all its pieces settled) could be written with:
     no step at or after it is walked before the pass knows."""
@@ -230,7 +236,7 @@ def close_moment(W: DepthState, k: int, t_next: int) -> None:
         W.out[r, O_E] = p
         W.out[r, O_F] = kk[k, K_FIRST]
     else:
-        lo, hi = visit_range(d, m, z, p)
+        lo, hi = _visit_range_jit(d, m, z, p)
         kk[k, K_VMIN] = min(kk[k, K_VMIN], lo)
         kk[k, K_VMAX] = max(kk[k, K_VMAX], hi)
     d = d - m + p
@@ -298,11 +304,33 @@ def walk(W: DepthState, until: int) -> int:
 
 
 @kernel
-def end_walk(W: DepthState, k: int) -> bool:
-    """Key k's last moment held until its device's last event, and its last segment written;
-    False (nothing done) when `held` or `out` needs room first."""
-    if not _room(W, k):
-        return False
-    close_moment(W, k, max(W.kk[k, K_T1], W.kk[k, K_T]))
-    snapshot(W, k)
-    return True
+def depth_step(
+    W: DepthState,
+    ev: np.ndarray,
+    n: int,
+    has_d: np.ndarray,
+    done: np.ndarray,
+    ndone: int,
+    bi: np.ndarray,
+    alive: np.ndarray,
+    what: int,
+) -> int:
+    """The walk's one entry point from Python (each costs start-up in every process): the
+    DO_* bits of `what`, in their order. DO_END holds each key's last moment until its
+    device's last event and writes its last segment. Returns W_DONE, or why it stopped
+    (W_ROOM: call again with the same bits but DO_COLLECT once Python made room)."""
+    if what & DO_COLLECT:
+        collect(W, ev, n, has_d, done, ndone)
+    if what & (DO_WALK | DO_WALK_ALL):
+        code = walk(W, BIG if what & DO_WALK_ALL else horizon(bi, alive))
+        if code != W_DONE:
+            return code
+    if what & DO_END:
+        for k in range(W.kk.shape[0]):
+            if W.kk[k, K_ENDED] == 0:
+                if not _room(W, k):
+                    return W_ROOM
+                close_moment(W, k, max(W.kk[k, K_T1], W.kk[k, K_T]))
+                snapshot(W, k)
+                W.kk[k, K_ENDED] = 1
+    return W_DONE

@@ -53,8 +53,8 @@ class DepthWalk:
                 for k in (2 * dev[j], 2 * dev[j] + 1):
                     kk[k, D.K_T], kk[k, D.K_T1] = r[2], r[3]
                     kk[k, D.K_START], kk[k, D.K_WIDTH], kk[k, D.K_BINS] = r[4], r[5], r[6]
-        self.present = np.zeros(keys, dtype=bool)  # devices of the events table
-        self.present[kk[:, D.K_WIDTH] > 0] = True
+        self.present = kk[:, D.K_WIDTH] > 0  # devices of the events table
+        kk[~self.present, D.K_ENDED] = 1
         kk[:, D.K_WIDTH] = np.maximum(kk[:, D.K_WIDTH], 1)
         kk[:, D.K_Z] = 1  # the 0 step at the trace start
         kk[:, D.K_FIRST] = 1
@@ -73,6 +73,12 @@ class DepthWalk:
             ct=ct,
         )
         self.done: list[np.ndarray] = []  # (time, key) of bio completions not yet queued
+        # the arrays depth_step takes when a call has none (typed like the real ones: one
+        # compiled version)
+        self._no_events = np.zeros((0, L.E_FIELDS), dtype=np.int64, order="F")
+        self._no_done = np.zeros((0, 2), dtype=np.int64)
+        self._no_bios = np.zeros((0, L.BI_FIELDS), dtype=np.int64)
+        self._no_alive = np.zeros(0, dtype=np.uint8)
         self.whole = np.zeros(keys, dtype=np.int64)  # requests in flight the whole trace
 
     def rows(self, rq: np.ndarray, bo: np.ndarray) -> None:
@@ -101,30 +107,36 @@ class DepthWalk:
         """Queue the batch's steps and walk what the pass can no longer change."""
         done = self._completions()
         self._pend_room(len(ev) + len(done))
-        D.collect(self.W, ev, len(ev), self.has_d, done, len(done))
-        self._walk(int(D.horizon(bios.rows, bios.alive)))
+        self._step(D.DO_COLLECT | D.DO_WALK, ev, done, bios)
 
     def end(self) -> None:
         """The pass is over (every bio written): walk everything to each device's end."""
         done = self._completions()
         self._pend_room(len(done))
-        D.collect(self.W, np.zeros((0, L.E_FIELDS), dtype=np.int64), 0, self.has_d, done, len(done))
+        self._step(D.DO_COLLECT, self._no_events, done)
         n = int(self.W.ct[D.C_PEND_N])
         pend = self.W.pend[:n]
         pend[:] = pend[np.argsort(pend[:, D.P_T], kind="stable")]  # a waiting bio's late C
-        self._walk(D.BIG)
-        for k in np.flatnonzero(self.present):
-            while not D.end_walk(self.W, int(k)):
-                self._grow()
+        self._step(D.DO_WALK_ALL | D.DO_END)
 
-    def _walk(self, until: int) -> None:
+    def _step(
+        self,
+        what: int,
+        ev: np.ndarray | None = None,
+        done: np.ndarray | None = None,
+        bios: Pool | None = None,
+    ) -> None:
+        ev = self._no_events if ev is None else ev
+        done = self._no_done if done is None else done
+        rows, alive = (self._no_bios, self._no_alive) if bios is None else (bios.rows, bios.alive)
         while True:
-            code = D.walk(self.W, until)
+            code = D.depth_step(self.W, ev, len(ev), self.has_d, done, len(done), rows, alive, what)
             if code == D.W_DONE:
                 return
             if code == D.W_LATE:
-                raise AssertionError("depth walk: a step before its key's moment")  # a bug
+                raise ValueError("depth walk: a step came before its device's moment (a bug)")
             self._grow()
+            what &= ~D.DO_COLLECT  # the steps are queued
 
     def _pend_room(self, more: int) -> None:
         need = int(self.W.ct[D.C_PEND_N]) + more
