@@ -10,10 +10,12 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from blkscope.analyze.correlation import device_spans
 from blkscope.analyze.stream import depth as D
 from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.events import EventCoder
 from blkscope.analyze.stream.pools import Pool
+from blkscope.analyze.views import sql_views
 
 # the tables of the analysis connection the sums are left in (this view exists only while
 # `analyze` runs)
@@ -21,18 +23,21 @@ DEPTH_TIME = "internal._depth_time"
 DEPTH_BIN_SUMS = "internal._depth_bin_sums"
 LEVELS = ("driver", "queue")  # key = 2 * device index + level
 
-BOUNDS_SQL = """
-SELECT s.dev_major, s.dev_minor, s.t0, s.t1, b.start_ns, b.width_ns, b.bins
-FROM (SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1
-      FROM events GROUP BY ALL) s
-JOIN time_bins b USING (dev_major, dev_minor)
-"""
-
 
 def device_bounds(con: duckdb.DuckDBPyConnection) -> list[tuple[int, ...]]:
     """Per device of the events: (major, minor, first and last event time, time_bins' start,
-    width and number of bins)."""
-    return [tuple(r) for r in con.execute(BOUNDS_SQL).fetchall()]
+    width and number of bins). time_bins reads only each device's first and last event time:
+    it runs here over those two times (the connection's cached spans, which the findings read
+    too) instead of scanning the events once more (0.4 CPU-s at 10x)."""
+    device_spans(con)
+    spans = "internal._device_spans"
+    rows = con.execute(f"""
+        WITH events AS (SELECT dev_major, dev_minor, t0 AS time_ns FROM {spans}
+                        UNION ALL SELECT dev_major, dev_minor, t1 FROM {spans})
+        SELECT s.dev_major, s.dev_minor, s.t0, s.t1, b.start_ns, b.width_ns, b.bins
+        FROM {spans} s JOIN ({sql_views()["time_bins"].select}) b USING (dev_major, dev_minor)
+    """).fetchall()  # fmt: skip
+    return [tuple(r) for r in rows]
 
 
 class DepthWalk:
