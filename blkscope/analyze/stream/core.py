@@ -186,6 +186,7 @@ def process(S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap
             isflush = ev[i, E_FLUSH] == 1 and ev[i, E_OP] == OP_N
             g = -1
             if sec >= 0 or isflush:
+                # (it also marks a C whose request had no D in ev[i, E_DLESS]: stream/depth.py)
                 g = pair_event(S, ev, i, a, dev)
             if a == A_D:
                 gid_event(S, dev, ksec, a, t, eid, g)

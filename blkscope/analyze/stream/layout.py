@@ -18,7 +18,8 @@ OP_N, OP_F = 3, 4
 # ---- event columns (the rows of the int64 matrix one batch arrives in) ----
 E_T, E_EID, E_DEV, E_ACT, E_OP, E_FLUSH, E_RWBS, E_SEC, E_NSEC, E_SPLIT = range(10)
 E_RMAJ, E_RMIN, E_RSEC, E_ERR, E_PID, E_COMM = range(10, 16)
-E_FIELDS = 16
+E_DLESS = 16  # set by the pass on a C whose request had no D (stream/depth.py reads it)
+E_FIELDS = 17
 
 # ---- request kinds ----
 KINDS = ["data", "flush", "flush_end", "bio", "orphan"]

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.core import BATCH, TRACE_END, step
+from blkscope.analyze.stream.depth_run import DepthWalk, device_bounds
 from blkscope.analyze.stream.events import EventCoder, OutOfOrder, batches
 from blkscope.analyze.stream.iodist import IO_COUNTS, io_counts_table, new_io_counts
 from blkscope.analyze.stream.keyed import new_table, with_room
@@ -242,8 +243,9 @@ class _Sinks:
     """Where finished rows go: copied out of the pass's output matrices (which it reuses) and
     written by a background thread."""
 
-    def __init__(self, dataset: Path, classes: OpClasses) -> None:
+    def __init__(self, dataset: Path, classes: OpClasses, depth: DepthWalk) -> None:
         self.coder = classes.coder
+        self.depth = depth
         self.requests = _writer(dataset, "requests")
         self.bios = _writer(dataset, "bios")
         self.q2q = Q2QWriter(dataset, classes)
@@ -255,6 +257,7 @@ class _Sinks:
 
     def drain(self, run: Pass) -> None:
         n, m = int(run.ct[L.CT_RQ_N]), int(run.ct[L.CT_BO_N])
+        self.depth.rows(run.rq[:n], run.bo[:m])
         if n or m:
             self.thread.submit((run.rq[:n].copy(), run.bo[:m].copy()))
         run.ct[L.CT_RQ_N] = 0
@@ -330,7 +333,8 @@ def stream_tables(
     coder = EventCoder()
     classes = OpClasses(coder)
     run = Pass(plug_clock, device_facts(con, coder))
-    sinks = _Sinks(dataset, classes)
+    depth = DepthWalk(coder, run.dv, device_bounds(con))
+    sinks = _Sinks(dataset, classes, depth)
     events = Prefetch(batches(dataset / "events.parquet", in_order), coder.matrix)
     done = 0
     try:
@@ -343,12 +347,14 @@ def stream_tables(
                 if run.ct[L.CT_RQ_N] > OUT_ROWS // 2 or run.ct[L.CT_BO_N] > OUT_ROWS // 2:
                     sinks.drain(run)
             sinks.drain(run)
+            depth.batch(ev, run.pools["bi"])
             done += len(ev)
             if progress is not None:
                 progress(key, done, total_events, unit="events", label=f"{key}: pairing")
         # finish settles every bio still in flight: a preflush one may wait on its sector
         step(run.state(keys=run.pools["bi"].in_use()), NO_EVENTS, 0, 0, 0, 0, TRACE_END)
         sinks.drain(run)
+        depth.end()
     except OutOfOrder:
         events.close()
         sinks.abandon()
@@ -373,6 +379,7 @@ def stream_tables(
         close_quietly(sinks.bios)
         sinks.q2q.abandon()
         raise
+    depth.tables(con, dataset / "requests.parquet")
     con.register("_io_counts_arrow", io_counts_table(run.io, coder))
     con.execute(f"CREATE OR REPLACE TABLE {IO_COUNTS} AS SELECT * FROM _io_counts_arrow")
     con.unregister("_io_counts_arrow")
