@@ -69,6 +69,18 @@ MACROS: dict[str, tuple[str, str, str]] = {
         "follows their I), Q2M, M2D (merged bios whose D follows their M), D2C, Q2C",
     ),
 }
+# The class bio latencies are reported under (stage_stats, latency_hist): the op class plus
+# /sync for a synchronous bio (S right after its op letters in the RWBS: WS, FWS, WFS, WFAS,
+# RS) and /meta for metadata (RWBS ending in M: WSM, RM). The streaming pass asks DuckDB for it
+# once per RWBS string it meets (stream/q2q.py): nothing else spells the suffixes out.
+MACROS["bio_op_class"] = (
+    "op_base, flags",
+    "op_base "
+    "|| CASE WHEN regexp_matches(flags, '^F?[RWDN]F?A?S') THEN '/sync' ELSE '' END "
+    "|| CASE WHEN flags LIKE '%M' THEN '/meta' ELSE '' END",
+    "the class a bio's latencies are reported under: its op_class() op_base plus /sync and "
+    "/meta from its RWBS flags",
+)
 STAGE_NAMES = ("Q2G", "G2I", "I2D", "Q2M", "M2D", "D2C", "Q2C", "Q2Q")  # codes 1..8
 MACROS["stage_name"] = (
     "code",

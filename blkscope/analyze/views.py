@@ -326,8 +326,10 @@ def connect(dataset: Path, manifest: Manifest) -> duckdb.DuckDBPyConnection:
     # Every stored table and golden query orders explicitly; keeping scan order costs a third.
     con.execute("SET preserve_insertion_order = false")
     # DuckDB 2.0's caching operator fails now and then on dictionary-encoded Parquet columns
-    # ("dict-surviving cache: global dictionary column ... changed identity").
-    con.execute("SET enable_caching_operators = false")
+    # ("dict-surviving cache: global dictionary column ... changed identity"). GLOBAL: the
+    # setting is per connection, and analyze builds its statistics on cursors (new connections
+    # to this database), which had it on (caps-partitions' stage_stats failed so).
+    con.execute("SET GLOBAL enable_caching_operators = false")
     for statement in macro_statements():  # the shared definitions every view below uses
         con.execute(statement)
     for statement in table_macros():

@@ -4,23 +4,37 @@ in an order where that is already defined."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import duckdb
 import pytest
 
 from blkscope.analyze.build import BUILD_ORDER, SHARED_AFTER_BIOS
+from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME
 from blkscope.analyze.stream.iodist import IO_COUNTS
-from blkscope.analyze.views import optional_tables, optional_views, register_views, sql_views
+from blkscope.analyze.stream.q2q import Q2Q_VIEW
+from blkscope.analyze.views import (
+    connect,
+    optional_tables,
+    optional_views,
+    register_views,
+    sql_views,
+)
 from blkscope.errors import DatasetError
+from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.schemas import TABLES
+from blkscope.store.manifest import read_manifest
+from tests.analyze.conftest import DATA
 
 
 def _read_by(select: str) -> set[str]:
     """The tables and views a SELECT reads: names after FROM or JOIN, and the views it hands a
     table macro (exact_quantiles('_spike_latencies', ...)), comments left out; the streaming
-    pass's io_dist counts are a table of the analysis connection's internal schema."""
+    pass's io_dist counts, depth sums and Q2Q gaps are relations of the analysis connection's
+    internal schema."""
     body = "\n".join(line.split("--")[0] for line in select.splitlines())
-    known = set(TABLES) | set(sql_views()) | {IO_COUNTS.split(".")[1]}
+    passed = {name.split(".")[1] for name in (IO_COUNTS, DEPTH_TIME, DEPTH_BIN_SUMS, Q2Q_VIEW)}
+    known = set(TABLES) | set(sql_views()) | passed
     found = re.findall(r"\b(?:FROM|JOIN)\s+(?:internal\.)?(\w+)", body, flags=re.I)
     found += re.findall(r"\bexact_quantiles\(\s*'(\w+)'", body)
     return {m for m in found if m in known}
@@ -28,11 +42,11 @@ def _read_by(select: str) -> set[str]:
 
 def test_needs_headers_name_exactly_what_each_view_reads() -> None:
     views = sql_views()
-    assert len(views) == 29
+    assert len(views) == 28
     wrong = {n: (sorted(v.needs), sorted(_read_by(v.select))) for n, v in views.items()
              if set(v.needs) != _read_by(v.select)}  # fmt: skip
     assert wrong == {}
-    assert views["_bio_stages"].needs == ("_bio_class", "_bio_groups")
+    assert views["_bio_stages"].needs == ("_bio_class", "_bio_groups", "_bio_q2q")
     assert views["writeback_events"].needs == ("writeback",)
 
 
@@ -55,8 +69,8 @@ def test_a_view_whose_table_is_missing_is_left_out_without_an_attempt() -> None:
             executed.append(sql)
             return con.execute(sql)
 
-    left = register_views(Spy(), ["_request_events", "_depth_steps", "writeback_events"])  # type: ignore[arg-type]
-    assert left == ["_depth_steps", "writeback_events"]
+    left = register_views(Spy(), ["_request_events", "_depth_build", "writeback_events"])  # type: ignore[arg-type]
+    assert left == ["_depth_build", "writeback_events"]
     created = [s for s in executed if s.startswith("CREATE OR REPLACE VIEW")]
     assert [s.split()[4] for s in created] == ["internal._request_events"]
 
@@ -80,7 +94,7 @@ def test_build_order_and_materialisation_come_from_the_headers() -> None:
         ("stage_stats", "_stage_stats_build"),
     ]
     assert all(table in TABLES for table, _ in BUILD_ORDER)
-    assert SHARED_AFTER_BIOS == ("_bio_groups", "_bio_stages", "_depth_steps", "_stage_buckets")
+    assert SHARED_AFTER_BIOS == ("_bio_groups", "_stage_buckets")
 
 
 def test_a_view_that_does_not_bind_is_an_error_naming_it_and_duckdbs_message() -> None:
@@ -96,3 +110,15 @@ def test_a_view_that_does_not_bind_is_an_error_naming_it_and_duckdbs_message() -
     assert caught.value.hint == (
         "tables written by another blkscope version? run `blkscope analyze` again"
     )
+
+
+def test_the_caching_operator_is_off_on_cursors_too(tmp_path: Path) -> None:
+    """DuckDB 2.0's caching operator fails now and then on dictionary-encoded Parquet columns;
+    analyze builds its statistics on cursors of the analysis connection, which must have it off
+    as well (a plain SET is per connection: stage_stats failed so on caps-partitions)."""
+    ingest_blkparse([str(DATA / "mq30-flush.blkparse.txt")], tmp_path / "ds")
+    con = connect(tmp_path / "ds", read_manifest(tmp_path / "ds"))
+    setting = "SELECT current_setting('enable_caching_operators')"
+    with con.cursor() as cur:
+        assert con.sql(setting).fetchall() == cur.sql(setting).fetchall() == [(False,)]
+    con.close()

@@ -6,9 +6,7 @@ SELECT
     dev_major,                                                         -- device major
     dev_minor,                                                         -- device minor
     op_base,                                                           -- op_class(): read write discard flush other
-    op_base
-      || CASE WHEN regexp_matches(flags, '^F?[RWDN]F?A?S') THEN '/sync' ELSE '' END
-      || CASE WHEN flags LIKE '%M' THEN '/meta' ELSE '' END AS op_class, -- op_base, /sync, /meta from RWBS
+    bio_op_class(op_base, flags) AS op_class,                          -- op_base, /sync, /meta from RWBS
     coalesce(comm, '?') AS process,                                    -- submitting comm ('?' if unknown)
     q_time_ns,                                                         -- Q
     g_time_ns,                                                         -- first G of its pieces

@@ -1,6 +1,14 @@
--- The `depth` table: the in-flight step functions of _depth_steps per device, as time spent at
--- each depth (see _depth_steps for what counts as in flight at each level).
--- needs: _depth_steps
+-- The `depth` table: the exact in-flight step function per device and level, as time spent at
+-- each depth. level 'driver': requests between D and C (an R takes one back out until its next
+-- D; a request whose D came before the trace, i.e. a C without a D that is not an orphan, is in
+-- flight from the trace start; orphan C's, whose D is missing mid-trace, and bio-based devices'
+-- C's, which have no D, are left out). level 'queue': bios between Q and completion (unfinished
+-- ones until the trace end). Each device's function starts at 0 at its first event and ends at
+-- its last; the steps of one nanosecond apply -1 before 0 before +1, so a depth passed through
+-- within one nanosecond is listed with held_ns 0. The streaming pass walks the steps in time
+-- order (analyze/stream/depth.py) and leaves the time held per depth, one row per depth
+-- visited, in the analysis connection's _depth_time: this view exists only while `analyze` runs.
+-- needs: _depth_time
 -- materialize: table depth
 SELECT
     dev_major,                                                        -- device major
@@ -10,6 +18,6 @@ SELECT
     sum(held_ns)::BIGINT AS held_ns,                                  -- time spent at this depth, ns
     sum(held_ns) / sum(sum(held_ns)) OVER (PARTITION BY dev_major, dev_minor, level) AS share
                                                                       -- share of the traced time
-FROM _depth_steps
+FROM internal._depth_time
 GROUP BY dev_major, dev_minor, level, depth
 ORDER BY dev_major, dev_minor, level, depth

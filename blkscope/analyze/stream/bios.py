@@ -109,6 +109,7 @@ from blkscope.analyze.stream.layout import (
 )
 from blkscope.analyze.stream.plug import _session_release
 from blkscope.analyze.stream.pools import give, k1, nmax, nmin, take
+from blkscope.analyze.stream.q2q import emit_q2q
 from blkscope.analyze.stream.state import State
 
 
@@ -214,6 +215,7 @@ def emit_bio(S: State, b: int) -> None:
     o[n, BO_RSEC] = bi[b, BI_RSEC]
     o[n, BO_Q_EID] = bi[b, BI_Q_EID]
     o[n, BO_D_EID] = bi[b, BI_D_EID]
+    emit_q2q(S, b, n)
     if bi[b, BI_WAIT] == W_BIO_C or S.dv[bi[b, BI_DEV], DV_HAS_D] == 0:
         _biowait_unlink(S, b)
     give(b, S.bif, S.bia, S.bin_)

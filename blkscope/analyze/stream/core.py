@@ -72,6 +72,7 @@ from blkscope.analyze.stream.layout import (
 from blkscope.analyze.stream.links import chain_node, cov_dispatch, fifo_d, fifo_g, gid_event, land
 from blkscope.analyze.stream.plug import close_idle_sessions, plug_event
 from blkscope.analyze.stream.pools import k1
+from blkscope.analyze.stream.q2q import q2q_at_q
 from blkscope.analyze.stream.requests import _close_run, pair_event, retry_deferred
 from blkscope.analyze.stream.state import State
 
@@ -144,6 +145,7 @@ def process(S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap
                 tab_put(S.d_flushq, k1(dev, max(sec, 0)), 0, t)
             chain_node(S, dev, ksec, a)
             b = new_bio(S, ev, i, dev, sid)
+            q2q_at_q(S, b, ev, i, dev)
             S.bi[b, BI_RMAJ], S.bi[b, BI_RMIN], S.bi[b, BI_RSEC] = rm
             p = new_piece(S, b)
             if S.dv[dev, DV_NODES] == 0:
@@ -184,6 +186,7 @@ def process(S: State, ev: np.ndarray, start: int, stop: int, rq_cap: int, bo_cap
             isflush = ev[i, E_FLUSH] == 1 and ev[i, E_OP] == OP_N
             g = -1
             if sec >= 0 or isflush:
+                # (it also marks a C whose request had no D in ev[i, E_DLESS]: stream/depth.py)
                 g = pair_event(S, ev, i, a, dev)
             if a == A_D:
                 gid_event(S, dev, ksec, a, t, eid, g)
@@ -205,7 +208,7 @@ def tables_crowded(S: State) -> bool:
         crowded(S.d_keys) or crowded(S.d_groups) or crowded(S.d_chain) or crowded(S.d_gid)
         or crowded(S.d_cov) or crowded(S.d_fifo) or crowded(S.d_flushq)
         or crowded(S.d_lastfe) or crowded(S.d_fewait) or crowded(S.d_remap)
-        or crowded(S.d_biowait) or crowded(S.d_pids)
+        or crowded(S.d_biowait) or crowded(S.d_pids) or crowded(S.d_q2q)
     )  # fmt: skip
 
 

@@ -147,6 +147,7 @@ class EventCoder:
         ev[:, L.E_ERR] = _filled(batch, "error", L.NULL)
         ev[:, L.E_PID] = _filled(batch, "pid", 0)
         ev[:, L.E_COMM] = self.comm.encode(batch.column("comm"))
+        ev[:, L.E_DLESS] = 0
         return ev
 
     def _check_order(self, t: np.ndarray, e: np.ndarray) -> None:

@@ -18,7 +18,8 @@ OP_N, OP_F = 3, 4
 # ---- event columns (the rows of the int64 matrix one batch arrives in) ----
 E_T, E_EID, E_DEV, E_ACT, E_OP, E_FLUSH, E_RWBS, E_SEC, E_NSEC, E_SPLIT = range(10)
 E_RMAJ, E_RMIN, E_RSEC, E_ERR, E_PID, E_COMM = range(10, 16)
-E_FIELDS = 16
+E_DLESS = 16  # set by the pass on a C whose request had no D (stream/depth.py reads it)
+E_FIELDS = 17
 
 # ---- request kinds ----
 KINDS = ["data", "flush", "flush_end", "bio", "orphan"]
@@ -41,7 +42,9 @@ ST_BUILDING, ST_DONE, ST_WAITING = 0, 1, 2
  BI_PENDING, BI_PIECES, BI_MERGED, BI_CUT, BI_G_T, BI_M_T, BI_I_T, BI_D_T, BI_C_T,
  BI_REQUEUES, BI_D_EID, BI_RMAJ, BI_RMIN, BI_RSEC, BI_FE_T, BI_BIO_C, BI_WAIT,
  BI_NEXT, BI_SID, BI_FIRST_Q) = range(30)  # fmt: skip
-BI_FIELDS = 30
+# the Q2Q gaps at the bio's Q, per scope: process, class, op, device (stream/q2q.py)
+BI_Q2Q = 30
+BI_FIELDS = 34
 # BI_WAIT: what a finished bio still waits for
 W_NONE, W_FLUSH_END, W_BIO_C = 0, 1, 2
 
@@ -66,7 +69,8 @@ RQ_FIELDS = 21
 (BO_DEV, BO_OP, BO_RWBS, BO_SEC, BO_NSEC, BO_PID, BO_COMM, BO_Q_T, BO_G_T, BO_M_T, BO_I_T,
  BO_D_T, BO_C_T, BO_D2C, BO_MERGED, BO_PIECES, BO_REQUEUES, BO_PARTIAL, BO_RMAJ, BO_RMIN,
  BO_RSEC, BO_Q_EID, BO_D_EID) = range(23)  # fmt: skip
-BO_FIELDS = 23
+BO_Q2Q = 23  # its four Q2Q gaps (BI_Q2Q)
+BO_FIELDS = 27
 
 # ---- counters (CT): pool tops and statistics ----
 (CT_RQ_N, CT_BO_N, CT_NOW, CT_DEF_N, CT_DB_N, CT_PLUG, CT_R_NEW, CT_STOPPED_AT,

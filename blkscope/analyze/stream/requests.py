@@ -22,6 +22,7 @@ from blkscope.analyze.stream.layout import (
     CT_RQ_N,
     DV_HAS_D,
     E_COMM,
+    E_DLESS,
     E_EID,
     E_ERR,
     E_FLUSH,
@@ -211,6 +212,7 @@ def pair_event(S: State, ev: np.ndarray, i: int, a: int, dev: int) -> int:
     else:
         gr[g, GR_C_T] = t
         gr[g, GR_C_EID] = eid
+        ev[i, E_DLESS] = 1 if gr[g, GR_D_EID] == NULL else 0  # for the depth walk
         gr[g, GR_ERR] = ev[i, E_ERR]
         if isflush == 0 and ev[i, E_NSEC] == 0:
             gr[g, GR_FLUSH_END] = 1  # a zero-length C ends a flush sequence

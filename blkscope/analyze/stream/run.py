@@ -12,10 +12,12 @@ import pyarrow.parquet as pq
 
 from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.core import BATCH, TRACE_END, step
+from blkscope.analyze.stream.depth_run import DepthWalk, device_bounds
 from blkscope.analyze.stream.events import EventCoder, OutOfOrder, batches
 from blkscope.analyze.stream.iodist import IO_COUNTS, io_counts_table, new_io_counts
 from blkscope.analyze.stream.keyed import new_table, with_room
 from blkscope.analyze.stream.pools import Pool
+from blkscope.analyze.stream.q2q import OpClasses, Q2QWriter
 from blkscope.analyze.stream.state import State
 from blkscope.analyze.stream.threads import Background, Prefetch
 from blkscope.errors import DatasetError
@@ -56,6 +58,7 @@ class Pass:
         self.io = new_io_counts(len(devices))
         # the keyed tables, in State's order (d_remap holds (major, minor, sector))
         self.tables = [new_table(3 if name == "d_remap" else 1) for name in TABLE_NAMES]
+        self.qclass = np.zeros((1, 8), dtype=np.int64)  # q2q.OpClasses.lookup
 
     def state(self, keys: int = 0) -> State:
         """The state as the compiled code takes it, with room for at least one more event (and
@@ -87,6 +90,7 @@ class Pass:
                 self.deferred,
                 self.io,
                 *self.tables,
+                self.qclass,
             ]
         )
 
@@ -242,10 +246,12 @@ class _Sinks:
     """Where finished rows go: copied out of the pass's output matrices (which it reuses) and
     written by a background thread."""
 
-    def __init__(self, dataset: Path, coder: EventCoder) -> None:
-        self.coder = coder
+    def __init__(self, dataset: Path, classes: OpClasses, depth: DepthWalk) -> None:
+        self.coder = classes.coder
+        self.depth = depth
         self.requests = _writer(dataset, "requests")
         self.bios = _writer(dataset, "bios")
+        self.q2q = Q2QWriter(dataset, classes)
         self.held: list[pa.Table] = []  # requests whose kind needs the orphan check
         self.fix_eid: list[np.ndarray] = []
         self.fix_t: list[np.ndarray] = []
@@ -254,6 +260,7 @@ class _Sinks:
 
     def drain(self, run: Pass) -> None:
         n, m = int(run.ct[L.CT_RQ_N]), int(run.ct[L.CT_BO_N])
+        self.depth.rows(run.rq[:n], run.bo[:m])
         if n or m:
             self.thread.submit((run.rq[:n].copy(), run.bo[:m].copy()))
         run.ct[L.CT_RQ_N] = 0
@@ -277,6 +284,7 @@ class _Sinks:
             table = bios_table(bo, self.coder)
             self.bios.write_table(table)
             self.rows["bios"] += table.num_rows
+            self.q2q.write(bo)
 
     def abandon(self) -> None:
         """The pass stopped early (out of order, disk full, Ctrl-C): let the thread finish what
@@ -284,6 +292,7 @@ class _Sinks:
         self.thread.abandon()
         close_quietly(self.requests)
         close_quietly(self.bios)
+        self.q2q.abandon()
 
     def close(self, con: duckdb.DuckDBPyConnection) -> None:
         self.thread.close()
@@ -310,6 +319,7 @@ class _Sinks:
             self.rows["requests"] += held.num_rows
         self.requests.close()
         self.bios.close()
+        self.q2q.close(con)
 
 
 def stream_tables(
@@ -324,12 +334,15 @@ def stream_tables(
     """Write requests.parquet and bios.parquet into dataset from its events; return row counts.
     io_dist's counts (stream/iodist.py) are left in con's table IO_COUNTS."""
     coder = EventCoder()
+    classes = OpClasses(coder)
     run = Pass(plug_clock, device_facts(con, coder))
-    sinks = _Sinks(dataset, coder)
+    depth = DepthWalk(coder, run.dv, device_bounds(con))
+    sinks = _Sinks(dataset, classes, depth)
     events = Prefetch(batches(dataset / "events.parquet", in_order), coder.matrix)
     done = 0
     try:
         for ev in events:
+            run.qclass = classes.cover(con)
             start = 0
             while start < len(ev):
                 # the whole batch, then its end; a call stops early when a table needs room
@@ -337,12 +350,14 @@ def stream_tables(
                 if run.ct[L.CT_RQ_N] > OUT_ROWS // 2 or run.ct[L.CT_BO_N] > OUT_ROWS // 2:
                     sinks.drain(run)
             sinks.drain(run)
+            depth.batch(ev, run.pools["bi"])
             done += len(ev)
             if progress is not None:
                 progress(key, done, total_events, unit="events", label=f"{key}: pairing")
         # finish settles every bio still in flight: a preflush one may wait on its sector
         step(run.state(keys=run.pools["bi"].in_use()), NO_EVENTS, 0, 0, 0, 0, TRACE_END)
         sinks.drain(run)
+        depth.end()
     except OutOfOrder:
         events.close()
         sinks.abandon()
@@ -365,7 +380,9 @@ def stream_tables(
     except BaseException:  # the last writes failed (disk full): no second error from __del__
         close_quietly(sinks.requests)
         close_quietly(sinks.bios)
+        sinks.q2q.abandon()
         raise
+    depth.tables(con, dataset / "requests.parquet")
     con.register("_io_counts_arrow", io_counts_table(run.io, coder))
     con.execute(f"CREATE OR REPLACE TABLE {IO_COUNTS} AS SELECT * FROM _io_counts_arrow")
     con.unregister("_io_counts_arrow")

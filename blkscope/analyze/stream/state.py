@@ -54,3 +54,5 @@ class State(NamedTuple):
     d_remap: np.ndarray
     d_biowait: np.ndarray
     d_pids: np.ndarray
+    d_q2q: np.ndarray  # the time of each Q2Q group's latest Q (stream/q2q.py)
+    qclass: np.ndarray  # a Q's op class codes by RWBS code, op and sector (q2q.OpClasses)
