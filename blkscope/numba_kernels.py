@@ -11,11 +11,14 @@ pass keeps numba's literal versions (analyze/stream/jit.py says why)."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numba
-from numba.core import errors, types
+from numba.core import caching, errors, types
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -42,3 +45,59 @@ def plain_calls(dispatcher: Any) -> Any:
 
     dispatcher.get_call_template = get_call_template
     return dispatcher
+
+
+# numba keys a cached function by its own source file alone (path, mtime, size): a function
+# that inlines or calls code from another file keeps running the old machine code when only
+# that other file changes (a checkout that changed stream/requests.py but not stream/core.py
+# ran a stale `step`, and the depth tables came out silently wrong). The locators below stamp
+# every cached blkscope function with all of the package's sources instead: any change to any
+# of them recompiles. Stat-ing ~300 files once per process costs about a millisecond.
+PACKAGE = Path(__file__).resolve().parent
+
+
+@functools.cache
+def package_stamp(root: Path = PACKAGE) -> str:
+    """A digest of every Python source under root: each file's path, mtime and size."""
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        st = path.stat()
+        digest.update(f"{path.relative_to(root)}\0{st.st_mtime_ns}\0{st.st_size}\n".encode())
+    return digest.hexdigest()
+
+
+def _package_locator(base: type) -> type:
+    class PackageLocator(base):
+        """numba's own locator for blkscope's files, with the whole package as the stamp."""
+
+        @classmethod
+        def from_function(cls, py_func: Any, py_file: str) -> Any:
+            if not Path(py_file).resolve().is_relative_to(PACKAGE):
+                return None
+            return super().from_function(py_func, py_file)
+
+        def get_source_stamp(self) -> Any:
+            return (super().get_source_stamp(), package_stamp())
+
+    PackageLocator.__name__ = PackageLocator.__qualname__ = f"Package{base.__name__}"
+    return PackageLocator
+
+
+# numba's file-backed locators, in its order (NUMBA_CACHE_DIR first, then beside the source)
+_WRAPPED = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
+
+
+def _install_locators() -> bool:
+    """Put the package locators first in numba's list (once); False when this numba has no
+    such list (then a changed callee needs its caller's file touched, or the cache cleared)."""
+    impl = getattr(caching, "CacheImpl", None)
+    bases: list[Any] = [getattr(caching, n, None) for n in _WRAPPED]
+    classes = getattr(impl, "_locator_classes", None)
+    if impl is None or classes is None or None in bases:
+        return False
+    if not any(c.__name__.startswith("Package") for c in classes):
+        impl._locator_classes = [_package_locator(b) for b in bases] + list(classes)
+    return True
+
+
+PACKAGE_LOCATORS = _install_locators()

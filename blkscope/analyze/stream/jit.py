@@ -25,6 +25,8 @@ from typing import Any, TypeVar
 
 import numba
 
+from blkscope import numba_kernels  # noqa: F401  (its cache locators: a stamp over every source)
+
 F = TypeVar("F", bound=Callable[..., Any])
 # nogil: the pass runs while the helper threads (threads.py) read and write Parquet
 _OPTIONS: dict[str, Any] = {"cache": True, "_nrt": False, "nogil": True}
