@@ -21,6 +21,7 @@ COLUMNS = [
     "rwbs", "sector", "nsectors", "split_sector", "remap_dev_major", "remap_dev_minor",
     "remap_sector", "error", "pid", "comm",
 ]  # fmt: skip
+STRING_COLUMNS = ["action", "op", "rwbs", "comm"]
 BATCH_ROWS = 1 << 17
 # Row groups read by one Arrow reader: a reader over the whole file keeps ~3.6 MB per million
 # events it has handed out until it ends (measured on the 10x fio capture's events.parquet:
@@ -43,7 +44,11 @@ class Codes:
 
     def encode(self, column: pa.ChunkedArray | pa.Array) -> np.ndarray:
         """int64 codes of column (L.NULL for null): a hash lookup in Arrow (index_in) of the
-        strings seen so far, then once more after adding the ones this column brings."""
+        strings seen so far, then once more after adding the ones this column brings. A
+        dictionary-encoded column (events.parquet's strings, read as Parquet stores them) has
+        only its dictionary looked up."""
+        if isinstance(column, pa.DictionaryArray):
+            return self._encode_dictionary(column)
         codes = pc.index_in(column, value_set=self._known)
         new = pc.and_(pc.is_null(codes), pc.is_valid(column))
         if pc.any(new).as_py():
@@ -52,6 +57,15 @@ class Codes:
             self._known = pa.array(self.values, type=pa.string())
             codes = pc.index_in(column, value_set=self._known)
         return _numpy(pc.fill_null(pc.cast(codes, pa.int64()), L.NULL))
+
+    def _encode_dictionary(self, column: pa.DictionaryArray) -> np.ndarray:
+        if len(column.dictionary) == 0:
+            return np.full(len(column), L.NULL, dtype=np.int64)
+        known = np.append(self.encode(column.dictionary), L.NULL)  # a null index: the last
+        indices = column.indices
+        if indices.null_count:
+            indices = indices.fill_null(len(known) - 1)
+        return known[indices.to_numpy(zero_copy_only=False)]
 
     def strings(self, codes: np.ndarray) -> pa.Array:
         """The strings of codes (L.NULL: null)."""
@@ -172,7 +186,9 @@ def batches(events: Path, in_order: bool) -> Iterator[pa.RecordBatch]:
     stored when in_order (one blkparse input is in time order), else through DuckDB's sort
     (which spills to disk rather than hold the trace)."""
     if in_order:
-        file = pq.ParquetFile(events)
+        # the strings as Parquet stores them (a dictionary per row group): only the dictionary
+        # is looked up (Codes.encode), not every row's string
+        file = pq.ParquetFile(events, read_dictionary=STRING_COLUMNS)
         for first in range(0, file.num_row_groups, GROUPS_PER_READER):
             groups = range(first, min(first + GROUPS_PER_READER, file.num_row_groups))
             yield from file.iter_batches(batch_size=BATCH_ROWS, columns=COLUMNS, row_groups=groups)
