@@ -242,15 +242,20 @@ def _writer(dataset: Path, table: str) -> pq.ParquetWriter:
     """A Parquet writer for one of the pass's tables. Dictionary pages only for the string
     columns: on the times and ids (nearly all distinct) Parquet builds a dictionary and then
     gives it up; measured on the fio capture's two tables, zstd-1 with dictionaries on every
-    column took 1.50 s CPU for 54.6 MB, on the strings only 0.79 s for 32.4 MB."""
+    column took 1.50 s CPU for 54.6 MB, on the strings only 0.79 s for 32.4 MB. The 64-bit
+    integers (times, ids, sectors: rising, or close to their neighbours) are delta-encoded: on
+    the 10x fio capture's bios, 3.38 -> 2.69 CPU-s to write, 149 -> 119 MB, and DuckDB reads its
+    times in 0.35 CPU-s instead of 0.94 (less to decompress)."""
     schema = TABLES[table]
     strings = [f.name for f in schema if pa.types.is_string(f.type)]
+    deltas = {f.name: "DELTA_BINARY_PACKED" for f in schema if f.type == pa.int64()}
     return pq.ParquetWriter(
         dataset / f"{table}.parquet",
         schema,
         compression="zstd",
         compression_level=1,
         use_dictionary=strings,
+        column_encoding=deltas,
     )
 
 
