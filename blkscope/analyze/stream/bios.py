@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from blkscope.analyze.stream.jit import kernel
+from blkscope.analyze.stream.jit import inline_kernel, kernel
 from blkscope.analyze.stream.keyed import tab_del, tab_find, tab_get, tab_put, tab_remove
 from blkscope.analyze.stream.layout import (
     BI_BIO_C,
@@ -122,7 +122,7 @@ def _piece_release(S: State, p: int) -> None:
         give(p, S.pcf, S.pca, S.pcn)
 
 
-@kernel
+@inline_kernel
 def new_piece(S: State, b: int) -> int:
     p = take(S.pc, S.pcf, S.pca, S.pcn)
     pc = S.pc
@@ -149,7 +149,7 @@ def new_piece(S: State, b: int) -> int:
     return p
 
 
-@kernel
+@inline_kernel
 def new_bio(S: State, ev: np.ndarray, i: int, dev: int, sid: int) -> int:
     b = take(S.bi, S.bif, S.bia, S.bin_)
     bi = S.bi
@@ -334,7 +334,7 @@ def cov_remove(S: State, p: int) -> None:
     pc[p, PC_COV_KEY] = NULL
 
 
-@kernel
+@inline_kernel
 def _lost(S: State, p: int) -> None:
     S.pc[p, PC_LAND] = 0
     finalize_piece(S, p, -1)

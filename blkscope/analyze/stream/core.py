@@ -212,7 +212,7 @@ def tables_crowded(S: State) -> bool:
     )  # fmt: skip
 
 
-@kernel
+@inline_kernel
 def flush_end(S: State, dev: int, sec: int, t: int) -> None:
     """A zero-length C ends a flush sequence: preflush bios on its sector waiting for it end."""
     key = k1(dev, sec)
@@ -225,7 +225,7 @@ def flush_end(S: State, dev: int, sec: int, t: int) -> None:
         b = nxt
 
 
-@kernel
+@inline_kernel
 def bio_done(S: State, dev: int, sec: int, nsec: int, t: int) -> None:
     """A C on a bio-based device completes every bio queued on its sector and length."""
     b = tab_pop(S.d_biowait, k1(dev, sec), nsec, -1)

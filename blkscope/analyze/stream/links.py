@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from blkscope.analyze.stream.bios import _lost, cov_remove, finalize_piece
-from blkscope.analyze.stream.jit import kernel
+from blkscope.analyze.stream.jit import inline_kernel, kernel
 from blkscope.analyze.stream.keyed import tab_find, tab_get, tab_pop, tab_put, tab_remove
 from blkscope.analyze.stream.layout import (
     A_D,
@@ -112,7 +112,7 @@ def cov_register(S: State, p: int, dev: int) -> None:
     S.pc[p, PC_COV_KEY] = key
 
 
-@kernel
+@inline_kernel
 def cov_dispatch(S: State, dev: int, eid: int, sec: int, n: int, g: int) -> None:
     """A D on the device: it is the covering D of every waiting piece inside its range."""
     for block in range(sec >> 12, ((sec + n) >> 12) + 1):
@@ -149,7 +149,7 @@ def link(S: State, p: int, eid: int, g: int) -> None:
         finalize_piece(S, p, -1)
 
 
-@kernel
+@inline_kernel
 def gid_event(S: State, dev: int, ksec: int, a: int, t: int, eid: int, g: int) -> None:
     """A G, I or D on (device, sector): the next event after a waiting G there."""
     key = k1(dev, ksec)
@@ -175,7 +175,7 @@ def gid_event(S: State, dev: int, ksec: int, a: int, t: int, eid: int, g: int) -
             link(S, p, pc[p, PC_CAND_EID], pc[p, PC_CAND])
 
 
-@kernel
+@inline_kernel
 def fifo_g(S: State, dev: int, p: int) -> None:
     dv = S.dv
     if dv[dev, DV_FIFO_LAST] == A_D:  # a G after a D opens a new run
@@ -192,7 +192,7 @@ def fifo_g(S: State, dev: int, p: int) -> None:
     dv[dev, DV_FIFO_LAST] = A_G
 
 
-@kernel
+@inline_kernel
 def fifo_d(S: State, dev: int, eid: int, g: int) -> None:
     dv = S.dv
     dv[dev, DV_FIFO_ND] += 1
@@ -202,7 +202,7 @@ def fifo_d(S: State, dev: int, eid: int, g: int) -> None:
     dv[dev, DV_FIFO_LAST] = A_D
 
 
-@kernel
+@inline_kernel
 def chain_node(S: State, dev: int, ksec: int, a: int) -> tuple[int, int]:
     """A node (Q G M F X, or S: a split's remainder) on (device, start sector): it is what
     happened next to a piece waiting there. Return (piece landing on this G/M/F, piece whose
@@ -222,7 +222,7 @@ def chain_node(S: State, dev: int, ksec: int, a: int) -> tuple[int, int]:
     return -1, -1
 
 
-@kernel
+@inline_kernel
 def land(S: State, p: int, ev: np.ndarray, i: int, a: int, dev: int, g_clock: int) -> None:
     """Piece p landed on this G (new request) or M/F (merged into one)."""
     pc, bi = S.pc, S.bi

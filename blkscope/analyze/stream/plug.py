@@ -21,7 +21,7 @@ the kernel's own counters)."""
 
 from __future__ import annotations
 
-from blkscope.analyze.stream.jit import kernel
+from blkscope.analyze.stream.jit import inline_kernel, kernel
 from blkscope.analyze.stream.keyed import EMPTY, tab_get, tab_put, tab_remove
 from blkscope.analyze.stream.layout import (
     A_G,
@@ -69,7 +69,7 @@ def _session_open(S: State) -> int:
     return s
 
 
-@kernel
+@inline_kernel
 def plug_event(S: State, pid: int, a: int, t: int) -> int:
     """The session (row of S.ss) the task's event falls in (the rules above)."""
     slot = tab_get(S.d_pids, pid, 0, -1)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from blkscope.analyze.stream.bios import _piece_release, finalize_piece, group_partial
-from blkscope.analyze.stream.jit import kernel
+from blkscope.analyze.stream.jit import inline_kernel, kernel
 from blkscope.analyze.stream.keyed import tab_del, tab_find, tab_get, tab_pop, tab_put
 from blkscope.analyze.stream.layout import (
     A_C,
@@ -152,7 +152,7 @@ def _drop_key(S: State, ks: int) -> None:
     give(ks, S.kyf, S.kya, S.kyn)
 
 
-@kernel
+@inline_kernel
 def pair_event(S: State, ev: np.ndarray, i: int, a: int, dev: int) -> int:
     """Pair one D, R or C into its request (_requests.sql's runs and ordinals); return the
     request's group for a D that is its first, else -1."""
