@@ -76,21 +76,33 @@ class Codes:
 
 
 class Devices:
-    """(major, minor) <-> small device index."""
+    """(major, minor) <-> small device index (in the order devices first appear)."""
 
     def __init__(self) -> None:
         self.pairs: list[tuple[int, int]] = []
-        self._known = pa.array([], type=pa.int64())
+        self._sorted = np.zeros(0, dtype=np.int64)  # the known keys, sorted
+        self._index = np.zeros(0, dtype=np.int64)  # each sorted key's device index
 
     def encode(self, major: np.ndarray, minor: np.ndarray) -> np.ndarray:
-        key = pa.array((major.astype(np.int64) << 32) | minor.astype(np.int64))
-        idx = pc.index_in(key, value_set=self._known)
-        if idx.null_count:
-            for k in pc.unique(pc.filter(key, pc.is_null(idx))).to_pylist():
+        """Device indexes: a binary search among the few known devices (an Arrow hash lookup
+        of every event's key cost 20 ns an event)."""
+        key = (major.astype(np.int64) << 32) | minor.astype(np.int64)
+        idx, found = self._lookup(key)
+        if not found.all():
+            new, first = np.unique(key[~found], return_index=True)
+            for k in new[np.argsort(first)].tolist():
                 self.pairs.append((k >> 32, k & 0xFFFFFFFF))
-            self._known = pa.array([(a << 32) | b for a, b in self.pairs], type=pa.int64())
-            idx = pc.index_in(key, value_set=self._known)
-        return _numpy(pc.cast(idx, pa.int64()))
+            keys = np.array([(a << 32) | b for a, b in self.pairs], dtype=np.int64)
+            order = np.argsort(keys, kind="stable")
+            self._sorted, self._index = keys[order], order.astype(np.int64)
+            idx, _ = self._lookup(key)
+        return idx
+
+    def _lookup(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if not len(self._sorted):
+            return np.zeros(len(key), dtype=np.int64), np.zeros(len(key), dtype=bool)
+        pos = np.minimum(np.searchsorted(self._sorted, key), len(self._sorted) - 1)
+        return self._index[pos], self._sorted[pos] == key
 
     def columns(self, dev: np.ndarray) -> tuple[pa.Array, pa.Array]:
         pairs = np.array(self.pairs or [(0, 0)], dtype=np.int32).reshape(-1, 2)
@@ -106,7 +118,24 @@ def _numpy(values: pa.Array | pa.ChunkedArray) -> np.ndarray:
 
 
 def _filled(batch: pa.RecordBatch, name: str, null: int) -> np.ndarray:
+    """An integer column's values (its own width: the matrix assignment widens them), nulls as
+    `null`. Read from Arrow's buffers: a cast, then fill_null, then to_numpy each copied the
+    column (52.6 -> 20.8 ns an event for the 13 integer columns, 10x fio capture)."""
     col = batch.column(name)
+    if len(col) == 0 or not pa.types.is_integer(col.type):
+        return np.zeros(len(col), dtype=np.int64) if len(col) == 0 else _converted(col, null)
+    start, stop = col.offset, col.offset + len(col)
+    values = np.frombuffer(col.buffers()[1], dtype=col.type.to_pandas_dtype())[start:stop]
+    if not col.null_count:
+        return values
+    bits = np.frombuffer(col.buffers()[0], dtype=np.uint8)
+    valid = np.unpackbits(bits, count=stop, bitorder="little")[start:].view(bool)
+    out = values.astype(np.int64)
+    np.putmask(out, ~valid, null)
+    return out
+
+
+def _converted(col: pa.Array, null: int) -> np.ndarray:
     if col.type != pa.int64():
         col = col.cast(pa.int64())
     if col.null_count:
@@ -135,7 +164,7 @@ class EventCoder:
         n = batch.num_rows
         ev = np.empty((n, L.E_FIELDS), dtype=np.int64, order="F")
         ev[:, L.E_T] = _filled(batch, "time_ns", 0)
-        ev[:, L.E_EID] = _filled(batch, "input_id", 0) << 40
+        ev[:, L.E_EID] = _filled(batch, "input_id", 0).astype(np.int64) << 40
         ev[:, L.E_EID] += _filled(batch, "line_no", 0)
         self._check_order(ev[:, L.E_T], ev[:, L.E_EID])
         ev[:, L.E_DEV] = self.devices.encode(
