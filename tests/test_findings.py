@@ -7,8 +7,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from blkscope.analyze.correlation import WritebackIntervals, writeback_verdicts
+from blkscope.analyze.correlation import WritebackIntervals, latency_inside, writeback_verdicts
 from blkscope.analyze.episodes import attribute_episodes, group_episodes
 from blkscope.analyze.views import query_table
 from blkscope.dataset import Dataset
@@ -161,3 +163,19 @@ def test_the_journal_commit_period_of_a_real_ext4_capture(tmp_path: Path) -> Non
     ((period_ns, bursts, method, knobs),) = rows
     assert abs(period_ns / 1e9 - 5.03) <= 0.02 and bursts == 5 and method == "periodogram"
     assert "jbd2 commit interval" in knobs
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 100), st.integers(0, 30)), max_size=12),
+    st.lists(st.tuples(st.integers(-5, 140), st.integers(0, 2**62)), max_size=30),
+)
+def test_latency_inside_is_the_per_bio_definition(
+    spans: list[tuple[int, int]], tail: list[tuple[int, int]]
+) -> None:
+    """latency_inside (vectorised) sums what a bio-by-bio test of the sorted intervals does."""
+    iv = np.array(sorted((s, s + d) for s, d in spans), dtype=np.int64).reshape(-1, 2)
+    c = np.array([t for t, _ in tail], dtype=np.int64)
+    lat = np.array([x for _, x in tail], dtype=np.int64)
+    inside = sum(x for t, x in tail if any(s <= t <= e for s, e in iv.tolist()))
+    assert latency_inside(c, lat, iv) == (sum(x for _, x in tail), inside)
