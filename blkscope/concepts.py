@@ -88,13 +88,19 @@ MACROS["stage_name"] = (
     "the name of a stage code of bio_stage_list (8 is Q2Q, the gap between Qs)",
 )
 # Log2 buckets (latency_hist, io_dist): bucket b holds [2^b, 2^(b+1)), -1 holds v <= 0. The
-# double log2 rounds up just below a power of two from 2^49 on (log2(2^49 - 1) = 49.0), so the
-# floor is corrected by one shift: exact for every BIGINT.
-MACROS["log2_floor"] = (
+# bit width is counted with integer operations only: every bit below the highest set one is set
+# (six shifts), then the bits are counted. Exact for every BIGINT, and half the CPU time of the
+# double log2 with its correction near powers of two from 2^49 on (value_bucket, which
+# _bio_stages computes for each of the 10x fio capture's 54 M latencies twice: 0.5 against 1.0
+# CPU-s per 30 M values).
+MACROS["or_shifted"] = ("x, k", "x | (x >> k)", "x with its bits shifted right by k or-ed in")
+MACROS["bit_width"] = (
     "x",
-    "floor(log2(x))::INTEGER - ((x >> floor(log2(x))::INTEGER) = 0)::INTEGER",
-    "the exact floor(log2(x)) of a BIGINT x >= 1",
+    "bit_count(or_shifted(or_shifted(or_shifted(or_shifted(or_shifted(or_shifted("
+    "x, 1), 2), 4), 8), 16), 32))::INTEGER",
+    "the number of bits of a BIGINT x >= 0: floor(log2(x)) + 1, 0 for 0",
 )
+MACROS["log2_floor"] = ("x", "bit_width(x) - 1", "the exact floor(log2(x)) of a BIGINT x >= 1")
 MACROS["log2_bucket"] = (
     "v",
     "CASE WHEN v <= 0 THEN -1 ELSE log2_floor(v) END",
@@ -106,8 +112,8 @@ MACROS["log2_bucket"] = (
 # 0 (-(v + 1): the most negative BIGINT has no opposite).
 MACROS["magnitude_bucket"] = (
     "x",
-    "greatest(0, log2_floor(greatest(x, 1)) - 7)::BIGINT * 512 "
-    "+ (x >> greatest(0, log2_floor(greatest(x, 1)) - 7))",
+    # the shift keeping the top 8 bits: bit_width(x) - 8, 0 below 256
+    "bit_width(x >> 8)::BIGINT * 512 + (x >> bit_width(x >> 8))",
     "the value bucket of a value x >= 0: x below 256, else shift * 512 + its top 8 bits",
 )
 # Negative values mirrored without a CASE: v >> 63 is -1 for them (0 otherwise), and xor with

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from blkscope.analyze.correlation import WritebackIntervals, writeback_verdicts
-from blkscope.analyze.episodes import attribute_episodes, group_episodes
+from blkscope.analyze.correlation import WritebackIntervals, latency_inside, writeback_verdicts
+from blkscope.analyze.episodes import _in_flight, attribute_episodes, group_episodes
 from blkscope.analyze.views import query_table
 from blkscope.dataset import Dataset
 from blkscope.ingest.block_events import ingest_blkparse
@@ -161,3 +163,65 @@ def test_the_journal_commit_period_of_a_real_ext4_capture(tmp_path: Path) -> Non
     ((period_ns, bursts, method, knobs),) = rows
     assert abs(period_ns / 1e9 - 5.03) <= 0.02 and bursts == 5 and method == "periodogram"
     assert "jbd2 commit interval" in knobs
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 100), st.integers(0, 30)), max_size=12),
+    st.lists(st.tuples(st.integers(-5, 140), st.integers(0, 2**62)), max_size=30),
+)
+def test_latency_inside_is_the_per_bio_definition(
+    spans: list[tuple[int, int]], tail: list[tuple[int, int]]
+) -> None:
+    """latency_inside (vectorised) sums what a bio-by-bio test of the sorted intervals does."""
+    iv = np.array(sorted((s, s + d) for s, d in spans), dtype=np.int64).reshape(-1, 2)
+    c = np.array([t for t, _ in tail], dtype=np.int64)
+    lat = np.array([x for _, x in tail], dtype=np.int64)
+    inside = sum(x for t, x in tail if any(s <= t <= e for s, e in iv.tolist()))
+    assert latency_inside(c, lat, iv) == (sum(x for _, x in tail), inside)
+
+
+def test_in_flight_joins_on_time_steps_as_on_the_device_alone(mq30: Path) -> None:
+    """_in_flight joins bios to episodes on time steps (and the bios in flight longer than a
+    step on the device alone): the counts and top processes of the plain range join, here with
+    steps of 10 ms, which many of this capture's writeback bios outlast."""
+    con = Dataset(mq30).con
+    t0, t1 = con.execute("SELECT min(q_time_ns), max(q_time_ns) FROM bios").fetchall()[0]
+    w = 10**7
+    starts = [t0 // w * w + k * (t1 - t0) // 7 // w * w for k in range(6)]
+    episodes = [
+        {"dev_major": 254, "dev_minor": 0, "start_ns": s, "end_ns": s + (k + 1) * w, "window_ns": w}
+        for k, s in enumerate(starts)
+    ]
+    episodes.append(dict(episodes[0], end_ns=starts[-1]))  # one long episode, overlapping others
+    got = _in_flight(con, episodes)
+    plain = []
+    for e in episodes:
+        during = (
+            "dev_major = 254 AND dev_minor = 0 "
+            f"AND q_time_ns < {e['end_ns']} AND end_ns > {e['start_ns']}"
+        )
+        total, wb, jbd2, sectors, wb_sectors = con.execute(
+            "SELECT count(*), count(*) FILTER (writeback), count(*) FILTER (journal), "
+            "coalesce(sum(nsectors), 0), coalesce(sum(nsectors) FILTER (writeback), 0) "
+            f"FROM internal._inflight_by_process WHERE {during}"
+        ).fetchall()[0]
+        top = con.execute(
+            "SELECT coalesce(comm, '?') AS c, count(*) AS n FROM bios WHERE dev_major = 254 "
+            f"AND q_time_ns >= {e['start_ns'] - w} AND q_time_ns < {e['end_ns']} "
+            "GROUP BY c ORDER BY n DESC, c LIMIT 5"
+        ).fetchall()
+        plain.append(
+            {
+                "ios_in_flight": total,
+                "writeback_ios": wb,
+                "writeback_share": wb_sectors / sectors if sectors else 0.0,
+                "jbd2_ios": jbd2,
+                "processes": ", ".join(f"{c} ({n})" for c, n in top),
+            }
+        )
+    assert got == plain
+    long_lived = con.execute(
+        f"SELECT count(*) FROM internal._inflight_by_process WHERE end_ns - q_time_ns >= {w}"
+    ).fetchall()[0][0]
+    assert long_lived > 0 and sum(r["ios_in_flight"] for r in got) > 0

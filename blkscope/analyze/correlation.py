@@ -105,14 +105,26 @@ def _tail_inside(con: duckdb.DuckDBPyConnection, wb: WritebackIntervals) -> dict
               WHERE level = 'device' AND stage = 'Q2C') p USING (dev_major, dev_minor)
         WHERE NOT b.partial AND b.q2c_ns > p.p99""",
     )
+    cols = {n: tail[n].to_numpy() for n in tail.column_names}
+    devices = np.stack([cols["dev_major"], cols["dev_minor"]], axis=1)
     out: dict[tuple[int, int], tuple[int, int]] = {}
-    for major, minor, c, lat in zip(*(tail[n].to_pylist() for n in tail.column_names), strict=True):
-        total, inside = out.get((major, minor), (0, 0))
-        iv = wb.of((major, minor))
-        k = int(np.searchsorted(iv[:, 0], c, side="right")) - 1
-        hit = k >= 0 and iv[: k + 1, 1].max() >= c
-        out[(major, minor)] = (total + lat, inside + (lat if hit else 0))
+    for major, minor in sorted({(int(a), int(b)) for a, b in devices}):
+        mine = (cols["dev_major"] == major) & (cols["dev_minor"] == minor)
+        out[(major, minor)] = latency_inside(
+            cols["c_time_ns"][mine], cols["q2c_ns"][mine], wb.of((major, minor))
+        )
     return out
+
+
+def latency_inside(c: np.ndarray, lat: np.ndarray, iv: np.ndarray) -> tuple[int, int]:
+    """(sum of lat, sum of lat of the completions c inside an interval [start, end] of iv, sorted
+    by start), exact. One searchsorted for all of a device's tail, not one per bio (65 k bios
+    at 10x: 0.7 CPU-s): an interval starting at or before a completion reaches it when the
+    furthest end among those (a running maximum) does."""
+    k = np.searchsorted(iv[:, 0], c, side="right") - 1
+    reach = np.maximum.accumulate(iv[:, 1]) if len(iv) else np.zeros(1, np.int64)
+    hit = (k >= 0) & (reach[np.maximum(k, 0)] >= c)
+    return sum(lat.tolist()), sum(lat[hit].tolist())  # Python ints: no overflow
 
 
 def writeback_verdicts(

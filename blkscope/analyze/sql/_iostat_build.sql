@@ -50,10 +50,25 @@ WITH params AS (
     SELECT d.dev_major, d.dev_minor, k, p.org + k * p.iv AS lo, p.org + (k + 1) * p.iv AS hi
     FROM (SELECT dev_major, dev_minor, min(k) AS k0, max(k) AS k1 FROM rq GROUP BY ALL) d,
          params p, range(d.k0, d.k1 + 1) AS t(k)
+), spans AS (
+    -- the bins an island overlaps ([lo, hi] meets [org + k iv, org + (k + 1) iv)) run from
+    -- floor((lo - org) / iv) to floor((hi - org - 1) / iv)
+    SELECT i.*, floor((i.lo - p.org) / p.iv)::BIGINT AS k_lo,
+           floor((i.hi - p.org - 1) / p.iv)::BIGINT AS k_hi
+    FROM islands i, params p
 ), busy AS (
-    SELECT b.dev_major, b.dev_minor, b.k, sum(least(i.hi, b.hi) - greatest(i.lo, b.lo)) AS busy_ns
-    FROM bins b JOIN islands i ON i.dev_major = b.dev_major AND i.dev_minor = b.dev_minor
-     AND i.lo < b.hi AND i.hi > b.lo
+    -- an island inside one bin is all busy time of that bin; only the others (few) are cut at
+    -- the bins they overlap by a range join (every island against every bin of its device was
+    -- 1.2 M x 300 pairs on the 10x fio capture)
+    SELECT dev_major, dev_minor, k, sum(ns) AS busy_ns
+    FROM (
+        SELECT dev_major, dev_minor, k_lo AS k, hi - lo AS ns FROM spans WHERE k_lo = k_hi
+        UNION ALL
+        SELECT b.dev_major, b.dev_minor, b.k, least(i.hi, b.hi) - greatest(i.lo, b.lo)
+        FROM bins b JOIN spans i ON i.dev_major = b.dev_major AND i.dev_minor = b.dev_minor
+         AND i.lo < b.hi AND i.hi > b.lo
+        WHERE i.k_lo <> i.k_hi
+    )
     GROUP BY ALL
 )
 SELECT

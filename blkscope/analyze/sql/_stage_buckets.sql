@@ -14,10 +14,13 @@ WITH fine AS (
 ), x AS (
     SELECT f.*, g.cid, g.oid, g.did FROM fine f JOIN _bio_groups g USING (gid)
 ), levels AS (
-    SELECT 1 AS level_code, gid AS id, stage, b, c, lo, hi, total FROM x WHERE scope IN (0, 1)
-    UNION ALL SELECT 2, cid, stage, b, c, lo, hi, total FROM x WHERE scope IN (0, 2)
-    UNION ALL SELECT 3, oid, stage, b, c, lo, hi, total FROM x WHERE scope IN (0, 3)
-    UNION ALL SELECT 4, did, stage, b, c, lo, hi, total FROM x WHERE scope IN (0, 4)
+    -- which scopes each level counts, joined: four filters on scope here (one per level) were
+    -- pushed by DuckDB, OR-ed, under `fine`'s aggregate: a test of every latency that keeps
+    -- them all (2.5 of 9 CPU-s of this view on the 10x fio capture)
+    SELECT m.level_code, [x.gid, x.cid, x.oid, x.did][m.level_code] AS id, x.stage, x.b, x.c,
+           x.lo, x.hi, x.total
+    FROM x JOIN (VALUES (0, 1), (0, 2), (0, 3), (0, 4), (1, 1), (2, 2), (3, 3), (4, 4))
+                AS m(scope, level_code) ON m.scope = x.scope
 )
 SELECT
     level_code,                 -- 1 process, 2 class, 3 op, 4 device (_bio_group_levels)
