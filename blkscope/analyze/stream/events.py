@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 
 from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream import layout as L
+from blkscope.analyze.stream.columns import nullable
 from blkscope.interrupts import track
 
 COLUMNS = [
@@ -69,8 +70,7 @@ class Codes:
 
     def strings(self, codes: np.ndarray) -> pa.Array:
         """The strings of codes (L.NULL: null)."""
-        mask = codes == L.NULL
-        indices = pa.array(np.where(mask, 0, codes).astype(np.int32), mask=mask)
+        indices = nullable(codes, codes == L.NULL, pa.int32())
         dictionary = pa.array(self.values or [""], type=pa.string())
         return pa.DictionaryArray.from_arrays(indices, dictionary).cast(pa.string())
 

@@ -27,6 +27,7 @@ import pyarrow.parquet as pq
 
 from blkscope.analyze.memory import SPILL_DIR
 from blkscope.analyze.stream import layout as L
+from blkscope.analyze.stream.columns import nullable
 from blkscope.analyze.stream.events import EventCoder
 from blkscope.analyze.stream.jit import inline_kernel
 from blkscope.analyze.stream.keyed import tab_find, tab_slot
@@ -208,7 +209,7 @@ class Q2QWriter:
         for k in range(N_SCOPES):
             gap = bo[:, L.BO_Q2Q + k]
             null = gap == L.NULL
-            cols.append(pa.array(np.where(null, 0, gap), mask=null if null.any() else None))
+            cols.append(nullable(gap, null, pa.int64()))
         self.writer.write_table(pa.Table.from_arrays(cols, schema=_WRITTEN))
 
     def close(self, con: duckdb.DuckDBPyConnection) -> None:
