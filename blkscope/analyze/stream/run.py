@@ -316,19 +316,24 @@ class _Sinks:
     def _flush(self) -> None:
         if not self.pending:
             return
-        rq = np.concatenate([r for r, _ in self.pending])
-        bo = np.concatenate([b for _, b in self.pending])
+        # column-major: every column below is read once, contiguously (taken from the pass's
+        # row-major matrices each was a strided gather: 37 -> 22 ms for 147 k rows, the
+        # transposition included)
+        rq = np.asfortranarray(np.concatenate([r for r, _ in self.pending]))
+        bo = np.asfortranarray(np.concatenate([b for _, b in self.pending]))
         self.pending, self.pending_rows = [], 0
         if len(rq):
             fix = rq[:, L.RQ_FIX] != 0
+            rest = rq
             if fix.any():
                 self.held.append(requests_table(rq[fix], self.coder))
                 self.fix_eid.append(rq[fix, L.RQ_FIX])
                 self.fix_t.append(
                     np.where(rq[fix, L.RQ_C_T] == L.NULL, rq[fix, L.RQ_FIRST_D], rq[fix, L.RQ_C_T])
                 )
-            if (~fix).any():
-                table = requests_table(rq[~fix], self.coder)
+                rest = rq[~fix]
+            if len(rest):
+                table = requests_table(rest, self.coder)
                 self.requests.write_table(table)
                 self.rows["requests"] += table.num_rows
         if len(bo):
