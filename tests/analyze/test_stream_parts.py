@@ -8,10 +8,13 @@ from collections.abc import Iterator
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from blkscope.analyze.stream import layout as L
+from blkscope.analyze.stream.events import EventCoder
 from blkscope.analyze.stream.iodist import log2_bucket
 from blkscope.analyze.stream.keyed import (
     EMPTY,
@@ -23,6 +26,7 @@ from blkscope.analyze.stream.keyed import (
     tab_put,
     with_room,
 )
+from blkscope.analyze.stream.run import device_facts
 from blkscope.analyze.stream.threads import Background, Prefetch
 from blkscope.concepts import macro_statements
 
@@ -121,3 +125,45 @@ def test_the_pass_buckets_values_like_the_log2_bucket_macro(values: list[int]) -
                       "(SELECT unnest(?::BIGINT[]) AS v, unnest(range(?)) AS i)",
                       [values, len(values)]).fetchall()[0][0]  # fmt: skip
     assert [log2_bucket(v) for v in values] == got
+
+
+EVENT = st.tuples(
+    st.sampled_from([(8, 0), (253, 1), (7, 0)]),
+    st.sampled_from(["Q", "G", "M", "F", "X", "D", "C", "I"]),
+    st.one_of(st.none(), st.integers(0, 10**6)),
+    st.booleans(),
+    st.sampled_from(["R", "W", "N"]),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(EVENT, max_size=40))
+def test_device_facts_stop_at_the_first_event_but_say_what_counting_all_says(
+    rows: list[tuple[tuple[int, int], str, int | None, bool, str]],
+) -> None:
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA internal")
+    events = pa.table({
+        "dev_major": pa.array([r[0][0] for r in rows], pa.int32()),
+        "dev_minor": pa.array([r[0][1] for r in rows], pa.int32()),
+        "time_ns": pa.array(range(len(rows)), pa.int64()),
+        "action": pa.array([r[1] for r in rows], pa.string()),
+        "sector": pa.array([r[2] for r in rows], pa.int64()),
+        "flush": pa.array([r[3] for r in rows], pa.bool_()),
+        "op": pa.array([r[4] for r in rows], pa.string()),
+    })  # fmt: skip
+    con.register("events", events)
+    coder = EventCoder()
+    dv = device_facts(con, coder)
+    # the definition, counted over every event
+    counted = con.execute("""
+        SELECT dev_major, dev_minor,
+               count(*) FILTER (action = 'D' AND (sector IS NOT NULL OR (flush AND op = 'N'))),
+               count(*) FILTER (action IN ('G', 'M', 'F', 'X'))
+        FROM events GROUP BY ALL ORDER BY ALL""").fetchall()
+    assert len(coder.devices.pairs) == len(counted)
+    for major, minor, dispatches, nodes in counted:
+        i = coder.devices.pairs.index((major, minor))
+        assert dv[i, L.DV_HAS_D] == int(dispatches > 0)
+        assert dv[i, L.DV_NODES] == int(nodes > 0)
+        assert dv[i, L.DV_Q_END] == dv[i, L.DV_D_END] == -1
