@@ -289,6 +289,16 @@ def _writer(dataset: Path, table: str) -> pq.ParquetWriter:
     )
 
 
+def _column_major(parts: list[np.ndarray]) -> np.ndarray:
+    """The drained row-major matrices as one column-major matrix: every column the tables take
+    is then read once, contiguously (from the pass's row-major matrices each was a strided
+    gather: 37 -> 22 ms for 147 k rows), and the rows are copied once (concatenating into a
+    column-major matrix: 6.8 ms for 126 k rows of 26 fields, concatenating and then
+    transposing: 18 ms)."""
+    out = np.empty((sum(len(p) for p in parts), parts[0].shape[1]), dtype=np.int64, order="F")
+    return np.concatenate(parts, out=out)
+
+
 class _Sinks:
     """Where finished rows go: copied out of the pass's output matrices (which it reuses) and
     written by a background thread."""
@@ -328,11 +338,8 @@ class _Sinks:
     def _flush(self) -> None:
         if not self.pending:
             return
-        # column-major: every column below is read once, contiguously (taken from the pass's
-        # row-major matrices each was a strided gather: 37 -> 22 ms for 147 k rows, the
-        # transposition included)
-        rq = np.asfortranarray(np.concatenate([r for r, _ in self.pending]))
-        bo = np.asfortranarray(np.concatenate([b for _, b in self.pending]))
+        rq = _column_major([r for r, _ in self.pending])
+        bo = _column_major([b for _, b in self.pending])
         self.pending, self.pending_rows = [], 0
         if len(rq):
             fix = rq[:, L.RQ_FIX] != 0
