@@ -126,8 +126,15 @@ def _filled(batch: pa.RecordBatch, name: str, null: int) -> np.ndarray:
         return np.zeros(0, dtype=np.int64)
     if not pa.types.is_integer(col.type):
         return _converted(col, null)
+    dtype = col.type.to_pandas_dtype()
+    if col.null_count and np.iinfo(dtype).min <= null <= np.iinfo(dtype).max:
+        # Arrow fills in one pass (an all-null column, the remaps on most traces, at no cost):
+        # 39 -> 14 ms for the 1x fio capture's sectors, 35 -> 6 for its remap sectors
+        return pc.fill_null(col, null).to_numpy()
+    if col.null_count == len(col):
+        return np.full(len(col), null, dtype=np.int64)
     start, stop = col.offset, col.offset + len(col)
-    values = np.frombuffer(col.buffers()[1], dtype=col.type.to_pandas_dtype())[start:stop]
+    values = np.frombuffer(col.buffers()[1], dtype=dtype)[start:stop]
     if not col.null_count:
         return values
     bits = np.frombuffer(col.buffers()[0], dtype=np.uint8)
