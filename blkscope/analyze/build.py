@@ -16,7 +16,7 @@ import pyarrow as pa
 from blkscope.analyze.analysis_tables import STREAMED, analysis_tables
 from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
 from blkscope.analyze.memory import bound_memory, give_back
-from blkscope.analyze.stream.run import start_loading_compiled, stream_tables
+from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import (
     INTERNAL,
     connect,
@@ -198,7 +198,6 @@ def analyze_dataset(
         raise DatasetError(str(dataset), f"interval must be positive, got {interval_ns} ns")
     if "events" not in current.tables:
         raise DatasetError(str(dataset), "has no events table", hint="ingest a trace first")
-    start_loading_compiled()
     # The tables are written into the dataset's next version, swapped in as a whole at the end:
     # an interrupted analysis leaves the dataset as it was.
     with DatasetWriter(dataset, keep=True) as update:

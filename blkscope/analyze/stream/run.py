@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -100,22 +99,6 @@ class Pass:
                 self.qclass,
             ]
         )
-
-
-def _load_compiled() -> None:
-    try:  # an empty trace's end: types every argument as the real calls do
-        run = Pass(plug_clock=True, devices=np.zeros((1, L.DV_FIELDS), dtype=np.int64))
-        step(run.state(), NO_EVENTS, 0, 0, len(run.rq), len(run.bo), TRACE_END)
-    except BaseException:  # the pass's own first call raises it again
-        pass
-
-
-def start_loading_compiled() -> None:
-    """Load the compiled pass from numba's cache in a thread, while the caller connects to the
-    dataset and reads its device facts (DuckDB, without the GIL): ~0.5 s of a 1x fio analysis
-    was this load, unpickling and linking, before the first event. The pass's first call waits
-    for it (numba's compiler lock) instead of loading it again."""
-    threading.Thread(target=_load_compiled, name="blkscope-load", daemon=True).start()
 
 
 def _room(out: np.ndarray, rows: int) -> np.ndarray:
