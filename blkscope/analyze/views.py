@@ -132,6 +132,18 @@ def sql_views_in(package: str) -> dict[str, SqlView]:
     return ordered
 
 
+def upstream(names: Iterable[str]) -> set[str]:
+    """The views named and every view they read, directly or through other views."""
+    views, found = sql_views(), set()
+    todo = [n for n in names if n in views]
+    while todo:
+        name = todo.pop()
+        if name not in found:
+            found.add(name)
+            todo += [n for n in views[name].needs if n in views]
+    return found
+
+
 def materialized(kind: str) -> list[SqlView]:
     """The views whose header says `-- materialize: KIND` (temp or table), in build order."""
     return [v for v in sql_views().values() if v.materialize == kind]

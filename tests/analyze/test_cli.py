@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from blkscope.cli import app
 from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.pipeline import analyse
-from blkscope.progress import AmountColumn
+from blkscope.progress_columns import AmountColumn
 from tests.analyze.conftest import capture
 
 runner = CliRunner()
