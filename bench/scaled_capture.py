@@ -19,7 +19,7 @@ from blkscope.ingest.blktrace.records import RECORD, RECORD_BYTES, _walk
 
 TEXT = "blkparse.txt"
 BINARY_GLOB = "*.blktrace.*"
-DUMP = "dump.bin"  # blkparse -d output of the binaries, what btt reads
+DUMP = "dump.bin"  # blkparse -d output of the binaries (for btt by hand: the bench times its own)
 # An event line of blkparse's default output: "MAJ,MIN CPU SEQ SECONDS.NANOS PID ACTION ..."
 BUILDER = 2
 EVENT_TIME = re.compile(rb"^(\s*\d+,\d+\s+\d+\s+\d+\s+)(\d+)\.(\d{9})\s")
