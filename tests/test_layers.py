@@ -12,7 +12,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "blkscope"
 # Lowest first. A module may import its own layer and those below; ingest, analyze and capture
 # (one layer) do not import each other. `__version__` is the package's own constant.
 LAYERS: list[set[str]] = [
-    {"errors", "units", "schemas", "concepts", "wallclock", "progress", "safe_text",
+    {"errors", "units", "schemas", "concepts", "wallclock", "progress", "progress_columns", "safe_text",
      "interrupts", "frames", "blk_io_trace", "numba_kernels", "__version__"},
     {"store"},  # the dataset on disk: manifest, atomic writer, folder swap
     # inputs in; tables made from tables; files/ (issue 16) makes and reads file maps for both
