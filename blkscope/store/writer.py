@@ -58,9 +58,8 @@ class _ParquetSink:
     """A Parquet file fed from a bounded queue by a thread, so encoding overlaps parsing."""
 
     def __init__(self, path: Path, schema: pa.Schema, **options: Any) -> None:
-        self.writer = pq.ParquetWriter(
-            path, schema, compression="zstd", compression_level=1, **options
-        )
+        codec = {} if "compression" in options else {"compression": "zstd", "compression_level": 1}
+        self.writer = pq.ParquetWriter(path, schema, **codec, **options)
         self.rows = 0
         self.queue: queue.Queue[pa.Table | None] = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
