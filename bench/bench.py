@@ -93,9 +93,9 @@ def one_round(folder: Path, work: Path) -> dict[str, dict[str, float]]:
     dataset = work / "ds"
     dump = str(work / "timed.bin")
     # btt reads the dump `blkparse -d` has just written, as analyze reads the dataset ingest has
-    # just written: both in the page cache. The cached copy (folder / DUMP) is cold after the
-    # 10x round whenever the page cache cannot hold the 10x inputs (~15 GB): btt at 1x then
-    # took 2.1-2.5 s against 1.6 s, in 2 of 3 rounds of stop 11's first runs.
+    # just written: both in the page cache. A dump cached with the inputs (until stop 11) was
+    # cold after the 10x round whenever the page cache could not hold the 10x inputs (~15 GB):
+    # btt at 1x then took 2.1-2.5 s against 1.6 s, in 2 of 3 rounds of stop 11's first runs.
     commands = {
         "blkparse -d": blkparse_dump_command(folder, dump),
         "btt": ["btt", "-i", dump, "-o", str(work / "btt")],

@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,7 +18,6 @@ from blkscope.ingest.blktrace.records import RECORD, RECORD_BYTES, _walk
 
 TEXT = "blkparse.txt"
 BINARY_GLOB = "*.blktrace.*"
-DUMP = "dump.bin"  # blkparse -d output of the binaries (for btt by hand: the bench times its own)
 # An event line of blkparse's default output: "MAJ,MIN CPU SEQ SECONDS.NANOS PID ACTION ..."
 BUILDER = 2
 EVENT_TIME = re.compile(rb"^(\s*\d+,\d+\s+\d+\s+\d+\s+)(\d+)\.(\d{9})\s")
@@ -135,7 +133,6 @@ def scaled_capture(capture: Path, copies: int, cache: Path) -> Path:
         _shifted_text(one / TEXT, folder / TEXT, copies, shift_s)
         for f in per_cpu_files(one):
             _shifted_binary(f, folder / f.name, copies, shift_s * 10**9)
-    subprocess.run(blkparse_dump_command(folder, DUMP), cwd=folder, check=True, capture_output=True)
     stamp.write_text(json.dumps(want))
     return folder
 

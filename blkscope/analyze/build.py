@@ -22,11 +22,12 @@ from blkscope.analyze.views import (
     connect,
     in_schema,
     materialized,
+    needed_by,
     optional_views,
     register_table,
     register_views,
+    sql_views,
     unbound_views,
-    upstream,
 )
 from blkscope.errors import DatasetError
 from blkscope.progress import ProgressCallback
@@ -143,7 +144,7 @@ def _build_tables(
     # The temps' inputs first, the views reading the temps once they are tables: bound over the
     # temps' views, _stage_stats_build and _latency_hist_build took 55 ms of every analysis.
     waiting = unbound_views(con)
-    first = upstream(SHARED_AFTER_BIOS)
+    first = needed_by(SHARED_AFTER_BIOS, sql_views().values())
     unbound = register_views(con, [v for v in waiting if v in first], source=str(dataset))
     for shared in SHARED_AFTER_BIOS:
         make = (

@@ -132,16 +132,14 @@ def sql_views_in(package: str) -> dict[str, SqlView]:
     return ordered
 
 
-def upstream(names: Iterable[str]) -> set[str]:
-    """The views named and every view they read, directly or through other views."""
-    views, found = sql_views(), set()
-    todo = [n for n in names if n in views]
-    while todo:
-        name = todo.pop()
-        if name not in found:
-            found.add(name)
-            todo += [n for n in views[name].needs if n in views]
-    return found
+def needed_by(names: Iterable[str], views: Iterable[SqlView]) -> set[str]:
+    """names, with every table and view the views among them read, directly or through other
+    views (views: in an order where each comes after what it needs, as sql_views gives them)."""
+    wanted = set(names)
+    for view in reversed(list(views)):
+        if view.name in wanted:
+            wanted.update(view.needs)
+    return wanted
 
 
 def materialized(kind: str) -> list[SqlView]:

@@ -16,7 +16,7 @@ from typing import Any
 import duckdb
 
 from blkscope.analyze.query import BadQueryError, QueryError, query_error, refuse_writes
-from blkscope.analyze.views import SqlView, quoted, sql_views_in
+from blkscope.analyze.views import SqlView, needed_by, quoted, sql_views_in
 from blkscope.errors import OptionError
 from blkscope.fleet.fleet_folder import open_fleet, partitions
 from blkscope.interrupts import track
@@ -65,19 +65,10 @@ def _defined_for(fleet: Path, sql: str | None) -> tuple[dict[str, list[Path]], l
     files = table_files(fleet)
     views = _views_possible(set(files))
     if sql is not None:
-        wanted = _named_in(sql, views)
+        wanted = needed_by(re.findall(r"\w+", sql.lower()), views)  # the names it uses
         files = {n: p for n, p in files.items() if n in wanted}
         views = [v for v in views if v.name in wanted]
     return files, views
-
-
-def _named_in(sql: str, views: list[SqlView]) -> set[str]:
-    """The tables and views sql names as words, with every table or view those views need."""
-    wanted = set(re.findall(r"\w+", sql.lower()))
-    for view in reversed(views):  # each view comes after what it needs
-        if view.name in wanted:
-            wanted.update(view.needs)
-    return wanted
 
 
 def _literal(text: str) -> str:
