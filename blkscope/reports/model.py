@@ -114,17 +114,17 @@ def _stage_rows(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[
 def _stages_in(
     con: duckdb.DuckDBPyConnection, major: int, minor: int, windows: list[tuple[int, int]]
 ) -> dict[str, dict[str, float]]:
-    """Stage statistics (bio_stage_list, as stage_stats) of the bios completing in windows."""
+    """Stage statistics (bio_stage_ns, as stage_stats) of the bios completing in windows."""
     if not windows:
         return {}
     inside = " OR ".join(f"(c_time_ns BETWEEN {int(a)} AND {int(b)})" for a, b in windows)
     rows = con.execute(f"""
-        SELECT stage_name(s.stage), count(s.ns), avg(s.ns), quantile_disc(s.ns, [0.5, 0.99]),
-               max(s.ns)
-        FROM (SELECT unnest(bio_stage_list(g_time_ns, i_time_ns, d_time_ns, m_time_ns, merged,
-                                           q_time_ns, d2c_ns, q2c_ns)) AS s
+        SELECT stage_name(stage), count(ns), avg(ns), quantile_disc(ns, [0.5, 0.99]), max(ns)
+        FROM (SELECT unnest(bio_stage_codes()) AS stage,
+                     unnest(bio_stage_ns(g_time_ns, i_time_ns, d_time_ns, m_time_ns, merged,
+                                           q_time_ns, d2c_ns, q2c_ns)) AS ns
               FROM bios WHERE {_where(major, minor)} AND ({inside}))
-        WHERE s.ns IS NOT NULL GROUP BY 1""").fetchall()
+        WHERE ns IS NOT NULL GROUP BY 1""").fetchall()
     return {
         stage: {"n": n, "mean_ns": mean, "p50_ns": q[0], "p99_ns": q[1], "max_ns": mx}
         for stage, n, mean, q, mx in rows

@@ -16,7 +16,7 @@ import pytest
 from blkscope.analyze.build import caches_plug_time
 from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream.events import EventCoder
-from blkscope.analyze.stream.q2q import Q2Q_VIEW, SCOPES, OpClasses
+from blkscope.analyze.stream.q2q import Q2Q_VIEW, SCOPES, STAGE_TIME_COLUMNS, OpClasses
 from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import connect, register_table, register_views
 from blkscope.concepts import macro_statements
@@ -38,7 +38,9 @@ SELECT q_eid, dev_major, dev_minor, op_class, process,
                                      ORDER BY q_time_ns, q_eid) AS device_ns
 FROM internal._bio_class
 """
-PASS = f"SELECT * FROM {Q2Q_VIEW}"
+PASS = f"SELECT q_eid, dev_major, dev_minor, op_class, process, {', '.join(f'{s}_ns' for s in SCOPES)} FROM {Q2Q_VIEW}"
+# what else the pass's file repeats for _bio_stages: the bio's group and stage times
+BIO = f"q_eid, dev_major, dev_minor, op_base, op_class, process, {', '.join(STAGE_TIME_COLUMNS)}"
 
 
 def _stream(inputs: list[str], ds: Path) -> duckdb.DuckDBPyConnection:
@@ -85,6 +87,16 @@ def test_the_pass_gives_the_gaps_of_the_four_windows(
     ]
     for a, b in ((PASS, WINDOWS), (WINDOWS, PASS)):
         assert con.sql(f"({a}) EXCEPT ALL ({b})").fetchall() == [], name
+    # each bio's group and stage times as _bio_class has them, and one group key per group
+    ours, theirs = f"SELECT {BIO} FROM {Q2Q_VIEW}", f"SELECT {BIO} FROM internal._bio_class"
+    for a, b in ((ours, theirs), (theirs, ours)):
+        assert con.sql(f"({a}) EXCEPT ALL ({b})").fetchall() == [], name
+    keys = con.sql(
+        f"SELECT count(DISTINCT group_key), count(DISTINCT (dev_major, dev_minor, op_class, "
+        f"process)), count(DISTINCT (group_key, dev_major, dev_minor, op_class, process)) "
+        f"FROM {Q2Q_VIEW}"
+    ).fetchall()[0]
+    assert keys[0] == keys[1] == keys[2], name
     # every group's first Q has no gap; every other Q has one
     groups = con.sql(
         "SELECT count(DISTINCT (dev_major, dev_minor, op_class, process)), "

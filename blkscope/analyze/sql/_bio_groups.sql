@@ -1,13 +1,18 @@
 -- The reporting groups of bio latencies, numbered: one row per (device, op class, process) that
 -- some bio has, with integer ids for it and for the coarser groups it belongs to. The long form
 -- of latencies (_bio_stages) carries these ids instead of strings: grouping millions of rows on
--- small integers is several times cheaper.
--- needs: _bio_class
+-- small integers is several times cheaper. Read from the streaming pass's per-bio file, whose
+-- group_key stands for the group's strings (one group per key): grouped on it, not on them.
+-- needs: _bio_q2q
 -- materialize: temp
 WITH g AS (
-    SELECT DISTINCT dev_major, dev_minor, op_base, op_class, process FROM _bio_class
+    SELECT group_key, any_value(dev_major) AS dev_major, any_value(dev_minor) AS dev_minor,
+           any_value(op_base) AS op_base, any_value(op_class) AS op_class,
+           any_value(process) AS process
+    FROM internal._bio_q2q GROUP BY group_key
 )
 SELECT
+    group_key,                                                             -- the pass's key of the group (internal._bio_q2q)
     dev_major,                                                             -- device major
     dev_minor,                                                             -- device minor
     op_base,                                                               -- read write discard flush other

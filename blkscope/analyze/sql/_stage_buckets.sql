@@ -25,7 +25,7 @@ WITH fine AS (
 SELECT
     level_code,                 -- 1 process, 2 class, 3 op, 4 device (_bio_group_levels)
     id,                         -- the group at that level (gid, cid, oid or did)
-    stage,                      -- stage code (bio_stage_list; 8 Q2Q)
+    stage,                      -- stage code (bio_stage_codes; 8 Q2Q)
     b,                          -- value bucket (value_bucket)
     sum(c)::BIGINT AS c,        -- latencies in the bucket
     min(lo) AS lo,              -- the smallest of them, ns

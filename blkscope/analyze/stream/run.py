@@ -342,7 +342,7 @@ class _Sinks:
             table = bios_table(bo, self.coder)
             self.bios.write_table(table)
             self.rows["bios"] += table.num_rows
-            self.q2q.write(bo)
+            self.q2q.write(bo, table)
 
     def abandon(self) -> None:
         """The pass stopped early (out of order, disk full, Ctrl-C): let the thread finish what
