@@ -24,8 +24,12 @@ def _starts_with_any(column: str, prefixes: tuple[str, ...]) -> str:
     return "(" + " OR ".join(f"starts_with({column}, '{p}')" for p in prefixes) + ")"
 
 
-# The stored stage times a bio's stage latencies come from (bio_stage_ns)
-_STAGE_TIMES = "g_time_ns, i_time_ns, d_time_ns, m_time_ns, merged, q_time_ns, d2c_ns, q2c_ns"
+# The stored stage times (`bios` columns) a bio's stage latencies come from: bio_stage_ns's
+# parameters, and what the streaming pass's per-bio file repeats for it (stream/q2q.py)
+STAGE_TIME_COLUMNS = (
+    "g_time_ns", "i_time_ns", "d_time_ns", "m_time_ns", "merged", "q_time_ns", "d2c_ns", "q2c_ns",
+)  # fmt: skip
+_STAGE_TIMES = ", ".join(STAGE_TIME_COLUMNS)
 
 # name -> (parameters, SQL expression, what it means). The expressions only use their parameters.
 MACROS: dict[str, tuple[str, str, str]] = {

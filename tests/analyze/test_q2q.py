@@ -16,10 +16,10 @@ import pytest
 from blkscope.analyze.build import caches_plug_time
 from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream.events import EventCoder
-from blkscope.analyze.stream.q2q import Q2Q_VIEW, SCOPES, STAGE_TIME_COLUMNS, OpClasses
+from blkscope.analyze.stream.q2q import Q2Q_VIEW, SCOPES, OpClasses
 from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import connect, register_table, register_views
-from blkscope.concepts import macro_statements
+from blkscope.concepts import STAGE_TIME_COLUMNS, macro_statements
 from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.store.manifest import read_manifest
 from tests.analyze.conftest import DATA

@@ -37,6 +37,7 @@ from blkscope.analyze.stream.jit import inline_kernel
 from blkscope.analyze.stream.keyed import tab_find, tab_slot
 from blkscope.analyze.stream.layout import BI_Q2Q, BO_Q2Q, E_COMM, E_OP, E_RWBS, E_SEC, E_T, NULL
 from blkscope.analyze.stream.state import State
+from blkscope.concepts import STAGE_TIME_COLUMNS
 from blkscope.schemas import TABLES
 from blkscope.schemas._declare import field, schema
 from blkscope.store.writer import close_quietly
@@ -52,11 +53,6 @@ _BASE_BITS = 4  # a lookup entry: class code << 4 | op_class code (5 of them)
 _COLUMNS = 8  # lookup columns: op code (R W D N) * 2 + (1 if the Q has no sector)
 Q2Q_VIEW = "internal._bio_q2q"
 
-# the `bios` columns the file repeats: the stage times bio_stage_ns() takes
-STAGE_TIME_COLUMNS = (
-    "q_time_ns", "g_time_ns", "i_time_ns", "m_time_ns", "d_time_ns", "merged", "d2c_ns",
-    "q2c_ns",
-)  # fmt: skip
 _KEY_CLASS_SHIFT, _KEY_DEV_SHIFT = 32, 48  # group_key: dev << 48 | class << 32 | comm code
 
 BIO_Q2Q = schema(
