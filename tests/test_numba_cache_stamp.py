@@ -39,10 +39,10 @@ def test_the_pass_is_cached_under_the_package_stamp() -> None:
     assert package == numba_kernels.package_stamp()
 
 
-ANALYZE = """
+COMMAND = """
 import sys
 from blkscope.cli import main
-sys.argv = ["blkscope", "analyze", sys.argv[1], "-q"]
+sys.argv = ["blkscope", *sys.argv[1:], "-q"]
 try:
     main()
 except SystemExit as done:
@@ -51,10 +51,12 @@ print("REGISTRIES", "numba.np.linalg" in sys.modules)
 """
 
 
-def _analyze(dataset: Path) -> str:
+def _run(*args: str) -> str:
+    """Run a blkscope command in a fresh interpreter; say whether numba's compiler registries
+    were loaded."""
     root = Path(__file__).resolve().parents[1]
     done = subprocess.run(
-        [sys.executable, "-c", ANALYZE, str(dataset)],
+        [sys.executable, "-c", COMMAND, *args],
         capture_output=True,
         text=True,
         cwd=root,
@@ -65,19 +67,32 @@ def _analyze(dataset: Path) -> str:
     return done.stdout.strip()
 
 
+def _same(table: str, new: Path, old: Path) -> None:
+    paths = [(d / f"{table}.parquet").as_posix() for d in (new, old)]
+    for a, b in (paths, paths[::-1]):
+        left = duckdb.execute(
+            f"SELECT count(*) FROM (FROM read_parquet('{a}') EXCEPT ALL FROM read_parquet('{b}'))"
+        ).fetchall()
+        assert left == [(0,)], table
+
+
 def test_a_cached_pass_loads_without_numbas_compiler(mq_dataset: Path, tmp_path: Path) -> None:
     """Once the pass is in numba's cache, an analysis loads it without numba's typing and
-    lowering registries (stream/jit.py: ~0.3 s of every analysis), and its tables come out the
-    same."""
+    lowering registries (numba_kernels.loads_only: ~0.3 s of every analysis), and its tables
+    come out the same."""
     dataset = tmp_path / "mq.dataset"
     shutil.copytree(mq_dataset, dataset)
-    _analyze(dataset)  # compiles the pass if the cache is cold (then numba needs its registries)
-    assert _analyze(dataset) == "REGISTRIES False"
+    _run("analyze", str(dataset))  # compiles the pass if the cache is cold (with the registries)
+    assert _run("analyze", str(dataset)) == "REGISTRIES False"
     for table in ("requests", "bios", "stage_stats", "depth"):
-        new, old = (str(d / f"{table}.parquet") for d in (dataset, mq_dataset))
-        for a, b in ((new, old), (old, new)):
-            left = duckdb.execute(
-                f"SELECT count(*) FROM (FROM read_parquet('{a}') EXCEPT ALL "
-                f"FROM read_parquet('{b}'))"
-            ).fetchall()
-            assert left == [(0,)], table
+        _same(table, dataset, mq_dataset)
+
+
+def test_cached_ingest_kernels_load_without_numbas_compiler(tmp_path: Path) -> None:
+    """The same for ingest's kernels (the blkparse scanner, the blktrace decoder), which may
+    allocate: they load with NRT set up, and the events come out the same."""
+    capture = Path(__file__).resolve().parents[1] / "fixtures" / "loop-split-merge-tail"
+    first, second = tmp_path / "first", tmp_path / "second"
+    _run("ingest", str(capture), "-o", str(first))  # compiles what the cache lacks
+    assert _run("ingest", str(capture), "-o", str(second)) == "REGISTRIES False"
+    _same("events", second, first)

@@ -26,13 +26,8 @@ bio_done, _lost) are inline_kernels: `step` took 15.7 -> 9.2 CPU-s on the 10x fi
 for ~14 CPU-s more compiling (and inlining everything did not finish compiling in 10 minutes):
 those stay kernels.
 
-A process that finds the pass in the cache still paid for numba's compiler: numba installs its
-typing and lowering registries (importing ~40 of its modules) before it loads any cached
-function, ~0.3 s of every analysis (0.42 of the 0.51 s `step`'s first call took on a
-3.6 k-event fixture, in cProfile). The pass's machine code needs none of it: compiled without
-NRT, it calls nothing but itself and numba's C helpers, which numba registers when it starts.
-So its functions load without that step (`_LoadOnly`); a function that is not in the cache is
-compiled as always, and numba's compiler installs the registries first."""
+A cached function of the pass loads without numba's compiler (numba_kernels.loads_only), and
+without NRT's set-up either: it has no use for NRT."""
 
 from __future__ import annotations
 
@@ -41,9 +36,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numba
-from numba.core import caching
 
-from blkscope import numba_kernels  # noqa: F401  (its cache locators: a stamp over every source)
+# numba_kernels also installs its cache locators: a stamp over every source
+from blkscope.numba_kernels import loads_only
 
 F = TypeVar("F", bound=Callable[..., Any])
 # nogil: the pass runs while the helper threads (threads.py) read and write Parquet
@@ -53,7 +48,7 @@ _OPTIONS: dict[str, Any] = {"cache": True, "_nrt": False, "nogil": True}
 def kernel(fn: F) -> F:
     """A compiled function of the pass."""
     compiled: F = numba.njit(**_OPTIONS, **_wrappers(fn))(fn)
-    return _loads_only(compiled)
+    return loads_only(compiled, nrt=False)
 
 
 def inline_kernel(fn: F) -> F:
@@ -65,7 +60,7 @@ def inline_kernel(fn: F) -> F:
 def entry_kernel(fn: F) -> F:
     """A compiled function of the pass that Python calls with the State (`step`)."""
     compiled: F = numba.njit(**_OPTIONS)(fn)
-    return _loads_only(compiled)
+    return loads_only(compiled, nrt=False)
 
 
 def _wrappers(fn: Callable[..., Any]) -> dict[str, Any]:
@@ -75,26 +70,3 @@ def _wrappers(fn: Callable[..., Any]) -> dict[str, Any]:
     first = next(iter(inspect.signature(fn).parameters.values()), None)
     takes_state = first is not None and first.annotation == "State"
     return {"no_cpython_wrapper": True, "no_cfunc_wrapper": True} if takes_state else {}
-
-
-class _LoadOnly(caching.FunctionCache):
-    """numba's cache of a function's compiled versions, loading one without first installing
-    numba's typing and lowering registries (see the module doc)."""
-
-    def load_overload(self, sig: Any, target_context: Any) -> Any:
-        with self._guard_against_spurious_io_errors():
-            return self._load_overload(sig, target_context)
-
-
-# Another numba may load differently: then its own way stands.
-_CAN_LOAD_ONLY = all(
-    hasattr(caching.Cache, name)
-    for name in ("load_overload", "_load_overload", "_guard_against_spurious_io_errors")
-)
-
-
-def _loads_only(dispatcher: F) -> F:
-    cache = getattr(dispatcher, "_cache", None)
-    if _CAN_LOAD_ONLY and type(cache) is caching.FunctionCache:
-        cache.__class__ = _LoadOnly
-    return dispatcher
