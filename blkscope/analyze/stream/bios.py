@@ -174,7 +174,7 @@ def new_bio(S: State, ev: np.ndarray, i: int, dev: int, sid: int) -> int:
     return b
 
 
-@kernel
+@inline_kernel
 def emit_bio(S: State, b: int) -> None:
     bi = S.bi
     n = S.ct[CT_BO_N]
@@ -221,7 +221,7 @@ def emit_bio(S: State, b: int) -> None:
     give(b, S.bif, S.bia, S.bin_)
 
 
-@kernel
+@inline_kernel
 def _biowait_unlink(S: State, b: int) -> None:
     """Take bio b out of its bio-based completion wait list, if it is in one."""
     if S.bi[b, BI_SEC] < 0:
@@ -245,7 +245,7 @@ def _biowait_unlink(S: State, b: int) -> None:
         x = nxt
 
 
-@kernel
+@inline_kernel
 def bio_finish(S: State, b: int) -> None:
     """All pieces of bio b are settled: emit it, or wait for the end of its flush sequence or
     (bio-based device) its completion."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from blkscope.analyze.stream.bios import _lost, cov_remove, finalize_piece
-from blkscope.analyze.stream.jit import inline_kernel, kernel
+from blkscope.analyze.stream.jit import inline_kernel
 from blkscope.analyze.stream.keyed import tab_find, tab_get, tab_pop, tab_put, tab_remove
 from blkscope.analyze.stream.layout import (
     A_D,
@@ -69,7 +69,7 @@ from blkscope.analyze.stream.pools import k1, nmin
 from blkscope.analyze.stream.state import State
 
 
-@kernel
+@inline_kernel
 def cov_found(S: State, p: int, eid: int, g: int) -> None:
     """D eid (first D of group g, or g < 0) is the first D covering piece p since it landed."""
     cov_remove(S, p)
@@ -85,7 +85,7 @@ def cov_found(S: State, p: int, eid: int, g: int) -> None:
         link(S, p, eid, g)
 
 
-@kernel
+@inline_kernel
 def cov_register(S: State, p: int, dev: int) -> None:
     """Piece p (merged, or a G that may lose its request's start to a front merge) waits for
     the first D on its device covering it (btt's rule, time-ordered: _piece_requests.sql)."""
@@ -133,7 +133,7 @@ def cov_dispatch(S: State, dev: int, eid: int, sec: int, n: int, g: int) -> None
         S.ct[CT_DB_N] = i + 1
 
 
-@kernel
+@inline_kernel
 def link(S: State, p: int, eid: int, g: int) -> None:
     """Piece p rode in the request whose first D is eid (group g; g < 0: no such request)."""
     pc = S.pc

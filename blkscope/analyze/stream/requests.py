@@ -114,7 +114,7 @@ from blkscope.analyze.stream.pools import give, k1, nmax, nmin, take
 from blkscope.analyze.stream.state import State
 
 
-@kernel
+@inline_kernel
 def _group(S: State, ks: int, ordinal: int, dev: int, ksec: int, klen: int, isflush: int) -> int:
     g = tab_get(S.d_groups, ks, ordinal, -1)
     if g >= 0:
@@ -146,7 +146,7 @@ def _close_run(S: State, ks: int) -> None:
             group_done(S, g)
 
 
-@kernel
+@inline_kernel
 def _drop_key(S: State, ks: int) -> None:
     tab_del(S.d_keys, S.ky[ks, KY_KA], S.ky[ks, KY_KB])
     give(ks, S.kyf, S.kya, S.kyn)
@@ -225,7 +225,7 @@ def pair_event(S: State, ev: np.ndarray, i: int, a: int, dev: int) -> int:
     return first
 
 
-@kernel
+@inline_kernel
 def group_done(S: State, g: int) -> None:
     """Request g has its completion (or never will): settle the bios that rode in it, then
     write it out once the plug clocks it needs are final."""
@@ -258,7 +258,7 @@ def group_done(S: State, g: int) -> None:
         S.ct[CT_DEF_N] += 1
 
 
-@kernel
+@inline_kernel
 def try_emit_group(S: State, g: int) -> bool:
     """Write request g's row (_requests.sql + _requests_build.sql), unless a plug session of
     one of its bios is still open and unplugged (its clock may still move); return whether
