@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -144,3 +145,12 @@ def loads_only(dispatcher: F, nrt: bool = True) -> F:
     if _CAN_LOAD_ONLY and type(cache) is caching.FunctionCache:
         cache.__class__ = _LoadOnly if nrt else _LoadOnlyWithoutNRT
     return dispatcher
+
+
+def is_cached(dispatcher: Any) -> bool:
+    """Whether numba's cache holds a compiled version of the dispatcher's function for the
+    current sources (False: its first call compiles; True when this numba cannot say)."""
+    try:
+        return bool(dispatcher._cache._cache_file._load_index())
+    except (AttributeError, OSError, EOFError, ValueError, pickle.UnpicklingError):
+        return True  # another numba, or an unreadable index: no message rather than a wrong one

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import numba
 
 from blkscope import numba_kernels
 from blkscope.analyze.stream.core import step
@@ -28,6 +29,15 @@ def test_the_stamp_changes_when_any_source_changes(tmp_path: Path) -> None:
     assert numba_kernels.package_stamp.__wrapped__(tmp_path) != before
     callee.write_text("def pair(): return 1\n")
     assert numba_kernels.package_stamp.__wrapped__(tmp_path) != before
+
+
+@numba.njit(cache=True)
+def _never_called(x: int) -> int:
+    return x + 1
+
+
+def test_a_function_never_compiled_is_not_cached() -> None:
+    assert not numba_kernels.is_cached(_never_called)
 
 
 def test_the_pass_is_cached_under_the_package_stamp() -> None:

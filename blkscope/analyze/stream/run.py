@@ -23,6 +23,7 @@ from blkscope.analyze.stream.q2q import OpClasses, Q2QWriter
 from blkscope.analyze.stream.state import State
 from blkscope.analyze.stream.threads import Background, Prefetch
 from blkscope.errors import DatasetError
+from blkscope.numba_kernels import is_cached
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 from blkscope.store.writer import close_quietly
@@ -399,6 +400,9 @@ def stream_tables(
     sinks = _Sinks(dataset, classes, depth)
     events = Prefetch(batches(dataset / "events.parquet", in_order), coder.matrix)
     done = 0
+    if progress is not None and not is_cached(step):  # the first run after an install
+        label = f"{key}: compiling the pass (once after an install, 1-2 min)"
+        progress(key, 0, total_events, unit="events", label=label)
     try:
         for ev in events:
             run.qclass = classes.cover(con)
