@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +14,7 @@ import numba
 
 from blkscope import numba_kernels
 from blkscope.analyze.stream.core import step
+from tests.test_footprint import RUN, _loaded
 
 
 def test_the_stamp_changes_when_any_source_changes(tmp_path: Path) -> None:
@@ -49,32 +48,15 @@ def test_the_pass_is_cached_under_the_package_stamp() -> None:
     assert package == numba_kernels.package_stamp()
 
 
-COMMAND = """
-import sys
-from blkscope.cli import main
-sys.argv = ["blkscope", *sys.argv[1:], "-q"]
-try:
-    main()
-except SystemExit as done:
-    assert not done.code, done.code
-print("REGISTRIES", "numba.np.linalg" in sys.modules)
-"""
+REGISTRIES = "numba.np.linalg"  # one of the modules numba's compiler set-up imports
 
 
 def _run(*args: str) -> str:
-    """Run a blkscope command in a fresh interpreter; say whether numba's compiler registries
-    were loaded."""
-    root = Path(__file__).resolve().parents[1]
-    done = subprocess.run(
-        [sys.executable, "-c", COMMAND, *args],
-        capture_output=True,
-        text=True,
-        cwd=root,
-        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
-        timeout=600,
-        check=True,
-    )
-    return done.stdout.strip()
+    """Run a blkscope command in a fresh interpreter (test_footprint's runner); say whether
+    numba's compiler registries were loaded."""
+    code, loaded = _loaded([*args, "-q"], RUN.format(heavy=(REGISTRIES,)))
+    assert code == 0, args
+    return f"REGISTRIES {REGISTRIES in loaded}"
 
 
 def _same(table: str, new: Path, old: Path) -> None:
