@@ -4,8 +4,8 @@ default: lint test
 
 # ruff (lint + format check) and mypy on the package
 lint:
-    ruff check blkscope tests fixtures bench
-    ruff format --check blkscope tests fixtures bench
+    ruff check src tests fixtures bench
+    ruff format --check src tests fixtures bench
     mypy
 
 # the full test suite (the same command the README and CI run)

@@ -1,7 +1,7 @@
 """events.parquet agrees with independent counts of the text and with blkparse's own summary.
 
 blkparse's accounting rules, found in the data and in blkparse.c, are spelled out in
-blkscope/analyze/sql/blkparse_totals.sql; each test below pins one of them.
+src/blkscope/analyze/sql/blkparse_totals.sql; each test below pins one of them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Every command ends with the README's exit codes (blkscope/cli/_app.py declares them): 2 for
+"""Every command ends with the README's exit codes (src/blkscope/cli/_app.py declares them): 2 for
 bad usage or input (an unknown option, a folder that is not a dataset or a fleet, a file that
 is not a trace), whichever command it is given to; 1 and 130 are held by the tests of each
 failure (tests/test_faults.py, tests/test_interrupt.py, check's thresholds)."""

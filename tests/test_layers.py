@@ -7,7 +7,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "blkscope"
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blkscope"
 
 # Lowest first. A module may import its own layer and those below; ingest, analyze and capture
 # (one layer) do not import each other. `__version__` is the package's own constant.

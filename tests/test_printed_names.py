@@ -70,14 +70,14 @@ def test_sql_json_keeps_the_name_exact(hostile: Path) -> None:
 def test_every_command_prints_through_say() -> None:
     """One place escapes what the CLI prints (cli._app.say / say_json): a command printing
     with typer.echo itself would show names from traced machines raw."""
-    commands = sorted((ROOT / "blkscope" / "cli").glob("*.py"))
+    commands = sorted((ROOT / "src" / "blkscope" / "cli").glob("*.py"))
     assert [p.name for p in commands if "typer.echo(" in p.read_text()] == ["_app.py"]
 
 
 def test_library_errors_become_exits_in_one_place() -> None:
     """`_Commands.invoke` turns every BlkscopeError into its message and exit code; a command
     catching them itself would be a second place that could disagree."""
-    commands = sorted((ROOT / "blkscope" / "cli").glob("*.py"))
+    commands = sorted((ROOT / "src" / "blkscope" / "cli").glob("*.py"))
     catching = [p.name for p in commands if "except BlkscopeError" in p.read_text()]
     assert catching == ["_app.py"]
     printed = [p.name for p in commands if "printable(" in p.read_text()]

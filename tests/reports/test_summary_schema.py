@@ -1,5 +1,5 @@
 """NAME.summary.json and `blkscope report --json` follow the JSON Schema shipped in the package
-(blkscope/reports/summary.schema.json), and every key it lists is one SUMMARY_SCHEMA documents."""
+(src/blkscope/reports/summary.schema.json), and every key it lists is one SUMMARY_SCHEMA documents."""
 
 from __future__ import annotations
 

@@ -1,0 +1,15 @@
+//! blkscope's compiled core, imported from Python as `blkscope._core`.
+
+use pyo3::prelude::*;
+
+/// The crate's version: the Python package checks it matches its own.
+#[pyfunction]
+fn version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(version, m)?)?;
+    Ok(())
+}
