@@ -1,4 +1,7 @@
-"""Parse writeback.bt logs: `TIME DEVICE PAGES REASON ms` and `MONO_NS DEVICE PAGES REASON us`."""
+"""Parse writeback logs into the `writeback` table: writeback.bt's `TIME DEVICE PAGES REASON ms`,
+the monotonic `MONO_NS DEVICE PAGES REASON us`, and the raw ftrace text of the
+writeback_start/writeback_written tracepoints that `blkscope capture` keeps
+(`writeback_trace.txt`), the only one of the three that tells how many pages a work item wrote."""
 
 from __future__ import annotations
 
@@ -85,7 +88,8 @@ def parse_writeback(path: str) -> pa.Table:
                 "device": fields[1],
                 "dev_major": int(dev.group(1)) if dev else None,
                 "dev_minor": int(dev.group(2)) if dev else None,
-                "pages": to_int(path, line_no, fields[2], "PAGES"),
+                "pages_left": to_int(path, line_no, fields[2], "PAGES"),
+                "pages_written": None,
                 "reason": fields[3],
                 "duration_ns": to_ns(path, line_no, fields[4], unit, unit),
                 "line_no": line_no,
@@ -93,4 +97,57 @@ def parse_writeback(path: str) -> pa.Table:
         )
     if layout is None:
         raise log.wrong_format(FORMATS, HINT)
+    return rows.table()
+
+
+# "  kworker/u8:0-12  [000] ...1.  952.644116: writeback_written: bdi 254:0: sb_dev 0:0
+#  nr_pages=62327 ... reason=periodic ..."  (the irq-info column is optional)
+TRACE_LINE = re.compile(
+    r"\[\d+\]\s+(?:\S+\s+)?(?P<sec>\d+)\.(?P<usec>\d{6}):\s+"
+    r"(?P<event>writeback_start|writeback_written):\s+bdi (?P<bdi>\S+):\s+sb_dev"
+    r".*?nr_pages=(?P<pages>-?\d+).*?reason=(?P<reason>\w+)"
+)
+TRACE_HINT = "expected ftrace text lines of writeback_start / writeback_written events"
+
+
+def parse_writeback_trace(path: str) -> pa.Table:
+    """Parse the ftrace text of writeback_start/writeback_written (trace_clock=mono, as
+    `blkscope capture` records it) into the `writeback` table: one row per work item, at its
+    writeback_written. A work item's nr_pages counts down as it writes, so what it wrote is
+    nr_pages at its start minus nr_pages at its end; an end without a start (the trace began
+    mid-item) leaves pages_written null."""
+    log = SideLog(path)
+    rows = TableRows(path, WRITEBACK)
+    started: dict[str, tuple[int, int]] = {}  # bdi -> (start ns, nr_pages at start)
+    seen = False
+    for line_no, line in log.lines():
+        m = TRACE_LINE.search(line)
+        if m is None:
+            continue
+        seen = True
+        # ftrace's text output prints the mono clock with microsecond resolution
+        ns = int(m["sec"]) * 1_000_000_000 + int(m["usec"]) * 1000
+        pages = to_int(path, line_no, m["pages"], "nr_pages")
+        bdi = m["bdi"]
+        if m["event"] == "writeback_start":
+            started[bdi] = (ns, pages)
+            continue
+        start = started.pop(bdi, None)
+        dev = _DEV.fullmatch(bdi)
+        rows.append(
+            {
+                "clock": "monotonic",
+                "time_ns": ns,
+                "device": bdi,
+                "dev_major": int(dev.group(1)) if dev else None,
+                "dev_minor": int(dev.group(2)) if dev else None,
+                "pages_left": pages,
+                "pages_written": start[1] - pages if start else None,
+                "reason": m["reason"],
+                "duration_ns": ns - start[0] if start else 0,
+                "line_no": line_no,
+            }
+        )
+    if not seen:
+        raise log.wrong_format(("writeback_trace",), TRACE_HINT)
     return rows.table()
