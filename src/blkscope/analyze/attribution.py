@@ -23,12 +23,23 @@ LOAD_BYTES_SHARE = 0.3
 LOAD_IOS_SHARE = 0.5
 # ... at this many times its own normal level, in bytes and in IOs ...
 LOAD_ABOVE_NORMAL = 2.0
-# ... and had at least this many IOs in flight on average (one stray IO is not a load).
-LOAD_MIN_IOS = 0.5
+# ... and had at least this many IOs in flight on average, or queued in the window (one stray
+# IO is not a load).
+LOAD_MIN_IOS = {"in flight": 0.5, "queued": 4.0}
 # A stage dominates when it holds this share of the victim's extra time.
 STAGE_SHARE = 0.5
-# The device was idle while the victim queued / alone with the victim's IO below this share.
-IDLE_SHARE = 0.5
+# The queue is light when, on average, fewer other IOs than this were at the device with the
+# victim's.
+LIGHT_QUEUE = 1.0
+# The scheduler held the victim back when it queued this many times longer than a
+# first-come-first-served queue would have made it wait behind the same IO (evidence.py).
+UNFAIR_WAIT = 10.0
+# A queue wait below this is never the scheduler's doing, however unfair the ratio.
+MIN_FAIR_WAIT_NS = 100_000
+# The scheduler or the device is blamed from the victim's own timing alone, with nothing else
+# in flight to point at: one stall among many fast IOs says nothing beyond chance, a run of
+# separate stalls does (a slow write and the flush waiting behind it are one stall).
+MIN_STALLS_FOR_OWN_TIMING = 3
 CAUSE_OF_LOAD = {"writeback": "writeback", "journal": "journal", "process": "competing_io"}
 
 
@@ -42,10 +53,14 @@ class Verdict:
 
 def heavy_loads(ev: Evidence) -> list[Load]:
     """The loads that explain the victim's wait (see the module doc), strongest first."""
-    total_bytes = ev.victim_bytes + sum(x.bytes for x in ev.loads)
-    total_ios = ev.victim_ios + sum(x.ios for x in ev.loads)
+    return _heavy(ev.loads, ev.victim_bytes, ev.victim_ios, ev.load_basis)
+
+
+def _heavy(loads: list[Load], victim_bytes: float, victim_ios: float, basis: str) -> list[Load]:
+    total_bytes = victim_bytes + sum(x.bytes for x in loads)
+    total_ios = victim_ios + sum(x.ios for x in loads)
     heavy = []
-    for load in ev.loads:
+    for load in loads:
         share_bytes = load.bytes / total_bytes if total_bytes else 0.0
         share_ios = load.ios / total_ios if total_ios else 0.0
         big = share_bytes >= LOAD_BYTES_SHARE or share_ios >= LOAD_IOS_SHARE
@@ -53,7 +68,7 @@ def heavy_loads(ev: Evidence) -> list[Load]:
             load.bytes >= LOAD_ABOVE_NORMAL * load.normal_bytes
             and load.ios >= LOAD_ABOVE_NORMAL * load.normal_ios
         )
-        if big and raised and load.ios >= LOAD_MIN_IOS:
+        if big and raised and load.ios >= LOAD_MIN_IOS[basis]:
             heavy.append(load)
     return heavy
 
@@ -77,41 +92,72 @@ def judge(ev: Evidence) -> Verdict:
     if dominant and stage == "above":
         if ev.throttle_messages:
             causes.append("throttling")
-        causes += _loads_above(ev, heavy)
+        causes += _loads_above(ev, heavy, dirty_throttled=True)
     elif dominant and stage == "after":
-        causes += [CAUSE_OF_LOAD[x.kind] for x in heavy if x.kind != "process"]
+        causes += _loads_above(ev, heavy, dirty_throttled=False)
+    elif dominant and stage == "queued" and _unfair(ev) and (heavy or _repeated(ev)):
+        causes.append("scheduler")  # whatever was in flight, a fair queue would not wait so
     else:  # queued, at the device, or spread over stages: what loaded the device
         causes += [CAUSE_OF_LOAD[x.kind] for x in heavy]
-        if not causes and dominant and stage == "queued" and _below(ev.busy_while_queued):
-            causes.append("scheduler")
-        if not causes and dominant and stage == "device" and _alone(ev):
+        if not causes and _repeated(ev) and dominant and stage == "device" and _alone(ev):
             causes.append("device")
     causes = list(dict.fromkeys(causes)) or ["unexplained"]
     return Verdict("+".join(causes), _reason(ev, shares, heavy, causes))
 
 
-def _loads_above(ev: Evidence, heavy: list[Load]) -> list[str]:
-    """Causes of time above the block layer: a writer held back while writeback wrote pages
-    (dirty throttling, pages under writeback), or a journal commit it had to wait for."""
-    causes = [CAUSE_OF_LOAD[x.kind] for x in heavy if x.kind != "process"]
-    if "writeback" not in causes and ev.pages_written:
+def _loads_above(ev: Evidence, heavy: list[Load], dirty_throttled: bool) -> list[str]:
+    """Causes of time above the block layer or after the victim's own IO: a writer held back
+    while writeback wrote pages (dirty throttling, pages under writeback), or a journal commit
+    it had to wait for. When the scheduler held that commit's or writeback's own bios back, the
+    scheduler comes first: it is why they took so long."""
+    waited_on = [x for x in heavy if x.kind != "process"]
+    causes = [CAUSE_OF_LOAD[x.kind] for x in waited_on]
+    if dirty_throttled and "writeback" not in causes and ev.pages_written:
         causes.append("writeback")
+    if any(_held_back(x) for x in waited_on):
+        return ["scheduler"]  # the reason names what it held back
     return causes
 
 
-def _below(share: float | None) -> bool:
-    return share is not None and share < IDLE_SHARE
+def _held_back(load: Load) -> bool:
+    """The load's own bios queued many times longer than a fair queue would have kept them."""
+    if load.fair_wait_ns is None:
+        return False
+    return load.queued_ns >= UNFAIR_WAIT * max(load.fair_wait_ns, MIN_FAIR_WAIT_NS)
+
+
+def _repeated(ev: Evidence) -> bool:
+    return ev.stalls >= MIN_STALLS_FOR_OWN_TIMING
+
+
+def unfairness(ev: Evidence) -> float | None:
+    """How many times longer the victim's bios queued than a first-come-first-served queue
+    would have made them wait behind the same IO (None when unknown)."""
+    if ev.fair_wait_ns is None or not ev.items:
+        return None
+    queued = ev.stage_ns.get("queued", 0) / ev.items
+    # a fair queue still takes the victim's normal queued time
+    fair = max(ev.fair_wait_ns, ev.normal_ns.get("queued", 0), MIN_FAIR_WAIT_NS)
+    return queued / fair
+
+
+def _unfair(ev: Evidence) -> bool:
+    ratio = unfairness(ev)
+    return ratio is not None and ratio >= UNFAIR_WAIT
 
 
 def _alone(ev: Evidence) -> bool:
-    """The victim's IO had the device to itself: measured directly for a known process, and for
-    block-level victims, no other load was heavy (heavy loads are handled before)."""
-    return ev.shared_while_at_device is None or ev.shared_while_at_device < IDLE_SHARE
+    """The queue was light while the victim's bios were at the device: under one other IO
+    there on average (heavy loads are handled before this is asked)."""
+    return ev.others_at_device is None or ev.others_at_device < LIGHT_QUEUE
 
 
 def _reason(ev: Evidence, shares: dict[str, float], heavy: list[Load], causes: list[str]) -> str:
     parts = [_victim_sentence(ev, shares)]
-    parts.append(_in_flight_sentence(ev, heavy))
+    if causes[0] == "scheduler":
+        parts.append(_scheduler_sentence(ev))
+    else:
+        parts.append(_in_flight_sentence(ev, heavy))
     parts.append("rejected: " + "; ".join(_rejections(ev, shares, heavy, causes)))
     return ". ".join(p for p in parts if p)
 
@@ -129,23 +175,50 @@ def _victim_sentence(ev: Evidence, shares: dict[str, float]) -> str:
     return head + "; its extra time went " + ", ".join(spent) if spent else head
 
 
-def _load_words(load: Load, total_bytes: float, total_ios: float) -> str:
+def _scheduler_sentence(ev: Evidence) -> str:
+    held = [x for x in ev.loads if x.kind != "process" and _held_back(x)]
+    if held and not _unfair(ev):  # it waited on IO the scheduler held back
+        x = held[0]
+        return (
+            f"it waited on the {x.label}'s IO ({x.ops}), whose bios queued "
+            f"{format_ns(x.queued_ns, ' ')} against the {format_ns(x.fair_wait_ns, ' ')} a "
+            "first-come-first-served queue would have taken: the IO scheduler held them back"
+        )
+    ratio = unfairness(ev) or 0.0
+    queued = ev.stage_ns.get("queued", 0) / max(ev.items, 1)
+    favoured = [x.label for x in ev.loads[:3]]
+    return (
+        f"its bios queued {format_ns(queued, ' ')} against the "
+        f"{format_ns(ev.fair_wait_ns or 0.0, ' ')} a first-come-first-served queue would have "
+        "taken behind the IO in flight"
+        + (f" ({', '.join(favoured)})" if favoured else "")
+        + (f", {ratio:.0f}x longer" if ratio != float("inf") else "")
+        + ": the IO scheduler held them back"
+    )
+
+
+def _load_words(load: Load, total_bytes: float, total_ios: float, basis: str) -> str:
     share = load.bytes / total_bytes if total_bytes else 0.0
     ios_share = load.ios / total_ios if total_ios else 0.0
+    amount = (
+        f"{format_bytes(load.bytes)} on average (normally {format_bytes(load.normal_bytes)})"
+        if basis == "in flight"
+        else f"{format_bytes(load.bytes)} (normally {format_bytes(load.normal_bytes)} in as long)"
+    )
     return (
         f"{load.label} ({load.ops}): {format_share(share)} of the bytes and "
-        f"{format_share(ios_share)} of the IOs in flight, {format_bytes(load.bytes)} on average "
-        f"(normally {format_bytes(load.normal_bytes)})"
+        f"{format_share(ios_share)} of the IOs {basis}, {amount}"
     )
 
 
 def _in_flight_sentence(ev: Evidence, heavy: list[Load]) -> str:
     if not heavy:
         return ""
+    head = "in flight while it waited" if ev.load_basis == "in flight" else "queued meanwhile"
     total_bytes = ev.victim_bytes + sum(x.bytes for x in ev.loads)
     total_ios = ev.victim_ios + sum(x.ios for x in ev.loads)
-    words = [_load_words(x, total_bytes, total_ios) for x in heavy]
-    return "in flight while it waited: " + "; ".join(words)
+    words = [_load_words(x, total_bytes, total_ios, ev.load_basis) for x in heavy]
+    return f"{head}: " + "; ".join(words)
 
 
 def _rejections(
@@ -161,13 +234,13 @@ def _rejections(
         pages = "unknown" if ev.pages_written is None else f"{ev.pages_written:,}"
         out.append(
             f"writeback ({format_share(flusher / total_bytes if total_bytes else 0.0)} of the "
-            f"bytes in flight were flusher writes; pages written by work items: {pages})"
+            f"bytes {ev.load_basis} were flusher writes; pages written by work items: {pages})"
         )
     if "journal" not in causes:
         jn = sum(x.bytes for x in by_kind["journal"])
         out.append(
             f"journal ({format_share(jn / total_bytes if total_bytes else 0.0)} of the bytes "
-            "in flight were jbd2's)"
+            f"{ev.load_basis} were jbd2's)"
         )
     if "competing_io" not in causes:
         procs = [x for x in ev.loads if x.kind == "process"]
@@ -178,7 +251,7 @@ def _rejections(
                 f"busiest other process {top.label}: {format_share(top.bytes / total_bytes if total_bytes else 0.0)}"
                 f" of the bytes, {format_bytes(top.bytes)} against {format_bytes(top.normal_bytes)} normally"
                 if top
-                else "no other process had IO in flight"
+                else f"no other process had IO {ev.load_basis}"
             )
             + ")"
         )
@@ -187,18 +260,30 @@ def _rejections(
             f"throttling ({format_share(shares['above'])} of the extra time was above the block "
             f"layer; {ev.throttle_messages} blk-throttle/iocost messages)"
         )
+    few = (
+        f"; {ev.stalls} separate stall{'s' * (ev.stalls != 1)}, too few to blame it on timing "
+        "alone"
+        if ev.stalls < MIN_STALLS_FOR_OWN_TIMING
+        else ""
+    )
     if "scheduler" not in causes:
-        busy = ev.busy_while_queued
+        ratio = unfairness(ev)
         out.append(
             f"scheduler ({format_share(shares['queued'])} of the extra time was queued"
-            + (f"; the device was busy {format_share(busy)} of that time" if busy is not None else "")
+            + (
+                f", {ratio:.1f}x what a first-come-first-served queue would have taken"
+                if ratio is not None and ratio != float("inf")
+                else ""
+            )
+            + few
             + ")"
         )
     if "device" not in causes:
-        shared = ev.shared_while_at_device
+        others = ev.others_at_device
         out.append(
             f"device ({format_share(shares['device'])} of the extra time was at the device"
-            + (f"; other IO shared it {format_share(shared)} of that time" if shared is not None else "")
+            + (f", with {others:.1f} other IOs there on average" if others is not None else "")
+            + few
             + ")"
         )
     return out

@@ -16,6 +16,7 @@ from blkscope.analyze.correlation import WritebackIntervals, device_spans, wakeu
 from blkscope.analyze.evidence import (
     STAGES,
     Evidence,
+    NormalLoads,
     bio_evidence,
     sample_stages,
     series_evidence,
@@ -76,10 +77,11 @@ def attribute_episodes(
     spans = device_spans(con)
     processes = series_processes(con)
     stages: dict[str, dict[str, np.ndarray]] = {}  # per user series, computed once
+    normals = NormalLoads(con)
     tops = _top_processes(con, episodes)
     for e, top in zip(episodes, tops, strict=True):
         device = (e["dev_major"], e["dev_minor"])
-        ev = _evidence(con, e, processes, stages)
+        ev = _evidence(con, e, processes, stages, normals)
         verdict = judge(ev)
         e.update(_evidence_columns(ev), cause=verdict.cause, reason=verdict.reason, processes=top)
         iv = wb.of(device)
@@ -100,6 +102,7 @@ def _evidence(
     e: dict[str, Any],
     processes: dict[str, SeriesProcess],
     stages: dict[str, dict[str, np.ndarray]],
+    normals: NormalLoads,
 ) -> Evidence:
     """The victim is the application when one of its latency logs spiked (what users feel),
     else the device's slow bios; of several user series, the one with the slowest sample."""
@@ -111,10 +114,10 @@ def _evidence(
         if name not in stages:
             stages[name] = sample_stages(con, name, processes.get(name))
         return series_evidence(
-            con, e, name, worst["threshold_ns"], processes.get(name), stages[name]
+            con, e, name, worst["threshold_ns"], processes.get(name), stages[name], normals
         )
     worst = max(members, key=lambda m: (m["peak_latency_ns"], m["metric"]))
-    return bio_evidence(con, e, worst["metric"], worst["threshold_ns"])
+    return bio_evidence(con, e, worst["metric"], worst["threshold_ns"], normals)
 
 
 def _evidence_columns(ev: Evidence) -> dict[str, Any]:
@@ -141,7 +144,7 @@ def _evidence_columns(ev: Evidence) -> dict[str, Any]:
         "writeback_reasons": ev.writeback_reasons,
         "throttle_messages": ev.throttle_messages,
         "busy_while_queued": ev.busy_while_queued,
-        "shared_while_at_device": ev.shared_while_at_device,
+        "others_at_device": ev.others_at_device,
     }
     for s in STAGES:
         row[f"{s}_ns"] = ev.stage_ns[s] // ev.items if ev.decomposed and ev.items else None

@@ -22,6 +22,8 @@ from blkscope.units import format_bytes
 
 # The slowest items an episode is judged on (a spike of a busy device has thousands).
 MAX_ITEMS = 64
+# Slow items closer than this are one stall (a slow write and the flush queued right after it).
+STALL_GAP_NS = 5_000_000
 # Where a victim's latency can go: before its IO reached the block layer (throttling, page
 # cache, CPU), queued in the block layer before dispatch (plugging, the IO scheduler), at the
 # device (dispatch to completion), and after its own IO completed (waiting on someone else's,
@@ -37,9 +39,10 @@ STAGE_WORDS = {
 
 @dataclass
 class Load:
-    """One source of IO in flight while the victim waited: the writeback, the journal, or one
-    process. Bytes and IOs are time averages over the victim's slow items; `normal_*` the same
-    over the whole trace."""
+    """One source of IO on the device while the victim waited: the writeback, the journal, or
+    one process. Bytes and IOs count what Evidence.load_basis says (time averages in flight over
+    the victim's slow items, or queued in the episode's window); `normal_*` are the same over
+    the whole trace (in flight) or its normal rate over as long (queued)."""
 
     kind: str  # 'writeback', 'journal' or 'process'
     label: str  # what the page calls it, e.g. "fio pid 812"
@@ -48,7 +51,11 @@ class Load:
     ios: float
     normal_bytes: float
     normal_ios: float
-    ops: str = ""  # e.g. "read 4 KiB x 2,310"
+    ops: str = ""  # e.g. "read 2,310 bios of 4 KiB"
+    # for the writeback and the journal, whose IO the victim may wait on from above the block
+    # layer: how long their bios queued, and what a first-come-first-served queue would take
+    queued_ns: float = 0.0
+    fair_wait_ns: float | None = None
 
 
 @dataclass
@@ -59,17 +66,23 @@ class Evidence:
     victim_pid: int | None
     items: int  # slow items judged
     worst_ns: int
+    stalls: int = 0  # separate stretches of time the slow items cover (overlapping ones are one)
     # per stage: summed time over the slow items, and the normal time of one item
     stage_ns: dict[str, int] = field(default_factory=dict)
     normal_ns: dict[str, int] = field(default_factory=dict)
     decomposed: bool = True  # False when the victim's own IO could not be found
     loads: list[Load] = field(default_factory=list)
+    load_basis: str = "in flight"  # what Load.bytes/ios count: 'in flight' or 'queued'
     victim_bytes: float = 0.0  # the victim's own IO in flight (time average)
     victim_ios: float = 0.0
-    # device busy while the victim waited: share of its queued time some IO was at the device,
-    # and share of its device time another process's IO was at the device too
+    # the device while the victim waited: share of its queued time some IO was at the device,
+    # and how many other IOs were at the device with its own, on average
     busy_while_queued: float | None = None
-    shared_while_at_device: float | None = None
+    others_at_device: float | None = None
+    # what a first-come-first-served queue would have made the victim's bios wait, from the IO
+    # ahead of them and the device's pace meanwhile (Little's law: W = L / throughput); null
+    # when the victim's own bios are unknown
+    fair_wait_ns: float | None = None
     throttle_messages: int = 0
     throttle_sample: str = ""
     pages_written: int | None = None  # by writeback work items during the episode
@@ -150,6 +163,7 @@ def series_evidence(
     threshold_ns: int,
     process: SeriesProcess | None,
     stages: dict[str, np.ndarray],
+    normals: NormalLoads,
 ) -> Evidence:
     """The evidence of an episode whose victim is a user series' process."""
     t, lat = stages["t_ns"], stages["lat"]
@@ -167,12 +181,16 @@ def series_evidence(
     if not decomposed:  # the whole latency, unsplit, counts as above the block layer
         ev.stage_ns["above"] = int(lat[order].sum())
         ev.normal_ns["above"] = _median(lat)
-    _in_flight(con, episode, ev, stages["a"][order], stages["e"][order])
+    _in_flight(con, episode, ev, stages["a"][order], stages["e"][order], normals)
     return ev
 
 
 def bio_evidence(
-    con: duckdb.DuckDBPyConnection, episode: dict[str, Any], metric: str, threshold_ns: int
+    con: duckdb.DuckDBPyConnection,
+    episode: dict[str, Any],
+    metric: str,
+    threshold_ns: int,
+    normals: NormalLoads,
 ) -> Evidence:
     """The evidence of an episode whose victim is the device's slow bios (a q2c or d2c spike)."""
     latency = "d2c_ns" if metric == "d2c" else "q2c_ns"
@@ -202,7 +220,7 @@ def bio_evidence(
     ev.stage_ns = {"above": 0, "queued": int(cols["queued"].sum()), "device": int(cols["device"].sum()), "after": 0}
     d2c = int(normal.get("D2C") or 0)
     ev.normal_ns = {"above": 0, "queued": max(0, int(normal.get("Q2C") or 0) - d2c), "device": d2c, "after": 0}
-    _in_flight(con, episode, ev, cols["a"], cols["e"])
+    _in_flight(con, episode, ev, cols["a"], cols["e"], normals, block_level=True)
     return ev
 
 
@@ -216,17 +234,35 @@ SELECT pid, coalesce(comm, '?') AS comm, op, flags, q_time_ns AS q,
 FROM bios
 WHERE dev_major = ? AND dev_minor = ? AND q_time_ns < ? AND coalesce(c_time_ns, ?) > ?
 """
-_NORMAL_LOADS = """
+# Each load's IO per second of the trace (bins of NORMAL_BIN_NS by queue time): bytes and IOs
+# queued, and their size x time in flight. A bio counts whole in the bin it was queued in.
+NORMAL_BIN_NS = 1_000_000_000
+_LOAD_BINS = f"""
 SELECT CASE WHEN is_writeback_write(comm, op, flags, sector) THEN 'writeback'
             WHEN is_journal(comm) THEN 'journal' ELSE 'process' END AS kind,
        CASE WHEN is_writeback_write(comm, op, flags, sector) OR is_journal(comm) THEN -1
             ELSE pid END AS pid,
+       q_time_ns // {NORMAL_BIN_NS} AS bin,
        sum((c_time_ns - q_time_ns) * coalesce(nsectors, 0)::BIGINT * 512)::DOUBLE AS byte_ns,
-       sum(c_time_ns - q_time_ns)::DOUBLE AS io_ns
+       sum(c_time_ns - q_time_ns)::DOUBLE AS io_ns,
+       sum(coalesce(nsectors, 0)::BIGINT * 512)::DOUBLE AS bytes,
+       count(*)::DOUBLE AS ios
 FROM bios
-WHERE dev_major = ? AND dev_minor = ? AND c_time_ns IS NOT NULL
+WHERE dev_major = ? AND dev_minor = ? AND c_time_ns IS NOT NULL AND pid IS NOT NULL
 GROUP BY ALL
 """
+
+
+@dataclass(frozen=True)
+class Normal:
+    """A load's normal level: the median over the trace's seconds (empty ones too) of its bytes
+    and IOs in flight (Little's law: size x time in flight over the second) and queued per ns.
+    A median, not a mean: a burst, injected or not, must not raise its own normal."""
+
+    bytes_in_flight: float = 0.0
+    ios_in_flight: float = 0.0
+    bytes_per_ns: float = 0.0
+    ios_per_ns: float = 0.0
 
 
 def _overlap(qs: np.ndarray, cs: np.ndarray, a: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -243,59 +279,129 @@ def _in_flight(
     ev: Evidence,
     a: np.ndarray,
     e: np.ndarray,
+    normals: NormalLoads,
+    block_level: bool = False,
 ) -> None:
-    """Fill in what was in flight on the device over the items [a, e], against the normal."""
+    """Fill in the loads on the device while the victim's slow items [a, e] waited.
+
+    An application's IO (a user series) is measured against what was in flight during its
+    slow samples, its own process's IO apart. A block-level spike's victim is the device's IO
+    as a whole: its loads are what was queued in the episode's window against each one's
+    normal rate (time in flight would count the slow IO's own stuck time as load)."""
     device = (episode["dev_major"], episode["dev_minor"])
     if not len(a):
         return
     a, e = a.astype(np.int64), e.astype(np.int64)
-    t = query_table(con, _WINDOW_BIOS, [*device, int(e.max()), int(e.max()) + 1, int(a.min())])
+    ev.stalls = len(_union(a, e + STALL_GAP_NS))
+    lo = min(int(a.min()), episode["start_ns"] - episode["window_ns"])
+    hi = max(int(e.max()), episode["end_ns"])
+    t = query_table(con, _WINDOW_BIOS, [*device, hi, hi + 1, lo])
     cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
     q, d, c, size = (cols[k].astype(np.int64) for k in ("q", "d", "c", "bytes"))
-    share = _overlap(q, c, a, e)  # [items, bios]
-    per_bio = share.mean(axis=0)  # time-average over the items of each bio being in flight
-    pid = cols["pid"]
-    victim = (pid == ev.victim_pid) if ev.victim_pid is not None else np.zeros(len(q), bool)
-    wb = cols["writeback"].astype(bool) & ~victim
-    jn = cols["journal"].astype(bool) & ~victim & ~wb
-    other = ~victim & ~wb & ~jn
-    ev.victim_bytes = float((per_bio * size)[victim].sum())
-    ev.victim_ios = float(per_bio[victim].sum())
-    normal = _normal_loads(con, device)
-    loads = []
-    for kind, mask in (("writeback", wb), ("journal", jn)):
-        if mask.any():
-            nb, ni = normal.get((kind, -1), (0.0, 0.0))
-            loads.append(Load(kind, kind, None, float((per_bio * size)[mask].sum()),
-                              float(per_bio[mask].sum()), nb, ni, _ops(cols, mask)))
-    for p in np.unique(pid[other]):
-        mask = other & (pid == p)
-        ios = float(per_bio[mask].sum())
-        if ios <= 0:
-            continue
-        comm = str(cols["comm"][mask][0])
-        nb, ni = normal.get(("process", int(p)), (0.0, 0.0))
-        loads.append(Load("process", f"{comm} pid {int(p)}", int(p), float((per_bio * size)[mask].sum()), ios, nb, ni, _ops(cols, mask)))
-    ev.loads = sorted(loads, key=lambda x: (-x.bytes, -x.ios, x.label))
-    ev.busy_while_queued, ev.shared_while_at_device = _device_busy(q, d, c, victim, ev, a, e)
+    normal = normals.of(device)
+    window = episode["end_ns"] - (episode["start_ns"] - episode["window_ns"])
+    queued = (q >= episode["start_ns"] - episode["window_ns"]) & (q < episode["end_ns"])
+    per_window = {k: Normal(v.bytes_per_ns * window, v.ios_per_ns * window) for k, v in normal.items()}
+    if block_level:
+        weight = queued.astype(np.float64)
+        victim = np.isin(q, a)
+        scale = per_window
+        ev.load_basis = "queued"
+        mine = victim
+        loaded = np.ones(len(q), bool)  # every IO of the device, the slow ones too
+    else:
+        weight = _overlap(q, c, a, e).mean(axis=0)  # time-average over the items in flight
+        victim = cols["pid"] == ev.victim_pid if ev.victim_pid is not None else np.zeros(len(q), bool)
+        scale = {k: Normal(v.bytes_in_flight, v.ios_in_flight) for k, v in normal.items()}
+        ev.load_basis = "in flight"
+        mine = victim & (q >= a.min()) & (q <= e.max())
+        loaded = ~victim
+        ev.victim_bytes = float((weight * size)[victim].sum())
+        ev.victim_ios = float(weight[victim].sum())
+    ev.loads = _loads(cols, weight, size, loaded, scale)
+    for load in ev.loads:
+        if load.kind in ("writeback", "journal"):
+            theirs = cols[load.kind].astype(bool) & (weight > 0) & ~victim
+            load.queued_ns = float(np.mean(d[theirs] - q[theirs])) if theirs.any() else 0.0
+            load.fair_wait_ns = _fair_wait(q, d, c, theirs, theirs)
+    if not block_level:  # the victim's bios inside its slow samples, not all it ever issued
+        inside = np.zeros(len(q), bool)
+        for lo_, hi_ in zip(a, e, strict=True):
+            inside |= (q >= lo_) & (q <= hi_)
+        mine &= inside
+    ev.busy_while_queued, ev.others_at_device = _device_busy(q, d, c, victim, mine)
+    ev.fair_wait_ns = _fair_wait(q, d, c, victim, mine)
     _episode_context(con, episode, ev)
 
 
-def _normal_loads(
-    con: duckdb.DuckDBPyConnection, device: tuple[int, int]
-) -> dict[tuple[str, int], tuple[float, float]]:
-    """Per load, its bytes and IOs in flight averaged over the whole trace (Little's law: the
-    sum over its bios of size x time in flight, over the trace's span)."""
-    t0, t1 = con.execute(
-        "SELECT min(time_ns), max(time_ns) FROM events WHERE dev_major = ? AND dev_minor = ?",
-        list(device),
-    ).fetchall()[0]
-    span = max(1, (t1 or 0) - (t0 or 0))
-    return {
-        (kind, int(pid)): (byte_ns / span, io_ns / span)
-        for kind, pid, byte_ns, io_ns in con.execute(_NORMAL_LOADS, list(device)).fetchall()
-        if pid is not None
-    }
+def _loads(
+    cols: dict[str, np.ndarray],
+    weight: np.ndarray,
+    size: np.ndarray,
+    loaded: np.ndarray,
+    normal: dict[tuple[str, int], Normal],
+) -> list[Load]:
+    """The writeback, the journal and each other process among the `loaded` bios, weighted,
+    strongest first."""
+    wb = cols["writeback"].astype(bool) & loaded
+    jn = cols["journal"].astype(bool) & loaded & ~wb
+    other = loaded & ~wb & ~jn
+    pid = cols["pid"]
+    groups = [("writeback", "writeback", None, wb), ("journal", "journal", None, jn)]
+    for p in np.unique(pid[other]):
+        mask = other & (pid == p)
+        groups.append(("process", f"{cols['comm'][mask][0]} pid {int(p)}", int(p), mask))
+    loads = []
+    for kind, label, p, mask in groups:
+        ios = float(weight[mask].sum())
+        if ios <= 0:
+            continue
+        n = normal.get((kind, -1 if p is None else p), Normal())
+        loads.append(
+            Load(kind, label, p, float((weight * size)[mask].sum()), ios,
+                 n.bytes_in_flight, n.ios_in_flight, _ops(cols, mask & (weight > 0)))
+        )
+    return sorted(loads, key=lambda x: (-x.bytes, -x.ios, x.label))
+
+
+class NormalLoads:
+    """Each device's loads' Normal levels, computed once per device for all its episodes
+    (writeback and the journal under pid -1)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self._by_device: dict[tuple[int, int], dict[tuple[str, int], Normal]] = {}
+
+    def of(self, device: tuple[int, int]) -> dict[tuple[str, int], Normal]:
+        if device not in self._by_device:
+            self._by_device[device] = self._compute(device)
+        return self._by_device[device]
+
+    def _compute(self, device: tuple[int, int]) -> dict[tuple[str, int], Normal]:
+        t0, t1 = self.con.execute(
+            "SELECT min(time_ns), max(time_ns) FROM events WHERE dev_major = ? AND dev_minor = ?",
+            list(device),
+        ).fetchall()[0]
+        bins = max(1, ((t1 or 0) - (t0 or 0)) // NORMAL_BIN_NS + 1)
+        t = query_table(self.con, _LOAD_BINS, list(device))
+        cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+        out = {}
+        keys = list(zip(cols["kind"].tolist(), cols["pid"].tolist(), strict=True))
+        rows: dict[tuple[str, int], list[int]] = {}
+        for i, key in enumerate(keys):
+            rows.setdefault((str(key[0]), int(key[1])), []).append(i)
+        for key, idx in rows.items():
+            per_s = [_median_with_empty(cols[n][idx], bins) for n in ("byte_ns", "io_ns", "bytes", "ios")]
+            out[key] = Normal(per_s[0] / NORMAL_BIN_NS, per_s[1] / NORMAL_BIN_NS,
+                              per_s[2] / NORMAL_BIN_NS, per_s[3] / NORMAL_BIN_NS)
+        return out
+
+
+def _median_with_empty(values: np.ndarray, bins: int) -> float:
+    """The median of `values` padded with zeros up to `bins` values (the empty seconds)."""
+    padded = np.zeros(max(bins, len(values)))
+    padded[: len(values)] = values
+    return float(np.median(padded))
 
 
 def _ops(cols: dict[str, np.ndarray], mask: np.ndarray) -> str:
@@ -320,21 +426,42 @@ def _ops(cols: dict[str, np.ndarray], mask: np.ndarray) -> str:
 
 
 def _device_busy(
-    q: np.ndarray, d: np.ndarray, c: np.ndarray, victim: np.ndarray, ev: Evidence,
-    a: np.ndarray, e: np.ndarray
+    q: np.ndarray, d: np.ndarray, c: np.ndarray, victim: np.ndarray, mine: np.ndarray
 ) -> tuple[float | None, float | None]:
-    """(share of the victim's queued time during which some IO was at the device, share of its
-    device time during which another process's IO was at the device too). The first tells a
-    scheduler holding IO back from a device kept busy by others; the second a slow device from
-    a shared one."""
-    if ev.victim_pid is None:
+    """(share of the time the victim's bios `mine` were queued during which some IO was at the
+    device, how many other IOs were at the device with them on average while they were there)."""
+    if not mine.any():
         return None, None
-    mine = victim & (q >= a.min()) & (q <= e.max())
-    others_at_device = _union(d[~victim], c[~victim])
-    anyone_at_device = _union(d, c)
-    queued = _coverage(anyone_at_device, q[mine], d[mine])
-    shared = _coverage(others_at_device, d[mine], c[mine])
-    return queued, shared
+    busy = _coverage(_union(d, c), q[mine], d[mine])
+    lo, hi = d[mine], c[mine]
+    length = float(np.clip(hi - lo, 0, None).sum())
+    if length <= 0:
+        return busy, None
+    others = ~victim & (d < hi.max()) & (c > lo.min())
+    shared = float(_overlap(d[others], c[others], lo, hi).T.dot(np.clip(hi - lo, 0, None)).sum())
+    return busy, shared / length
+
+
+def _fair_wait(
+    q: np.ndarray, d: np.ndarray, c: np.ndarray, victim: np.ndarray, mine: np.ndarray
+) -> float | None:
+    """The wait a first-come-first-served queue would have given the victim's bios `mine`:
+    the others' IO in flight during their queued time (L, a time average) over the device's
+    completions per ns meanwhile (Little's law). A scheduler that makes the victim wait many
+    times this is holding it back, whatever else is in flight."""
+    if not mine.any():
+        return None
+    lo, hi = q[mine], d[mine]
+    length = float(np.clip(hi - lo, 0, None).sum())
+    if length <= 0:
+        return 0.0
+    others = ~victim
+    ahead = float(_overlap(q[others], c[others], lo, hi).T.dot(np.clip(hi - lo, 0, None)).sum())
+    done = float(sum(((c > x) & (c <= y)).sum() for x, y in zip(lo, hi, strict=True)))
+    in_flight = ahead / length
+    if done == 0:
+        return 0.0 if in_flight == 0 else float("inf")
+    return in_flight / (done / length)
 
 
 def _union(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

@@ -47,8 +47,8 @@ WRITEBACK = schema(
             "The work item's nr_pages when it ended, as the log printed it: what it still had "
             "to write (nr_pages counts down from what it was asked to write), not what it "
             "wrote. writeback.bt prints it whole; writeback_ns.bt and earlier versions of "
-            "blkscope capture printed it cut to 16 bits (nr_pages & 0xffff).",
-            nullable=False,
+            "blkscope capture printed it cut to 16 bits (nr_pages & 0xffff). Null for a work "
+            "item with no page limit (sync, background: it counts down from LONG_MAX).",
         ),
         field(
             "pages_written",

@@ -262,10 +262,10 @@ EPISODES = schema(
             "at the device: low means the scheduler held them back from an idle device.",
         ),
         field(
-            "shared_while_at_device",
+            "others_at_device",
             pa.float64(),
-            "Share of the time the victim's bios were at the device (D to C) during which "
-            "another process's IO was at the device too: low means the device was slow alone.",
+            "Other IOs at the device (dispatched, not completed) while the victim's bios were "
+            "there, on average: under 1 means the device was slow with a light queue.",
         ),
         field(
             "writeback_events",

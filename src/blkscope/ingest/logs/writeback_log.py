@@ -11,11 +11,13 @@ import pyarrow as pa
 
 from blkscope.errors import ParseError
 from blkscope.ingest.logs.textlog import (
+    LIMIT,
     TRACER_CHATTER,
     SideLog,
     TableRows,
     to_int,
     to_ns,
+    within,
 )
 from blkscope.ingest.logs.wall_stamps import time_of_day_ns
 from blkscope.schemas.bpf_logs import WRITEBACK
@@ -88,7 +90,7 @@ def parse_writeback(path: str) -> pa.Table:
                 "device": fields[1],
                 "dev_major": int(dev.group(1)) if dev else None,
                 "dev_minor": int(dev.group(2)) if dev else None,
-                "pages_left": to_int(path, line_no, fields[2], "PAGES"),
+                "pages_left": _pages_left(path, line_no, fields[2]),
                 "pages_written": None,
                 "reason": fields[3],
                 "duration_ns": to_ns(path, line_no, fields[4], unit, unit),
@@ -108,6 +110,26 @@ TRACE_LINE = re.compile(
     r".*?nr_pages=(?P<pages>-?\d+).*?reason=(?P<reason>\w+)"
 )
 TRACE_HINT = "expected ftrace text lines of writeback_start / writeback_written events"
+# A work item with no page limit (sync, background, fs_free_space) asks for LONG_MAX pages and
+# counts down from there: what it wrote is still the difference, what is left is no number.
+NO_PAGE_LIMIT = (1 << 63) - 1
+
+
+def _nr_pages(path: str, line_no: int, text: str) -> int:
+    """A tracepoint's nr_pages: any long (the pattern holds only a sign and digits)."""
+    value = int(text)
+    if not -NO_PAGE_LIMIT - 1 <= value <= NO_PAGE_LIMIT:
+        raise ParseError(path, line_no, f"nr_pages: {value} is out of range for a long")
+    return value
+
+
+def _pages_left(path: str, line_no: int, text: str) -> int | None:
+    """A log's PAGES: nr_pages left at the end; None when counting down from LONG_MAX (no
+    page limit)."""
+    digits = text.lstrip("+-")
+    if digits.isascii() and digits.isdigit() and LIMIT <= int(text) <= NO_PAGE_LIMIT:
+        return None
+    return to_int(path, line_no, text, "PAGES")
 
 
 def parse_writeback_trace(path: str) -> pa.Table:
@@ -127,7 +149,7 @@ def parse_writeback_trace(path: str) -> pa.Table:
         seen = True
         # ftrace's text output prints the mono clock with microsecond resolution
         ns = int(m["sec"]) * 1_000_000_000 + int(m["usec"]) * 1000
-        pages = to_int(path, line_no, m["pages"], "nr_pages")
+        pages = _nr_pages(path, line_no, m["pages"])
         bdi = m["bdi"]
         if m["event"] == "writeback_start":
             started[bdi] = (ns, pages)
@@ -141,8 +163,10 @@ def parse_writeback_trace(path: str) -> pa.Table:
                 "device": bdi,
                 "dev_major": int(dev.group(1)) if dev else None,
                 "dev_minor": int(dev.group(2)) if dev else None,
-                "pages_left": pages,
-                "pages_written": start[1] - pages if start else None,
+                "pages_left": pages if -LIMIT < pages < LIMIT else None,
+                "pages_written": within(path, line_no, start[1] - pages, "pages written")
+                if start
+                else None,
                 "reason": m["reason"],
                 "duration_ns": ns - start[0] if start else 0,
                 "line_no": line_no,
