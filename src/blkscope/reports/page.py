@@ -6,6 +6,7 @@ from html import escape
 from typing import Any
 
 from blkscope import __version__
+from blkscope.concepts import CAUSES
 from blkscope.reports import charts, tables
 from blkscope.reports.files_section import which_files_html
 from blkscope.reports.model import Device, Report
@@ -82,12 +83,14 @@ def _episodes(dev: Device, report: Report) -> str:
         sentence = verdict["sentence"][0].upper() + verdict["sentence"][1:]
         parts.append(f'<p class="verdict">{escape(sentence)}.</p>')
         parts.append(tables.verdict_table(dev))
+    causes = "".join(f"<li><b>{escape(c)}</b>: {escape(doc)}</li>" for c, doc in CAUSES.items())
     parts.append(
         '<p class="note">An episode is one time window in which one or more latency metrics '
-        "spiked (a window's p99 above the normal level by 5 MADs); its cause comes from what "
-        "was in flight then: writeback when flusher writes carry at least 25% of the bytes in "
-        "flight or writeback work overlaps the window (reaching one window back), jbd2 when "
-        "the journal holds 10% of the bios in flight.</p>"
+        "spiked (a window's p99 above the normal level by 5 MADs). Its victim is the "
+        "application whose latency log spiked, else the device's slow bios; its cause comes "
+        "from where the victim's extra time went (above the block layer, queued, at the "
+        "device, after its own IO) and what else was in flight then against its normal level. "
+        f"Each episode names one or more of these causes, strongest first:</p><ul class=\"note\">{causes}</ul>"
     )
     parts.append(tables.episode_table(dev, report.clock))
     if dev.spikes:

@@ -115,7 +115,11 @@ PERIODS = schema(
         field(
             "knobs",
             pa.string(),
-            "Kernel settings whose interval matches, comma-separated ('' when none).",
+            "Kernel settings whose interval matches and that started the bursts, "
+            "comma-separated ('' when none): the vm.dirty_* knobs only for flusher bursts that "
+            "its timer started (writeback reason 'periodic'; by interval alone without a "
+            "writeback log), the jbd2 commit interval only for journal writes; episodes and user "
+            "series take the knobs of a writeback or journal period of the same length.",
             nullable=False,
         ),
         field(
@@ -323,7 +327,7 @@ WRITEBACK_VERDICT = schema(
         field(
             "episodes_with_writeback",
             pa.int32(),
-            "Episodes whose cause includes writeback.",
+            "Episodes whose cause includes writeback (episodes.cause).",
             nullable=False,
         ),
         field(
@@ -353,13 +357,21 @@ WRITEBACK_VERDICT = schema(
             nullable=False,
         ),
         field(
+            "flusher_bytes",
+            pa.int64(),
+            "Bytes the flusher threads wrote on the device over the trace (writeback writes).",
+            nullable=False,
+        ),
+        field(
             "explains",
             pa.bool_(),
-            "Writeback explains the episodes: at least half coincide, "
-            "and beyond chance (p <= 0.05) or writeback holds >= 20% and >= 3x more of the tail "
+            "Writeback explains the episodes, by `rule`: the flusher wrote on the device, at "
+            "least half the episodes are attributed to writeback, and they coincide with it "
+            "beyond chance (p <= 0.05) or writeback holds >= 20% and >= 3x more of the tail "
             "latency than of the time.",
             nullable=False,
         ),
+        field("rule", pa.string(), "The rule `explains` follows, in words.", nullable=False),
         field(
             "sentence",
             pa.string(),
