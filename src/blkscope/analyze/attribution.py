@@ -21,7 +21,7 @@ from blkscope.units import format_bytes, format_ns, format_share
 # in flight ...
 LOAD_BYTES_SHARE = 0.3
 LOAD_IOS_SHARE = 0.5
-# ... at this many times its own normal level, in bytes and in IOs ...
+# ... at this many times its own normal level, in that same measure ...
 LOAD_ABOVE_NORMAL = 2.0
 # ... and had at least this many IOs in flight on average, or queued in the window (one stray
 # IO is not a load).
@@ -57,18 +57,19 @@ def heavy_loads(ev: Evidence) -> list[Load]:
 
 
 def _heavy(loads: list[Load], victim_bytes: float, victim_ios: float, basis: str) -> list[Load]:
+    """Loads big and raised in the same measure: in bytes (bandwidth) or in IOs (IOPS)."""
     total_bytes = victim_bytes + sum(x.bytes for x in loads)
     total_ios = victim_ios + sum(x.ios for x in loads)
     heavy = []
     for load in loads:
         share_bytes = load.bytes / total_bytes if total_bytes else 0.0
         share_ios = load.ios / total_ios if total_ios else 0.0
-        big = share_bytes >= LOAD_BYTES_SHARE or share_ios >= LOAD_IOS_SHARE
-        raised = (
-            load.bytes >= LOAD_ABOVE_NORMAL * load.normal_bytes
-            and load.ios >= LOAD_ABOVE_NORMAL * load.normal_ios
+        by_bytes = (
+            share_bytes >= LOAD_BYTES_SHARE
+            and load.bytes >= LOAD_ABOVE_NORMAL * load.normal_bytes
         )
-        if big and raised and load.ios >= LOAD_MIN_IOS[basis]:
+        by_ios = share_ios >= LOAD_IOS_SHARE and load.ios >= LOAD_ABOVE_NORMAL * load.normal_ios
+        if (by_bytes or by_ios) and load.ios >= LOAD_MIN_IOS[basis]:
             heavy.append(load)
     return heavy
 

@@ -136,7 +136,7 @@ def _evidence_columns(ev: Evidence) -> dict[str, Any]:
         "journal_share": share(sum(x.bytes for x in ev.loads if x.kind == "journal")),
         "competing_share": share(procs[0].bytes) if procs else 0.0,
         "competing": "; ".join(
-            f"{x.label} ({x.ops}), {format_share(share(x.bytes))} of the bytes in flight"
+            f"{x.label} ({x.ops}), {format_share(share(x.bytes))} of the bytes {ev.load_basis}"
             for x in heavy_loads(ev)
             if x.kind == "process"
         ),
