@@ -146,6 +146,10 @@ _TOP = """
 SELECT coalesce(comm, '?') AS process, count(*) AS ios,
        count(*) FILTER (op_class(op, flags, sector) = 'read') AS reads,
        count(*) FILTER (op_class(op, flags, sector) = 'write') AS writes,
+       count(*) FILTER (op_class(op, flags, sector) = 'discard') AS discards,
+       count(*) FILTER (op_class(op, flags, sector) = 'flush') AS flushes,
+       count(*) FILTER (op_class(op, flags, sector) = 'other') AS others,
+       bool_or(is_observer(comm)) AS observer,
        quantile_disc(q2c_ns, 0.5) AS q2c_p50_ns, quantile_disc(q2c_ns, 0.99) AS q2c_p99_ns,
        max(q2c_ns) AS q2c_max_ns, quantile_disc(d2c_ns, 0.99) AS d2c_p99_ns
 FROM bios WHERE {where} GROUP BY 1
