@@ -49,7 +49,10 @@ class Device:
     bins: chart_series.Bins
     d2c: chart_series.Band
     q2c: chart_series.Band
-    rates: dict[str, tuple[Any, Any]]
+    rates: dict[str, tuple[Any, Any]]  # the workload's IO (the observer's left out)
+    observer_rates: dict[str, tuple[Any, Any]]  # the capture's own tools' IO (is_observer)
+    heatmap: dict[str, chart_series.HeatCells]  # latency_heatmap by stage
+    user: list[chart_series.UserSeries]  # every user series (the application's own log)
     depth: dict[str, chart_series.Depth]  # depth_bins per level
     stages: dict[str, dict[str, float]]  # stage -> n, mean_ns, p50/p90/p99/p999/max
     episode_stages: dict[str, dict[str, float]] | None
@@ -264,6 +267,9 @@ def _device(
         d2c=chart_series.latency_band(con, dev, bins, "d2c"),
         q2c=chart_series.latency_band(con, dev, bins, "q2c"),
         rates=chart_series.op_rates(con, dev, bins),
+        observer_rates=chart_series.op_rates(con, dev, bins, observer=True),
+        heatmap=chart_series.heatmap(con, dev),
+        user=chart_series.user_series(con),
         depth=chart_series.depth_bins(con, dev, bins),
         stages=_stage_rows(con, major, minor),
         episode_stages=_stages_in(con, major, minor, windows) if windows else None,

@@ -148,8 +148,20 @@ def top_processes(rows: list[dict[str, Any]]) -> str:
     """Processes with their IO counts per op class (they add up to IOs) and latencies; the
     capture's own tools are marked as the observer."""
     others = any(r["others"] for r in rows)
-    headers = ["process", "IOs", "reads", "writes", "discards", "flushes",
-               *(["other"] if others else []), "Q2C p50", "Q2C p99", "Q2C max", "D2C p99", ""]
+    headers = [
+        "process",
+        "IOs",
+        "reads",
+        "writes",
+        "discards",
+        "flushes",
+        *(["other"] if others else []),
+        "Q2C p50",
+        "Q2C p99",
+        "Q2C max",
+        "D2C p99",
+        "",
+    ]
     body = [
         [r["process"], count(r["ios"]), count(r["reads"]), count(r["writes"]),
          count(r["discards"]), count(r["flushes"]), *([count(r["others"])] if others else []),
