@@ -52,6 +52,7 @@ svg.tchart .axisline{stroke:#888}svg.tchart .empty{fill:#8a5a00}
 #blkscope-tip{position:absolute;z-index:10;background:#fff;border:1px solid #888;padding:.35em .6em;
 font-size:.85em;max-width:36em;box-shadow:0 2px 6px rgba(0,0,0,.2);pointer-events:none}
 #blkscope-tip .tip-head{font-weight:600}
+#blkscope-tip .tip-head:not(:first-child){margin-top:.3em;border-top:1px solid #ddd;padding-top:.3em}
 .missing{color:#8a5a00;font-style:italic}.meta{color:#666;font-size:.85em}
 .cut{color:#8a5a00;font-size:.9em}
 """

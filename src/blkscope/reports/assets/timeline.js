@@ -127,13 +127,15 @@
   tip.setAttribute("role", "tooltip");
   tip.hidden = true;
   document.body.appendChild(tip);
-  function showTip(lines, ev) {
+  function showTip(groups, ev) {
     tip.replaceChildren();
-    for (const [i, line] of lines.entries()) {
-      const div = document.createElement("div");
-      if (i === 0) div.className = "tip-head";
-      div.textContent = line;
-      tip.appendChild(div);
+    for (const lines of groups) {
+      for (const [i, line] of lines.entries()) {
+        const div = document.createElement("div");
+        if (i === 0) div.className = "tip-head";
+        div.textContent = line;
+        tip.appendChild(div);
+      }
     }
     tip.hidden = false;
     const x = ev.pageX + 14;
@@ -296,8 +298,8 @@
         hideTip();
         return;
       }
-      const lines = a.p ? chart.hover(a.p, a.x, a.y) : null;
-      if (lines) showTip(lines, ev);
+      const groups = a.p ? chart.hover(a.p, a.x, a.y) : null;
+      if (groups) showTip(groups, ev);
       else hideTip();
     });
     svg.addEventListener("mouseleave", hideTip);
@@ -314,23 +316,20 @@
     });
     svg.addEventListener("dblclick", () => zoom(full[0], full[1]));
   };
+  // what is under the pointer, as groups of lines: the points within reach, nearest first (a
+  // spike's ring and the dot it rings both name themselves); else a marker, a cell, an episode
   Chart.prototype.hover = function (p, x, y) {
-    let best = null;
-    let bestD = 7;
-    for (const t of p.targets) {
-      const dd = Math.hypot(t.x - x, t.y - y);
-      if (dd < bestD) {
-        best = t;
-        bestD = dd;
-      }
-    }
-    if (best) return best.lines;
-    for (const m of p.marks) if (Math.abs(m.x - x) < 5 && Math.abs(m.y - y) < 9) return m.lines;
+    const near = p.targets
+      .map((t) => [Math.hypot(t.x - x, t.y - y), t])
+      .filter(([dd]) => dd < 7)
+      .sort((a, b) => a[0] - b[0]);
+    if (near.length) return near.slice(0, 3).map(([, t]) => t.lines);
+    for (const m of p.marks) if (Math.abs(m.x - x) < 5 && Math.abs(m.y - y) < 9) return [m.lines];
     if (p.cell) {
       const lines = p.cell.call(this, p, x, y);
-      if (lines) return lines;
+      if (lines) return [lines];
     }
-    for (const s of p.spans) if (x >= s.x0 && x <= s.x1) return s.lines;
+    for (const s of p.spans) if (x >= s.x0 && x <= s.x1) return [s.lines];
     return null;
   };
 
