@@ -175,6 +175,12 @@ def test_hovering_names_the_point_the_cell_and_the_episode(page: Browser) -> Non
     ]
 
 
+def test_the_wall_clock_axis_reads_round_utc_times(page: Browser) -> None:
+    labels = page.js("[...document.querySelectorAll('svg[data-chart=latency] text.walltick')]"
+                     ".map(t => t.textContent)")  # fmt: skip
+    assert labels == [f"23:37:{s}" for s in (50, 55)] + [f"23:38:{s:02d}" for s in range(0, 25, 5)]
+
+
 def _tick_labels(page: Browser) -> list[list[str]]:
     return page.js(  # type: ignore[no-any-return]
         "[...document.querySelectorAll('svg.tchart')].map(s => "

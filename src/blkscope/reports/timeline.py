@@ -241,6 +241,13 @@ def device_timeline(dev: Device, n: int) -> tuple[dict[str, Any], dict[str, list
             f"{size_label(lba.bucket_sectors)} of the device holding at least one bio (at Q)."
         ],
     }
+    if dev.d2c.empty and dev.q2c.empty:
+        notes["latency"].insert(0, "no completions: no latency to draw")
+        notes["heatmap"].insert(0, "no completions: no latency to draw")
+    if not dev.rates and not dev.observer_rates:
+        notes["throughput"].insert(0, "no completions: no rate to draw")
+    if driver is None:
+        notes["depth"].insert(0, "no dispatches: no depth to draw")
     if dev.observer_rates:
         notes["throughput"].append(
             "Grey: IO of the capture's own tools ("

@@ -396,6 +396,9 @@
     return function (p) {
       const d = this.d;
       const band = d.latency[stage];
+      if (!band.n.some((n) => n > 0) && !d.user.some((s) => s.t.length)) {
+        text(p.axes, (p.x0 + p.x1) / 2, p.top + p.h / 2, "no completions: no latency to draw", { class: "empty", "text-anchor": "middle" });
+      }
       const [lo, hi] = latencyRange(d, stage);
       const scale = yScale("log", lo, hi, p.top, p.h);
       this.yAxis(p, scale, stage + " (ms, log)", msLabel);
@@ -652,6 +655,12 @@
           });
         });
       });
+      if (!out.length) {
+        const none = stack(["none"], 92, 0, () => function (p) {
+          text(p.axes, (p.x0 + p.x1) / 2, p.top + p.h / 2, "no completions: no rate to draw", { class: "empty", "text-anchor": "middle" });
+        });
+        return none;
+      }
       // flushes carry no data: the MiB/s column ends above them, and takes the time axis
       for (const p of out) if (p.name.endsWith("-mib")) p.bottomAxis = !out.some((q) => q.name.endsWith("-mib") && q.top > p.top);
       return out;
