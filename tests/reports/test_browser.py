@@ -5,6 +5,7 @@ the pointer, zooming one time chart moves them all, and a hostile process name r
 
 from __future__ import annotations
 
+import math
 import re
 import shutil
 from collections.abc import Iterator
@@ -175,6 +176,35 @@ def test_hovering_names_the_point_the_cell_and_the_episode(page: Browser) -> Non
     ]
 
 
+def test_hovering_a_heat_map_cell_names_its_count_latency_and_process(
+    page: Browser, mq_report: Written
+) -> None:
+    """The busiest Q2C cell: the observer's own reads at the trace's end (bpftrace), flagged."""
+    with Dataset(mq_report.dataset).con as con:
+        ((b, lo, hi, n, observer, slowest, comm),) = con.execute(
+            "SELECT bin, lo_ns, hi_ns, n, observer_n, max_ns, slowest_comm FROM latency_heatmap "
+            "WHERE stage = 'Q2C' ORDER BY n DESC, bin LIMIT 1"
+        ).fetchall()
+    assert (b, lo, hi, n, observer, slowest, comm) == (
+        689, 2_621_440, 3_145_728, 73, 73, 3_111_360, "bpftrace",
+    )  # fmt: skip
+    # the cell's middle (on the log axis) from the panel's own tick labels (ms)
+    ticks = dict(reversed(page.js(
+        "[...document.querySelectorAll('svg[data-chart=heatmap] > g:nth-of-type(2) "
+        "text.tick[text-anchor=end]')].map(t => [t.textContent, Number(t.getAttribute('y')) - 3])"
+    )))  # fmt: skip
+    y = ticks["1"] + math.log10(math.sqrt(lo * hi) / 1e6) * (ticks["10"] - ticks["1"])
+    x, y = page.js(f"{POINT}('heatmap', {(b + 0.5) * 50e6}, {y})")
+    page.mouse("mouseMoved", x, y)
+    assert page.js(TIP) == (
+        "73 IOs with Q2C 2.62 ms to 3.15 ms\n"
+        "completed 34.450 s to 34.500 s (23:38:23.776 UTC)\n"
+        "slowest 3.11 ms, process bpftrace\n"
+        "73 of them by the capture's own tools"
+    )
+    _shot(page, "browser-hover-heatmap-cell.png")
+
+
 def test_the_wall_clock_axis_reads_round_utc_times(page: Browser) -> None:
     labels = page.js("[...document.querySelectorAll('svg[data-chart=latency] text.walltick')]"
                      ".map(t => t.textContent)")  # fmt: skip
@@ -182,7 +212,7 @@ def test_the_wall_clock_axis_reads_round_utc_times(page: Browser) -> None:
 
 
 def _tick_labels(page: Browser) -> list[list[str]]:
-    return page.js(  # type: ignore[no-any-return]
+    return page.js(
         "[...document.querySelectorAll('svg.tchart')].map(s => "
         "[...s.querySelectorAll('text.xtick')].map(t => t.textContent))"
     )

@@ -244,9 +244,10 @@ def heatmap(con: duckdb.DuckDBPyConnection, dev: tuple[int, int]) -> dict[str, H
     out: dict[str, HeatCells] = {}
     for stage in dict.fromkeys(got["stage"].tolist()):
         sel = got["stage"] == stage
+        col = {c: np.asarray(got[c][sel], dtype=np.int64)
+               for c in ("bin", "lo_ns", "hi_ns", "n", "observer_n", "max_ns")}  # fmt: skip
         out[stage] = HeatCells(
-            *(np.asarray(got[c][sel], dtype=np.int64)
-              for c in ("bin", "lo_ns", "hi_ns", "n", "observer_n", "max_ns")),
+            col["bin"], col["lo_ns"], col["hi_ns"], col["n"], col["observer_n"], col["max_ns"],
             got["slowest_comm"][sel].tolist(),
         )  # fmt: skip
     return out

@@ -2,9 +2,9 @@
 for users who want every IO as a slice in the Perfetto UI.
 
 Protobuf rather than the Chrome JSON trace format: Perfetto's native format, opened by the UI as
-it is, with names interned once per trace instead of repeated as text in every event (a third of
-the JSON's size here), written packet by packet so a large capture never sits in memory as one
-document. What goes in, per device (a parent track named like the page, `vda (254,0)`):
+it is, with names interned once per trace instead of repeated as text in every event, typed
+fields instead of JSON text, and written packet by packet: the UI's JSON importer must hold and
+parse the whole text of a trace whose every IO is an event. What goes in, per device (a parent track named like the page, `vda (254,0)`):
 - every request as a slice from its first Q (else G, D, C) to its C, with its stages as
   children (queued: to the first D; requeued: to the last D; device: D to C), on lanes (child
   tracks) so that overlapping requests never share one; a request the trace cut (no C) ends at
