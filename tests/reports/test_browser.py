@@ -285,3 +285,4 @@ def test_the_script_names_no_url_and_writes_no_markup() -> None:
     js = timeline_script()
     assert not re.search(r"https?:|//[a-z]", js.replace("// ", ""))
     assert "innerHTML" not in js.replace('probe.innerHTML = "<svg></svg>"', "")
+    assert "</script" not in js.lower() and "<!--" not in js  # it sits inside a <script>

@@ -194,7 +194,7 @@ class UserSeries:
     unit: str | None
     t_ns: np.ndarray
     value_ns: np.ndarray  # the value in ns (a value without a time unit taken as ns)
-    unplaced: int  # rows without a trace time (not placed on the clock): not drawn
+    unplaced: int  # rows without a trace time (not placed on the clock) or a finite value
 
 
 def user_series(con: duckdb.DuckDBPyConnection) -> list[UserSeries]:
@@ -204,10 +204,10 @@ def user_series(con: duckdb.DuckDBPyConnection) -> list[UserSeries]:
 
     if "series" not in relations(con):
         return []
+    drawn = "t_ns IS NOT NULL AND value IS NOT NULL AND isfinite(value)"
     rows = con.execute(
-        "SELECT series, any_value(unit), list(t_ns ORDER BY t_ns, line_no) FILTER "
-        "(t_ns IS NOT NULL AND value IS NOT NULL), list(value ORDER BY t_ns, line_no) FILTER "
-        "(t_ns IS NOT NULL AND value IS NOT NULL), count(*) FILTER (t_ns IS NULL) "
+        f"SELECT series, any_value(unit), list(t_ns ORDER BY t_ns, line_no) FILTER ({drawn}), "
+        f"list(value ORDER BY t_ns, line_no) FILTER ({drawn}), count(*) FILTER (NOT ({drawn})) "
         "FROM series GROUP BY series ORDER BY series"
     ).fetchall()
     return [

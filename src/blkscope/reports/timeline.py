@@ -33,9 +33,12 @@ def _ints(a: np.ndarray) -> list[int | None]:
     return [None if math.isnan(v) else int(v) for v in np.asarray(a, dtype=np.float64)]
 
 
-def _floats(a: np.ndarray, digits: int = 4) -> list[float]:
-    """Values rounded to a few significant digits: the chart is no finer than that."""
-    return [float(f"{v:.{digits}g}") for v in np.asarray(a, dtype=np.float64)]
+def _floats(a: np.ndarray, digits: int = 4) -> list[float | None]:
+    """Values rounded to a few significant digits (the chart is no finer than that); None for
+    NaN, which JSON cannot carry."""
+    return [
+        None if math.isnan(v) else float(f"{v:.{digits}g}") for v in np.asarray(a, dtype=np.float64)
+    ]
 
 
 class Strings:
