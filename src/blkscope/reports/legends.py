@@ -41,9 +41,12 @@ def _markers(dev: Device) -> list[str]:
     return out
 
 
-def _user(dev: Device) -> list[str]:
+def _user(dev: Device, own_spikes: bool) -> list[str]:
+    """The user series, and the spike ring when the chart rings any: the latency chart rings
+    every metric's spikes, the heat map only the user series'."""
     out = [_item("line", user_colour(k), s.name) for k, s in enumerate(dev.user)]
-    if dev.spikes:
+    names = {s.name for s in dev.user}
+    if any(own_spikes or s["metric"] in names for s in dev.spikes):
         out.append(_item("ring", "#000", "spike (at its peak)"))
     return out
 
@@ -56,11 +59,12 @@ def legend_html(dev: Device, key: str) -> str:
             _item("box", OKABE_ITO["sky"], "p50..p99"),
             _item("line", OKABE_ITO["blue"], "p50"),
             _item("dot", OKABE_ITO["vermillion"], "slowest IO"),
-            *_user(dev),
+            *_user(dev, own_spikes=True),
             *_markers(dev),
         ]
     elif key == "heatmap":
-        items = [_item("box", "#2b8cbe", "IOs per cell (light: few, dark: many)"), *_user(dev)]
+        items = [_item("box", "#2171b5", "IOs per cell (light: few, dark: many)")]
+        items += _user(dev, own_spikes=False)
         items += _markers(dev)
     elif key == "throughput":
         items = [_item("line", "#555", "rate per step"), _item("box", "#ccc", "busiest bin")]

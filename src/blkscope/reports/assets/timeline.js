@@ -12,7 +12,7 @@
   const LEFT = 78;
   const RIGHT = 14;
   const GAP = 70; // between the two columns of the throughput chart
-  const HEAT = ["#c6dbef", "#9ecae1", "#6baed6", "#3182bd", "#08519c", "#08306b"]; // few .. many IOs
+  const HEAT = ["#9ecae1", "#6baed6", "#4292c6", "#2171b5", "#08519c", "#08306b"]; // few .. many IOs
   const MOST_STEPS = 100; // rate and depth panels: about this many steps across the chart
 
   const clock = JSON.parse(document.getElementById("blkscope-clock").textContent);
