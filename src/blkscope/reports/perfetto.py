@@ -164,8 +164,10 @@ def _lanes(intervals: list[tuple[int, int]]) -> list[int]:
     return out
 
 
-def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
-    rel = con.execute(sql)
+def _rows(
+    con: duckdb.DuckDBPyConnection, sql: str, params: dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    rel = con.execute(sql, params or {})
     names = [d[0] for d in rel.description]
     return [dict(zip(names, r, strict=True)) for r in rel.fetchall()]
 
@@ -183,27 +185,27 @@ ORDER BY start_ns, end_ns, d_eid NULLS LAST, c_eid NULLS LAST
 def _requests(
     trace: _Trace, con: duckdb.DuckDBPyConnection, dev: tuple[int, int], last_ns: int, parent: int
 ) -> int:
-    rows = _rows(con, _REQUESTS.replace("$last", str(int(last_ns))).replace(
-        "$major", str(int(dev[0]))).replace("$minor", str(int(dev[1]))))  # fmt: skip
-    lanes = _lanes([(r["start_ns"], max(r["end_ns"], r["start_ns"])) for r in rows])
+    rows = _rows(con, _REQUESTS, {"last": int(last_ns), "major": dev[0], "minor": dev[1]})
+    spans = [(r["start_ns"], max(r["end_ns"], r["start_ns"])) for r in rows]
+    lanes = _lanes(spans)
     tracks = [
         trace.track(f"requests {k + 1:02d}", parent, rank=1 + k)
         for k in range(max(lanes, default=-1) + 1)
     ]
-    for r, lane in zip(rows, lanes, strict=True):
-        start, end, track = r["start_ns"], max(r["end_ns"], r["start_ns"]), tracks[lane]
+    for r, (start, end), lane in zip(rows, spans, lanes, strict=True):
+        track = tracks[lane]
         trace.slice(
             track, start, end, r["name"], process=r["process"], pid=r["pid"], sector=r["sector"],
             sectors=r["nsectors"], rwbs=r["flags"], requeues=r["requeues"] or None,
             error=r["error"] or None, cut_by_trace_end=1 if r["c_time_ns"] is None else None,
         )  # fmt: skip
+        # the stages, each inside the request's slice (a child may not outlive its parent)
         first_d, last_d, done = r["first_d_time_ns"], r["d_time_ns"], r["c_time_ns"]
-        if first_d is not None and first_d > start:
-            trace.slice(track, start, first_d, "queued", depth=1)
-        if first_d is not None and last_d is not None and last_d > first_d:
-            trace.slice(track, first_d, last_d, "requeued", depth=1)
-        if last_d is not None and done is not None and done >= last_d:
-            trace.slice(track, last_d, done, "device", depth=1)
+        stages = (("queued", start, first_d), ("requeued", first_d, last_d),
+                  ("device", last_d, done))  # fmt: skip
+        for name, a, b in stages:
+            if a is not None and b is not None and start <= a < b <= end:
+                trace.slice(track, a, b, name, depth=1)
     return len(rows)
 
 
