@@ -138,6 +138,7 @@
       }
     }
     tip.hidden = false;
+    tip.style.left = "0px"; // measured where nothing squeezes it, then placed
     const x = ev.pageX + 14;
     const wide = tip.offsetWidth;
     tip.style.left = Math.min(x, window.scrollX + document.documentElement.clientWidth - wide - 8) + "px";
