@@ -141,7 +141,8 @@
     tip.style.left = "0px"; // measured where nothing squeezes it, then placed
     const x = ev.pageX + 14;
     const wide = tip.offsetWidth;
-    tip.style.left = Math.min(x, window.scrollX + document.documentElement.clientWidth - wide - 8) + "px";
+    const right = window.scrollX + document.documentElement.clientWidth - wide - 8;
+    tip.style.left = Math.max(window.scrollX + 4, Math.min(x, right)) + "px";
     tip.style.top = ev.pageY + 14 + "px";
   }
   function hideTip() {
