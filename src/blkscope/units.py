@@ -10,6 +10,8 @@ from typing import Any
 from blkscope.errors import OptionError
 
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "": 1}
+# ns per unit of a time unit's name (a value with no unit is taken as ns)
+NS_PER_UNIT = _UNITS
 _DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s|)\s*")
 
 

@@ -14,7 +14,7 @@ from blkscope.cli._app import app, watch_sigint
 
 # Help lists the commands in the order of the pipeline, not of the imports.
 _ORDER = ["ingest", "analyze", "sql", "crosscheck", "spikes", "periods", "compare", "partitions", "files",
-          "report",
+          "report", "export",
           "check", "schema", "capture", "capture-restore"]  # fmt: skip
 app.registered_commands.sort(
     key=lambda c: _ORDER.index(c.name or (c.callback.__name__ if c.callback else ""))

@@ -12,6 +12,7 @@ from blkscope.cli._app import (
     CSV_OPTION,
     EXIT_FAILED,
     NL_OPTION,
+    analysed,
     app,
     fail,
     say,
@@ -64,6 +65,42 @@ def _report_summary(doc: dict[str, Any], output: Path, summary: Path, dataset: P
             f"({d['metric_spikes']} metric spikes), periods {periods or 'none'}"
         )
     return "\n".join(lines)
+
+
+@app.command()
+def export(
+    dataset: Annotated[
+        Path, typer.Argument(help="Dataset folder (analysed on the fly if needed).")
+    ],
+    perfetto: Annotated[
+        Path,
+        typer.Option(
+            "--perfetto",
+            help="Perfetto trace to write (TrackEvent protobuf; open it in the Perfetto UI).",
+        ),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print what was written as JSON.")
+    ] = False,
+) -> None:
+    """Write every request (with its stages), the writeback work, the latency episodes and the
+    user series as a Perfetto trace. Example: blkscope export run.dataset --perfetto run.pftrace"""
+    from blkscope.reports.perfetto import export_perfetto
+    from blkscope.store.writer import check_output_name
+
+    check_output_name(perfetto, "trace", "--perfetto")
+    with analysed(dataset) as ds:
+        done = export_perfetto(ds, perfetto)
+    doc = {"path": str(done.path), "requests": done.requests, "episodes": done.episodes,
+           "writeback": done.writeback, "user_samples": done.user_samples, "bytes": done.bytes}  # fmt: skip
+    if as_json:
+        say_json(json.dumps(doc, indent=2))
+    else:
+        say(
+            f"wrote {done.path} ({done.bytes:,} bytes): {done.requests:,} requests, "
+            f"{done.episodes:,} episodes, {done.writeback:,} writeback work items, "
+            f"{done.user_samples:,} user series samples"
+        )
 
 
 @app.command()

@@ -236,6 +236,19 @@ def output_schemas() -> dict[str, dict[str, Any]]:
         "fleet sql": document("blkscope fleet sql --json", _SQL_ROWS),
         "fleet check": document("blkscope fleet check --json", _CHECKS),
         "report": summary,
+        "export": document(
+            "blkscope export --json",
+            of_shape(
+                {
+                    "path": str,
+                    "requests": int,
+                    "episodes": int,
+                    "writeback": int,
+                    "user_samples": int,
+                    "bytes": int,
+                }
+            ),
+        ),
         "spikes": document(
             "blkscope spikes --json",
             _object(
