@@ -191,6 +191,7 @@ def arrow_writeback_queue(events: pa.Table) -> pa.Array:
     queued = pc.and_(pc.equal(events["action"], "Q"), data_write)
     return pc.fill_null(pc.and_(queued, _has_prefix(events["comm"], FLUSHER_COMM_PREFIXES)), False)
 
+
 # The closed set of causes an episode is attributed to (episodes.cause: one of these, or several
 # joined by '+', strongest first). Everything that names or explains a cause reads it here.
 CAUSES: dict[str, str] = {

@@ -65,8 +65,7 @@ def _heavy(loads: list[Load], victim_bytes: float, victim_ios: float, basis: str
         share_bytes = load.bytes / total_bytes if total_bytes else 0.0
         share_ios = load.ios / total_ios if total_ios else 0.0
         by_bytes = (
-            share_bytes >= LOAD_BYTES_SHARE
-            and load.bytes >= LOAD_ABOVE_NORMAL * load.normal_bytes
+            share_bytes >= LOAD_BYTES_SHARE and load.bytes >= LOAD_ABOVE_NORMAL * load.normal_bytes
         )
         by_ios = share_ios >= LOAD_IOS_SHARE and load.ios >= LOAD_ABOVE_NORMAL * load.normal_ios
         if (by_bytes or by_ios) and load.ios >= LOAD_MIN_IOS[basis]:
@@ -262,8 +261,7 @@ def _rejections(
             f"layer; {ev.throttle_messages} blk-throttle/iocost messages)"
         )
     few = (
-        f"; {ev.stalls} separate stall{'s' * (ev.stalls != 1)}, too few to blame it on timing "
-        "alone"
+        f"; {ev.stalls} separate stall{'s' * (ev.stalls != 1)}, too few to blame it on timing alone"
         if ev.stalls < MIN_STALLS_FOR_OWN_TIMING
         else ""
     )

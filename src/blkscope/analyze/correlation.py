@@ -156,9 +156,7 @@ def writeback_verdicts(
         iv = wb.of(device)
         time_share = overlap_chance(iv[:, 0], iv[:, 1], 0, span) if len(iv) else 0.0
         tail_share = inside / total if total else 0.0
-        out.append(
-            verdict(device, mine, tail_share, time_share, wb.source, written.get(device, 0))
-        )
+        out.append(verdict(device, mine, tail_share, time_share, wb.source, written.get(device, 0)))
     return pa.Table.from_pylist(out, schema=WRITEBACK_VERDICT)
 
 

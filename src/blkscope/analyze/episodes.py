@@ -6,9 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
-import pyarrow as pa
-
 import numpy as np
+import pyarrow as pa
 
 from blkscope.analyze.attribution import heavy_loads, judge
 from blkscope.analyze.coincidence import overlap_chance

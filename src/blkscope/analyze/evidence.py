@@ -18,6 +18,7 @@ import numpy as np
 
 from blkscope.analyze.victims import SAMPLE_NS, SeriesProcess
 from blkscope.analyze.views import query_table
+from blkscope.concepts import is_observer
 from blkscope.units import format_bytes
 
 # The slowest items an episode is judged on (a spike of a busy device has thousands).
@@ -96,9 +97,7 @@ class Evidence:
         return {s: max(0.0, self.stage_ns.get(s, 0) - n * self.normal_ns.get(s, 0)) for s in STAGES}
 
 
-def _intervals_of_samples(
-    con: duckdb.DuckDBPyConnection, series: str, stamp: str | None
-) -> str:
+def _intervals_of_samples(con: duckdb.DuckDBPyConnection, series: str, stamp: str | None) -> str:
     a = "t_ns" if stamp != "end" else f"t_ns - ({SAMPLE_NS})::BIGINT"
     e = f"t_ns + ({SAMPLE_NS})::BIGINT" if stamp != "end" else "t_ns"
     return f"""
@@ -145,8 +144,10 @@ def sample_stages(
     out = {}
     for n in t.column_names:
         col = t[n]
-        out[n] = col.to_numpy(zero_copy_only=False).astype(np.float64) if n in STAGES else (
-            col.to_numpy(zero_copy_only=False)
+        out[n] = (
+            col.to_numpy(zero_copy_only=False).astype(np.float64)
+            if n in STAGES
+            else (col.to_numpy(zero_copy_only=False))
         )
     return out
 
@@ -171,7 +172,9 @@ def series_evidence(
     order = np.flatnonzero(inside)
     order = order[np.argsort(-lat[order], kind="stable")][:MAX_ITEMS]
     victim = f"user:{series}" + (f" ({process.label})" if process else "")
-    ev = Evidence(victim, process.pid if process else None, len(order), int(lat[order].max(initial=0)))
+    ev = Evidence(
+        victim, process.pid if process else None, len(order), int(lat[order].max(initial=0))
+    )
     decomposed = bool(process) and not np.isnan(stages["queued"][order]).any()
     ev.decomposed = decomposed
     for s in STAGES:
@@ -204,8 +207,13 @@ def bio_evidence(
         WHERE dev_major = ? AND dev_minor = ? AND c_time_ns >= ? AND c_time_ns < ?
           AND {latency} > ?
         ORDER BY {latency} DESC, q_time_ns LIMIT {MAX_ITEMS}""",
-        [episode["dev_major"], episode["dev_minor"], episode["start_ns"], episode["end_ns"],
-         threshold_ns],
+        [
+            episode["dev_major"],
+            episode["dev_minor"],
+            episode["start_ns"],
+            episode["end_ns"],
+            threshold_ns,
+        ],
     )
     cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
     n = t.num_rows
@@ -217,9 +225,19 @@ def bio_evidence(
             [episode["dev_major"], episode["dev_minor"]],
         ).fetchall()
     )
-    ev.stage_ns = {"above": 0, "queued": int(cols["queued"].sum()), "device": int(cols["device"].sum()), "after": 0}
+    ev.stage_ns = {
+        "above": 0,
+        "queued": int(cols["queued"].sum()),
+        "device": int(cols["device"].sum()),
+        "after": 0,
+    }
     d2c = int(normal.get("D2C") or 0)
-    ev.normal_ns = {"above": 0, "queued": max(0, int(normal.get("Q2C") or 0) - d2c), "device": d2c, "after": 0}
+    ev.normal_ns = {
+        "above": 0,
+        "queued": max(0, int(normal.get("Q2C") or 0) - d2c),
+        "device": d2c,
+        "after": 0,
+    }
     _in_flight(con, episode, ev, cols["a"], cols["e"], normals, block_level=True)
     return ev
 
@@ -301,7 +319,9 @@ def _in_flight(
     normal = normals.of(device)
     window = episode["end_ns"] - (episode["start_ns"] - episode["window_ns"])
     queued = (q >= episode["start_ns"] - episode["window_ns"]) & (q < episode["end_ns"])
-    per_window = {k: Normal(v.bytes_per_ns * window, v.ios_per_ns * window) for k, v in normal.items()}
+    per_window = {
+        k: Normal(v.bytes_per_ns * window, v.ios_per_ns * window) for k, v in normal.items()
+    }
     if block_level:
         weight = queued.astype(np.float64)
         victim = np.isin(q, a)
@@ -311,7 +331,9 @@ def _in_flight(
         loaded = np.ones(len(q), bool)  # every IO of the device, the slow ones too
     else:
         weight = _overlap(q, c, a, e).mean(axis=0)  # time-average over the items in flight
-        victim = cols["pid"] == ev.victim_pid if ev.victim_pid is not None else np.zeros(len(q), bool)
+        victim = (
+            cols["pid"] == ev.victim_pid if ev.victim_pid is not None else np.zeros(len(q), bool)
+        )
         scale = {k: Normal(v.bytes_in_flight, v.ios_in_flight) for k, v in normal.items()}
         ev.load_basis = "in flight"
         mine = victim & (q >= a.min()) & (q <= e.max())
@@ -347,10 +369,15 @@ def _loads(
     jn = cols["journal"].astype(bool) & loaded & ~wb
     other = loaded & ~wb & ~jn
     pid = cols["pid"]
-    groups = [("writeback", "writeback", None, wb), ("journal", "journal", None, jn)]
+    groups: list[tuple[str, str, int | None, np.ndarray]] = [
+        ("writeback", "writeback", None, wb),
+        ("journal", "journal", None, jn),
+    ]
     for p in np.unique(pid[other]):
         mask = other & (pid == p)
-        groups.append(("process", f"{cols['comm'][mask][0]} pid {int(p)}", int(p), mask))
+        comm = str(cols["comm"][mask][0])
+        label = f"{comm} pid {int(p)}" + (" (the capture's own tool)" if is_observer(comm) else "")
+        groups.append(("process", label, int(p), mask))
     loads = []
     for kind, label, p, mask in groups:
         ios = float(weight[mask].sum())
@@ -358,8 +385,16 @@ def _loads(
             continue
         n = normal.get((kind, -1 if p is None else p), Normal())
         loads.append(
-            Load(kind, label, p, float((weight * size)[mask].sum()), ios,
-                 n.bytes_in_flight, n.ios_in_flight, _ops(cols, mask & (weight > 0)))
+            Load(
+                kind,
+                label,
+                p,
+                float((weight * size)[mask].sum()),
+                ios,
+                n.bytes_in_flight,
+                n.ios_in_flight,
+                _ops(cols, mask & (weight > 0)),
+            )
         )
     return sorted(loads, key=lambda x: (-x.bytes, -x.ios, x.label))
 
@@ -391,9 +426,15 @@ class NormalLoads:
         for i, key in enumerate(keys):
             rows.setdefault((str(key[0]), int(key[1])), []).append(i)
         for key, idx in rows.items():
-            per_s = [_median_with_empty(cols[n][idx], bins) for n in ("byte_ns", "io_ns", "bytes", "ios")]
-            out[key] = Normal(per_s[0] / NORMAL_BIN_NS, per_s[1] / NORMAL_BIN_NS,
-                              per_s[2] / NORMAL_BIN_NS, per_s[3] / NORMAL_BIN_NS)
+            per_s = [
+                _median_with_empty(cols[n][idx], bins) for n in ("byte_ns", "io_ns", "bytes", "ios")
+            ]
+            out[key] = Normal(
+                per_s[0] / NORMAL_BIN_NS,
+                per_s[1] / NORMAL_BIN_NS,
+                per_s[2] / NORMAL_BIN_NS,
+                per_s[3] / NORMAL_BIN_NS,
+            )
         return out
 
 

@@ -21,8 +21,7 @@ MIN_SAMPLE_SHARE = 0.5
 MIN_INSIDE_SHARE = 0.5
 # The value of a sample in ns, for the units a series header may name.
 SAMPLE_NS = (
-    "value * CASE unit WHEN 'ns' THEN 1 WHEN 'us' THEN 1e3 WHEN 'ms' THEN 1e6 "
-    "WHEN 's' THEN 1e9 END"
+    "value * CASE unit WHEN 'ns' THEN 1 WHEN 'us' THEN 1e3 WHEN 'ms' THEN 1e6 WHEN 's' THEN 1e9 END"
 )
 
 

@@ -160,7 +160,7 @@ def _episodes(dev: Device, report: Report) -> str:
         "application whose latency log spiked, else the device's slow bios; its cause comes "
         "from where the victim's extra time went (above the block layer, queued, at the "
         "device, after its own IO) and what else was in flight then against its normal level. "
-        f"Each episode names one or more of these causes, strongest first:</p><ul class=\"note\">{causes}</ul>"
+        f'Each episode names one or more of these causes, strongest first:</p><ul class="note">{causes}</ul>'
     )
     parts.append(tables.episode_table(dev, report.clock))
     if dev.spikes:
