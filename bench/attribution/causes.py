@@ -94,11 +94,10 @@ def flusher(ctx: Context, mib: int, mode: str) -> list[Row]:
     _dd_dirty(ctx, ctx.rig["dirty_file"], mib, notrunc=True)
     dirtied = time.monotonic_ns()
     end, drained = wait_drained(ctx.rig["dirtier_memcg"])
-    if mode == "periodic":
-        knobs = (f"vm.dirty_expire_centisecs={_sysctl('dirty_expire_centisecs')}, "
-                 f"vm.dirty_writeback_centisecs={_sysctl('dirty_writeback_centisecs')}")  # fmt: skip
-    else:
-        knobs = f"vm.dirty_background_bytes={_sysctl('dirty_background_bytes')}"
+    knobs = (f"vm.dirty_expire_centisecs={_sysctl('dirty_expire_centisecs')}, "
+             f"vm.dirty_writeback_centisecs={_sysctl('dirty_writeback_centisecs')}")  # fmt: skip
+    if mode == "background":
+        knobs = f"vm.dirty_background_bytes={_sysctl('dirty_background_bytes')}, {knobs}"
     detail = (
         f"{mode} writeback: dd wrote {mib} MiB buffered into dirty.bin (allocated blocks, never "
         f"fsynced) in {(dirtied - start) / 1e9:.2f} s; the flusher wrote it ({knobs}); "

@@ -9,8 +9,10 @@ from __future__ import annotations
 import csv
 import re
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 # A jbd2 commit counts as journal activity when it logged at least this many blocks, or when
 # it wrote ordered data (jbd2_submit_inode_data). The periodic 5 s commit of an idle ext4 here
@@ -104,30 +106,89 @@ def sidelog_writeback(run_dir: Path) -> list[Interval]:
 
 
 _HEADER = struct.Struct("<IIQQIIIIIHH")  # struct blk_io_trace, 48 bytes
+TC_WRITE, TC_NOTIFY = 1 << 1, 1 << 10  # category bits (action >> 16)
+QUEUE, ISSUE_INSERT, DISPATCH, COMPLETE = 1, 12, 7, 8  # action codes (action & 0xff)
 
 
-def trace_records(capture: Path):
-    """(time_ns, action, payload) of every record in the per-CPU blktrace files."""
+class Record(NamedTuple):
+    time_ns: int
+    sector: int
+    nbytes: int
+    action: int
+    pid: int
+    payload: bytes
+
+
+def trace_records(capture: Path) -> Iterator[Record]:
+    """Every record of the per-CPU blktrace files (time is CLOCK_MONOTONIC ns)."""
     for path in sorted(capture.glob("*.blktrace.*")):
         data = path.read_bytes()
         at = 0
         while at + 48 <= len(data):
-            (_magic, _seq, time_ns, _sector, _nbytes, action, _pid, _dev, _cpu, _err,
+            (_magic, _seq, time_ns, sector, nbytes, action, pid, _dev, _cpu, _err,
              pdu_len) = _HEADER.unpack_from(data, at)  # fmt: skip
-            yield time_ns, action, data[at + 48 : at + 48 + pdu_len]
+            yield Record(time_ns, sector, nbytes, action, pid, data[at + 48 : at + 48 + pdu_len])
             at += 48 + pdu_len
+
+
+@dataclass
+class Request:
+    """One request's life by its sector (a sanity check, not blkscope's reconstruction: bios
+    merged into another request are left out)."""
+
+    pid: int  # who queued it
+    write: bool
+    nbytes: int  # 0 for a flush
+    q_ns: int
+    i_ns: int | None = None
+    d_ns: int | None = None
+    c_ns: int | None = None
+
+
+def requests(capture: Path) -> list[Request]:
+    open_by_sector: dict[int, Request] = {}
+    done: list[Request] = []
+    for r in sorted(trace_records(capture)):
+        if (r.action >> 16) & TC_NOTIFY:
+            continue
+        code = r.action & 0xFF
+        if code == QUEUE:
+            write = bool((r.action >> 16) & TC_WRITE)
+            open_by_sector[r.sector] = Request(r.pid, write, r.nbytes, r.time_ns)
+        elif r.sector in open_by_sector:
+            req = open_by_sector[r.sector]
+            if code == ISSUE_INSERT and req.i_ns is None:
+                req.i_ns = r.time_ns
+            elif code == DISPATCH and req.d_ns is None:
+                req.d_ns = r.time_ns
+            elif code == COMPLETE and req.d_ns is not None:
+                req.c_ns = r.time_ns
+                done.append(open_by_sector.pop(r.sector))
+    return done
+
+
+def process_names(capture: Path) -> dict[int, str]:
+    """pid -> comm from the capture's cmdlines.txt (tracefs saved_cmdlines)."""
+    names = {}
+    path = capture / "cmdlines.txt"
+    if path.exists():
+        for line in path.read_text().splitlines():
+            pid, _, comm = line.strip().partition(" ")
+            if pid.isdigit():
+                names[int(pid)] = comm
+    return names
 
 
 def trace_zero_ns(capture: Path) -> int:
     """CLOCK_MONOTONIC of the trace's first record: the zero of blkscope's trace ns."""
-    return min(t for t, _, _ in trace_records(capture))
+    return min(r.time_ns for r in trace_records(capture))
 
 
 def throttle_messages(capture: Path) -> list[tuple[int, str]]:
     """blk-throttle's trace messages (`throtl ...`), with their monotonic time."""
     out = []
-    for t, _action, payload in trace_records(capture):
-        at = payload.find(b"throtl")
+    for r in trace_records(capture):
+        at = r.payload.find(b"throtl")
         if at >= 0:
-            out.append((t, payload[at:].split(b"\0")[0].decode(errors="replace")))
+            out.append((r.time_ns, r.payload[at:].split(b"\0")[0].decode(errors="replace")))
     return out
