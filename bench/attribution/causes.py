@@ -163,22 +163,33 @@ def _fio_totals(out: str) -> tuple[int, int]:
     return ios, job["read"]["io_bytes"] + job["write"]["io_bytes"]
 
 
-def fio(ctx: Context, rw: str, bs: str, iodepth: int, seconds: float) -> list[Row]:
-    """An O_DIRECT fio burst from another process on the prober's device."""
+def _cgroup(ctx: Context, which: str | None) -> str | None:
+    return ctx.rig["prober_cgroup"] if which == "prober" else None
+
+
+def fio(ctx: Context, rw: str, bs: str, iodepth: int, seconds: float,
+        cgroup: str | None = None) -> list[Row]:  # fmt: skip
+    """An O_DIRECT fio burst from another process on the prober's device (cgroup "prober": in
+    the prober's blkio cgroup, sharing its throttle)."""
     target = ctx.rig["read_file"] if "read" in rw else ctx.rig["write_file"]
     cmd = ["fio", "--name=burst", f"--filename={target}", f"--rw={rw}", f"--bs={bs}",
            f"--iodepth={iodepth}", "--ioengine=libaio", "--direct=1", "--time_based",
            f"--runtime={seconds}s", "--output-format=json"]  # fmt: skip
     start = time.monotonic_ns()
-    done = run_in(cmd)
+    done = run_in(cmd, _cgroup(ctx, cgroup))
     end = time.monotonic_ns()
     ios, nbytes = _fio_totals(done.stdout)
     detail = (f"fio {rw} O_DIRECT {bs} qd{iodepth} libaio for {seconds:.1f} s: {ios} IOs, "
-              f"{nbytes / 2**20:.1f} MiB")  # fmt: skip
+              f"{nbytes / 2**20:.1f} MiB{_where(cgroup)}")  # fmt: skip
     return [(start, end, "competing_io", detail)]
 
 
-def dd(ctx: Context, direction: str, bs_kib: int, seconds: float) -> list[Row]:
+def _where(cgroup: str | None) -> str:
+    return ", in the prober's blkio cgroup" if cgroup == "prober" else ""
+
+
+def dd(ctx: Context, direction: str, bs_kib: int, seconds: float,
+       cgroup: str | None = None) -> list[Row]:  # fmt: skip
     """An O_DIRECT dd burst (sequential, one IO at a time), stopped after `seconds`."""
     if direction == "read":
         io = [f"if={ctx.rig['read_file']}", "of=/dev/null", "iflag=direct"]
@@ -187,12 +198,14 @@ def dd(ctx: Context, direction: str, bs_kib: int, seconds: float) -> list[Row]:
     count = Path(io[0 if direction == "read" else 1][3:]).stat().st_size // (bs_kib << 10)
     cmd = ["timeout", "-s", "INT", str(seconds), "dd", *io, f"bs={bs_kib}K", f"count={count}"]
     start = time.monotonic_ns()
-    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    target = _cgroup(ctx, cgroup)
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False,
+                          preexec_fn=_into(target) if target else None)  # fmt: skip
     end = time.monotonic_ns()
     m = re.search(r"^(\d+) bytes", done.stderr, re.M)
     nbytes = int(m.group(1)) if m else -1
     detail = (f"dd {direction} O_DIRECT {bs_kib} KiB sequential, qd1, for up to {seconds:.1f} s:"
-              f" {nbytes / 2**20:.1f} MiB")  # fmt: skip
+              f" {nbytes / 2**20:.1f} MiB{_where(cgroup)}")  # fmt: skip
     return [(start, end, "competing_io", detail)]
 
 

@@ -4,8 +4,9 @@
 Usage: python bench/attribution/check.py [--root DIR] [--only NAME,...] [--json]
 
 Per injection, from the run's own files (never a blkscope dataset): the prober's latency inside
-the window against the rest of the capture; from the raw trace, the requests dispatched in the
-window (D2C, I2D medians against outside), which processes queued IO there, and blk-throttle's
+the window against the rest of the capture; from the raw trace, the prober's own requests
+dispatched in the window (D2C, I2D against outside; blk-throttle re-queues a throttled bio from
+its kworker, so under throttling few are the prober's), which processes queued IO there, and blk-throttle's
 messages. A window whose prober p90 is not 3x the quiet p90 is flagged NO SPIKE; a `device`
 window should show D2C up with only the prober queueing; a `throttling` window should hold
 `throtl` messages; a `scheduler` window should show I2D up.
@@ -40,12 +41,22 @@ def _ms(ns: int | None) -> str:
     return "-" if ns is None else f"{ns / 1e6:.1f}"
 
 
+def prober_pid(run_dir: Path) -> int | None:
+    """The prober's pid, from the driver's log ("T0 ...; prober pid N until ...")."""
+    for line in (run_dir / "driver.log").read_text().splitlines():
+        if " prober pid " in line:
+            return int(line.split(" prober pid ")[1].split()[0])
+    return None
+
+
 def check_run(run_dir: Path, slack_ns: int = 500_000_000) -> list[dict]:
     capture = run_dir / "capture"
     inj = injections(run_dir)
     with (capture / "prober.csv").open(newline="") as f:
         probes = [(int(r["mono_ns"]), int(r["latency_us"]) * 1000) for r in csv.DictReader(f)]
     reqs = [r for r in requests(capture) if r.nbytes]  # data requests: flushes take no time here
+    prober = prober_pid(run_dir)
+    mine = [r for r in reqs if r.pid == prober]  # the victim's own writes
     names = process_names(capture)
     throtl = throttle_messages(capture)
 
@@ -53,12 +64,12 @@ def check_run(run_dir: Path, slack_ns: int = 500_000_000) -> list[dict]:
         return any(x.start_ns <= t <= x.end_ns + slack_ns for x in inj)
 
     quiet_lat = [lat for t, lat in probes if not inside(t)]
-    quiet_d2c = [r.c_ns - r.d_ns for r in reqs if r.c_ns and r.d_ns and not inside(r.d_ns)]
-    quiet_i2d = [r.d_ns - r.i_ns for r in reqs if r.d_ns and r.i_ns and not inside(r.d_ns)]
+    quiet_d2c = [r.c_ns - r.d_ns for r in mine if r.c_ns and r.d_ns and not inside(r.d_ns)]
+    quiet_i2d = [r.d_ns - r.i_ns for r in mine if r.d_ns and r.i_ns and not inside(r.d_ns)]
     out = []
     for x in inj:
         lat = [lat for t, lat in probes if x.start_ns <= t <= x.end_ns]
-        win = [r for r in reqs if r.d_ns and x.start_ns <= r.d_ns <= x.end_ns]
+        win = [r for r in mine if r.d_ns and x.start_ns <= r.d_ns <= x.end_ns]
         d2c = [r.c_ns - r.d_ns for r in win if r.c_ns]
         i2d = [r.d_ns - r.i_ns for r in win if r.i_ns]
         queued = Counter(

@@ -73,19 +73,22 @@ def journal(rng: random.Random) -> Plan:
 
 
 def _reader(rng: random.Random, at: float) -> dict:
-    if rng.random() < 0.3:
-        return _item("dd", at, direction="read", bs_kib=1024, seconds=_u(rng, 2, 4))
-    bs = rng.choice(("4k", "16k", "64k"))
-    return _item("fio", at, rw="randread", bs=bs, iodepth=rng.choice((8, 16, 32)),
+    """A reader that fills UPPER's queue: reads and writes are throttled apart on LOWER and meet
+    only in UPPER's 32 tags, so readers below qd32 (dd at qd1, fio at qd8/16) left the prober's
+    p99 as it was in the first runs; at qd32 and up it waits for a tag."""
+    rw = rng.choice(("randread", "read"))
+    bs = rng.choice(("4k", "16k", "64k", "1m"))
+    return _item("fio", at, rw=rw, bs=bs, iodepth=rng.choice((32, 48, 64)),
                  seconds=_u(rng, 1.5, 4))  # fmt: skip
 
 
-def _writer(rng: random.Random, at: float) -> dict:
+def _writer(rng: random.Random, at: float, cgroup: str | None = None) -> dict:
     if rng.random() < 0.3:
-        return _item("dd", at, direction="write", bs_kib=1024, seconds=_u(rng, 2, 4))
+        return _item("dd", at, direction="write", bs_kib=1024, seconds=_u(rng, 2, 4),
+                     cgroup=cgroup)  # fmt: skip
     bs = rng.choice(("4k", "64k"))
     return _item("fio", at, rw="randwrite", bs=bs, iodepth=rng.choice((4, 8, 16)),
-                 seconds=_u(rng, 1.5, 4))  # fmt: skip
+                 seconds=_u(rng, 1.5, 4), cgroup=cgroup)  # fmt: skip
 
 
 def competing_read(rng: random.Random) -> Plan:
@@ -133,11 +136,12 @@ def mix_writeback_read(rng: random.Random) -> Plan:
 
 
 def mix_throttle_write(rng: random.Random) -> Plan:
-    """The prober throttled, and a competing writer that overlaps part of the window."""
+    """The prober throttled, and a writer in the same cgroup (so it spends the same budget)
+    that overlaps part of the window: a noisy neighbour in a throttled container."""
     at = _at(rng, 2, gap=(16, 19))
     thr = [_item("throttle", a, mode="iops", value=rng.randrange(6, 13), seconds=_u(rng, 4, 6))
            for a in at]  # fmt: skip
-    writes = [_writer(rng, round(a + _u(rng, 1, 3), 2)) for a in at]
+    writes = [_writer(rng, round(a + _u(rng, 1, 3), 2), cgroup="prober") for a in at]
     return Plan(RigSpec(), [thr, writes], min_gap_s=0.0)
 
 
