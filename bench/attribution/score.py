@@ -15,7 +15,8 @@ dataset's manifest) and compared with the run's injections.csv:
   completes, so IO queued during an injection can complete just after it) is RIGHT when its
   primary (first) named cause is one of the causes injected in that window and every other
   cause it names is injected there too or supported by the kernel's own record
-  (kernel_truth.txt: the flusher wrote pages on the device, or jbd2 logged a real commit);
+  (kernel_truth.txt: the flusher wrote pages on the device, or jbd2 logged a real commit) or
+  by the injection's own log (a scheduler injection's competitor supports competing_io);
 - an episode overlapping none is QUIET: fine when `unexplained` or when every cause it names
   is supported that way; else a false cause;
 - an injection no episode overlaps is MISSED.
@@ -49,7 +50,9 @@ from truth import (  # noqa: E402
 DEFAULT_ROOT = Path("/work/scratch/attribution")
 ALIASES = {"jbd2": "journal"}  # today's names -> the closed set's
 COLUMNS = (*CAUSES, "unexplained")
-KERNEL_SUPPORTED = ("writeback", "journal")  # causes the kernel's own record can support
+# An injection that logs more than its cause: the scheduler injection runs a competitor whose
+# IO is in flight all along (logged in its detail), so naming competing_io second is not wrong.
+ALSO_SUPPORTS = {"scheduler": {"competing_io"}}
 
 
 def parse_cause(text: str) -> list[str]:
@@ -143,7 +146,10 @@ def judge_run(run_dir: Path, doc: dict, slack_ns: int) -> RunResult:
             found[i] = True
         injected = sorted({inj[i].cause for i in hits})
         named = parse_cause(ep["cause"])
-        supported = sorted({k.what for k in kernel if _overlaps(s, e, k.start_ns, k.end_ns)})
+        supported = sorted(
+            {k.what for k in kernel if _overlaps(s, e, k.start_ns, k.end_ns)}
+            | {c for i in hits for c in ALSO_SUPPORTS.get(inj[i].cause, ())}
+        )
         judged.append(Judged(
             run=run_dir.name, episode_id=ep["episode_id"], start_s=ep["start_ns"] / 1e9,
             end_s=ep["end_ns"] / 1e9, start_mono_ns=s, end_mono_ns=e, cause=ep["cause"],
