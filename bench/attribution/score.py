@@ -280,7 +280,8 @@ def main(argv: list[str]) -> int:
                "--blkscope", args.blkscope]  # fmt: skip
         if args.only:
             cmd += ["--only", args.only]
-        if subprocess.run(cmd, check=False).returncode != 0:
+        # Its progress goes to stderr: stdout is the score (and stays JSON with --json).
+        if subprocess.run(cmd, check=False, stdout=sys.stderr).returncode != 0:
             print("some captures failed; scoring the rest", file=sys.stderr)
     names = set(args.only.split(",")) if args.only else None
     runs = sorted(
