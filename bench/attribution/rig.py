@@ -113,6 +113,7 @@ def set_speed(lower_majmin: str, speed: DeviceSpeed, undo: Undo | None = None) -
 def build(spec: RigSpec, undo: Undo) -> Rig:
     """Make the stacked devices, file systems, files, cgroups and settings of spec."""
     BASE.mkdir(parents=True, exist_ok=True)
+    undo.push("rmdir", str(BASE))
     lower_img = BASE / "lower.img"
     undo.push("rm", str(lower_img))
     sh("truncate", "-s", f"{LOWER_MIB}M", str(lower_img))
@@ -123,6 +124,7 @@ def build(spec: RigSpec, undo: Undo) -> Rig:
     sh("mkfs.ext4", "-q", "-F", "-O", "^has_journal", lower_dev)
     lower_mnt = BASE / "lower"
     lower_mnt.mkdir(exist_ok=True)
+    undo.push("rmdir", str(lower_mnt))
     sh("mount", "-o", "lazytime", lower_dev, str(lower_mnt))
     undo.push("umount", str(lower_mnt))
     disk = lower_mnt / "disk.img"
@@ -136,6 +138,7 @@ def build(spec: RigSpec, undo: Undo) -> Rig:
     sh("mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", upper_dev)
     upper_mnt = BASE / "upper"
     upper_mnt.mkdir(exist_ok=True)
+    undo.push("rmdir", str(upper_mnt))
     sh("mount", "-o", spec.mount_options, upper_dev, str(upper_mnt))
     undo.push("umount", str(upper_mnt))
     files = {}

@@ -62,7 +62,7 @@ def apply_step(step: list[str]) -> None:
         subprocess.run(["umount", args[0]], check=True, capture_output=True)
     elif kind == "detach":
         subprocess.run(["losetup", "-d", args[0]], check=True, capture_output=True)
-    elif kind == "rmdir":
+    elif kind == "rmdir":  # a cgroup (its tasks moved out first) or an empty folder
         _empty_cgroup(Path(args[0]))
         Path(args[0]).rmdir()
     elif kind == "rm":
