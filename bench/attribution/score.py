@@ -43,6 +43,7 @@ from causes import CAUSES  # noqa: E402
 from truth import (  # noqa: E402
     injections,
     kernel_truth,
+    lower_device_slow,
     sidelog_writeback,
     trace_zero_ns,
 )
@@ -137,6 +138,7 @@ def judge_run(run_dir: Path, doc: dict, slack_ns: int) -> RunResult:
     if kernel is None:
         problems.append("no kernel_truth.txt: writeback support read from sidelog.csv")
         kernel = sidelog_writeback(run_dir)
+    kernel = kernel + lower_device_slow(run_dir)
     found = [False] * len(inj)
     judged = []
     for ep in doc["episodes"]:

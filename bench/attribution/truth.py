@@ -111,6 +111,36 @@ TC_WRITE, TC_NOTIFY = 1 << 1, 1 << 10  # category bits (action >> 16)
 QUEUE, ISSUE_INSERT, DISPATCH, COMPLETE = 1, 12, 7, 8  # action codes (action & 0xff)
 
 
+# A sample of LOWER's diskstats (~100 ms) in which it was busy this long while serving no more
+# IOs than its median sample: the disk under the traced device got slower, not busier.
+SLOW_LOWER_BUSY_MS = 8
+
+
+def lower_device_slow(run_dir: Path) -> list[Interval]:
+    """Stretches where LOWER (the disk under the traced device, which the trace does not see)
+    got slower, not busier, by its own diskstats in sidelog.csv: they support `device`. The
+    rig's LOWER is a loop device whose worker shares the machine's CPUs, so contention from
+    outside the rig slows it with nothing injected."""
+    path = run_dir / "sidelog.csv"
+    if not path.exists():
+        return []
+    with path.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    steps = []
+    for a, b in zip(rows, rows[1:], strict=False):
+        ios = sum(int(b[k]) - int(a[k]) for k in ("lower_reads", "lower_writes"))
+        busy = int(b["lower_busy_ms"]) - int(a["lower_busy_ms"])
+        steps.append((int(a["mono_ns"]), int(b["mono_ns"]), ios, busy))
+    if not steps:
+        return []
+    median = sorted(s[2] for s in steps)[len(steps) // 2]
+    return [
+        Interval(t0, t1, "device", busy, f"LOWER busy {busy} ms for {ios} IOs")
+        for t0, t1, ios, busy in steps
+        if busy >= SLOW_LOWER_BUSY_MS and ios <= median
+    ]
+
+
 class Record(NamedTuple):
     time_ns: int
     sector: int

@@ -34,6 +34,11 @@ LIGHT_QUEUE = 1.0
 # The scheduler held the victim back when it queued this many times longer than a
 # first-come-first-served queue would have made it wait behind the same IO (evidence.py).
 UNFAIR_WAIT = 10.0
+# IO the victim waited on was slowed by the device when its bios, small ones, took this many
+# times the device's median D2C there, with fewer than FEW_AT_DEVICE IOs at the device.
+SLOW_DEVICE = 10.0
+SMALL_BIO_BYTES = 64 << 10
+FEW_AT_DEVICE = 4.0
 # A queue wait below this is never the scheduler's doing, however unfair the ratio.
 MIN_FAIR_WAIT_NS = 100_000
 # The scheduler or the device is blamed from the victim's own timing alone, with nothing else
@@ -97,6 +102,8 @@ def judge(ev: Evidence) -> Verdict:
         causes += _loads_above(ev, heavy, dirty_throttled=False)
     elif dominant and stage == "queued" and _unfair(ev) and (heavy or _repeated(ev)):
         causes.append("scheduler")  # whatever was in flight, a fair queue would not wait so
+    elif dominant and stage == "device" and heavy and all(_slowed_by_device(ev, x) for x in heavy):
+        causes.append("device")  # what else was in flight was slow there too, and light
     else:  # queued, at the device, or spread over stages: what loaded the device
         causes += [CAUSE_OF_LOAD[x.kind] for x in heavy]
         if not causes and _repeated(ev) and dominant and stage == "device" and _alone(ev):
@@ -116,6 +123,8 @@ def _loads_above(ev: Evidence, heavy: list[Load], dirty_throttled: bool) -> list
         causes.append("writeback")
     if any(_held_back(x) for x in waited_on):
         return ["scheduler"]  # the reason names what it held back
+    if waited_on and all(_slowed_by_device(ev, x) for x in waited_on):
+        return ["device"]  # the commit or writeback the victim waited on was itself slow there
     return causes
 
 
@@ -124,6 +133,16 @@ def _held_back(load: Load) -> bool:
     if load.fair_wait_ns is None:
         return False
     return load.queued_ns >= UNFAIR_WAIT * max(load.fair_wait_ns, MIN_FAIR_WAIT_NS)
+
+
+def _slowed_by_device(ev: Evidence, load: Load) -> bool:
+    """The load's own bios, small ones, took many times the device's normal D2C with a few IOs
+    at the device: the device, not the load, is why the victim waited on it. (A burst of big
+    or many bios is slow at the device by its own weight: that is the load's doing.)"""
+    if load.at_device is None or not ev.normal_d2c_ns:
+        return False
+    slow = load.device_ns >= SLOW_DEVICE * ev.normal_d2c_ns
+    return slow and load.bio_bytes <= SMALL_BIO_BYTES and load.at_device < FEW_AT_DEVICE
 
 
 def _repeated(ev: Evidence) -> bool:
@@ -156,6 +175,8 @@ def _reason(ev: Evidence, shares: dict[str, float], heavy: list[Load], causes: l
     parts = [_victim_sentence(ev, shares)]
     if causes[0] == "scheduler":
         parts.append(_scheduler_sentence(ev))
+    elif causes[0] == "device" and _device_sentence(ev):
+        parts.append(_device_sentence(ev))
     else:
         parts.append(_in_flight_sentence(ev, heavy))
     parts.append("rejected: " + "; ".join(_rejections(ev, shares, heavy, causes)))
@@ -173,6 +194,18 @@ def _victim_sentence(ev: Evidence, shares: dict[str, float]) -> str:
         if shares[s] > 0
     ]
     return head + "; its extra time went " + ", ".join(spent) if spent else head
+
+
+def _device_sentence(ev: Evidence) -> str:
+    waited = [x for x in ev.loads if x.kind != "process" and _slowed_by_device(ev, x)]
+    if not waited:
+        return ""
+    x = waited[0]
+    return (
+        f"the {x.label}'s IO in flight with it ({x.ops}) took {format_ns(x.device_ns, ' ')} at "
+        f"the device against the normal {format_ns(ev.normal_d2c_ns, ' ')}, with "
+        f"{x.at_device or 0:.1f} IOs there on average: the device was slow"
+    )
 
 
 def _scheduler_sentence(ev: Evidence) -> str:

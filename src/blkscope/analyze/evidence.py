@@ -57,6 +57,11 @@ class Load:
     # layer: how long their bios queued, and what a first-come-first-served queue would take
     queued_ns: float = 0.0
     fair_wait_ns: float | None = None
+    # and how long they took at the device, how big they were, and how many IOs were at the
+    # device with each of them (its own other bios and the victim's included)
+    device_ns: float = 0.0
+    bio_bytes: float = 0.0
+    at_device: float | None = None
 
 
 @dataclass
@@ -80,6 +85,8 @@ class Evidence:
     # and how many other IOs were at the device with its own, on average
     busy_while_queued: float | None = None
     others_at_device: float | None = None
+    # the device's median D2C over the trace: what "slow at the device" is measured against
+    normal_d2c_ns: float = 0.0
     # what a first-come-first-served queue would have made the victim's bios wait, from the IO
     # ahead of them and the device's pace meanwhile (Little's law: W = L / throughput); null
     # when the victim's own bios are unknown
@@ -346,12 +353,17 @@ def _in_flight(
             theirs = cols[load.kind].astype(bool) & (weight > 0) & ~victim
             load.queued_ns = float(np.mean(d[theirs] - q[theirs])) if theirs.any() else 0.0
             load.fair_wait_ns = _fair_wait(q, d, c, theirs, theirs)
+            load.device_ns = float(np.mean(c[theirs] - d[theirs])) if theirs.any() else 0.0
+            load.bio_bytes = float(np.mean(size[theirs])) if theirs.any() else 0.0
+            # every IO at the device beside each of theirs, itself included (so 1 when alone)
+            load.at_device = _device_busy(q, d, c, np.zeros(len(q), bool), theirs)[1]
     if not block_level:  # the victim's bios inside its slow samples, not all it ever issued
         inside = np.zeros(len(q), bool)
         for lo_, hi_ in zip(a, e, strict=True):
             inside |= (q >= lo_) & (q <= hi_)
         mine &= inside
     ev.busy_while_queued, ev.others_at_device = _device_busy(q, d, c, victim, mine)
+    ev.normal_d2c_ns = normals.d2c_ns(device)
     ev.fair_wait_ns = _fair_wait(q, d, c, victim, mine)
     _episode_context(con, episode, ev)
 
@@ -406,6 +418,15 @@ class NormalLoads:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self._by_device: dict[tuple[int, int], dict[tuple[str, int], Normal]] = {}
+
+    def d2c_ns(self, device: tuple[int, int]) -> float:
+        """The device's median D2C (stage_stats), 0 when unknown."""
+        rows = self.con.execute(
+            "SELECT p50_ns FROM stage_stats WHERE level = 'device' AND stage = 'D2C' "
+            "AND dev_major = ? AND dev_minor = ?",
+            list(device),
+        ).fetchall()
+        return float(rows[0][0] or 0) if rows else 0.0
 
     def of(self, device: tuple[int, int]) -> dict[tuple[str, int], Normal]:
         if device not in self._by_device:
