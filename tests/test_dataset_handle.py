@@ -93,7 +93,7 @@ def test_the_handle_connects_lazily_and_once(mq: Path, opened: Opened) -> None:
     ds = Dataset(str(mq))  # a str works as well as a Path
     assert (opened.manifests, opened.connections) == (0, 0)
     assert ds.sql("SELECT count(*) AS n FROM bios")["n"].to_list() == [11039]
-    assert ds.periods().height == 2
+    assert ds.periods().collect().height == 2
     assert ds.manifest.tables["bios"].rows == 11039
     assert (opened.manifests, opened.connections) == (1, 1)
     ds.close()

@@ -51,6 +51,21 @@ def device_names(
     return names
 
 
+def traced_devices(con: duckdb.DuckDBPyConnection, table: str = "events") -> list[tuple[int, int]]:
+    """The (major, minor) of every device in a table (`events`, `bios`, ...), in order."""
+    rows = con.execute(f"SELECT DISTINCT dev_major, dev_minor FROM {table} ORDER BY 1, 2")
+    return [(int(a), int(b)) for a, b in rows.fetchall()]
+
+
+def remap_events(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, int, int, int, int]]:
+    """Every remap (A) event: (device, sector, the device and sector it came from)."""
+    rows = con.execute(
+        "SELECT dev_major, dev_minor, sector, remap_dev_major, remap_dev_minor, remap_sector "
+        "FROM events WHERE action = 'A'"
+    ).fetchall()
+    return [tuple(int(x) for x in r) for r in rows]  # type: ignore[misc]
+
+
 def label(major: int, minor: int, names: dict[tuple[int, int], DeviceName]) -> str:
     """'vda (254,0)', or '254,0' when the name is unknown."""
     found = names.get((major, minor))

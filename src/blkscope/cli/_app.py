@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperArgument, TyperCommand, TyperGroup
 
 from blkscope import __version__, interrupts
 from blkscope.errors import BadQueryError, BlkscopeError, InputFormatError, ParseError
@@ -44,12 +46,23 @@ def interrupted() -> typer.Exit:
     return typer.Exit(EXIT_INTERRUPTED)
 
 
+def _no_type_on_flags(params: list[Any]) -> list[Any]:
+    """params, the flags among them showing no value in help (typer would show `<bool>`)."""
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    return params
+
+
 class _Commands(TyperGroup):
     """The command group: Ctrl-C anywhere in a command is one line on stderr and exit 130.
 
     Every write is a temp file or folder renamed into place, so stopping anywhere leaves each
     output whole (as it was, or new if already committed); there is nothing to undo here.
     """
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _no_type_on_flags(super().get_params(ctx))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -64,6 +77,59 @@ class _Commands(TyperGroup):
             if interrupts.came():  # an exception the interrupt caused (DuckDB's)
                 raise interrupted() from None
             raise
+
+
+class _Argument(TyperArgument):
+    """An argument shown by its metavar alone (`DATASET`), not also by its Python type."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
+class _Command(TyperCommand):
+    """A command whose help names each value as a user writes it (`DATASET`, `DURATION`),
+    flags by their name alone, and never a Python type (`<path>`, `<bool>`, `{dataset}`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument):
+                param.__class__ = _Argument  # typer offers no other way to drop the type
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return _no_type_on_flags(super().get_params(ctx))
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = (param.metavar or str(param.name).upper()) + ("..." * (param.nargs != 1))
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command of the command line: its function (the options are its parameters), an
+    example for its help, and its name when not the function's."""
+
+    run: Callable[..., None]
+    example: str
+    name: str | None = None
+    context_settings: dict[str, Any] = field(default_factory=dict)
+
+
+def register(group: typer.Typer, commands: list[Command]) -> None:
+    """Add the commands to the group, in this order (help lists them so)."""
+    for c in commands:
+        first = (c.run.__doc__ or "").split("\n\n")[0]
+        group.command(
+            c.name,
+            cls=_Command,
+            short_help=" ".join(first.split()),  # one line in the list, wrapped as it fits
+            epilog=f"Example: {c.example}",
+            context_settings=c.context_settings or None,
+        )(c.run)
 
 
 app = typer.Typer(
@@ -104,9 +170,8 @@ def _main(
     """Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs)."""
 
 
-def analysed(path: Path) -> Dataset:
-    """The dataset at path, analysed first (with a progress bar) when it lacks any analysis
-    table."""
+def analyzed(path: Path) -> Dataset:
+    """The dataset at path, analyzed first (with progress) when it lacks any analysis table."""
     from blkscope.dataset import Dataset
     from blkscope.pipeline import analyse, is_analysed
     from blkscope.progress import progress_bar
@@ -114,7 +179,7 @@ def analysed(path: Path) -> Dataset:
     dataset = Dataset(path)
     if is_analysed(dataset):
         return dataset
-    say(f"analysing {path} first", err=True)
+    say(f"analyzing {path} first", err=True)
     with progress_bar() as progress:
         return analyse(dataset, progress=progress)
 
@@ -131,22 +196,3 @@ def number(text: str, option: str, *, at_least: float = 0.0) -> float:
     from blkscope.units import option_number
 
     return option_number(text, option, at_least=at_least)
-
-
-def table_format(as_json: bool = False, as_csv: bool = False, as_nl: bool = False) -> str:
-    """The one output format a command that prints a table was asked for: 'json', 'csv',
-    'nl' (JSON, one object a line) or 'table'; an option error when several are given."""
-    from blkscope.errors import OptionError
-
-    chosen = [f for f, on in (("json", as_json), ("csv", as_csv), ("nl", as_nl)) if on]
-    if len(chosen) > 1:
-        raise fail(
-            OptionError(
-                "--" + chosen[1], f"conflicts with --{chosen[0]}", hint="give one output format"
-            )
-        )
-    return chosen[0] if chosen else "table"
-
-
-CSV_OPTION = typer.Option("--csv", help="Rows as CSV with a header.")
-NL_OPTION = typer.Option("--nl", help="Rows as JSON, one object a line.")
