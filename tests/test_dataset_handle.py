@@ -109,4 +109,4 @@ def test_a_missing_table_is_named_with_what_there_is(mq: Path) -> None:
 def test_a_path_that_does_not_exist_says_so(tmp_path: Path) -> None:
     with pytest.raises(InputFormatError) as err:
         blkscope.open(tmp_path / "nope", progress=False)
-    assert str(err.value) == f"{tmp_path / 'nope'}: no such file or folder"
+    assert str(err.value) == f"{tmp_path / 'nope'}: does not exist"

@@ -30,7 +30,8 @@ def open(path: str | Path, *, dataset: str | Path | None = None, progress: bool 
     """Open a dataset folder, or a capture folder or trace file (ingested into `dataset`,
     default `<name>.dataset` beside it, and analysed, once: a later open reuses it).
 
-    progress draws bars on stderr (when it is a terminal) while ingest or analysis runs.
+    progress shows how far ingest or analysis is on stderr: bars on a terminal, else a line
+    every few seconds.
     Raises a blkscope.errors.BlkscopeError for anything wrong with the input.
     """
     from blkscope.pipeline import open_analysed

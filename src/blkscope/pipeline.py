@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from blkscope.dataset import Dataset
-from blkscope.errors import InputFormatError
+from blkscope.errors import InputFormatError, does_not_exist
 from blkscope.progress import ProgressCallback
 from blkscope.store.manifest import is_dataset
 
@@ -63,7 +63,7 @@ def ingested(
         # A capture folder: every log in it joins the dataset on the trace's clock.
         ingest_folder(source, dataset_dir, progress=progress)
     elif not source.exists():
-        raise InputFormatError(str(source), "no such file or folder")
+        raise does_not_exist(str(source))
     else:
         from blkscope.ingest.block_events import ingest_events
 

@@ -188,7 +188,7 @@ def test_cli_report_prints_where_it_wrote_and_the_numbers(
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda p: p / "nothing", "error: {p}/nothing: no such file or folder"),
+        (lambda p: p / "nothing", "error: {p}/nothing: does not exist"),
         (lambda p: p, "error: {p}: is a folder but neither a dataset (no manifest.json) nor a "
          "capture (no blkparse.txt[.zst], block_events.txt or NAME.blktrace.N files)"),
     ],

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from blkscope.dataset import Dataset
-from blkscope.errors import InputFormatError, OptionError
+from blkscope.errors import InputFormatError, OptionError, does_not_exist
 from blkscope.pipeline import analysed, capture_trace, ingested
 from blkscope.reports.summary_json import PERCENTILES
 from blkscope.safe_text import printable
@@ -115,7 +115,7 @@ def targets(path: Path) -> list[Path]:
     except OSError as exc:  # a name too long, a loop of links
         raise InputFormatError(str(path), f"cannot open: {exc.strerror}") from None
     if not exists:
-        raise InputFormatError(str(path), "no such file or folder")
+        raise does_not_exist(str(path))
     if not is_dir or is_dataset(path) or capture_trace(path):
         return [path]  # a file (or a device, /dev/null): read as a trace, which says what is wrong
     found = sorted(p for p in path.iterdir() if p.is_dir() and (is_dataset(p) or capture_trace(p)))
