@@ -23,7 +23,7 @@ def test_a_long_label_keeps_its_step_to_fit_80_columns() -> None:
     label = "analyze production-db-2026-11-21.dataset: building stage_stats"
     assert short_label(label) == "analyze p….dataset: building stage_stats"
     compiling = "analyze mq.dataset events: compiling the pass (once after an install, 1-2 min)"
-    assert short_label(compiling) == "analyze mq.dataset events: compiling t…"
+    assert short_label(compiling) == "analyze mq.dataset events: compiling th…"
     assert len(short_label(compiling)) == progress.LABEL_WIDTH == 40
     assert short_label("files: spikes") == "files: spikes"
 
