@@ -62,7 +62,7 @@ def test_same_dataset_gives_the_same_bytes_but_the_timestamp_line(
     assert len(with_stamp) == len(plain) + 1
     assert len(extra) == 1
     assert re.fullmatch(
-        r'<p class="meta" id="generated">Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.</p>',
+        r'<p class="meta" id="generated">Generated \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.</p>',
         extra[0],
     )
     assert again.summary.read_bytes() == stamped.summary.read_bytes()

@@ -10,7 +10,8 @@ import signal
 import sys
 
 from blkscope.cli import analysis, capture, files, fleet, ingest, report
-from blkscope.cli._app import Command, app, register, watch_sigint
+from blkscope.cli._app import app, watch_sigint
+from blkscope.cli.declare import Command, register
 
 # Every command, in the order of the pipeline (help lists them so), with the example its help
 # shows. A new command is a function in one of the modules, and a line here.

@@ -41,7 +41,7 @@ def analyze(
     with progress_bar(enabled=not quiet and not as_json) as progress:
         done = analyse(Dataset(dataset), interval_ns=interval_ns, progress=progress)
     warnings = list(done.manifest.warnings)
-    if quiet:  # no summary: the dataset is not opened again
+    if quiet and not as_json:  # no summary: the dataset is not opened again
         for warning in warnings:
             say(f"warning: {warning}", err=True)
         return

@@ -11,6 +11,7 @@ from blkscope.cli._app import analyzed, duration, fail, say
 from blkscope.cli.analysis import DatasetArg, device_number
 from blkscope.cli.output import emit, json_flag, output_format
 from blkscope.errors import OptionError
+from blkscope.units import plural
 
 
 def _during(text: str | None) -> tuple[str, int | None, int | None]:
@@ -94,7 +95,7 @@ def files(
     if notes and notes["error_lines"]:
         first = notes["errors"][0]
         say(
-            f"warning: {notes['error_lines']} map lines not understood (first: "
+            f"warning: {plural(notes['error_lines'], 'map line')} not understood (first: "
             f"{first['file']}:{first['line_no']}: {first['reason']}); --strict stops at them",
             err=True,
         )

@@ -112,15 +112,15 @@ def _ingest_folder(
 def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
     ev = manifest["events"]
     span = (ev["last_time_ns"] or 0) - (ev["first_time_ns"] or 0)
-    lines = [f"wrote {output}: {ev['count']:,} events over {format_s(span, 3)}"]
+    lines = [f"wrote {output}: {plural(ev['count'], 'event')} over {format_s(span, 3)}"]
     for d in manifest["devices"]:
         acts = " ".join(f"{a}={n:,}" for a, n in d["by_action"].items())
-        lines.append(f"  device {d['dev']}: {d['events']:,} events  {acts}")
+        lines.append(f"  device {d['dev']}: {plural(d['events'], 'event')}  {acts}")
     errors = manifest["ingest"]["error_lines"]
     unstored = manifest["ingest"].get("error_lines_not_stored", 0)
     if unstored:
         lines.append(
-            f"{errors:,} malformed lines: the first {errors - unstored:,} recorded in "
+            f"{plural(errors, 'malformed line')}: the first {errors - unstored:,} recorded in "
             f"ingest_errors (see {output / 'ingest_errors.parquet'}), {unstored:,} more "
             "only counted"
         )

@@ -10,7 +10,7 @@ import typer
 from blkscope.cli._app import EXIT_FAILED, fail, say
 from blkscope.cli.output import CsvFlag, NlFlag, Rows, emit, json_flag, output_format
 from blkscope.errors import OptionError
-from blkscope.units import format_ms, format_s
+from blkscope.units import format_ms, format_s, plural
 
 CHECK_METRICS = (
     "Metrics: {d2c,q2c}.{p50,p90,p99,p999,max} (ns/us/ms/s), spikes, periods, requeues, errors."
@@ -56,9 +56,9 @@ def _report_summary(doc: dict[str, Any], output: Path, summary: Path, dataset: P
         periods = ", ".join(f"{p['series']} {format_s(p['period_ns'])}" for p in d["periods"])
         name = f"{d['name']} ({d['dev']})" if d["name"] else d["dev"]
         lines.append(
-            f"  device {name}: {d['ios']:,} IOs, D2C p99 {format_ms(d['d2c']['p99_ns'])}, "
+            f"  device {name}: {plural(d['ios'], 'IO')}, D2C p99 {format_ms(d['d2c']['p99_ns'])}, "
             f"Q2C p99 {format_ms(d['q2c']['p99_ns'])}, latency episodes {d['spikes']} "
-            f"({d['metric_spikes']} metric spikes), periods {periods or 'none'}"
+            f"({plural(d['metric_spikes'], 'metric spike')}), periods {periods or 'none'}"
         )
     return "\n".join(lines)
 

@@ -16,7 +16,7 @@ from blkscope.pipeline import analysed, capture_trace, ingested
 from blkscope.reports.summary_json import PERCENTILES
 from blkscope.safe_text import printable
 from blkscope.store.manifest import is_dataset
-from blkscope.units import option_duration_ns
+from blkscope.units import option_duration_ns, plural
 
 LATENCY_METRICS = [f"{stage}.{p}" for stage in ("d2c", "q2c") for p in PERCENTILES]
 COUNT_METRICS = ["spikes", "periods", "requeues", "errors"]
@@ -39,7 +39,8 @@ class Result:
     """One threshold judged on one device of one dataset."""
 
     target: str
-    device: str
+    device: str  # its name (vda) when the dataset knows it, else dev
+    dev: str  # major,minor
     metric: str
     threshold: str
     limit: int
@@ -104,7 +105,8 @@ def judge(target: str, summary: dict[str, Any], thresholds: list[Threshold]) -> 
         for t in thresholds:
             actual = actual_value(dev, t.metric)
             ok = actual is not None and actual <= t.limit
-            out.append(Result(target, dev["dev"], t.metric, t.text, t.limit, actual, ok))
+            shown = dev.get("name") or dev["dev"]
+            out.append(Result(target, shown, dev["dev"], t.metric, t.text, t.limit, actual, ok))
     return out
 
 
@@ -176,8 +178,9 @@ def render_results(results: list[Result]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in [header, *rows]]  # fmt: skip
     failed = sum(not r.passed for r in results)
-    verdict = f"FAIL: {failed} of {len(results)} checks failed" if failed else (
-        f"PASS: all {len(results)} checks passed"
+    n = len(results)
+    verdict = f"FAIL: {failed} of {plural(n, 'check')} failed" if failed else (
+        f"PASS: {'1 check' if n == 1 else f'all {n:,} checks'} passed"
     )  # fmt: skip
     return "\n".join([*lines, verdict])
 

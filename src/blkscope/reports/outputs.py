@@ -39,7 +39,11 @@ def _rows(item: dict[str, Any]) -> dict[str, Any]:
 _CHECK = _object(
     {
         "target": {"type": "string", "description": "dataset, capture or trace judged"},
-        "device": {"type": "string", "description": "'major,minor'"},
+        "device": {
+            "type": "string",
+            "description": "the device's name (vda) when the dataset knows it, else dev",
+        },
+        "dev": {"type": "string", "description": "'major,minor'"},
         "metric": {"type": "string", "description": "e.g. d2c.p99, spikes"},
         "threshold": {"type": "string", "description": "the limit as written, with its unit"},
         "limit": {"type": "integer", "description": "the limit: ns for latencies, else a count"},

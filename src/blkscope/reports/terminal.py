@@ -114,10 +114,10 @@ def render_crosscheck(result: dict[str, Any]) -> str:
         out.append("biosnoop (the kernel's issue and completion tracepoints), sized rows:")
         for d in result["biosnoop"]:
             if not d["found"]:
-                out.append(f"  {d['disk']}: {d['rows']:,} rows, none found (not traced)")
+                out.append(f"  {d['disk']}: {plural(d['rows'], 'row')}, none found (not traced)")
                 continue
             out.append(
-                f"  {d['disk']} = {d['dev']}: {d['rows']:,} rows,"
+                f"  {d['disk']} = {d['dev']}: {plural(d['rows'], 'row')},"
                 f" found {_share(d['found'], d['rows'])},"
                 f" D2C within 50 us {_share(d['agree'], d['found'])},"
                 f" median C gap {format_ns(d['median_c_gap_ns'])}"
@@ -129,7 +129,7 @@ def render_crosscheck(result: dict[str, Any]) -> str:
     low = False
     for d in result["iostat"]:
         out.append(
-            f"  {d['dev']} = {d['iostat_device']}: {d['intervals']} intervals,"
+            f"  {d['dev']} = {d['iostat_device']}: {plural(d['intervals'], 'interval')},"
             f" iostat's times shifted {format_ns(d['phase_ns'])} to fit"
         )
         for kind, name in (("w", "writes"), ("r", "reads")):
