@@ -161,6 +161,16 @@ def test_a_missing_fleet_does_not_exist(tmp_path: Path) -> None:
     )
 
 
+def test_fleet_add_of_a_missing_capture_says_it_does_not_exist(tmp_path: Path) -> None:
+    code, out, err = _run("fleet", "add", tmp_path / "fleet", tmp_path / "gone", "--host", "h")
+    assert (code, err, out) == (
+        1,
+        f"[1/1] host=h capture=gone: FAILED ({tmp_path / 'gone'}): "
+        f"{tmp_path / 'gone'}: does not exist\n",
+        f"added 0 of 1 capture to {tmp_path / 'fleet'}; 1 failed\n",
+    )
+
+
 def test_a_side_log_given_as_the_trace_is_told_to_pass_the_folder(tmp_path: Path) -> None:
     iostat = MQ30 / "iostat.txt"
     code, _, err = _run("ingest", iostat, "-o", tmp_path / "ds")
@@ -269,6 +279,17 @@ def test_spikes_and_periods_name_the_device(mq_dataset: Path) -> None:
     )
     assert spikes.splitlines()[-1].startswith("vda (254,0): writeback explains the episodes: ")
     assert [line.split()[0] for line in periods.splitlines()] == ["device", "vda", "vda"]
+
+
+def test_ingest_names_the_devices_capture_json_names(tmp_path: Path) -> None:
+    code, out, _ = _run("ingest", ROOT / "tests" / "data" / "issue5" / "jbd2-commit", "-o",
+                        tmp_path / "ds")  # fmt: skip
+    assert code == 0
+    assert out.splitlines()[-3:] == [
+        f"wrote {tmp_path / 'ds'}: 656 events over 25.133 s",
+        "  device loop0 (7,0): 656 events  C=32 D=27 G=17 I=5 M=268 P=11 Q=285 U=11",
+        "0 malformed lines",
+    ]
 
 
 def test_times_in_json_are_iso_8601(mq_dataset: Path) -> None:

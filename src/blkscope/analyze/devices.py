@@ -23,6 +23,16 @@ def _dev(text: Any) -> tuple[int, int] | None:
     return int(parts[0]), int(parts[1])
 
 
+def recorded_names(manifest: dict[str, Any]) -> dict[tuple[int, int], DeviceName]:
+    """The names capture.json recorded (known from ingest on, before any analysis)."""
+    names: dict[tuple[int, int], DeviceName] = {}
+    for d in (manifest.get("capture") or {}).get("devices") or []:
+        key = _dev(d.get("dev"))
+        if key and d.get("name"):
+            names.setdefault(key, DeviceName(str(d["name"]), "capture.json"))
+    return names
+
+
 def device_names(
     con: duckdb.DuckDBPyConnection,
     manifest: dict[str, Any],
@@ -31,11 +41,7 @@ def device_names(
     """Names by (major, minor): capture.json's devices first, then a partition listing (the
     disk's name, or the partition's own when the traced device is a partition), then `matched`
     ({'major,minor': disk name} whose log rows matched the device's requests, e.g. biosnoop's)."""
-    names: dict[tuple[int, int], DeviceName] = {}
-    for d in (manifest.get("capture") or {}).get("devices") or []:
-        key = _dev(d.get("dev"))
-        if key and d.get("name"):
-            names.setdefault(key, DeviceName(str(d["name"]), "capture.json"))
+    names = recorded_names(manifest)
     if "partitions" in manifest.get("tables", {}):
         rows = con.execute(
             "SELECT DISTINCT disk_major, disk_minor, disk FROM partitions "

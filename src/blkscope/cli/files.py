@@ -92,6 +92,7 @@ def files(
         ds, notes = ds.attach_file_maps(map_, place, strict)
     with ds, progress_bar(enabled=not as_json) as progress:
         usage = ds.file_usage(During(what, start, end), top, progress)
+        names = ds.device_names()
     if notes and notes["error_lines"]:
         first = notes["errors"][0]
         say(
@@ -99,4 +100,4 @@ def files(
             f"{first['file']}:{first['line_no']}: {first['reason']}); --strict stops at them",
             err=True,
         )
-    emit(output_format(as_json), text=lambda: render_files(usage, top), doc=usage)
+    emit(output_format(as_json), text=lambda: render_files(usage, top, names), doc=usage)

@@ -110,12 +110,18 @@ def _ingest_folder(
 
 
 def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
+    from blkscope.analyze.devices import label, recorded_names
+
     ev = manifest["events"]
     span = (ev["last_time_ns"] or 0) - (ev["first_time_ns"] or 0)
     lines = [f"wrote {output}: {plural(ev['count'], 'event')} over {format_s(span, 3)}"]
+    names = recorded_names(manifest)
     for d in manifest["devices"]:
         acts = " ".join(f"{a}={n:,}" for a, n in d["by_action"].items())
-        lines.append(f"  device {d['dev']}: {plural(d['events'], 'event')}  {acts}")
+        major, minor = (int(x) for x in d["dev"].split(","))
+        lines.append(
+            f"  device {label(major, minor, names)}: {plural(d['events'], 'event')}  {acts}"
+        )
     errors = manifest["ingest"]["error_lines"]
     unstored = manifest["ingest"].get("error_lines_not_stored", 0)
     if unstored:
