@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -11,6 +11,9 @@ from blkscope.cli._app import EXIT_FAILED, fail, say
 from blkscope.cli.output import CsvFlag, NlFlag, Rows, emit, json_flag, output_format
 from blkscope.errors import OptionError
 from blkscope.units import format_ms, format_s, plural
+
+if TYPE_CHECKING:
+    from blkscope.reports.check import Result
 
 CHECK_METRICS = (
     "Metrics: {d2c,q2c}.{p50,p90,p99,p999,max} (ns/us/ms/s), spikes, periods, requeues, errors."
@@ -93,7 +96,7 @@ def check(
     emit_results(fmt, results)
 
 
-def emit_results(fmt: str, results: list[Any]) -> None:
+def emit_results(fmt: str, results: list[Result]) -> None:
     """A check's results as fmt (`check`, `fleet check`); exit 1 when any failed."""
     from blkscope.reports.check import render_results, results_json
 
