@@ -118,3 +118,8 @@ def format_share(share: float) -> str:
     if pct < 10 or pct > 99:
         return f"{pct:.1f}%"
     return f"{pct:.0f}%"
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """'1 check', '2 checks', '1,024 hosts': a count and its noun, in agreement."""
+    return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"
