@@ -11,12 +11,10 @@ attribution's business (issue 31); its tests take these snippets and their expec
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-import blkscope
 from blkscope.dataset import Dataset
 
 ATTRIBUTION = Path(__file__).parent / "data" / "attribution"
@@ -48,16 +46,8 @@ EXPECTED: dict[str, tuple[list[tuple[str, int, int]], int | None]] = {
 
 
 @pytest.fixture(scope="module")
-def datasets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Dataset]]:
-    """Each snippet's capture folder, ingested and analysed once, as a user would open it."""
-    root = tmp_path_factory.mktemp("attribution")
-    opened = {
-        name: blkscope.open(ATTRIBUTION / name / "capture", dataset=root / name, progress=False)
-        for name in EXPECTED
-    }
-    yield opened
-    for ds in opened.values():
-        ds.close()
+def datasets(attribution_datasets: dict[str, Dataset]) -> dict[str, Dataset]:
+    return attribution_datasets
 
 
 def _injections(name: str) -> list[tuple[int, int, str, str]]:
@@ -100,7 +90,9 @@ def test_the_victim_was_slow_inside(name: str) -> None:
 def test_an_episode_covers_each_injection(name: str, datasets: dict[str, Dataset]) -> None:
     ds = datasets[name]
     zero = _zero(ds)
-    episodes = [(e["start_ns"], e["end_ns"]) for e in ds.spikes().episodes.iter_rows(named=True)]
+    episodes = [
+        (e["start_ns"], e["end_ns"]) for e in ds.spikes().episodes.collect().iter_rows(named=True)
+    ]
     for start, end, cause, _ in _injections(name):
         if start - zero < 0:
             continue  # only the tail of it is in the snippet
@@ -113,4 +105,4 @@ def test_the_control_is_quiet(datasets: dict[str, Dataset]) -> None:
     with (ATTRIBUTION / "control" / "capture" / "prober.csv").open(newline="") as f:
         slowest = max(int(r["latency_us"]) for r in csv.DictReader(f))
     assert slowest == 11164
-    assert datasets["control"].spikes().episodes.height == 0
+    assert datasets["control"].spikes().episodes.collect().height == 0

@@ -131,3 +131,8 @@ def format_bytes(n: float | None) -> str:
             text = f"{value:.0f}" if value == int(value) else f"{value:.1f}"
             return f"{text} {unit}"
     return f"{n:.0f} B"
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """'1 check', '2 checks', '1,024 hosts': a count and its noun, in agreement."""
+    return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"

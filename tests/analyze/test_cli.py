@@ -68,12 +68,21 @@ def test_sql_error_message(analyzed: dict[str, Path]) -> None:
 
 
 def test_analyze_not_a_dataset(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["analyze", str(tmp_path / "missing")])
+    result = runner.invoke(app, ["analyze", str(tmp_path)])
     assert result.exit_code == 2
-    missing = tmp_path / "missing"
     assert result.stderr == (
-        f"error: {missing}: not a blkscope dataset (no manifest.json)\n"
+        f"error: {tmp_path}: not a blkscope dataset (no manifest.json)\n"
         "hint: create one with 'blkscope ingest INPUT -o DATASET'\n"
+    )
+
+
+def test_analyze_of_a_missing_path_says_it_does_not_exist(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+    result = runner.invoke(app, ["analyze", str(missing)])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"error: {missing}: does not exist\n"
+        "hint: create one with 'blkscope ingest INPUT -o DATASET'\n",
     )
 
 

@@ -75,7 +75,7 @@ def test_same_dataset_gives_the_same_bytes_but_the_timestamp_line(
     assert len(with_stamp) == len(plain) + 1
     assert len(extra) == 1
     assert re.fullmatch(
-        r'<p class="meta" id="generated">Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.</p>',
+        r'<p class="meta" id="generated">Generated \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.</p>',
         extra[0],
     )
     assert again.summary.read_bytes() == stamped.summary.read_bytes()
@@ -201,7 +201,7 @@ def test_cli_report_prints_where_it_wrote_and_the_numbers(
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda p: p / "nothing", "error: {p}/nothing: no such file or folder"),
+        (lambda p: p / "nothing", "error: {p}/nothing: does not exist"),
         (lambda p: p, "error: {p}: is a folder but neither a dataset (no manifest.json) nor a "
          "capture (no blkparse.txt[.zst], block_events.txt or NAME.blktrace.N files)"),
     ],

@@ -173,7 +173,13 @@ def _alone(ev: Evidence) -> bool:
 
 def _reason(ev: Evidence, shares: dict[str, float], heavy: list[Load], causes: list[str]) -> str:
     parts = [_victim_sentence(ev, shares)]
-    if causes[0] == "scheduler":
+    if causes[0] == "throttling":
+        parts.append(
+            f"the trace holds {ev.throttle_messages:,} blk-throttle/iocost messages for the "
+            f"device in the window, e.g. '{ev.throttle_sample}': its IO was held back above "
+            "the block layer"
+        )
+    elif causes[0] == "scheduler":
         parts.append(_scheduler_sentence(ev))
     elif causes[0] == "device" and _device_sentence(ev):
         parts.append(_device_sentence(ev))
@@ -186,7 +192,12 @@ def _reason(ev: Evidence, shares: dict[str, float], heavy: list[Load], causes: l
 def _victim_sentence(ev: Evidence, shares: dict[str, float]) -> str:
     head = f"{ev.victim}: worst {format_ns(ev.worst_ns, ' ')}"
     if not ev.decomposed:
-        return head + " (its own IO could not be found in the trace, so its time is not split)"
+        return head + (
+            " (none of its own bios is inside its slow samples, so its time is not split: "
+            "throttled bios are queued by blk-throttle's dispatcher thread, not the process)"
+            if ev.throttle_messages
+            else " (its own IO could not be found in the trace, so its time is not split)"
+        )
     spent = [
         f"{format_share(shares[s])} {STAGE_WORDS[s]} ({format_ns(ev.stage_ns[s] / ev.items, ' ')}"
         f" a slow IO, normally {format_ns(ev.normal_ns[s], ' ')})"
