@@ -33,6 +33,6 @@ SELECT
     pages_written,                          -- pages it wrote (nr_pages at start minus at end); null when its log printed only the end
     pages_left,                             -- nr_pages at its end: what it still had to write, as its log printed it (not what it wrote)
     reason,                                 -- why the kernel started it: periodic, background, sync, vmscan, fs_free_space, ...
-    clock                                   -- its log's clock: monotonic (exact) or time_of_day (1 s stamps)
+    clock                                   -- the log's clock: monotonic (exact) or time_of_day (1 s stamps)
 FROM kept
 ORDER BY dev_major, dev_minor, end_ns
