@@ -115,5 +115,5 @@ def test_the_scheduler_held_the_prober_back_behind_one_light_competitor(
 
 
 def test_the_control_has_no_episode(attribution_datasets: dict[str, Dataset]) -> None:
-    (n,) = attribution_datasets["control"].con.execute("SELECT count(*) FROM episodes").fetchone()
-    assert n == 0
+    con = attribution_datasets["control"].con
+    assert con.execute("SELECT count(*) FROM episodes").fetchall() == [(0,)]

@@ -7,6 +7,7 @@ reported to our own probes, so the scorer can judge blkscope against it.
 from __future__ import annotations
 
 import csv
+import itertools
 import re
 import struct
 import subprocess
@@ -127,7 +128,7 @@ def lower_device_slow(run_dir: Path) -> list[Interval]:
     with path.open(newline="") as f:
         rows = list(csv.DictReader(f))
     steps = []
-    for a, b in zip(rows, rows[1:], strict=False):
+    for a, b in itertools.pairwise(rows):
         ios = sum(int(b[k]) - int(a[k]) for k in ("lower_reads", "lower_writes"))
         busy = int(b["lower_busy_ms"]) - int(a["lower_busy_ms"])
         steps.append((int(a["mono_ns"]), int(b["mono_ns"]), ios, busy))
