@@ -46,9 +46,9 @@ def test_every_relative_link_resolves(page: Path) -> None:
             continue  # http(s), mailto: not checked offline
         path, _, anchor = target.partition("#")
         dest = (page.parent / path).resolve() if path else page
-        if not dest.exists():
-            broken.append(target)
-        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+        if not dest.exists() or (
+            anchor and dest.suffix == ".md" and anchor not in anchors(dest)
+        ):
             broken.append(target)
     assert not broken, f"{page.relative_to(ROOT)}: {broken}"
 
@@ -66,3 +66,15 @@ def test_the_readme_is_a_short_page() -> None:
 def test_no_page_carries_run_history(page: Path) -> None:
     found = [m[0] for m in HISTORY.finditer(page.read_text())]
     assert not found, f"{page.relative_to(ROOT)}: {found}"
+
+
+def test_ci_runs_the_readmes_test_command() -> None:
+    """.ci/run runs "exactly the README's test command": the block marked as this very suite."""
+    marked = re.search(
+        r"<!-- doc-test: skip runs this very test suite -->\n```sh\n(.*?)\n```",
+        (ROOT / "README.md").read_text(),
+        re.S,
+    )
+    assert marked is not None
+    ci = (ROOT / ".ci" / "run").read_text().splitlines()
+    assert marked[1] in ci, marked[1]
