@@ -46,9 +46,7 @@ def test_every_relative_link_resolves(page: Path) -> None:
             continue  # http(s), mailto: not checked offline
         path, _, anchor = target.partition("#")
         dest = (page.parent / path).resolve() if path else page
-        if not dest.exists() or (
-            anchor and dest.suffix == ".md" and anchor not in anchors(dest)
-        ):
+        if not dest.exists() or (anchor and dest.suffix == ".md" and anchor not in anchors(dest)):
             broken.append(target)
     assert not broken, f"{page.relative_to(ROOT)}: {broken}"
 
