@@ -13,8 +13,6 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from blkscope.analyze.stream import layout as L
-from blkscope.analyze.stream.events import EventCoder
 from blkscope.analyze.stream.iodist import log2_bucket
 from blkscope.analyze.stream.keyed import (
     EMPTY,
@@ -153,17 +151,11 @@ def test_device_facts_stop_at_the_first_event_but_say_what_counting_all_says(
         "op": pa.array([r[4] for r in rows], pa.string()),
     })  # fmt: skip
     con.register("events", events)
-    coder = EventCoder()
-    dv = device_facts(con, coder)
+    facts = device_facts(con)
     # the definition, counted over every event
     counted = con.execute("""
         SELECT dev_major, dev_minor,
                count(*) FILTER (action = 'D' AND (sector IS NOT NULL OR (flush AND op = 'N'))),
                count(*) FILTER (action IN ('G', 'M', 'F', 'X'))
         FROM events GROUP BY ALL ORDER BY ALL""").fetchall()
-    assert len(coder.devices.pairs) == len(counted)
-    for major, minor, dispatches, nodes in counted:
-        i = coder.devices.pairs.index((major, minor))
-        assert dv[i, L.DV_HAS_D] == int(dispatches > 0)
-        assert dv[i, L.DV_NODES] == int(nodes > 0)
-        assert dv[i, L.DV_Q_END] == dv[i, L.DV_D_END] == -1
+    assert facts == [(major, minor, d > 0, n > 0) for major, minor, d, n in counted]

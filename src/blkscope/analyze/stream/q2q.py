@@ -31,7 +31,6 @@ import pyarrow.parquet as pq
 
 from blkscope.analyze.memory import SPILL_DIR
 from blkscope.analyze.stream import layout as L
-from blkscope.analyze.stream.columns import nullable
 from blkscope.analyze.stream.events import EventCoder
 from blkscope.analyze.stream.jit import inline_kernel
 from blkscope.analyze.stream.keyed import tab_find, tab_slot
@@ -196,17 +195,16 @@ def emit_q2q(S: State, b: int, n: int) -> None:
 
 
 class Q2QWriter:
-    """Writes each bio's gaps (the `_bio_q2q` rows) beside `bios`, in the spill folder."""
+    """Writes each bio's gaps (the `_bio_q2q` rows the pass makes beside `bios`) into the
+    spill folder."""
 
-    def __init__(self, dataset: Path, classes: OpClasses) -> None:
-        self.classes = classes
+    def __init__(self, dataset: Path) -> None:
         # created before any DuckDB connection spills there (DuckDB removes a spill folder it
         # created itself, with what is in it, when the connection closes)
         (dataset / SPILL_DIR).mkdir(exist_ok=True)
         self.path = dataset / SPILL_DIR / "bio_q2q.parquet"
-        # a temporary file: lz4, no statistics, and dictionaries only for the two strings
-        # (Parquet tries one on every column by default, and gives it up on times and ids: 3x
-        # the CPU of this)
+        # a temporary file: lz4, no statistics, and dictionaries only for the strings (Parquet
+        # tries one on every column by default, and gives it up on times and ids: 3x the CPU)
         self.writer = pq.ParquetWriter(
             self.path,
             _WRITTEN,
@@ -215,28 +213,11 @@ class Q2QWriter:
             write_statistics=False,
         )
 
-    def write(self, bo: np.ndarray, bios: pa.Table) -> None:
-        """The rows of bio matrix bo, whose `bios` rows (in the same order) are `bios`."""
-        coder = self.classes.coder
-        comm = bo[:, L.BO_COMM]
-        comm = np.where(comm == L.NULL, UNKNOWN_COMM_CODE, comm)
-        cls, base = self.classes.classes(bo)
-        key = (bo[:, L.BO_DEV] << _KEY_DEV_SHIFT) | (cls << _KEY_CLASS_SHIFT) | comm
-        cols: list[pa.Array | pa.ChunkedArray] = [
-            pa.array(bo[:, L.BO_Q_EID]),
-            bios["dev_major"],
-            bios["dev_minor"],
-            _strings(base, self.classes.base_names),
-            _strings(cls, self.classes.names),
-            _strings(comm, coder.comm.values),
-            pa.array(key),
-            *[bios[name] for name in STAGE_TIME_COLUMNS],
-        ]
-        for k in range(N_SCOPES):
-            gap = bo[:, L.BO_Q2Q + k]
-            null = gap == L.NULL
-            cols.append(nullable(gap, null, pa.int64()))
-        self.writer.write_table(pa.Table.from_arrays(cols, schema=_WRITTEN))
+    def write(self, rows: object) -> None:
+        """The pass's `_bio_q2q` rows (an Arrow batch)."""
+        batch = pa.record_batch(rows)
+        if batch.num_rows:
+            self.writer.write_batch(pa.RecordBatch.from_arrays(batch.columns, schema=_WRITTEN))
 
     def close(self, con: duckdb.DuckDBPyConnection) -> None:
         """Finish the file and define `internal._bio_q2q` over it on con."""

@@ -1,0 +1,34 @@
+//! The streaming pass: the events, in time order, rebuilt into `requests` (one row per block
+//! request's D..C life) and `bios` (one row per Q, followed through splits and merges), with
+//! what the statistics need from the same walk: each bio's Q2Q gaps, io_dist's counts and the
+//! in-flight depth step functions. `docs/reconstruction.md` says which function holds each
+//! rule and which test pins it.
+
+mod arrow_in;
+mod arrow_io;
+mod bios;
+mod depth;
+mod event;
+mod hash;
+mod iodist;
+mod landing;
+mod pairing;
+mod plug;
+mod process;
+mod python;
+mod q2q;
+mod rows;
+mod slab;
+mod state;
+mod strings;
+#[cfg(test)]
+mod testing;
+
+use pyo3::prelude::*;
+
+/// Add the pass's classes to the extension module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<python::StreamPass>()?;
+    m.add_class::<arrow_io::ArrowBatch>()?;
+    Ok(())
+}
