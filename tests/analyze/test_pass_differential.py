@@ -171,12 +171,12 @@ def trace(draw: st.DrawFn) -> str:
         st.lists(st.integers(0, 12_000_000), min_size=len(stories), max_size=len(stories))
     )
     lines = sorted(
-        ((start + t, k, j, rest) for k, (start, events) in enumerate(zip(starts, stories, strict=True))
-         for j, (t, *rest) in enumerate(events)),
+        ((start + line[0], k, line) for k, (start, events) in enumerate(zip(starts, stories, strict=True))
+         for line in events),
         key=lambda x: x[0],
     )  # fmt: skip
     text = []
-    for seq, (t, k, _, (pid, _comm, dev, act, flags, tail)) in enumerate(lines, start=1):
+    for seq, (t, k, (_, pid, _comm, dev, act, flags, tail)) in enumerate(lines, start=1):
         cpu = (k + seq) % 2 if draw(st.booleans()) else 0
         text.append(
             f"{dev[0]:3},{dev[1]:<2} {cpu:4} {seq:8} {t // 10**9:5}.{t % 10**9:09d} {pid:5}  "

@@ -3,13 +3,9 @@
 //! Parquet stores them): only each batch's small dictionary is looked up.
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{
-    ArrowPrimitiveType, Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type,
-    UInt8Type,
-};
+use arrow_array::types::{ArrowPrimitiveType, Int16Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, BooleanArray, DictionaryArray, StringArray, StructArray};
-use arrow_buffer::{NullBuffer, ScalarBuffer};
-use arrow_schema::DataType;
+use arrow_buffer::NullBuffer;
 
 use super::event::{Action, Event, Op, Remap};
 use super::strings::Dictionary;
@@ -36,59 +32,46 @@ pub const COLUMNS: [&str; 18] = [
     "comm",
 ];
 
-/// An integer column's values, in the width it came in.
-enum IntValues {
-    I64(ScalarBuffer<i64>),
-    I32(ScalarBuffer<i32>),
-    I16(ScalarBuffer<i16>),
-    I8(ScalarBuffer<i8>),
-    U32(ScalarBuffer<u32>),
-    U16(ScalarBuffer<u16>),
-    U8(ScalarBuffer<u8>),
+/// A column of the declared type T: its values, borrowed from the batch.
+fn values<'a, T: ArrowPrimitiveType>(
+    name: &str,
+    array: &'a ArrayRef,
+) -> Result<&'a [T::Native], String> {
+    array
+        .as_primitive_opt::<T>()
+        .map(|a| a.values().as_ref())
+        .ok_or_else(|| {
+            format!(
+                "events.{name}: expected {}, got {}",
+                T::DATA_TYPE,
+                array.data_type()
+            )
+        })
 }
 
-/// An integer column of any width, with its nulls.
-struct Ints {
-    values: IntValues,
+/// A column that may hold nulls.
+struct Nullable<'a, T> {
+    values: &'a [T],
     nulls: Option<NullBuffer>,
 }
 
-fn values<T: ArrowPrimitiveType>(array: &ArrayRef) -> ScalarBuffer<T::Native> {
-    array.as_primitive::<T>().values().clone()
-}
-
-impl Ints {
-    fn new(name: &str, array: ArrayRef) -> Result<Ints, String> {
-        let values = match array.data_type() {
-            DataType::Int64 => IntValues::I64(values::<Int64Type>(&array)),
-            DataType::Int32 => IntValues::I32(values::<Int32Type>(&array)),
-            DataType::Int16 => IntValues::I16(values::<Int16Type>(&array)),
-            DataType::Int8 => IntValues::I8(values::<Int8Type>(&array)),
-            DataType::UInt32 => IntValues::U32(values::<UInt32Type>(&array)),
-            DataType::UInt16 => IntValues::U16(values::<UInt16Type>(&array)),
-            DataType::UInt8 => IntValues::U8(values::<UInt8Type>(&array)),
-            other => return Err(format!("events.{name}: expected integers, got {other}")),
-        };
-        Ok(Ints {
-            values,
-            nulls: array.logical_nulls(),
+impl<'a, T: Copy + Into<i64>> Nullable<'a, T> {
+    fn new<P: ArrowPrimitiveType<Native = T>>(
+        name: &str,
+        array: &'a ArrayRef,
+    ) -> Result<Self, String> {
+        Ok(Nullable {
+            values: values::<P>(name, array)?,
+            nulls: array.logical_nulls().filter(|n| n.null_count() > 0),
         })
     }
 
     #[inline]
     fn get(&self, i: usize) -> Option<i64> {
-        if self.nulls.as_ref().is_some_and(|n| n.is_null(i)) {
-            return None;
+        match &self.nulls {
+            Some(n) if n.is_null(i) => None,
+            _ => Some(self.values[i].into()),
         }
-        Some(match &self.values {
-            IntValues::I64(v) => v[i],
-            IntValues::I32(v) => i64::from(v[i]),
-            IntValues::I16(v) => i64::from(v[i]),
-            IntValues::I8(v) => i64::from(v[i]),
-            IntValues::U32(v) => i64::from(v[i]),
-            IntValues::U16(v) => i64::from(v[i]),
-            IntValues::U8(v) => i64::from(v[i]),
-        })
     }
 }
 
@@ -138,71 +121,111 @@ impl<T: Copy> Coded<T> {
     }
 }
 
-/// One batch of events, readable row by row.
-pub struct Batch {
+/// One batch of events, readable row by row: each column in the type `events` declares
+/// (Python casts a batch that differs), borrowed from the batch.
+pub struct Batch<'a> {
     pub len: usize,
-    time: Ints,
-    input: Ints,
-    line: Ints,
-    major: Ints,
-    minor: Ints,
+    time: &'a [i64],
+    input: &'a [i16],
+    line: &'a [i64],
+    major: &'a [i32],
+    minor: &'a [i32],
     action: Coded<Option<Action>>,
     op: Coded<Op>,
     flush: BooleanArray,
     rwbs: Coded<Option<u32>>,
-    sector: Ints,
-    nsectors: Ints,
-    split: Ints,
-    remap_major: Ints,
-    remap_minor: Ints,
-    remap_sector: Ints,
-    error: Ints,
-    pid: Ints,
+    sector: Nullable<'a, i64>,
+    nsectors: Nullable<'a, i32>,
+    split: Nullable<'a, i64>,
+    remap_major: Nullable<'a, i32>,
+    remap_minor: Nullable<'a, i32>,
+    remap_sector: Nullable<'a, i64>,
+    error: Nullable<'a, i32>,
+    pid: &'a [i64],
     comm: Coded<Option<u32>>,
 }
 
-impl Batch {
+/// The columns of a batch, by name.
+pub struct Columns {
+    arrays: Vec<ArrayRef>,
+}
+
+impl Columns {
+    /// The columns the pass reads, in the order of COLUMNS.
+    pub fn new(batch: &StructArray) -> Result<Columns, String> {
+        let arrays = COLUMNS
+            .iter()
+            .map(|name| {
+                batch
+                    .column_by_name(name)
+                    .cloned()
+                    .ok_or_else(|| format!("events has no column {name}"))
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Columns { arrays })
+    }
+
+    fn get(&self, name: &str) -> &ArrayRef {
+        &self.arrays[COLUMNS
+            .iter()
+            .position(|c| *c == name)
+            .expect("a column of COLUMNS")]
+    }
+}
+
+impl<'a> Batch<'a> {
     /// Read a batch's columns; its RWBS and comm strings get codes of the pass's dictionaries.
     pub fn new(
-        columns: &StructArray,
+        columns: &'a Columns,
         rwbs: &mut Dictionary,
         comm: &mut Dictionary,
-    ) -> Result<Batch, String> {
-        let col = |name: &str| {
-            columns
-                .column_by_name(name)
-                .cloned()
-                .ok_or_else(|| format!("events has no column {name}"))
+    ) -> Result<Batch<'a>, String> {
+        let col = |name: &str| columns.get(name);
+        let not_null = |name: &str| {
+            if col(name).null_count() > 0 {
+                Err(format!("events.{name} holds nulls"))
+            } else {
+                Ok(())
+            }
         };
-        let ints = |name: &str| Ints::new(name, col(name)?);
-        let flush = col("flush")?;
+        for name in [
+            "time_ns",
+            "input_id",
+            "line_no",
+            "dev_major",
+            "dev_minor",
+            "pid",
+        ] {
+            not_null(name)?;
+        }
+        let flush = col("flush");
         let flush = flush
             .as_any()
             .downcast_ref::<BooleanArray>()
             .ok_or_else(|| format!("events.flush: expected booleans, got {}", flush.data_type()))?
             .clone();
         Ok(Batch {
-            len: columns.len(),
-            time: ints("time_ns")?,
-            input: ints("input_id")?,
-            line: ints("line_no")?,
-            major: ints("dev_major")?,
-            minor: ints("dev_minor")?,
-            action: Coded::new("action", &col("action")?, |s| {
+            len: col("time_ns").len(),
+            time: values::<Int64Type>("time_ns", col("time_ns"))?,
+            input: values::<Int16Type>("input_id", col("input_id"))?,
+            line: values::<Int64Type>("line_no", col("line_no"))?,
+            major: values::<Int32Type>("dev_major", col("dev_major"))?,
+            minor: values::<Int32Type>("dev_minor", col("dev_minor"))?,
+            action: Coded::new("action", col("action"), |s| {
                 s.and_then(Action::from_letters)
             })?,
-            op: Coded::new("op", &col("op")?, |s| Op::from_letter(s.unwrap_or("")))?,
+            op: Coded::new("op", col("op"), |s| Op::from_letter(s.unwrap_or("")))?,
             flush,
-            rwbs: Coded::new("rwbs", &col("rwbs")?, |s| s.map(|s| rwbs.code(s)))?,
-            sector: ints("sector")?,
-            nsectors: ints("nsectors")?,
-            split: ints("split_sector")?,
-            remap_major: ints("remap_dev_major")?,
-            remap_minor: ints("remap_dev_minor")?,
-            remap_sector: ints("remap_sector")?,
-            error: ints("error")?,
-            pid: ints("pid")?,
-            comm: Coded::new("comm", &col("comm")?, |s| s.map(|s| comm.code(s)))?,
+            rwbs: Coded::new("rwbs", col("rwbs"), |s| s.map(|s| rwbs.code(s)))?,
+            sector: Nullable::new::<Int64Type>("sector", col("sector"))?,
+            nsectors: Nullable::new::<Int32Type>("nsectors", col("nsectors"))?,
+            split: Nullable::new::<Int64Type>("split_sector", col("split_sector"))?,
+            remap_major: Nullable::new::<Int32Type>("remap_dev_major", col("remap_dev_major"))?,
+            remap_minor: Nullable::new::<Int32Type>("remap_dev_minor", col("remap_dev_minor"))?,
+            remap_sector: Nullable::new::<Int64Type>("remap_sector", col("remap_sector"))?,
+            error: Nullable::new::<Int32Type>("error", col("error"))?,
+            pid: values::<Int64Type>("pid", col("pid"))?,
+            comm: Coded::new("comm", col("comm"), |s| s.map(|s| comm.code(s)))?,
         })
     }
 
@@ -210,25 +233,37 @@ impl Batch {
     #[inline]
     pub fn order(&self, i: usize) -> (i64, i64) {
         (
-            self.time.get(i).unwrap_or(0),
-            (self.input.get(i).unwrap_or(0) << 40) + self.line.get(i).unwrap_or(0),
+            self.time[i],
+            (i64::from(self.input[i]) << 40) + self.line[i],
         )
     }
 
     #[inline]
     pub fn device(&self, i: usize) -> (i64, i64) {
-        (
-            self.major.get(i).unwrap_or(0),
-            self.minor.get(i).unwrap_or(0),
-        )
+        (i64::from(self.major[i]), i64::from(self.minor[i]))
     }
 
-    /// Row i as an event of device `dev`, or None if the pass skips its action.
+    /// Row i's action, None if the pass skips it.
     #[inline]
-    pub fn event(&self, i: usize, dev: usize) -> Option<Event> {
-        let action = self.action.get(i)?;
+    pub fn action(&self, i: usize) -> Option<Action> {
+        self.action.get(i)
+    }
+
+    /// Row i as an event of device `dev` with this action (the split, remap and error columns
+    /// read only for the actions that have them).
+    #[inline]
+    pub fn event(&self, i: usize, dev: usize, action: Action) -> Event {
         let (t, eid) = self.order(i);
-        Some(Event {
+        let remap = if action == Action::Remap {
+            Remap {
+                major: self.remap_major.get(i),
+                minor: self.remap_minor.get(i),
+                sector: self.remap_sector.get(i),
+            }
+        } else {
+            Remap::default()
+        };
+        Event {
             t,
             eid,
             dev,
@@ -238,21 +273,19 @@ impl Batch {
             rwbs: self.rwbs.get(i),
             sector: self.sector.get(i),
             nsectors: self.nsectors.get(i),
-            split: self.split.get(i),
-            remap: Remap {
-                major: self.remap_major.get(i),
-                minor: self.remap_minor.get(i),
-                sector: self.remap_sector.get(i),
+            split: if action == Action::Split {
+                self.split.get(i)
+            } else {
+                None
             },
-            error: self.error.get(i),
-            pid: self.pid.get(i).unwrap_or(0),
+            remap,
+            error: if matches!(action, Action::Complete | Action::Requeue) {
+                self.error.get(i)
+            } else {
+                None
+            },
+            pid: self.pid[i],
             comm: self.comm.get(i),
-        })
-    }
-
-    /// Whether row i's action is one the pass follows.
-    #[inline]
-    pub fn followed(&self, i: usize) -> bool {
-        self.action.get(i).is_some()
+        }
     }
 }

@@ -9,13 +9,13 @@ use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::arrow_in::{Batch, COLUMNS};
+use super::arrow_in::{Batch, Columns, COLUMNS};
 use super::arrow_io::{import_batch, ArrowBatch};
 use super::depth::{Bounds, DepthWalk, LEVELS};
-use super::event::Op;
+use super::event::{Action, Op};
 use super::iodist::METRICS;
 use super::q2q::SCOPES;
-use super::rows::{bios_batch, q2q_batch, requests_batch, Names, RequestKind};
+use super::rows::{bios_batches, requests_batch, Names, RequestKind};
 use super::state::{Device, Pass};
 use super::strings::Dictionary;
 
@@ -63,7 +63,8 @@ impl StreamPass {
     /// Run a batch: Ok(false), having run nothing, when its events are not in (time, event
     /// id) order after the ones before.
     fn run(&mut self, columns: &arrow_array::StructArray) -> Result<bool, String> {
-        let batch = Batch::new(columns, &mut self.rwbs, &mut self.comm)?;
+        let columns = Columns::new(columns)?;
+        let batch = Batch::new(&columns, &mut self.rwbs, &mut self.comm)?;
         let mut last = self.last;
         for i in 0..batch.len {
             let here = batch.order(i);
@@ -75,9 +76,9 @@ impl StreamPass {
         self.last = last;
         let mut cached: Option<((i64, i64), usize)> = None;
         for i in 0..batch.len {
-            if !batch.followed(i) {
-                continue;
-            }
+            let Some(action) = batch.action(i) else {
+                continue; // an action the pass skips (m, S, T, B, ...)
+            };
             let device = batch.device(i);
             let dev = match cached {
                 Some((d, index)) if d == device => index,
@@ -92,8 +93,8 @@ impl StreamPass {
                     index
                 }
             };
-            let ev = batch.event(i, dev).expect("a followed action");
-            if !self.pass.op_classes.knows(ev.rwbs) && ev.action == super::event::Action::Queue {
+            let ev = batch.event(i, dev, action);
+            if action == Action::Queue && !self.pass.op_classes.knows(ev.rwbs) {
                 return Err(format!(
                     "the op classes of RWBS {:?} were not given before its events",
                     ev.rwbs.map(|c| self.rwbs.value(c))
@@ -186,11 +187,8 @@ impl StreamPass {
         let bios = std::mem::take(&mut self.pass.bio_rows);
         let built = py.detach(|| -> Result<_, ArrowError> {
             let names = self.names();
-            Ok((
-                requests_batch(&requests, &names)?,
-                bios_batch(&bios, &names)?,
-                q2q_batch(&bios, &names, &self.pass.op_classes)?,
-            ))
+            let (bios, q2q) = bios_batches(&bios, &names, &self.pass.op_classes)?;
+            Ok((requests_batch(&requests, &names)?, bios, q2q))
         });
         let (r, b, q) = built.map_err(value_error)?;
         Ok((ArrowBatch::new(r), ArrowBatch::new(b), ArrowBatch::new(q)))

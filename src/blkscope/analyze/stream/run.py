@@ -26,6 +26,8 @@ from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
 from blkscope.store.writer import close_quietly
 
+EVENTS = TABLES["events"]
+
 # Rows (requests + bios) written at once: Parquet costs a third more CPU a row written 9 k rows
 # at a time than 64 k (row group and page overheads).
 WRITE_ROWS = 1 << 17
@@ -103,13 +105,18 @@ class OpClassNames:
             self.seen.add(value)
 
 
-def _dictionary_strings(batch: pa.RecordBatch) -> pa.RecordBatch:
-    """The batch with its string columns dictionary-encoded, as the pass reads them (Parquet's
-    reader gives them so; DuckDB's sort, the out-of-order path, gives plain strings)."""
+def _as_the_pass_reads(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch with each column in the type `events` declares and its strings
+    dictionary-encoded, as the pass reads them (Parquet's reader gives them so; DuckDB's sort,
+    the out-of-order path, gives plain strings)."""
     columns = []
     for name, column in zip(batch.schema.names, batch.columns, strict=True):
-        if name in STRING_COLUMNS and not pa.types.is_dictionary(column.type):
-            column = pc.dictionary_encode(column.cast(pa.string()))
+        declared = EVENTS.field(name).type
+        if name in STRING_COLUMNS:
+            if not pa.types.is_dictionary(column.type):
+                column = pc.dictionary_encode(column.cast(declared))
+        elif column.type != declared:
+            column = column.cast(declared)
         columns.append(column)
     return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
@@ -243,7 +250,7 @@ def stream_tables(
     stream = StreamPass(plug_clock, device_facts(con), device_bounds(con))
     classes = OpClassNames(con, stream)
     sinks = _Sinks(dataset)
-    events = Prefetch(_events(dataset, in_order), _dictionary_strings)
+    events = Prefetch(_events(dataset, in_order), _as_the_pass_reads)
     done = 0
     try:
         for batch in events:
