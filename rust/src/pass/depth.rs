@@ -588,6 +588,192 @@ mod tests {
         assert!(bins.contains(&(1, 2, 2 * 10 + 40, 50)));
     }
 
+    /// A small random number generator (xorshift64*), so that the property test below needs
+    /// no crate: each case is reproducible from its seed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 >> 12;
+            self.0 ^= self.0 << 25;
+            self.0 ^= self.0 >> 27;
+            self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        }
+        fn below(&mut self, n: u64) -> i64 {
+            (self.next() % n) as i64
+        }
+    }
+
+    type Sums = (
+        std::collections::BTreeMap<(usize, i64), i64>,
+        std::collections::BTreeMap<(usize, i64), (i64, i64, i64)>,
+    );
+
+    /// {(key, depth): ns held} and {(key, bin): (max depth, depth x ns, ns)} as the window over
+    /// every step computed them before the walk: each key's steps sorted by (time, delta), a
+    /// running sum, each row held until the next (the last until t1), cut at the bins.
+    fn reference(steps: &[Vec<(i64, i64)>], t0: i64, t1: i64, bounds: Bounds) -> Sums {
+        let (mut held, mut bins) = (Sums::default().0, Sums::default().1);
+        for (k, key_steps) in steps.iter().enumerate() {
+            let mut rows = vec![(t0, 0)];
+            rows.extend(key_steps);
+            rows.sort();
+            let mut depth = 0;
+            for (j, &(t, delta)) in rows.iter().enumerate() {
+                depth += delta;
+                let b = rows.get(j + 1).map_or(t1, |r| r.0);
+                *held.entry((k, depth)).or_default() += b - t;
+                if b <= t {
+                    continue;
+                }
+                let (start, width) = (bounds.start, bounds.width);
+                let last = ((b - 1 - start) / width).min(bounds.bins - 1);
+                for x in (t - start) / width..=last {
+                    let ns = b.min(start + (x + 1) * width) - t.max(start + x * width);
+                    let e = bins.entry((k, x)).or_insert((depth, 0, 0));
+                    *e = (e.0.max(depth), e.1 + depth * ns, e.2 + ns);
+                }
+            }
+        }
+        (held, bins)
+    }
+
+    fn sums(settled: &Settled) -> Sums {
+        let (mut held, mut bins) = (Sums::default().0, Sums::default().1);
+        for &(k, depth, ns) in &settled.0 {
+            *held.entry((k, depth)).or_default() += ns;
+        }
+        for &(k, bin, max, dns, ns) in &settled.1 {
+            let e = bins.entry((k, bin)).or_insert((max, 0, 0));
+            *e = (e.0.max(max), e.1 + dns, e.2 + ns);
+        }
+        (held, bins)
+    }
+
+    #[test]
+    fn the_walk_gives_what_the_sorted_window_over_every_step_gave() {
+        // driver steps (-1, +1, a D-less C), queue steps (+1, -1; some written late, at the
+        // trace end, with an earlier time), requests in flight for the whole trace, orphans,
+        // bins of any width, and horizons the walk stops at: 3000 random cases
+        for seed in 1..=3000u64 {
+            let mut rng = Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            let t0 = rng.below(6);
+            let width = 1 + rng.below(9);
+            let driver: Vec<(i64, i64)> = (0..rng.below(40))
+                .map(|_| (t0 + rng.below(61), [-1, 1, 1, 2][rng.below(4) as usize]))
+                .collect();
+            let queue: Vec<(i64, i64, bool)> = (0..rng.below(40))
+                .map(|_| {
+                    (
+                        t0 + rng.below(61),
+                        [-1, 1][rng.below(2) as usize],
+                        rng.below(3) == 0,
+                    )
+                })
+                .collect();
+            let whole = rng.below(3);
+            let t1 = driver
+                .iter()
+                .map(|s| s.0)
+                .chain(queue.iter().map(|s| s.0))
+                .max()
+                .unwrap_or(t0)
+                .max(t0)
+                + rng.below(5);
+            let start = t0 - t0 % width;
+            let bounds = Bounds {
+                t0,
+                t1,
+                start,
+                width,
+                bins: (t1 - start) / width + 1,
+            };
+            let mut w = DepthWalk::new(&[Some(bounds)]);
+            w.whole[driver_key(0)] = whole;
+            // the pass's order: time order, ties in any order
+            let mut pend: Vec<(i64, u64, Step)> = Vec::new();
+            let mut orphans = Vec::new();
+            for (j, &(t, d)) in driver.iter().enumerate() {
+                let eid = 1000 + j as i64;
+                let delta = match d {
+                    -1 => Delta::Minus,
+                    1 => Delta::Plus,
+                    _ => {
+                        if rng.below(2) == 0 {
+                            orphans.push(eid);
+                        }
+                        Delta::Boundary
+                    }
+                };
+                pend.push((
+                    t,
+                    rng.next(),
+                    Step {
+                        t,
+                        key: driver_key(0),
+                        delta,
+                        eid,
+                    },
+                ));
+            }
+            let late: Vec<i64> = queue
+                .iter()
+                .filter(|q| q.1 == -1 && q.2)
+                .map(|q| q.0)
+                .collect();
+            for &(t, d, is_late) in &queue {
+                if d == -1 && is_late {
+                    continue;
+                }
+                let delta = if d == 1 { Delta::Plus } else { Delta::Minus };
+                pend.push((
+                    t,
+                    rng.next(),
+                    Step {
+                        t,
+                        key: queue_key(0),
+                        delta,
+                        eid: 0,
+                    },
+                ));
+            }
+            pend.sort_by_key(|p| (p.0, p.1));
+            for (_, _, s) in &pend {
+                w.step(s.t, s.key, s.delta, s.eid);
+            }
+            let mut cuts: Vec<i64> = (0..rng.below(4)).map(|_| rng.below(71)).collect();
+            cuts.sort();
+            cuts.push(i64::MAX - t0);
+            for until in cuts {
+                // a bio waiting (its pieces settled) since `until`, or written late
+                let horizon = late.iter().copied().chain([t0 + until]).min().unwrap();
+                w.end_batch(horizon).unwrap();
+                if horizon < t0 + until {
+                    break; // the late bios hold the walk back until the end
+                }
+            }
+            for &t in &late {
+                w.bio_completed(t, 0);
+            }
+            w.end().unwrap();
+
+            let mut steps = vec![vec![(t0, 1); whole as usize], Vec::new()];
+            for (j, &(t, d)) in driver.iter().enumerate() {
+                if d != 2 {
+                    steps[0].push((t, d));
+                } else if !orphans.contains(&(1000 + j as i64)) {
+                    steps[0].extend([(t0, 1), (t, -1)]);
+                }
+            }
+            steps[1] = queue.iter().map(|q| (q.0, q.1)).collect();
+            assert_eq!(
+                sums(&w.settle(&orphans)),
+                reference(&steps, t0, t1, bounds),
+                "seed {seed}"
+            );
+        }
+    }
+
     #[test]
     fn a_dispatchless_completion_counts_from_the_trace_start_unless_an_orphan() {
         let steps = [

@@ -4,6 +4,8 @@
 //! front merge, take the first later D covering them (btt's rule, in time order); data-less
 //! flush G's pair with flush D's first in, first out.
 
+use std::collections::hash_map::Entry;
+
 use super::event::{Action, Event};
 use super::slab::Id;
 use super::state::{min_some, AfterGet, At, Candidate, DispatchNow, Pass, DISPATCHES_NOW};
@@ -17,14 +19,15 @@ impl Pass {
     /// it is what happened next to the piece waiting there. Returns (the piece landing on this
     /// G/M/F, the piece this X splits).
     pub fn chain_node(&mut self, at: At, node: Option<Action>) -> (Option<Id>, Option<Id>) {
-        let Some(&w) = self.chain.get(&at) else {
+        let Entry::Occupied(waiting) = self.chain.entry(at) else {
             return (None, None);
         };
+        let w = *waiting.get();
         if self.pieces[w].awaiting_split && node == Some(Action::Split) {
             self.pieces[w].awaiting_split = false; // the head lands on the node after the X
             return (None, Some(w));
         }
-        self.chain.remove(&at);
+        waiting.remove();
         if node.is_some_and(Action::lands) {
             return (Some(w), None);
         }
@@ -93,16 +96,17 @@ impl Pass {
     /// is noted; its D is its request's; any other event there means a front merge moved its
     /// request's start, and its covering D's request (if one came) is its own.
     pub fn after_get_event(&mut self, at: At, ev: &Event, request: Option<Id>) {
-        let Some(&p) = self.after_get.get(&at) else {
+        let Entry::Occupied(waiting) = self.after_get.entry(at) else {
             return;
         };
+        let p = *waiting.get();
         let piece = &mut self.pieces[p];
         if piece.after_get == AfterGet::WaitingForInsert && ev.action == Action::Insert {
             piece.i_t = Some(ev.t);
             piece.after_get = AfterGet::WaitingForDispatch;
             return;
         }
-        self.after_get.remove(&at);
+        waiting.remove();
         piece.after_get = AfterGet::Settled;
         if piece.sector.is_none() {
             return; // a data-less flush G: the flush FIFO says which D
@@ -155,7 +159,7 @@ impl Pass {
             return;
         }
         let block = (dev, sector >> COVER_BLOCK_BITS);
-        let head = self.cover.get(&block).copied();
+        let head = self.cover.insert(block, p);
         let piece = &mut self.pieces[p];
         piece.cover_prev = None;
         piece.cover_next = head;
@@ -163,7 +167,6 @@ impl Pass {
         if let Some(h) = head {
             self.pieces[h].cover_prev = Some(p);
         }
-        self.cover.insert(block, p);
     }
 
     /// Take piece p out of its covering-D wait list, if it is in one.

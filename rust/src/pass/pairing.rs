@@ -28,23 +28,24 @@ impl Pass {
     }
 
     /// Pair one D, R or C into its request. Returns the request of a D that is its first D
-    /// (the covering and FIFO rules link pieces to it), else None. A C whose request had no D
-    /// is told to the depth walk as such (its request may be an orphan or began before the
-    /// trace: settled after the pass).
+    /// (the covering and FIFO rules link pieces to it), else None; and whether a C's request
+    /// had no D (the depth walk's boundary: its request may be an orphan or began before the
+    /// trace, settled after the pass).
     pub fn pair_event(&mut self, ev: &Event) -> (Option<Id>, bool) {
         let a = ev.action;
         let key = Pass::pair_key(ev);
-        let mut run = self.key_runs.get(&key).copied();
-        if let Some(r) = &run {
-            if a == Action::Dispatch && r.prev == Some(Action::Complete) {
-                self.close_run(key, r);
-                run = Some(KeyRun {
-                    prev: r.prev,
-                    ..KeyRun::default()
-                });
+        let run = self.key_runs.entry(key).or_default();
+        if a == Action::Dispatch && run.prev == Some(Action::Complete) {
+            // a D after a C starts a new run: a reuse of the sector
+            let cut = run.requests.take_all();
+            run.issued = 0;
+            run.completions = 0;
+            run.max_ordinal = 0;
+            for g in cut {
+                self.request_done(g);
             }
         }
-        let mut run = run.unwrap_or_default();
+        let run = self.key_runs.get_mut(&key).expect("the key's run");
         let ordinal = if a == Action::Complete {
             run.completions += 1;
             run.completions
@@ -56,15 +57,26 @@ impl Pass {
             run.issued += 1;
             run.issued
         };
-        let g = self.open_request(key, ordinal, ev.is_dataless_flush());
+        let g = match run.requests.get(ordinal) {
+            Some(g) => g,
+            None => {
+                let g = self
+                    .requests
+                    .insert(Request::new(key, ev.is_dataless_flush()));
+                run.requests.insert(ordinal, g);
+                g
+            }
+        };
+        run.prev = Some(a);
+        if a != Action::Complete {
+            run.max_ordinal = run.max_ordinal.max(ordinal);
+        }
         let r = &mut self.requests[g];
         if r.min_eid.is_none_or(|m| ev.eid < m) {
             r.min_eid = Some(ev.eid);
             r.op = ev.op;
             r.rwbs = ev.rwbs;
         }
-        let mut first = None;
-        let mut without_d = false;
         match a {
             Action::Dispatch => {
                 r.first_d = min_some(r.first_d, Some(ev.t));
@@ -73,74 +85,37 @@ impl Pass {
                 if r.d_eid.is_none() {
                     r.d_eid = Some(ev.eid);
                     r.d_comm = ev.comm;
-                    first = Some(g);
+                    return (Some(g), false);
                 }
-                run.max_ordinal = run.max_ordinal.max(ordinal);
+                (None, false)
             }
             Action::Requeue => {
                 r.requeues += 1;
-                run.max_ordinal = run.max_ordinal.max(ordinal);
+                (None, false)
             }
             _ => {
                 r.c_t = Some(ev.t);
                 r.c_eid = Some(ev.eid);
-                without_d = r.d_eid.is_none();
                 r.error = ev.error;
                 if !ev.is_dataless_flush() && ev.nsectors == Some(0) {
                     r.ends_flush = true; // a zero-length C ends a flush sequence
                 }
-            }
-        }
-        run.prev = Some(a);
-        if a == Action::Complete {
-            self.open_requests.remove(&(key, ordinal));
-            self.request_done(g);
-            if run.completions >= run.max_ordinal {
-                self.key_runs.remove(&key); // nothing of this key in flight: forget it
-                return (first, without_d);
-            }
-        }
-        self.key_runs.insert(key, run);
-        (first, without_d)
-    }
-
-    /// The request of the key's run with this ordinal, opened if it is the first event of it.
-    fn open_request(&mut self, key: PairKey, ordinal: i64, is_flush: bool) -> Id {
-        if let Some(&g) = self.open_requests.get(&(key, ordinal)) {
-            return g;
-        }
-        let g = self.requests.insert(Request {
-            key,
-            is_flush,
-            min_eid: None,
-            op: Op::NoData,
-            rwbs: None,
-            first_d: None,
-            last_d: None,
-            c_t: None,
-            c_eid: None,
-            error: None,
-            requeues: 0,
-            dispatches: 0,
-            d_eid: None,
-            d_comm: None,
-            ends_flush: false,
-            state: RequestState::Building,
-            pieces: None,
-            candidates: None,
-            flush_q: None,
-        });
-        self.open_requests.insert((key, ordinal), g);
-        g
-    }
-
-    /// Every request of the key's current run is over (a reuse of the sector, or the trace
-    /// end): those without a C were cut.
-    pub fn close_run(&mut self, key: PairKey, run: &KeyRun) {
-        for ordinal in 1..=run.max_ordinal.max(run.completions) {
-            if let Some(g) = self.open_requests.remove(&(key, ordinal)) {
+                let without_d = r.d_eid.is_none();
+                run.requests.remove(ordinal);
+                if run.completions >= run.max_ordinal {
+                    self.key_runs.remove(&key); // nothing of this key in flight: forget it
+                }
                 self.request_done(g);
+                (None, without_d)
             }
+        }
+    }
+
+    /// Every request of the key's current run is over (the trace end): those without a C were
+    /// cut.
+    pub fn close_run(&mut self, run: &mut KeyRun) {
+        for g in run.requests.take_all() {
+            self.request_done(g);
         }
     }
 

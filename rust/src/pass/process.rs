@@ -65,8 +65,8 @@ impl Pass {
     fn queue(&mut self, ev: &Event, session: Option<Id>) {
         let at = (ev.dev, ev.key_sector());
         let remap = match ev.sector {
-            Some(_) => self.remaps.remove(&at).unwrap_or_default(),
-            None => Default::default(),
+            Some(_) if !self.remaps.is_empty() => self.remaps.remove(&at).unwrap_or_default(),
+            _ => Default::default(),
         };
         if ev.flush {
             self.flush_q.insert((ev.dev, ev.key_sector().max(0)), ev.t);
@@ -181,8 +181,8 @@ impl Pass {
     /// The trace ended: every request, piece and bio still in flight is written as it is.
     pub fn finish(&mut self) -> Result<(), String> {
         let runs: Vec<_> = self.key_runs.drain().collect();
-        for (key, run) in runs {
-            self.close_run(key, &run);
+        for (_, mut run) in runs {
+            self.close_run(&mut run);
         }
         self.chain.clear();
         self.after_get.clear();

@@ -183,13 +183,16 @@ impl StreamPass {
 
     /// The rows written since the last call: (requests, bios, their Q2Q rows), as batches.
     fn take_rows(&mut self, py: Python<'_>) -> PyResult<(ArrowBatch, ArrowBatch, ArrowBatch)> {
-        let requests = std::mem::take(&mut self.pass.request_rows);
-        let bios = std::mem::take(&mut self.pass.bio_rows);
         let built = py.detach(|| -> Result<_, ArrowError> {
             let names = self.names();
-            let (bios, q2q) = bios_batches(&bios, &names, &self.pass.op_classes)?;
-            Ok((requests_batch(&requests, &names)?, bios, q2q))
+            let (bios, q2q) = bios_batches(&self.pass.bio_rows, &names, &self.pass.op_classes)?;
+            let requests = requests_batch(&self.pass.request_rows, &names)?;
+            Ok((requests, bios, q2q))
         });
+        // keep the rows' memory for the next ones (a fresh vector grows by copies and faults
+        // its pages in again)
+        self.pass.request_rows.clear();
+        self.pass.bio_rows.clear();
         let (r, b, q) = built.map_err(value_error)?;
         Ok((ArrowBatch::new(r), ArrowBatch::new(b), ArrowBatch::new(q)))
     }

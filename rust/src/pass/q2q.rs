@@ -11,14 +11,51 @@
 use std::collections::HashMap;
 
 use super::event::Event;
+use super::hash::FastMap;
 use super::slab::Id;
 use super::state::Pass;
 
 /// The scopes, in the order of the gap columns.
 pub const SCOPES: [&str; 4] = ["process", "class", "op", "device"];
 
-/// A group's key: (device, scope, class or op code, comm code or -1).
-pub type Q2qKey = (usize, u8, u32, i64);
+/// The time of the latest Q of each group: per (device, op class, comm) at the process scope,
+/// per device and op class (op) code at the class (op) scope, per device.
+#[derive(Default)]
+pub struct LatestQueues {
+    process: FastMap<(usize, u32, u32), i64>,
+    class: Vec<Vec<Option<i64>>>,
+    base: Vec<Vec<Option<i64>>>,
+    device: Vec<Option<i64>>,
+}
+
+/// The slot of `code` in a per-device table of slots, grown as needed.
+fn slot(table: &mut Vec<Vec<Option<i64>>>, dev: usize, code: u32) -> &mut Option<i64> {
+    if table.len() <= dev {
+        table.resize(dev + 1, Vec::new());
+    }
+    let row = &mut table[dev];
+    if row.len() <= code as usize {
+        row.resize(code as usize + 1, None);
+    }
+    &mut row[code as usize]
+}
+
+impl LatestQueues {
+    /// A Q at t of (device, class, comm): its gap to the previous Q of each of its groups, per
+    /// scope (None for a group's first Q).
+    pub fn gaps(&mut self, dev: usize, class: QClass, comm: u32, t: i64) -> [Option<i64>; 4] {
+        if self.device.len() <= dev {
+            self.device.resize(dev + 1, None);
+        }
+        let gap = |last: Option<i64>| last.map(|last| t - last);
+        [
+            gap(self.process.insert((dev, class.class, comm), t)),
+            gap(slot(&mut self.class, dev, class.class).replace(t)),
+            gap(slot(&mut self.base, dev, class.base).replace(t)),
+            gap(self.device[dev].replace(t)),
+        ]
+    }
+}
 
 /// Which of the 8 classes of an RWBS a Q has: its op letter (R W D N) and whether it has no
 /// sector.
@@ -109,18 +146,8 @@ impl Pass {
         let class = self
             .op_classes
             .of(ev.rwbs, ev.op as usize, ev.sector.is_some());
-        let comm = i64::from(ev.comm.unwrap_or(UNKNOWN_COMM));
-        let keys: [Q2qKey; 4] = [
-            (ev.dev, 1, class.class, comm),
-            (ev.dev, 2, class.class, -1),
-            (ev.dev, 3, class.base, -1),
-            (ev.dev, 4, 0, -1),
-        ];
-        let mut gaps = [None; 4];
-        for (gap, key) in gaps.iter_mut().zip(keys) {
-            *gap = self.q2q_last.insert(key, ev.t).map(|last| ev.t - last);
-        }
-        self.bios[b].q2q = gaps;
+        let comm = ev.comm.unwrap_or(UNKNOWN_COMM);
+        self.bios[b].q2q = self.latest_queues.gaps(ev.dev, class, comm, ev.t);
     }
 }
 

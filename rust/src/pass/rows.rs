@@ -147,7 +147,7 @@ impl<T: ArrowPrimitiveType> Ints<T> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push(&mut self, v: Option<T::Native>) {
         self.values.push(v.unwrap_or_default());
         self.valid.append(v.is_some());
@@ -174,6 +174,7 @@ impl Bools {
     fn with_capacity(n: usize) -> Self {
         Bools(BooleanBufferBuilder::new(n))
     }
+    #[inline(always)]
     fn push(&mut self, v: bool) {
         self.0.append(v);
     }
@@ -188,6 +189,7 @@ impl Strs {
     fn with_capacity(n: usize) -> Self {
         Strs(StringBuilder::with_capacity(n, 4 * n))
     }
+    #[inline(always)]
     fn push(&mut self, v: Option<&str>) {
         self.0.append_option(v);
     }

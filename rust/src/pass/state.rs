@@ -7,7 +7,7 @@ use super::depth::DepthWalk;
 use super::event::{Action, Op, Remap};
 use super::hash::FastMap;
 use super::iodist::IoCounts;
-use super::q2q::{OpClasses, Q2qKey};
+use super::q2q::{LatestQueues, OpClasses};
 use super::rows::{BioRow, HeldRequest, RequestRow};
 use super::slab::{Id, Slab};
 
@@ -47,8 +47,56 @@ pub struct PairKey {
     pub len: i64,
 }
 
+/// The requests of a key's current run, by ordinal (a run holds one at a time, but for two
+/// writers of one sector).
+#[derive(Clone, Debug, Default)]
+pub struct RunRequests {
+    first: Option<(i64, Id)>,
+    more: Vec<(i64, Id)>,
+}
+
+impl RunRequests {
+    pub fn get(&self, ordinal: i64) -> Option<Id> {
+        match self.first {
+            Some((o, g)) if o == ordinal => Some(g),
+            _ => self
+                .more
+                .iter()
+                .find(|(o, _)| *o == ordinal)
+                .map(|&(_, g)| g),
+        }
+    }
+
+    pub fn insert(&mut self, ordinal: i64, g: Id) {
+        if self.first.is_none() {
+            self.first = Some((ordinal, g));
+        } else {
+            self.more.push((ordinal, g));
+        }
+    }
+
+    pub fn remove(&mut self, ordinal: i64) -> Option<Id> {
+        if let Some((o, g)) = self.first {
+            if o == ordinal {
+                self.first = self.more.pop();
+                return Some(g);
+            }
+        }
+        let at = self.more.iter().position(|(o, _)| *o == ordinal)?;
+        Some(self.more.swap_remove(at).1)
+    }
+
+    /// Every request of the run, by ordinal; the run holds none after.
+    pub fn take_all(&mut self) -> Vec<Id> {
+        let mut all: Vec<(i64, Id)> = self.first.take().into_iter().collect();
+        all.append(&mut self.more);
+        all.sort_unstable();
+        all.into_iter().map(|(_, g)| g).collect()
+    }
+}
+
 /// The D/R/C run of one pair key in flight (`pairing`).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct KeyRun {
     /// The key's previous D, R or C.
     pub prev: Option<Action>,
@@ -58,6 +106,7 @@ pub struct KeyRun {
     pub completions: i64,
     /// The highest ordinal a D or R reached.
     pub max_ordinal: i64,
+    pub requests: RunRequests,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -98,6 +147,33 @@ pub struct Request {
     pub candidates: Option<Id>,
     /// A flush end's Q: the latest preflush Q on its sector (`pairing::request_done`).
     pub flush_q: Option<i64>,
+}
+
+impl Request {
+    /// A request of pair key `key` whose first event just came.
+    pub fn new(key: PairKey, is_flush: bool) -> Request {
+        Request {
+            key,
+            is_flush,
+            min_eid: None,
+            op: Op::NoData,
+            rwbs: None,
+            first_d: None,
+            last_d: None,
+            c_t: None,
+            c_eid: None,
+            error: None,
+            requeues: 0,
+            dispatches: 0,
+            d_eid: None,
+            d_comm: None,
+            ends_flush: false,
+            state: RequestState::Building,
+            pieces: None,
+            candidates: None,
+            flush_q: None,
+        }
+    }
 }
 
 /// What a bio whose pieces are all settled still waits for before it is written.
@@ -255,8 +331,6 @@ pub struct Pass {
 
     pub requests: Slab<Request>,
     pub key_runs: FastMap<PairKey, KeyRun>,
-    /// The requests of each key's current run, by ordinal.
-    pub open_requests: FastMap<(PairKey, i64), Id>,
     /// Requests done but waiting for a plug session, in the order they finished.
     pub deferred: Vec<Id>,
 
@@ -284,7 +358,7 @@ pub struct Pass {
     /// Bios of bio-based devices waiting for their C, per (device, sector, length).
     pub bio_wait: FastMap<(usize, i64, i64), Id>,
 
-    pub q2q_last: FastMap<Q2qKey, i64>,
+    pub latest_queues: LatestQueues,
     pub op_classes: OpClasses,
     pub io: IoCounts,
     pub depth: DepthWalk,
@@ -307,7 +381,6 @@ impl Pass {
             dispatched_now: Vec::with_capacity(DISPATCHES_NOW),
             requests: Slab::default(),
             key_runs: FastMap::default(),
-            open_requests: FastMap::default(),
             deferred: Vec::new(),
             bios: Slab::default(),
             pieces: Slab::default(),
@@ -322,7 +395,7 @@ impl Pass {
             flush_end_wait: FastMap::default(),
             remaps: FastMap::default(),
             bio_wait: FastMap::default(),
-            q2q_last: FastMap::default(),
+            latest_queues: LatestQueues::default(),
             op_classes: OpClasses::default(),
             io,
             depth,
