@@ -159,7 +159,7 @@ def story(draw: st.DrawFn) -> list[Line]:
             add(draw(st.sampled_from(["U", "UT", "P"])), f"[{comm}] 1", flags="N")
     else:  # a stray event of any action on any sector
         act = draw(st.sampled_from(["Q", "G", "I", "D", "C", "M", "F", "R"]))
-        add(act, f"{io} [{comm}]" if act != "C" else done)
+        add(act, done if act in ("C", "R") else f"{io} [{comm}]")  # C and R end in [errno]
     return out
 
 
