@@ -1,10 +1,11 @@
-"""Each command loads only what it uses: numba (the compiled ingest and streaming pass, ~0.5 s
-to import), matplotlib (the report's charts, ~0.3 s), Polars and pyarrow.dataset stay out of
+"""Each command loads only what it uses: numba (the compiled ingest, ~0.5 s to import; the
+streaming pass is the Rust core's), matplotlib (the report's charts, ~0.3 s), Polars and pyarrow.dataset stay out of
 the commands that do not need them, and `import blkscope` loads none of them. Run in a fresh
 interpreter each, as a user's shell would."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +61,16 @@ def test_a_command_loads_only_what_it_uses(
     code, loaded = _loaded(args, RUN.format(heavy=HEAVY))
     assert code == 0
     assert not loaded & set(absent)
+
+
+def test_analyze_loads_no_numba(mq_dataset: Path, tmp_path: Path) -> None:
+    """The streaming pass is the Rust core's: an analysis loads no JIT at all."""
+    dataset = tmp_path / "mq.dataset"
+    shutil.copytree(mq_dataset, dataset)
+    code, loaded = _loaded(["analyze", str(dataset), "-q"], RUN.format(heavy=HEAVY))
+    assert code == 0
+    assert "numba" not in loaded
+    assert {"duckdb", "pyarrow"} <= loaded
 
 
 def test_import_blkscope_loads_nothing_heavy() -> None:

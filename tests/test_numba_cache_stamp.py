@@ -1,19 +1,17 @@
-"""numba's cache of a blkscope kernel is stamped with every source of the package, not only the
-kernel's own file: a change to a callee's file recompiles its callers (a stale `step` once
-wrote wrong depth tables after only stream/requests.py changed)."""
+"""numba's cache of a blkscope kernel (the ingest scanners and decoders) is stamped with every
+source of the package, not only the kernel's own file: a change to a callee's file recompiles
+its callers (a stale caller once wrote wrong depth tables after only a callee's file changed)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import duckdb
-import numba
 
 from blkscope import numba_kernels
-from blkscope.analyze.stream.core import step
+from blkscope.ingest.blkparse._scan import _uint
 from tests.test_footprint import RUN, _loaded
 
 
@@ -30,18 +28,9 @@ def test_the_stamp_changes_when_any_source_changes(tmp_path: Path) -> None:
     assert numba_kernels.package_stamp.__wrapped__(tmp_path) != before
 
 
-@numba.njit(cache=True)
-def _never_called(x: int) -> int:
-    return x + 1
-
-
-def test_a_function_never_compiled_is_not_cached() -> None:
-    assert not numba_kernels.is_cached(_never_called)
-
-
-def test_the_pass_is_cached_under_the_package_stamp() -> None:
+def test_a_kernel_is_cached_under_the_package_stamp() -> None:
     assert numba_kernels.PACKAGE_LOCATORS
-    dispatcher: Any = step
+    dispatcher: Any = _uint
     locator = dispatcher._cache._impl.locator  # numba's FunctionCache -> CacheImpl -> locator
     assert type(locator).__name__.startswith("Package")
     _own, package = locator.get_source_stamp()
@@ -68,21 +57,11 @@ def _same(table: str, new: Path, old: Path) -> None:
         assert left == [(0,)], table
 
 
-def test_a_cached_pass_loads_without_numbas_compiler(mq_dataset: Path, tmp_path: Path) -> None:
-    """Once the pass is in numba's cache, an analysis loads it without numba's typing and
-    lowering registries (numba_kernels.loads_only: ~0.3 s of every analysis), and its tables
-    come out the same."""
-    dataset = tmp_path / "mq.dataset"
-    shutil.copytree(mq_dataset, dataset)
-    _run("analyze", str(dataset))  # compiles the pass if the cache is cold (with the registries)
-    assert _run("analyze", str(dataset)) == "REGISTRIES False"
-    for table in ("requests", "bios", "stage_stats", "depth"):
-        _same(table, dataset, mq_dataset)
-
-
 def test_cached_ingest_kernels_load_without_numbas_compiler(tmp_path: Path) -> None:
-    """The same for ingest's kernels (the blkparse scanner, the blktrace decoder), which may
-    allocate: they load with NRT set up, and the events come out the same."""
+    """Once ingest's kernels (the blkparse scanner, the blktrace decoder) are in numba's cache,
+    an ingest loads them without numba's typing and lowering registries
+    (numba_kernels.loads_only: ~0.3 s of every ingest), with NRT set up (they may allocate),
+    and the events come out the same."""
     capture = Path(__file__).resolve().parents[1] / "fixtures" / "loop-split-merge-tail"
     first, second = tmp_path / "first", tmp_path / "second"
     _run("ingest", str(capture), "-o", str(first))  # compiles what the cache lacks

@@ -7,6 +7,8 @@ ArrowBatch, which pyarrow imports without a copy: `pa.record_batch(rows)`.
 from typing import Any
 
 def version() -> str: ...
+def log2_bucket(v: int) -> int:
+    """io_dist's log2 bucket of v: b with 2^b <= v < 2^(b+1), -1 for v <= 0."""
 
 class ArrowBatch:
     """A record batch (an Arrow struct array, through the PyCapsule protocol)."""

@@ -6,23 +6,20 @@ a call from compiled code with a constant argument (`_pad(nd, 3)`) by that const
 type and compiles a version for each constant beside the int64 one: the blkparse scanner's 14
 functions were compiled 26 times. `plain_calls` types such a call with plain types first, so
 one compiled version serves every caller (LLVM still folds the constant where it inlines the
-small scanner functions: ingest's CPU on the 4.4 M-line fio text is unchanged). The streaming
-pass keeps numba's literal versions (analyze/stream/jit.py says why).
+small scanner functions: ingest's CPU on the 4.4 M-line fio text is unchanged).
 
 Every later run loads the kernels from the cache, and numba first installs its compiler's typing
-and lowering registries (importing ~40 of its modules), ~0.3 s of each `ingest` or `analyze`
-(`step`'s first call took 0.51 s on a 3.6 k-event fixture in cProfile, 0.42 of it there). Machine
+and lowering registries (importing ~40 of its modules), ~0.3 s of each `ingest`. Machine
 code needs none of that: it calls itself, numba's C helpers (registered when numba starts) and,
 when it allocates, NRT's (set up here on the first load). So a blkscope kernel loads without it
 (`loads_only`); a kernel missing from the cache compiles as always, and numba's compiler
 installs the registries first. Measured alternately 5 times on a 3.6 k-event fixture: `ingest`
-1.09 -> 0.78 s, `analyze`'s pass 0.58 -> 0.22 s in process."""
+1.09 -> 0.78 s in process."""
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import pickle
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -60,8 +57,8 @@ def plain_calls(dispatcher: Any) -> Any:
 
 # numba keys a cached function by its own source file alone (path, mtime, size): a function
 # that inlines or calls code from another file keeps running the old machine code when only
-# that other file changes (a checkout that changed stream/requests.py but not stream/core.py
-# ran a stale `step`, and the depth tables came out silently wrong). The locators below stamp
+# that other file changes (a checkout that changed one file of the numba streaming pass, before
+# it moved to Rust, ran a stale caller, and the depth tables came out silently wrong). The locators below stamp
 # every cached blkscope function with all of the package's sources instead: any change to any
 # of them recompiles. Stat-ing ~300 files once per process costs about a millisecond.
 PACKAGE = Path(__file__).resolve().parent
@@ -118,17 +115,10 @@ class _LoadOnly(caching.FunctionCache):
     """numba's cache of a function's compiled versions, loading one without numba's typing and
     lowering registries (see the module doc)."""
 
-    nrt = True  # whether the machine code may call NRT (numba's allocator)
-
     def load_overload(self, sig: Any, target_context: Any) -> Any:
-        if self.nrt:
-            rtsys.initialize(target_context)  # once per process: ~65 ms
+        rtsys.initialize(target_context)  # the kernels may allocate; once per process: ~65 ms
         with self._guard_against_spurious_io_errors():
             return self._load_overload(sig, target_context)
-
-
-class _LoadOnlyWithoutNRT(_LoadOnly):
-    nrt = False
 
 
 # Another numba may load otherwise: its own way then stands.
@@ -138,19 +128,9 @@ _CAN_LOAD_ONLY = all(
 ) and hasattr(rtsys, "initialize")
 
 
-def loads_only(dispatcher: F, nrt: bool = True) -> F:
-    """The dispatcher, loading its cached versions without numba's compiler set-up (nrt=False:
-    nor NRT's, for a function compiled without it)."""
+def loads_only(dispatcher: F) -> F:
+    """The dispatcher, loading its cached versions without numba's compiler set-up."""
     cache = getattr(dispatcher, "_cache", None)
     if _CAN_LOAD_ONLY and type(cache) is caching.FunctionCache:
-        cache.__class__ = _LoadOnly if nrt else _LoadOnlyWithoutNRT
+        cache.__class__ = _LoadOnly
     return dispatcher
-
-
-def is_cached(dispatcher: Any) -> bool:
-    """Whether numba's cache holds a compiled version of the dispatcher's function for the
-    current sources (False: its first call compiles; True when this numba cannot say)."""
-    try:
-        return bool(dispatcher._cache._cache_file._load_index())
-    except (AttributeError, OSError, EOFError, ValueError, pickle.UnpicklingError):
-        return True  # another numba, or an unreadable index: no message rather than a wrong one

@@ -26,9 +26,17 @@ mod testing;
 
 use pyo3::prelude::*;
 
-/// Add the pass's classes to the extension module.
+/// io_dist's log2 bucket of a value, as the pass counts it (Python's tests hold it against the
+/// SQL macro `log2_bucket`, its definition).
+#[pyfunction]
+fn log2_bucket(v: i64) -> i64 {
+    iodist::log2_bucket(v)
+}
+
+/// Add the pass's classes and functions to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<python::StreamPass>()?;
     m.add_class::<arrow_io::ArrowBatch>()?;
+    m.add_function(wrap_pyfunction!(log2_bucket, m)?)?;
     Ok(())
 }

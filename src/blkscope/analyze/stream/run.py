@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 
 from blkscope._core import StreamPass
 from blkscope.analyze.correlation import device_spans
+from blkscope.analyze.stream.declared import declared
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
 from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches
 from blkscope.analyze.stream.iodist import IO_COUNTS
@@ -140,12 +141,6 @@ def _writer(dataset: Path, table: str) -> pq.ParquetWriter:
     )
 
 
-def _declared(rows: object, table: str) -> pa.RecordBatch:
-    """The pass's batch under the table's declared schema (its docs), without a copy."""
-    batch = pa.record_batch(rows)
-    return pa.RecordBatch.from_arrays(batch.columns, schema=TABLES[table])
-
-
 ORPHANS_SQL = """
 WITH f AS (SELECT * FROM _orphan_candidates),
 ev AS (
@@ -196,8 +191,8 @@ class _Sinks:
     def _write(self, rows: tuple[object, object, object]) -> None:
         requests, bios, q2q = rows
         for name, writer, batch in (
-            ("requests", self.requests, _declared(requests, "requests")),
-            ("bios", self.bios, _declared(bios, "bios")),
+            ("requests", self.requests, declared(requests, TABLES["requests"])),
+            ("bios", self.bios, declared(bios, TABLES["bios"])),
         ):
             if batch.num_rows:
                 writer.write_batch(batch)
@@ -215,7 +210,7 @@ class _Sinks:
     def close(self, con: duckdb.DuckDBPyConnection, held: pa.RecordBatch) -> None:
         """Write the last rows and the settled held requests; close the files."""
         self.thread.close()
-        held = _declared(held, "requests")
+        held = declared(held, TABLES["requests"])
         if held.num_rows:
             self.requests.write_batch(held)
             self.rows["requests"] += held.num_rows
