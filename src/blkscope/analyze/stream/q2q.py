@@ -81,12 +81,14 @@ class Q2QWriter:
         # created itself, with what is in it, when the connection closes)
         (dataset / SPILL_DIR).mkdir(exist_ok=True)
         self.path = dataset / SPILL_DIR / "bio_q2q.parquet"
-        # a temporary file: lz4, no statistics, and dictionaries only for the strings (Parquet
-        # tries one on every column by default, and gives it up on times and ids: 3x the CPU)
+        # a temporary file, written once and read twice: uncompressed (lz4 cost more CPU to
+        # write and to read than the disk it saved), no statistics, and dictionaries only for
+        # the strings (Parquet tries one on every column by default, and gives it up on times
+        # and ids: 3x the CPU)
         self.writer = pq.ParquetWriter(
             self.path,
             _WRITTEN,
-            compression="lz4",
+            compression="none",
             use_dictionary=["op_base", "op_class", "process"],
             write_statistics=False,
         )
