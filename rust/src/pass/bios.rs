@@ -3,6 +3,7 @@
 //! bio-based device (device mapper, md: Q and C only) when its own C came.
 
 use super::event::{Event, Remap};
+use super::q2q::{group_key, UNKNOWN_COMM};
 use super::rows::BioRow;
 use super::slab::Id;
 use super::state::{max_some, min_some, AfterGet, Bio, Candidate, Pass, Piece, Wait};
@@ -285,6 +286,11 @@ impl Pass {
         if let Some(c) = row.c_t {
             self.depth.bio_completed(c, row.dev);
         }
+        let class = self
+            .op_classes
+            .of(row.rwbs, row.op as usize, row.sector.is_some());
+        let group = group_key(row.dev, class, row.comm.unwrap_or(UNKNOWN_COMM));
+        self.stage_counts.count(group, &row);
         self.bio_rows.push(row);
         self.bios.remove(b);
     }

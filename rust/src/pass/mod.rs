@@ -19,6 +19,7 @@ mod python;
 mod q2q;
 mod rows;
 mod slab;
+mod stages;
 mod state;
 mod strings;
 #[cfg(test)]
@@ -33,10 +34,18 @@ fn log2_bucket(v: i64) -> i64 {
     iodist::log2_bucket(v)
 }
 
+/// The value bucket of a latency, as the pass counts it for `_stage_buckets` (Python's tests
+/// hold it against the SQL macro `value_bucket`, its definition).
+#[pyfunction]
+fn value_bucket(v: i64) -> i64 {
+    stages::value_bucket(v)
+}
+
 /// Add the pass's classes and functions to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<python::StreamPass>()?;
     m.add_class::<arrow_io::ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(log2_bucket, m)?)?;
+    m.add_function(wrap_pyfunction!(value_bucket, m)?)?;
     Ok(())
 }

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int32Array, Int64Array, RecordBatch, StringArray};
+use arrow_array::{
+    ArrayRef, Int16Array, Int32Array, Int64Array, RecordBatch, StringArray, UInt8Array,
+};
 use arrow_schema::{ArrowError, Field, Schema};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -390,6 +392,70 @@ impl StreamPass {
             (
                 "total",
                 Arc::new(Int64Array::from_iter_values(buckets.iter().map(|b| b.5))),
+            ),
+        ];
+        Ok(ArrowBatch::new(batch(columns).map_err(value_error)?))
+    }
+
+    /// The counts `_stage_buckets` starts from (stages.rs): per (group_key, scope, stage, value
+    /// bucket b) the count c, the smallest lo and largest hi latency and their sum (total_hi *
+    /// 2^32 + total_lo: exact beyond BIGINT).
+    fn stage_counts(&self) -> PyResult<ArrowBatch> {
+        let buckets: Vec<_> = self.pass.stage_counts.buckets.iter().collect();
+        let columns = vec![
+            (
+                "group_key",
+                Arc::new(Int64Array::from_iter_values(
+                    buckets.iter().map(|(k, _)| k.0),
+                )) as ArrayRef,
+            ),
+            (
+                "scope",
+                Arc::new(UInt8Array::from_iter_values(
+                    buckets.iter().map(|(k, _)| k.1),
+                )),
+            ),
+            (
+                "stage",
+                Arc::new(UInt8Array::from_iter_values(
+                    buckets.iter().map(|(k, _)| k.2),
+                )),
+            ),
+            (
+                "b",
+                Arc::new(Int16Array::from_iter_values(
+                    buckets.iter().map(|(k, _)| k.3),
+                )),
+            ),
+            (
+                "c",
+                Arc::new(Int64Array::from_iter_values(
+                    buckets.iter().map(|(_, b)| b.count),
+                )),
+            ),
+            (
+                "lo",
+                Arc::new(Int64Array::from_iter_values(
+                    buckets.iter().map(|(_, b)| b.lo),
+                )),
+            ),
+            (
+                "hi",
+                Arc::new(Int64Array::from_iter_values(
+                    buckets.iter().map(|(_, b)| b.hi),
+                )),
+            ),
+            (
+                "total_hi",
+                Arc::new(Int64Array::from_iter_values(
+                    buckets.iter().map(|(_, b)| (b.total >> 32) as i64),
+                )),
+            ),
+            (
+                "total_lo",
+                Arc::new(Int64Array::from_iter_values(
+                    buckets.iter().map(|(_, b)| (b.total & 0xFFFF_FFFF) as i64),
+                )),
             ),
         ];
         Ok(ArrowBatch::new(batch(columns).map_err(value_error)?))

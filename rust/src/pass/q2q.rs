@@ -135,6 +135,12 @@ impl OpClasses {
     }
 }
 
+/// A reporting group (device, op class, process) as one integer, the Q2Q file's `group_key`:
+/// device index << 48 | class code << 32 | comm code.
+pub fn group_key(dev: usize, class: QClass, comm: u32) -> i64 {
+    ((dev as i64) << 48) | (i64::from(class.class) << 32) | i64::from(comm)
+}
+
 /// `bios`' comm code of a Q without a comm: the comm dictionary's first entry is '?', so that
 /// a Q without a comm and one whose comm is '?' share a process group (coalesce(comm, '?')).
 pub const UNKNOWN_COMM: u32 = 0;

@@ -13,7 +13,7 @@ use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, Field, Schema};
 
 use super::event::{Op, Remap};
-use super::q2q::{OpClasses, UNKNOWN_COMM};
+use super::q2q::{self, OpClasses, UNKNOWN_COMM};
 use super::state::Device;
 use super::strings::Dictionary;
 
@@ -360,9 +360,7 @@ pub fn bios_batches(
         base.push(c.base as i32);
         class.push(c.class as i32);
         process.push(who as i32);
-        group_key.push(Some(
-            ((r.dev as i64) << 48) | (i64::from(c.class) << 32) | i64::from(who),
-        ));
+        group_key.push(Some(q2q::group_key(r.dev, c, who)));
         for (column, v) in gaps.iter_mut().zip(r.q2q) {
             column.push(v);
         }

@@ -10,6 +10,7 @@ use super::iodist::IoCounts;
 use super::q2q::{LatestQueues, OpClasses};
 use super::rows::{BioRow, HeldRequest, RequestRow};
 use super::slab::{Id, Slab};
+use super::stages::StageCounts;
 
 /// What the whole trace says about a device (asked of DuckDB before the pass), and its
 /// sequential state.
@@ -362,6 +363,7 @@ pub struct Pass {
     pub op_classes: OpClasses,
     pub io: IoCounts,
     pub depth: DepthWalk,
+    pub stage_counts: StageCounts,
 
     /// Rows written, waiting to be taken by Python.
     pub request_rows: Vec<RequestRow>,
@@ -399,6 +401,7 @@ impl Pass {
             op_classes: OpClasses::default(),
             io,
             depth,
+            stage_counts: StageCounts::default(),
             request_rows: Vec::new(),
             held: Vec::new(),
             bio_rows: Vec::new(),

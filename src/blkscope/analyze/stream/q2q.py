@@ -9,8 +9,9 @@ The gaps leave the pass with each bio and are written, one row per bio, to an in
 file in the analysis's spill folder (never part of the dataset), which `_bio_stages.sql` reads
 as `internal._bio_q2q`. Each row also carries what the bio's other latencies need: its
 reporting group, as the strings and as one integer key (`group_key`: device, class and comm
-codes), and its stage times as `bios` has them. `_bio_stages` reads this file alone, twice, and
-joins on the integer key; reading `bios` and the gaps' file instead, each time deriving the op
+codes), and its stage times as `bios` has them. `_bio_stages` reads this file alone (for the latencies of
+the buckets holding a percentile: the pass counts every bucket itself, `internal._stage_counts`)
+and joins on the integer key; reading `bios` and the gaps' file instead, each time deriving the op
 class from every bio's RWBS and joining both on four strings, was ~40 % of its CPU."""
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ from blkscope.store.writer import close_quietly
 # the scopes (_bio_stages' scope codes 1..4), in the order of the gap columns
 SCOPES = tuple(StreamPass.scopes())
 Q2Q_VIEW = "internal._bio_q2q"
+# the bio latencies' counts per finest group and value bucket (rust/src/pass/stages.rs), which
+# sql/_stage_buckets.sql sums into its levels
+STAGE_COUNTS = "internal._stage_counts"
 
 BIO_Q2Q = schema(
     "_bio_q2q",

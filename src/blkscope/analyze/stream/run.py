@@ -20,7 +20,7 @@ from blkscope.analyze.stream.declared import declared
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
 from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches
 from blkscope.analyze.stream.iodist import IO_COUNTS
-from blkscope.analyze.stream.q2q import Q2QWriter
+from blkscope.analyze.stream.q2q import STAGE_COUNTS, Q2QWriter
 from blkscope.analyze.stream.threads import Background, Prefetch
 from blkscope.errors import DatasetError
 from blkscope.progress import ProgressCallback
@@ -241,7 +241,8 @@ def stream_tables(
 ) -> dict[str, int]:
     """Write requests.parquet and bios.parquet into dataset from its events; return row counts.
     The pass's internal tables are left in con: io_dist's counts (IO_COUNTS), the depth walk's
-    sums (DEPTH_TIME, DEPTH_BIN_SUMS) and the Q2Q view (q2q.Q2Q_VIEW)."""
+    sums (DEPTH_TIME, DEPTH_BIN_SUMS), the bio latencies' bucket counts (STAGE_COUNTS) and the
+    Q2Q view (q2q.Q2Q_VIEW)."""
     stream = StreamPass(plug_clock, device_facts(con), device_bounds(con))
     classes = OpClassNames(con, stream)
     sinks = _Sinks(dataset)
@@ -287,4 +288,5 @@ def stream_tables(
     _store(con, DEPTH_TIME, times)
     _store(con, DEPTH_BIN_SUMS, bins)
     _store(con, IO_COUNTS, stream.io_counts())
+    _store(con, STAGE_COUNTS, stream.stage_counts())
     return sinks.rows
