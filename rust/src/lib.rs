@@ -2,6 +2,8 @@
 
 use pyo3::prelude::*;
 
+mod ingest;
+
 /// The crate's version: the Python package checks it matches its own.
 #[pyfunction]
 fn version() -> &'static str {
@@ -11,5 +13,6 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    ingest::register(m)?;
     Ok(())
 }

@@ -1,0 +1,210 @@
+//! The seven header columns of an event line, as blkparse_fmt.c's process_default() prints
+//! them: "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s ".
+
+use super::printf::{digits, number, pad, padded_number, skip_spaces};
+use crate::ingest::action::Action;
+use crate::ingest::rwbs::{Op, Rwbs};
+
+const INT32_MAX: u64 = i32::MAX as u64;
+/// The largest seconds whose nanoseconds still fit an i64.
+const MAX_SECONDS: u64 = 9_223_372_035;
+
+/// The header of one event line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub dev_major: i32,
+    pub dev_minor: i32,
+    pub cpu: i32,
+    pub seq: i64,
+    pub time_ns: i64,
+    pub pid: i64,
+    pub action: Action,
+    pub rwbs: Rwbs,
+}
+
+/// The header of `line` and where its tail starts (past the one space after RWBS), when the
+/// line is spaced exactly as blkparse prints it. Lines spaced otherwise (copied from a
+/// terminal, tabs, a lost leading space), A and m lines go to the reference parser, which
+/// keeps their bytes.
+pub fn parse_header(line: &[u8]) -> Option<(Header, usize)> {
+    let (dev_major, dev_minor, at) = device(line)?;
+    let (cpu, _, at) = padded_number(line, at.0, at.1, 2)?;
+    let at = followed_by(line, at, b' ')?;
+    let cpu = fits_i32(cpu)?;
+    let (seq, _, at) = padded_number(line, at, 1, 8)?;
+    let at = followed_by(line, at, b' ')?;
+    let (time_ns, at) = time(line, at)?;
+    let (pid, _, at) = padded_number(line, at, 1, 5)?;
+    let at = followed_by(line, at, b' ')?;
+    let (action, at) = action_column(line, at)?;
+    let (rwbs, at) = rwbs_column(line, at)?;
+    let header = Header {
+        dev_major,
+        dev_minor,
+        cpu,
+        seq: seq as i64,
+        time_ns,
+        pid: pid as i64,
+        action,
+        rwbs,
+    };
+    Some((header, at + 1))
+}
+
+/// `at` when line[at] is `byte` (the separator after a column).
+fn followed_by(line: &[u8], at: usize, byte: u8) -> Option<usize> {
+    (line.get(at) == Some(&byte)).then_some(at)
+}
+
+fn fits_i32(value: u64) -> Option<i32> {
+    (value <= INT32_MAX).then_some(value as i32)
+}
+
+/// "%3d,%-3d ": the device. Returns major, minor and (where the space after it starts, the
+/// spaces the cpu column has before its padding): the minor is left-aligned in 3.
+#[allow(clippy::type_complexity)]
+fn device(line: &[u8]) -> Option<(i32, i32, (usize, usize))> {
+    let (major, _, at) = padded_number(line, 0, 0, 3)?;
+    let at = followed_by(line, at, b',')?;
+    let (minor, end) = number(line, at + 1)?;
+    let after = followed_by(line, end, b' ')?;
+    let gap = pad(end - (at + 1), 3) + 1;
+    Some((fits_i32(major)?, fits_i32(minor)?, (after, gap)))
+}
+
+/// " %5d.%09lu ": seconds and nanoseconds since the trace started, as integer nanoseconds.
+fn time(line: &[u8], at: usize) -> Option<(i64, usize)> {
+    let (seconds, _, at) = padded_number(line, at, 1, 5)?;
+    let at = followed_by(line, at, b'.')?;
+    if seconds > MAX_SECONDS {
+        return None;
+    }
+    let (nanos, end) = digits(line, at + 1);
+    if end - (at + 1) != 9 {
+        return None;
+    }
+    let at = followed_by(line, end, b' ')?;
+    Some(((seconds * 1_000_000_000 + nanos) as i64, at))
+}
+
+/// " %2s ": the action letters, right-aligned in 2. A and m are left to the reference parser
+/// (A's remap tail, m's free text and cgroup column). Returns where the space after it is.
+fn action_column(line: &[u8], at: usize) -> Option<(Action, usize)> {
+    let start = skip_spaces(line, at);
+    let (action, end) = action_letters(line, start)?;
+    if matches!(action, Action::Remap | Action::Message) {
+        return None;
+    }
+    let end = followed_by(line, end, b' ')?;
+    (start - at == 1 + pad(end - start, 2)).then_some((action, end))
+}
+
+/// The action at `at`: one letter followed by a space, or UT.
+fn action_letters(line: &[u8], at: usize) -> Option<(Action, usize)> {
+    let first = *line.get(at)?;
+    match line.get(at + 1) {
+        Some(&b' ') | None => Some((Action::from_letter(first)?, at + 1)),
+        Some(&b'T') if first == b'U' && matches!(line.get(at + 2), Some(&b' ') | None) => {
+            Some((Action::UnplugTimer, at + 2))
+        }
+        Some(_) => None,
+    }
+}
+
+/// " %3s ": RWBS right-aligned in 3 (wider ones have only the one space). Returns where the
+/// space after it is.
+fn rwbs_column(line: &[u8], at: usize) -> Option<(Rwbs, usize)> {
+    let start = skip_spaces(line, at);
+    let (rwbs, end) = rwbs_letters(line, start)?;
+    (start - at == 1 + pad(end - start, 3)).then_some((rwbs, end))
+}
+
+/// The RWBS letters today's blkparse prints, then a space: [F]op[F][A][S][M]. Older and
+/// newer letters (B, E, U, DE, WZ, Z?) go to the reference parser.
+fn rwbs_letters(line: &[u8], at: usize) -> Option<(Rwbs, usize)> {
+    let mut at = at;
+    let preflush =
+        line.get(at) == Some(&b'F') && matches!(line.get(at + 1), Some(b'D' | b'W' | b'R' | b'N'));
+    at += usize::from(preflush);
+    let op = Op::from_letter(*line.get(at)?)?;
+    at += 1;
+    let mut flag = |letter: u8| {
+        let set = line.get(at) == Some(&letter);
+        at += usize::from(set);
+        set
+    };
+    let fua = flag(b'F');
+    let readahead = flag(b'A');
+    let sync = flag(b'S');
+    let meta = flag(b'M');
+    let rwbs = Rwbs {
+        preflush,
+        op,
+        fua,
+        readahead,
+        sync,
+        meta,
+    };
+    followed_by(line, at, b' ').map(|at| (rwbs, at))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &[u8] = b"  8,0    1        5     0.000102310  4162  Q  WS 1024 + 8 [dd]";
+
+    #[test]
+    fn reads_the_columns_blkparse_prints() {
+        let (h, tail) = parse_header(LINE).unwrap();
+        assert_eq!((h.dev_major, h.dev_minor, h.cpu, h.seq), (8, 0, 1, 5));
+        assert_eq!((h.time_ns, h.pid), (102_310, 4162));
+        assert_eq!(h.action, Action::Queue);
+        assert_eq!(h.rwbs.text(), "WS");
+        assert_eq!(&LINE[tail..], b"1024 + 8 [dd]");
+    }
+
+    #[test]
+    fn wide_columns_keep_one_space() {
+        let line = b"259,12  11 123456789 12345.000000001 1234567 UT FWFSM [x] 1";
+        let (h, tail) = parse_header(line).unwrap();
+        assert_eq!((h.dev_major, h.dev_minor, h.cpu), (259, 12, 11));
+        assert_eq!(h.seq, 123_456_789);
+        assert_eq!(h.time_ns, 12_345_000_000_001);
+        assert_eq!(h.action, Action::UnplugTimer);
+        assert_eq!(h.rwbs.text(), "FWFSM");
+        assert_eq!(&line[tail..], b"[x] 1");
+    }
+
+    #[test]
+    fn other_spacing_goes_to_the_reference_parser() {
+        assert!(parse_header(&LINE[1..]).is_none(), "a leading space lost");
+        let tabbed = b"  8,0    1        5     0.000102310  4162  Q\tWS 1024 + 8 [dd]";
+        assert!(parse_header(tabbed).is_none());
+        let wide = b"  8,0    1        5     0.000102310  4162  Q   WS 1024 + 8 [dd]";
+        assert!(parse_header(wide).is_none());
+    }
+
+    #[test]
+    fn remaps_messages_and_odd_rwbs_go_to_the_reference_parser() {
+        let remap = b"  8,0    1        5     0.000102310  4162  A  WS 1024 + 8 <- (8,1) 0";
+        assert!(parse_header(remap).is_none());
+        let barrier = b"  8,0    1        5     0.000102310  4162  Q WBS 1024 + 8 [dd]";
+        assert!(parse_header(barrier).is_none());
+        let flush_op = b"259,0    3       19     0.001200000   812  D  FF [kworker/3:1H]";
+        assert!(parse_header(flush_op).is_none());
+    }
+
+    #[test]
+    fn numbers_past_their_columns_go_to_the_reference_parser() {
+        let big_major = b"2147483648,0    1        5     0.000102310  4162  Q  WS 1 + 8 [dd]";
+        assert!(parse_header(big_major).is_none());
+        let short_nanos = b"  8,0    1        5     0.00010231  4162  Q  WS 1024 + 8 [dd]";
+        assert!(parse_header(short_nanos).is_none());
+        let late = b"  8,0    1        5 9223372036.000000000  4162  Q  WS 1 + 8 [dd]";
+        assert!(
+            parse_header(late).is_none(),
+            "its nanoseconds do not fit an i64"
+        );
+    }
+}

@@ -1,0 +1,12 @@
+//! Ingest: blkparse text and blktrace binaries in, events rows out (Arrow).
+
+mod action;
+mod arrow_io;
+mod blkparse_text;
+mod blktrace;
+mod events;
+mod ftrace_bin;
+mod python;
+mod rwbs;
+
+pub use python::register;
