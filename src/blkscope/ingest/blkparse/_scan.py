@@ -7,7 +7,10 @@ line for the reference parser in `event_line`; it never guesses.
 from __future__ import annotations
 
 import numpy as np
+import pyarrow as pa
 
+from blkscope.ingest.blkparse.event_line import ACTIONS
+from blkscope.ingest.codes import constant_strings, events_table, rwbs_columns
 from blkscope.ingest.rwbs_bits import FUA, META, OP_SHIFT, PREFLUSH, READAHEAD, SYNC
 from blkscope.numba_kernels import compiled
 
@@ -343,4 +346,80 @@ def alloc(nlines: int, nbytes: int) -> tuple[np.ndarray, ...]:
         np.empty(fast, dtype=np.int16),
         np.empty(fast, dtype=np.uint8),
         np.empty((3, slow), dtype=np.int32),  # chunks are far below 2 GiB
+    )
+
+
+# The numba scanner as text_stream used it before the compiled core (blkscope._core) took over:
+# kept, with nothing in the package calling it, for the differential test against the core
+# (tests/test_ingest_differential.py) until numba leaves the package.
+_ACTION_STRINGS = pa.array(ACTIONS, pa.string())
+
+
+def scan_chunk(data: bytes, first: int, input_id: int) -> tuple[pa.Table, np.ndarray, int]:
+    """(fast rows, (line number, start, end) of each slow span, lines) of a chunk whose first
+    line is line `first`."""
+    nlines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    ints, action, rwbs, valid, slow = alloc(nlines, len(data))
+    lines, fast, n_slow = scan_lines(buf, len(buf), ints, action, rwbs, valid, slow)
+    table = _fast_table(buf, ints, action[:fast], rwbs[:fast], valid[:fast], first, input_id)
+    spans = slow[:, :n_slow].astype(np.int64)
+    spans[0] += first
+    return table, spans, lines
+
+
+def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
+    if valid.all():
+        return pa.array(values, type_)
+    return pa.array(values, type_, mask=~valid)
+
+
+def _fast_table(
+    buf: np.ndarray,
+    ints: np.ndarray,
+    action: np.ndarray,
+    code: np.ndarray,
+    valid: np.ndarray,
+    first_line_no: int,
+    input_id: int,
+) -> pa.Table:
+    m = len(action)
+    cols = ints[:, :m]
+    starts, ends = cols[F_COMM_START], cols[F_COMM_END]
+    offsets = np.empty(m + 1, dtype=np.int32)
+    data = np.empty(int((ends - starts).sum()), dtype=np.uint8)
+    gather_spans(buf, starts, ends, offsets, data)
+    has_comm = (valid & HAS_COMM) != 0
+    comm = pa.StringArray.from_buffers(
+        m,
+        pa.py_buffer(offsets),
+        pa.py_buffer(data),
+        null_bitmap=pa.array(has_comm).buffers()[1],
+        null_count=m - int(has_comm.sum()),
+    )
+
+    def opt(field: int, bit: int, type_: pa.DataType) -> pa.Array:
+        return _masked(cols[field], (valid & bit) != 0, type_)
+
+    return events_table(
+        m,
+        {
+            "dev_major": pa.array(cols[F_MAJOR], pa.int32()),
+            "dev_minor": pa.array(cols[F_MINOR], pa.int32()),
+            "cpu": pa.array(cols[F_CPU], pa.int32()),
+            "seq": pa.array(cols[F_SEQ]),
+            "time_ns": pa.array(cols[F_TIME]),
+            "pid": pa.array(cols[F_PID]),
+            "action": _ACTION_STRINGS.take(pa.array(action)),
+            **rwbs_columns(code),
+            "sector": opt(F_SECTOR, HAS_SECTOR, pa.int64()),
+            "nsectors": opt(F_NSECT, HAS_NSECT, pa.int32()),
+            "split_sector": opt(F_SPLIT, HAS_SPLIT, pa.int64()),
+            "error": opt(F_ERROR, HAS_ERROR, pa.int32()),
+            "comm": comm,
+            "depth": opt(F_DEPTH, HAS_DEPTH, pa.int32()),
+            "source": constant_strings("blkparse", m),
+            "line_no": pa.array(cols[F_LINE] + first_line_no),
+            "input_id": pa.array(np.full(m, input_id, dtype=np.int16)),
+        },
     )

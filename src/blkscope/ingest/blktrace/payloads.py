@@ -1,4 +1,5 @@
-"""Decode blktrace payloads: big-endian u64s, remaps, messages, SCSI commands, comms by pid."""
+"""Decode blktrace payloads: big-endian u64s, remaps, messages, SCSI commands, comms by pid (the
+legacy decoder's, legacy_decode.py)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,34 @@ from collections.abc import Sequence
 import numpy as np
 import pyarrow as pa
 
-from blkscope.ingest.blktrace.records import RECORD_BYTES, RecordFile, gather_payloads
+from blkscope.ingest.blktrace.records import RECORD_BYTES, RecordFile
+from blkscope.numba_kernels import compiled
 
 # Low-half flag of `action`: the payload starts with an 8-byte cgroup id.
 TA_CGROUP = 1 << 8
+
+
+@compiled
+def _gather(data, starts, lengths, offsets, out):  # type: ignore[no-untyped-def]
+    pos = 0
+    for i in range(len(starts)):
+        offsets[i] = pos
+        for j in range(lengths[i]):
+            out[pos + j] = data[starts[i] + j]
+        pos += lengths[i]
+    offsets[len(starts)] = pos
+
+
+def gather_payloads(
+    data: np.ndarray,
+    starts: np.ndarray,
+    lengths: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Concatenate byte spans of `data`; return (offsets with a final end, bytes)."""
+    offsets = np.empty(len(starts) + 1, dtype=np.int64)
+    out = np.empty(int(lengths.sum()), dtype=np.uint8)
+    _gather(data, starts.astype(np.int64), lengths.astype(np.int64), offsets, out)
+    return offsets, out
 
 
 def be64_payload(
