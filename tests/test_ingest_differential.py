@@ -113,7 +113,7 @@ def test_the_core_scans_text_as_numba_did(
     lines: list[bytes], newline_at_end: bool, first: int
 ) -> None:
     assume(b"\n" not in b"".join(lines))
-    _same_scan(lines, newline_at_end, first)
+    event(_same_scan(lines, newline_at_end, first))
 
 
 @pytest.mark.parametrize("line", EDGES)
@@ -121,7 +121,8 @@ def test_edge_lines_scan_as_numba_did(line: bytes) -> None:
     _same_scan([line], True, 1)
 
 
-def _same_scan(lines: list[bytes], newline_at_end: bool, first: int) -> None:
+def _same_scan(lines: list[bytes], newline_at_end: bool, first: int) -> str:
+    """Check that both scan the lines alike; say what they did with them."""
     data = b"\n".join(lines) + (b"\n" if newline_at_end else b"")
     old_table, old_spans, old_lines = _scan.scan_chunk(data, first, 3)
     new = scan_chunk(data, first, 3)
@@ -146,7 +147,7 @@ def _same_scan(lines: list[bytes], newline_at_end: bool, first: int) -> None:
     new_spans = list(zip(*(new.slow.column(k).to_pylist() for k in range(3)), strict=True))
     assert new_spans == expected_spans
     assert new.lines == old_lines
-    event(f"{len(lost)} lost-byte lines" if lost else f"{new.table.num_rows} of {len(lines)} taken")
+    return f"{len(lost)} lost-byte lines" if lost else f"{new.table.num_rows} of {len(lines)} taken"
     # what the scanner takes, it takes exactly: each row prints as its line
     assert all(rendered(r) == text(r["line_no"]) for r in _rows(new.table))
 
@@ -307,3 +308,14 @@ def test_the_core_indexes_ftrace_records_as_numba_did(data: bytes, draw: st.Data
     )
     assert out == old.tobytes()
     assert last == old_sequences.tolist()
+
+
+def test_the_generated_traces_golden_is_numbas(tmp_path: Path) -> None:
+    """tests/golden/blktrace_generated.json.zst, which outlives numba, is what numba gave."""
+    from tests.test_blktrace_generated import CASES, _golden, outcome, trace_files
+
+    numba = [
+        outcome(tmp_path, trace_files(case), legacy_decode.read_records, legacy_decode.decode)
+        for case in range(CASES)
+    ]
+    assert _golden(numba) == numba

@@ -87,9 +87,25 @@ impl Action {
 
     /// The action whose letter is this one byte (UT, the only two-letter one, is not).
     pub fn from_letter(letter: u8) -> Option<Action> {
-        Action::ALL
-            .into_iter()
-            .find(|a| a.letters().as_bytes() == [letter])
+        Some(match letter {
+            b'Q' => Action::Queue,
+            b'G' => Action::GetRequest,
+            b'I' => Action::Insert,
+            b'D' => Action::Issue,
+            b'C' => Action::Complete,
+            b'M' => Action::BackMerge,
+            b'F' => Action::FrontMerge,
+            b'P' => Action::Plug,
+            b'U' => Action::Unplug,
+            b'X' => Action::Split,
+            b'A' => Action::Remap,
+            b'R' => Action::Requeue,
+            b'S' => Action::Sleep,
+            b'T' => Action::Timer,
+            b'B' => Action::Bounce,
+            b'm' => Action::Message,
+            _ => return None,
+        })
     }
 
     /// The kernel's action code (`__BLK_TA_*` in blktrace_api.h) -> the action blkparse prints;
@@ -158,6 +174,12 @@ mod tests {
             }
         }
         assert_eq!(Action::from_letter(b'Z'), None);
+        for (k, a) in Action::ALL.into_iter().enumerate() {
+            assert_eq!(
+                a as usize, k,
+                "a column stores an action as its index in ALL"
+            );
+        }
     }
 
     #[test]

@@ -110,23 +110,6 @@ impl Rwbs {
     }
 }
 
-/// The RWBS text of every code, built once: a column appends one of these per row.
-pub struct RwbsTexts {
-    texts: Vec<String>,
-}
-
-impl RwbsTexts {
-    pub fn new() -> RwbsTexts {
-        RwbsTexts {
-            texts: (0..128u8).map(|c| Rwbs::from_code(c).text()).collect(),
-        }
-    }
-
-    pub fn get(&self, rwbs: Rwbs) -> &str {
-        &self.texts[usize::from(rwbs.code())]
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -150,7 +133,6 @@ mod tests {
         };
         assert_eq!(rwbs.text(), "FWFSM");
         assert_eq!(Rwbs::plain(Op::None).text(), "N");
-        assert_eq!(RwbsTexts::new().get(rwbs), "FWFSM");
     }
 
     #[test]

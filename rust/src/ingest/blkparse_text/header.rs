@@ -26,7 +26,114 @@ pub struct Header {
 /// line is spaced exactly as blkparse prints it. Lines spaced otherwise (copied from a
 /// terminal, tabs, a lost leading space), A and m lines go to the reference parser, which
 /// keeps their bytes.
+#[inline]
 pub fn parse_header(line: &[u8]) -> Option<(Header, usize)> {
+    match columns_in_place(line) {
+        Some(header) => Some(header),
+        None => parse_header_anywhere(line),
+    }
+}
+
+/// Where each number column of the header is when every value fits its printf width: most
+/// lines. (start, width) of major, minor, cpu, seq, seconds, nanoseconds, pid.
+const MAJOR: usize = 0;
+const MINOR: usize = 4;
+const CPU: usize = 8;
+const SEQ: usize = 11;
+const SECONDS: usize = 20;
+const NANOS: usize = 26;
+const PID: usize = 36;
+/// Where the action column ends when every number fits its width.
+const ACTION_END: usize = 44;
+
+/// The number right-aligned in the `WIDTH` bytes at `start`: spaces, then a number as `%d`
+/// prints it.
+#[inline(always)]
+fn right_aligned<const WIDTH: usize>(line: &[u8], start: usize) -> Option<u64> {
+    let field: &[u8; WIDTH] = line.get(start..start + WIDTH)?.try_into().ok()?;
+    let spaces = field.iter().take_while(|&&b| b == b' ').count();
+    number_filling(&field[spaces..])
+}
+
+/// `digits` when they all are digits and read as `%d` prints a number.
+#[inline(always)]
+fn number_filling(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
+        return None;
+    }
+    let mut value = 0u64;
+    for &b in digits {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value * 10 + u64::from(digit);
+    }
+    Some(value)
+}
+
+/// The header when its numbers all fit their printf widths, so that each sits at a known
+/// place ("%3d,%-3d %2d %8d %5d.%09lu %5u %2s "); None for the general reader.
+#[inline(always)]
+fn columns_in_place(line: &[u8]) -> Option<(Header, usize)> {
+    let separators = [
+        (3, b','),
+        (7, b' '),
+        (10, b' '),
+        (19, b' '),
+        (25, b'.'),
+        (35, b' '),
+    ];
+    if line.len() <= ACTION_END || separators.iter().any(|&(at, b)| line[at] != b) {
+        return None;
+    }
+    if line[PID + 5] != b' ' {
+        return None;
+    }
+    let dev_major = right_aligned::<3>(line, MAJOR)?;
+    // the minor is left-aligned: digits, then spaces
+    let minor_field = &line[MINOR..MINOR + 3];
+    let digits = minor_field
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if minor_field[digits..].iter().any(|&b| b != b' ') {
+        return None;
+    }
+    let dev_minor = number_filling(&minor_field[..digits])?;
+    let cpu = right_aligned::<2>(line, CPU)?;
+    let seq = right_aligned::<8>(line, SEQ)?;
+    let seconds = right_aligned::<5>(line, SECONDS)?;
+    let mut nanos = 0;
+    for &b in &line[NANOS..NANOS + 9] {
+        let digit = b.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        nanos = nanos * 10 + u64::from(digit);
+    }
+    let pid = right_aligned::<5>(line, PID)?;
+    let (action, at) = action_column(line, PID + 5)?;
+    if at != ACTION_END {
+        return None;
+    }
+    let (rwbs, at) = rwbs_column(line, at)?;
+    let header = Header {
+        dev_major: dev_major as i32,
+        dev_minor: dev_minor as i32,
+        cpu: cpu as i32,
+        seq: seq as i64,
+        time_ns: (seconds * 1_000_000_000 + nanos) as i64,
+        pid: pid as i64,
+        action,
+        rwbs,
+    };
+    Some((header, at + 1))
+}
+
+/// The header wherever its columns are: values wider than their printf width push the rest
+/// of the line right.
+fn parse_header_anywhere(line: &[u8]) -> Option<(Header, usize)> {
     let (dev_major, dev_minor, at) = device(line)?;
     let (cpu, _, at) = padded_number(line, at.0, at.1, 2)?;
     let at = followed_by(line, at, b' ')?;
@@ -89,6 +196,7 @@ fn time(line: &[u8], at: usize) -> Option<(i64, usize)> {
 
 /// " %2s ": the action letters, right-aligned in 2. A and m are left to the reference parser
 /// (A's remap tail, m's free text and cgroup column). Returns where the space after it is.
+#[inline(always)]
 fn action_column(line: &[u8], at: usize) -> Option<(Action, usize)> {
     let start = skip_spaces(line, at);
     let (action, end) = action_letters(line, start)?;
@@ -100,6 +208,7 @@ fn action_column(line: &[u8], at: usize) -> Option<(Action, usize)> {
 }
 
 /// The action at `at`: one letter followed by a space, or UT.
+#[inline(always)]
 fn action_letters(line: &[u8], at: usize) -> Option<(Action, usize)> {
     let first = *line.get(at)?;
     match line.get(at + 1) {
@@ -113,6 +222,7 @@ fn action_letters(line: &[u8], at: usize) -> Option<(Action, usize)> {
 
 /// " %3s ": RWBS right-aligned in 3 (wider ones have only the one space). Returns where the
 /// space after it is.
+#[inline(always)]
 fn rwbs_column(line: &[u8], at: usize) -> Option<(Rwbs, usize)> {
     let start = skip_spaces(line, at);
     let (rwbs, end) = rwbs_letters(line, start)?;
@@ -121,22 +231,21 @@ fn rwbs_column(line: &[u8], at: usize) -> Option<(Rwbs, usize)> {
 
 /// The RWBS letters today's blkparse prints, then a space: [F]op[F][A][S][M]. Older and
 /// newer letters (B, E, U, DE, WZ, Z?) go to the reference parser.
+#[inline(always)]
 fn rwbs_letters(line: &[u8], at: usize) -> Option<(Rwbs, usize)> {
-    let mut at = at;
     let preflush =
         line.get(at) == Some(&b'F') && matches!(line.get(at + 1), Some(b'D' | b'W' | b'R' | b'N'));
-    at += usize::from(preflush);
+    let mut at = at + usize::from(preflush);
     let op = Op::from_letter(*line.get(at)?)?;
     at += 1;
-    let mut flag = |letter: u8| {
-        let set = line.get(at) == Some(&letter);
-        at += usize::from(set);
-        set
-    };
-    let fua = flag(b'F');
-    let readahead = flag(b'A');
-    let sync = flag(b'S');
-    let meta = flag(b'M');
+    let fua = line.get(at) == Some(&b'F');
+    at += usize::from(fua);
+    let readahead = line.get(at) == Some(&b'A');
+    at += usize::from(readahead);
+    let sync = line.get(at) == Some(&b'S');
+    at += usize::from(sync);
+    let meta = line.get(at) == Some(&b'M');
+    at += usize::from(meta);
     let rwbs = Rwbs {
         preflush,
         op,
@@ -174,6 +283,35 @@ mod tests {
         assert_eq!(h.action, Action::UnplugTimer);
         assert_eq!(h.rwbs.text(), "FWFSM");
         assert_eq!(&line[tail..], b"[x] 1");
+    }
+
+    #[test]
+    fn columns_in_place_read_as_anywhere() {
+        let lines: [&[u8]; 6] = [
+            LINE,
+            b"254,0    0      369     0.000000000  7747  Q  RA 23416664 + 8 [python3]",
+            b"  8,16   1 99999999 99999.999999999 99999 UT   N [kworker/1:1H] 2",
+            b"  7,0    0        1     0.000000000     0  C  WS 0 [0]",
+            b"  8,0    1        5     0.000102310  4162  Q WBS 1024 + 8 [dd]",
+            b"  8,0    1        5     0.000102310  4162  D FWFSM 1024 + 8 [dd]",
+        ];
+        for line in lines {
+            let anywhere = parse_header_anywhere(line);
+            assert_eq!(
+                columns_in_place(line),
+                anywhere,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+            assert_eq!(parse_header(line), anywhere);
+        }
+        // a value wider than its column: only the general reader takes it
+        let wide = b"  8,0    1 123456789     0.000102310  4162  Q  WS 1024 + 8 [dd]";
+        assert!(columns_in_place(wide).is_none());
+        assert_eq!(parse_header(wide).unwrap().0.seq, 123_456_789);
+        let leading_zero = b"  8,0   01        5     0.000102310  4162  Q  WS 1024 + 8 [dd]";
+        assert!(columns_in_place(leading_zero).is_none());
+        assert!(parse_header(leading_zero).is_none());
     }
 
     #[test]

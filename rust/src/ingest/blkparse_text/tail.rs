@@ -36,6 +36,7 @@ pub enum Tail<'a> {
 
 /// The tail of an event with `action` (A and m never reach here), or None for the reference
 /// parser.
+#[inline(always)]
 pub fn parse_tail(action: Action, tail: &[u8]) -> Option<Tail<'_>> {
     match action {
         Action::Complete | Action::Requeue => completion(tail),
@@ -70,7 +71,8 @@ fn bracketed_comm(tail: &[u8], at: usize) -> Option<&str> {
 /// A process name the scanner keeps as is: printable ASCII (maybe empty).
 fn plain_comm(comm: &[u8]) -> Option<&str> {
     if comm.iter().all(|b| (32..127).contains(b)) {
-        std::str::from_utf8(comm).ok()
+        // SAFETY: printable ASCII is UTF-8.
+        Some(unsafe { std::str::from_utf8_unchecked(comm) })
     } else {
         None
     }
