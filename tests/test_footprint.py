@@ -1,5 +1,5 @@
-"""Each command loads only what it uses: numba (the compiled ingest and streaming pass, ~0.5 s
-to import), matplotlib (the report's charts, ~0.3 s), Polars and pyarrow.dataset stay out of
+"""Each command loads only what it uses: numba (the streaming pass, ~0.5 s to import), the
+compiled core (blkscope._core: the ingest), matplotlib (the report's charts, ~0.3 s), Polars and pyarrow.dataset stay out of
 the commands that do not need them, and `import blkscope` loads none of them. Run in a fresh
 interpreter each, as a user's shell would."""
 
@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 HEAVY = ("numba", "matplotlib", "polars", "pyarrow.dataset", "duckdb", "pyarrow")
 # What each must not load ({ds}: the bundled capture's analysed dataset).
 NOT_LOADED = [
-    (["--help"], HEAVY),
+    (["--help"], (*HEAVY, "blkscope._core")),
+    (["ingest", "{capture}", "-o", "{tmp}/ds"], ("numba", "matplotlib", "polars")),
     (["sql", "{ds}", "SELECT 1"], ("numba", "matplotlib", "polars", "pyarrow.dataset")),
     (["check", "{ds}", "--max", "spikes=9"], ("numba", "matplotlib", "polars")),
     (["crosscheck", "{ds}"], ("numba", "matplotlib", "polars")),
@@ -56,8 +57,9 @@ def _loaded(args: list[str], code: str) -> tuple[int, set[str]]:
 def test_a_command_loads_only_what_it_uses(
     mq_dataset: Path, tmp_path: Path, command: list[str], absent: tuple[str, ...]
 ) -> None:
-    args = [a.format(ds=mq_dataset, tmp=tmp_path) for a in command]
-    code, loaded = _loaded(args, RUN.format(heavy=HEAVY))
+    capture = ROOT / "fixtures" / "loop-split-merge-tail"
+    args = [a.format(ds=mq_dataset, tmp=tmp_path, capture=capture) for a in command]
+    code, loaded = _loaded(args, RUN.format(heavy=(*HEAVY, "blkscope._core")))
     assert code == 0
     assert not loaded & set(absent)
 

@@ -78,13 +78,3 @@ def test_a_cached_pass_loads_without_numbas_compiler(mq_dataset: Path, tmp_path:
     assert _run("analyze", str(dataset)) == "REGISTRIES False"
     for table in ("requests", "bios", "stage_stats", "depth"):
         _same(table, dataset, mq_dataset)
-
-
-def test_cached_ingest_kernels_load_without_numbas_compiler(tmp_path: Path) -> None:
-    """The same for ingest's kernels (the blkparse scanner, the blktrace decoder), which may
-    allocate: they load with NRT set up, and the events come out the same."""
-    capture = Path(__file__).resolve().parents[1] / "fixtures" / "loop-split-merge-tail"
-    first, second = tmp_path / "first", tmp_path / "second"
-    _run("ingest", str(capture), "-o", str(first))  # compiles what the cache lacks
-    assert _run("ingest", str(capture), "-o", str(second)) == "REGISTRIES False"
-    _same("events", second, first)

@@ -1,5 +1,5 @@
-"""How blkscope compiles its numba kernels (the ingest scanners, the blktrace decoders, the
-capture indexer): cached on disk, without the GIL, and once per argument types.
+"""How blkscope compiles its numba kernels (the streaming pass; ingest's moved to the compiled
+core, blkscope._core): cached on disk, without the GIL, and once per argument types.
 
 A first run after an install compiles every kernel it calls (the cache is empty). numba types
 a call from compiled code with a constant argument (`_pad(nd, 3)`) by that constant's literal

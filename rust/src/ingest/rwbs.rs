@@ -46,7 +46,7 @@ pub struct Rwbs {
     pub meta: bool,
 }
 
-// The bits of the small integer code both Python readers shared (ingest/rwbs_bits.py).
+// The bits of an RWBS code: one small integer per RWBS, so a column stores a byte per row.
 const PREFLUSH: u8 = 1;
 const OP_SHIFT: u8 = 1;
 const FUA: u8 = 8;
@@ -67,8 +67,7 @@ impl Rwbs {
         }
     }
 
-    /// The code of ingest/rwbs_bits.py: one small integer per RWBS, so a column of them is a
-    /// lookup into at most 128 strings.
+    /// One small integer per RWBS: a column of them is a lookup into at most 128 strings.
     pub fn code(self) -> u8 {
         let flag = |set: bool, bit: u8| if set { bit } else { 0 };
         flag(self.preflush, PREFLUSH)
@@ -136,8 +135,8 @@ mod tests {
     }
 
     #[test]
-    fn codes_match_rwbs_bits_py() {
-        // rwbs_bits: PREFLUSH 1, op << 1 (R W D N), FUA 8, READAHEAD 16, SYNC 32, META 64
+    fn code_bits() {
+        // PREFLUSH 1, op << 1 (R W D N), FUA 8, READAHEAD 16, SYNC 32, META 64
         let mut rwbs = Rwbs::plain(Op::Discard);
         assert_eq!(rwbs.code(), 4);
         rwbs.sync = true;
