@@ -14,7 +14,8 @@ $BLKSCOPE_BENCH_CACHE, else ~/.cache/blkscope-bench) and reused. Each round runs
 compared programs alternate under the same machine load; every figure is the median over rounds
 of wall seconds, CPU seconds (user + system) and peak RSS of that child process (os.wait4,
 forked from a bare interpreter: ~10 MB is the floor of the RSS column). Ingest's speed is also
-given as millions of lines of blkparse text per CPU-second (issue 32 asks for 5 or more).
+given as millions of lines of blkparse text per CPU-second, for the whole `blkscope ingest` and
+for the compiled scanner alone (bench/scan_text.py; issue 32 asks for 5 or more).
 --quick: the 1x capture only. Run it under `flock /tmp/blkscope-bench.lock` on a shared machine.
 """
 
@@ -169,6 +170,18 @@ def ingest_speed(
     }
 
 
+def scan_speed(text: Path, rounds: int) -> float:
+    """The compiled scanner alone on the text (bench/scan_text.py): M lines per CPU-second."""
+    script = REPO / "bench" / "scan_text.py"
+    out = subprocess.run(
+        [sys.executable, str(script), str(text), str(rounds)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(json.loads(out.stdout)["m_lines_per_cpu_s"])
+
+
 def print_table(result: dict[str, dict[str, dict[str, float]]], found: dict[str, float]) -> None:
     print(f"{'':8} {'step':12} {'wall s':>9} {'CPU s':>9} {'peak RSS MB':>12}")
     for scale, t in result.items():
@@ -231,6 +244,7 @@ def main(argv: list[str]) -> int:
     result = {scale: medians(s) for scale, s in samples.items()}
     lines = {scale: text_lines(folder / TEXT) for scale, folder in folders.items()}
     found = {**ratios(result, f"{copies}x"), **ingest_speed(result, lines)}
+    found["scan alone M lines / CPU s, 1x"] = scan_speed(folders["1x"] / TEXT, max(rounds, 3))
     if "--json" in argv:
         doc = {"input": str(capture), "copies": copies, "rounds": rounds}
         doc = {**doc, "lines": lines, "medians": result}

@@ -9,14 +9,17 @@ that byte.)"""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
 from blkscope.ingest.blkparse.event_line import LineError, parse_event_line, render_event
 from blkscope.ingest.blkparse.text_stream import scan_chunk
+from blkscope.ingest.block_events import ingest_blkparse
 from tests.test_properties import event_rows
 
 # Bytes that make a line one the scanner must think about: spacing, digits, brackets, letters of
@@ -141,11 +144,21 @@ def test_edge_lines(line: bytes) -> None:
     _check_scan([line], True, 1)
 
 
-def test_a_split_sector_runs_up_to_a_space() -> None:
-    """numba's scanner took this line and dropped the 'x'; it is not what blkparse prints."""
+def test_a_split_sector_runs_up_to_a_space(tmp_path: Path) -> None:
+    """numba's scanner took this line and dropped the 'x'; it is not what blkparse prints, so
+    ingest records it as a malformed line."""
     scanned = scan_chunk(EDGES[0] + b"\n", 1, 0)
     assert scanned.table.num_rows == 0
     assert scanned.slow.to_pylist() == [{"line_no": 1, "start": 0, "end": len(EDGES[0])}]
+    text = tmp_path / "x.txt"
+    text.write_bytes(EDGES[1] + b"\n" + EDGES[0] + b"\n")
+    ingest_blkparse([str(text)], tmp_path / "ds")
+    events = pq.read_table(tmp_path / "ds" / "events.parquet")
+    assert events.column("split_sector").to_pylist() == [164]
+    errors = pq.read_table(tmp_path / "ds" / "ingest_errors.parquet").to_pylist()
+    assert [(e["line_no"], e["reason"]) for e in errors] == [
+        (2, "X expects 'sector / split_sector [comm]' after RWBS, got '100 / 164x[fio]'")
+    ]
 
 
 def _check_scan(lines: list[bytes], newline_at_end: bool, first: int) -> str:
