@@ -15,7 +15,9 @@ alone (bench/pass_rate.py: its events per second), so the compared programs alte
 same machine load; every figure is the median over rounds of wall seconds, CPU seconds (user +
 system) and peak RSS of that child process (os.wait4, forked from a bare interpreter: ~10 MB is
 the floor of the RSS column). The ratios are printed against btt's wall AND CPU time, so that a
-slow btt cannot flatter blkscope.
+slow btt cannot flatter blkscope. Ingest's speed is also given as millions of lines of blkparse
+text per CPU-second, for the whole `blkscope ingest` and for the compiled scanner alone
+(bench/scan_text.py; issue 32 asks for 5 or more).
 --quick: the 1x capture only. Run it under `flock /tmp/blkscope-bench.lock` on a shared machine.
 """
 
@@ -40,7 +42,7 @@ from scaled_capture import (  # noqa: E402  (bench/ is sys.path[0] when run as a
 )
 
 DEFAULT_INPUT = Path("/work/bigcap/fio-sched")
-WARM_UP = REPO / "fixtures" / "loop-split-merge-tail"  # numba compiles into its cache once
+WARM_UP = REPO / "fixtures" / "loop-split-merge-tail"  # writes the modules' bytecode once
 STEPS = ("blkparse -d", "btt", "ingest", "analyze", "pass")
 # The streaming pass alone, on the dataset analyze has just used: bench/pass_rate.py times only
 # the compiled core's calls (its wall and CPU replace the script's; its RSS is the script's).
@@ -160,6 +162,38 @@ def ratios(result: dict[str, dict[str, dict[str, float]]], big: str) -> dict[str
     return out
 
 
+def text_lines(path: Path) -> int:
+    """Lines of a text file (blkparse's events and its summary), counted in 16 MiB reads."""
+    count = 0
+    with path.open("rb") as f:
+        while block := f.read(1 << 24):
+            count += block.count(b"\n")
+    return count
+
+
+def ingest_speed(
+    result: dict[str, dict[str, dict[str, float]]], lines: dict[str, int]
+) -> dict[str, float]:
+    """Issue 32's ingest speed: millions of lines of blkparse text per CPU-second of ingest."""
+    return {
+        f"ingest M lines / CPU s, {scale}": round(lines[scale] / 1e6 / t["ingest"]["cpu_s"], 2)
+        for scale, t in result.items()
+        if t["ingest"]["cpu_s"]
+    }
+
+
+def scan_speed(text: Path, rounds: int) -> float:
+    """The compiled scanner alone on the text (bench/scan_text.py): M lines per CPU-second."""
+    script = REPO / "bench" / "scan_text.py"
+    out = subprocess.run(
+        [sys.executable, str(script), str(text), str(rounds)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(json.loads(out.stdout)["m_lines_per_cpu_s"])
+
+
 def print_table(result: dict[str, dict[str, dict[str, float]]], found: dict[str, float]) -> None:
     print(f"{'':8} {'step':12} {'wall s':>9} {'CPU s':>9} {'peak RSS MB':>12}")
     for scale, t in result.items():
@@ -220,9 +254,12 @@ def main(argv: list[str]) -> int:
         for scale, folder in folders.items():
             samples[scale].append(one_round(folder, cache / "work"))
     result = {scale: medians(s) for scale, s in samples.items()}
-    found = ratios(result, f"{copies}x")
+    lines = {scale: text_lines(folder / TEXT) for scale, folder in folders.items()}
+    found = {**ratios(result, f"{copies}x"), **ingest_speed(result, lines)}
+    found["scan alone M lines / CPU s, 1x"] = scan_speed(folders["1x"] / TEXT, max(rounds, 3))
     if "--json" in argv:
-        doc = {"input": str(capture), "copies": copies, "rounds": rounds, "medians": result}
+        doc = {"input": str(capture), "copies": copies, "rounds": rounds}
+        doc = {**doc, "lines": lines, "medians": result}
         print(json.dumps({**doc, "ratios": found, "samples": samples}, indent=2))
     else:
         print_table(result, found)

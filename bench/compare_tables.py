@@ -3,12 +3,17 @@
 output): per table, equal row counts, column names and types, and no row in one that is not in
 the other (EXCEPT ALL both ways).
 
-Usage: python bench/compare_tables.py REFERENCE_DATASET DATASET
+Usage: python bench/compare_tables.py [--all] REFERENCE_DATASET DATASET
+
+--all: every Parquet file of either dataset (events and the other ingest tables too; a file in
+only one of them differs), and the manifest without its creation time.
 """
 
 from __future__ import annotations
 
+import json
 import sys
+from pathlib import Path
 
 import duckdb
 
@@ -50,16 +55,36 @@ def differences(con: duckdb.DuckDBPyConnection, ref: str, new: str) -> str | Non
     return None
 
 
+def _manifest(dataset: Path) -> dict[str, object]:
+    doc = json.loads((dataset / "manifest.json").read_text())
+    doc.pop("created_utc", None)
+    return doc
+
+
+def every_table(ref: Path, new: Path) -> list[str]:
+    """The table names of every Parquet file in either dataset."""
+    return sorted({p.stem for d in (ref, new) for p in d.glob("*.parquet")})
+
+
 def main(argv: list[str]) -> int:
+    everything = "--all" in argv
+    argv = [a for a in argv if a != "--all"]
     if len(argv) != 2:
         print(__doc__)
         return 2
+    ref, new = Path(argv[0]), Path(argv[1])
     con = duckdb.connect()
     bad = 0
-    for table in TABLES:
-        diff = differences(con, f"{argv[0]}/{table}.parquet", f"{argv[1]}/{table}.parquet")
+    for table in every_table(ref, new) if everything else TABLES:
+        paths = [d / f"{table}.parquet" for d in (ref, new)]
+        missing = [str(p) for p in paths if not p.is_file()]
+        diff = f"no {missing[0]}" if missing else differences(con, str(paths[0]), str(paths[1]))
         print(f"{'DIFFERENT' if diff else 'same':9} {table}" + (f": {diff}" if diff else ""))
         bad += diff is not None
+    if everything:
+        same = _manifest(ref) == _manifest(new)
+        print(f"{'same' if same else 'DIFFERENT':9} manifest.json (without created_utc)")
+        bad += not same
     return 1 if bad else 0
 
 

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blkscope"
 # (one layer) do not import each other. `__version__` is the package's own constant.
 LAYERS: list[set[str]] = [
     {"errors", "units", "schemas", "concepts", "wallclock", "progress", "progress_columns", "safe_text",
-     "interrupts", "frames", "blk_io_trace", "numba_kernels", "_core", "__version__"},
+     "interrupts", "frames", "blk_io_trace", "_core", "__version__"},
     {"store"},  # the dataset on disk: manifest, atomic writer, folder swap
     # inputs in; tables made from tables; files/ (issue 16) makes and reads file maps for both
     # capture and ingest, so it sits with them (its usage statistic is analyze/file_usage.py)

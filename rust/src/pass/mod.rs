@@ -5,7 +5,6 @@
 //! rule and which test pins it.
 
 mod arrow_in;
-mod arrow_io;
 mod bios;
 mod depth;
 mod event;
@@ -44,7 +43,6 @@ fn value_bucket(v: i64) -> i64 {
 /// Add the pass's classes and functions to the extension module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<python::StreamPass>()?;
-    m.add_class::<arrow_io::ArrowBatch>()?;
     m.add_function(wrap_pyfunction!(log2_bucket, m)?)?;
     m.add_function(wrap_pyfunction!(value_bucket, m)?)?;
     Ok(())

@@ -12,7 +12,6 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use super::arrow_in::{Batch, Columns, COLUMNS};
-use super::arrow_io::{import_batch, ArrowBatch};
 use super::depth::{Bounds, DepthWalk, LEVELS};
 use super::event::{Action, Op};
 use super::iodist::METRICS;
@@ -20,6 +19,7 @@ use super::q2q::SCOPES;
 use super::rows::{bios_batches, requests_batch, Names, RequestKind};
 use super::state::{Device, Pass};
 use super::strings::Dictionary;
+use crate::arrow_io::{import_batch, ArrowBatch};
 
 fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
