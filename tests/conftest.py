@@ -18,6 +18,18 @@ MQ30 = FIXTURES / "mq-writeback-30s"
 LOOP_TAIL = FIXTURES / "loop-split-merge-tail"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def no_progress_lines() -> Iterator[None]:
+    """Commands run in process print no progress lines, however slow a shared machine makes
+    them: tests compare stderr exactly (tests/test_progress.py checks the lines)."""
+    from blkscope import progress
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(progress, "LINE_EVERY_S", 1e9)
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def exclusive_tracefs() -> Iterator[None]:
     """Hold /tmp/blkscope-tracefs.lock while a test traces live: tracefs and the blk tracer are

@@ -16,7 +16,7 @@ from blkscope.analyze.views import query_table
 from blkscope.dataset import Dataset
 from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
-from blkscope.pipeline import analyse, attach_partitions
+from blkscope.pipeline import analyse
 from tests.conftest import MQ30
 from tests.golden import golden_json
 
@@ -131,9 +131,9 @@ def test_aperiodic_random_reads_have_no_period_and_no_spike(loop_parts: Path) ->
 
 
 def test_partition_io_equals_what_fio_issued_per_partition(loop_parts: Path) -> None:
-    _, rows = attach_partitions(
-        Dataset(loop_parts), [Path(__file__).parent / "data" / "partitions" / "fdisk_gpt_loop0.txt"]
-    )
+    listing = Path(__file__).parent / "data" / "partitions" / "fdisk_gpt_loop0.txt"
+    with Dataset(loop_parts).attach_partitions([listing]) as ds:
+        rows = ds.partition_io()
     fio = json.loads((ISSUE5 / "loop-parts" / "fio.json").read_text())
     issued = {f"loop0{j['jobname']}": j["read"]["total_ios"] for j in fio["jobs"]}
     assert (

@@ -16,6 +16,12 @@ import pyarrow.compute as pc
 FLUSHER_COMM_PREFIXES = ("kworker/u", "flush-")
 # ext4's journal commits from jbd2/<dev>-<n>.
 JOURNAL_COMM_PREFIXES = ("jbd2/",)
+# The observer: processes of the capture itself (blkscope capture and its samplers, the shared
+# capture.sh and the bpftrace probes beside the trace). Their IO is real but not the workload's,
+# so the report flags it and never lets it set a chart's scale. Exact names, not prefixes: a
+# user's own `iostat-exporter` is not ours.
+OBSERVER_COMMS = ("blkscope", "blktrace", "blkparse", "btrace", "bpftrace", "biosnoop",
+                  "iostat", "vmstat", "capture.sh")  # fmt: skip
 # Op classes in the order tables and charts list them.
 OP_CLASSES = ("read", "write", "discard", "flush", "other")
 
@@ -47,6 +53,12 @@ MACROS: dict[str, tuple[str, str, str]] = {
         "comm",
         f"coalesce({_starts_with_any('comm', FLUSHER_COMM_PREFIXES)}, false)",
         "issued by a kernel flusher thread (kworker/u*, flush-*)",
+    ),
+    "is_observer": (
+        "comm",
+        "coalesce(comm IN (" + ", ".join(f"'{c}'" for c in OBSERVER_COMMS) + "), false)",
+        "issued by the capture's own tools (blkscope, blktrace, bpftrace, iostat, vmstat, "
+        "capture.sh...): the observer's IO, not the workload's",
     ),
     "is_journal": (
         "comm",
@@ -156,6 +168,11 @@ def macro_statements() -> list[str]:
         f"CREATE OR REPLACE MACRO {name}({params}) AS {expr}"
         for name, (params, expr, _) in MACROS.items()
     ]
+
+
+def is_observer(comm: str | None) -> bool:
+    """The is_observer macro for one process name, in Python."""
+    return comm in OBSERVER_COMMS
 
 
 def _has_prefix(comm: pa.ChunkedArray | pa.Array, prefixes: tuple[str, ...]) -> pa.Array:

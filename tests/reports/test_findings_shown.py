@@ -111,7 +111,7 @@ def test_stages_during_episodes_come_from_the_episode_windows(mq_report: Written
 
 def test_the_time_charts_share_one_legend_with_episodes_and_writeback(mq_report: Written) -> None:
     html = mq_report.report.read_text()
-    # latency, throughput and depth charts: one figure legend each
-    assert html.count(">latency episode<") == 3
-    assert html.count(">writeback work (log)<") == 3
+    # the five time charts (latency, heat map, throughput, depth, LBA): one legend each
+    assert html.count("></span>latency episode</span>") == 5
+    assert html.count("></span>writeback work (log)</span>") == 5
     assert len(re.findall(r'data-chart="periodogram"', html)) == 1

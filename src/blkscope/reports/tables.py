@@ -145,13 +145,31 @@ def ratios(dev: Device) -> str:
 
 
 def top_processes(rows: list[dict[str, Any]]) -> str:
-    """Processes with their IO counts and latencies."""
-    return table(
-        ["process", "IOs", "reads", "writes", "Q2C p50", "Q2C p99", "Q2C max", "D2C p99"],
-        [[r["process"], count(r["ios"]), count(r["reads"]), count(r["writes"]),
-          dur(r["q2c_p50_ns"]), dur(r["q2c_p99_ns"]), dur(r["q2c_max_ns"]), dur(r["d2c_p99_ns"])]
-         for r in rows],
-    )  # fmt: skip
+    """Processes with their IO counts per op class (they add up to IOs) and latencies; the
+    capture's own tools are marked as the observer."""
+    others = any(r["others"] for r in rows)
+    headers = [
+        "process",
+        "IOs",
+        "reads",
+        "writes",
+        "discards",
+        "flushes",
+        *(["other"] if others else []),
+        "Q2C p50",
+        "Q2C p99",
+        "Q2C max",
+        "D2C p99",
+        "",
+    ]
+    body = [
+        [r["process"], count(r["ios"]), count(r["reads"]), count(r["writes"]),
+         count(r["discards"]), count(r["flushes"]), *([count(r["others"])] if others else []),
+         dur(r["q2c_p50_ns"]), dur(r["q2c_p99_ns"]), dur(r["q2c_max_ns"]), dur(r["d2c_p99_ns"]),
+         "observer (capture tool)" if r["observer"] else ""]
+        for r in rows
+    ]  # fmt: skip
+    return table(headers, body, text=frozenset({len(headers) - 1}), css="top")
 
 
 def settings(dev: Device, manifest: dict[str, Any]) -> str:
