@@ -2,8 +2,8 @@
 of one line (ingest/blkparse/event_line.py), on generated text: it takes exactly the lines
 blkparse prints in the shapes it knows, each into the row the reference parser reads from it,
 and leaves every other line, in order, to the reference parser. (Until the compiled core came,
-a differential test held it to the numba scanner it replaced, which agreed but for one bug:
-numba took an X line whose split sector runs into the next byte, '100 / 164x[fio]', dropping
+a differential test held it to the JIT-compiled scanner it replaced, which agreed but for one bug:
+that one took an X line whose split sector runs into the next byte, '100 / 164x[fio]', dropping
 that byte.)"""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def mutated(draw: st.DrawFn, line: bytes) -> bytes:
 HEAD = b"  8,0    1        5     0.000102310  4162"
 # Lines at the edges of what the scanner takes.
 EDGES = [
-    HEAD + b"  X   W 100 / 164x[fio]",  # numba took it, dropping the 'x'
+    HEAD + b"  X   W 100 / 164x[fio]",  # the old scanner took it, dropping the 'x'
     HEAD + b"  X   W 100 / 164 [fio]",
     HEAD + b"  U   N [] 3",  # an empty process name
     HEAD + b"  P   N []",
@@ -145,7 +145,7 @@ def test_edge_lines(line: bytes) -> None:
 
 
 def test_a_split_sector_runs_up_to_a_space(tmp_path: Path) -> None:
-    """numba's scanner took this line and dropped the 'x'; it is not what blkparse prints, so
+    """The old scanner took this line and dropped the 'x'; it is not what blkparse prints, so
     ingest records it as a malformed line."""
     scanned = scan_chunk(EDGES[0] + b"\n", 1, 0)
     assert scanned.table.num_rows == 0

@@ -1,7 +1,7 @@
 """Generated blktrace files (every action and note, cgroup ids, payloads of any length, damaged
-fields, damaged files) decoded as the numba decoder decoded them before the compiled core took
+fields, damaged files) decoded as the JIT-compiled decoder decoded them before the compiled core took
 over: tests/golden/blktrace_generated.json.zst holds what it gave (rows, clock, notes, or the
-error), frozen while both existed and a differential test (gone with numba) found them equal."""
+error), frozen while both existed and a differential test (gone with that decoder) found them equal."""
 
 from __future__ import annotations
 

@@ -62,7 +62,8 @@ def test_a_5000_digit_number_in_blkparse_text_is_a_counted_line_error(tmp_path: 
     assert _errors(tmp_path / "ds") == [(2, TOO_LONG + cut)]
 
 
-# blkparse inputs 437 and 979: a count of 2^31 (and 2^32) on a line the numba scanner took
+# blkparse inputs 437 and 979: a count of 2^31 (and 2^32) on a line the JIT-compiled scanner before
+# the Rust one took
 # whole; its int32 column then refused it with ArrowInvalid "Integer value 2147483648 not in
 # range". The scanner leaves such lines to the reference parser, which names the field.
 INPUT_437 = "254,0    0    35342     0.021242172 11563  G  RS 36814688 + 2147483648 [python3]"
