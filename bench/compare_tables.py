@@ -96,7 +96,9 @@ def main(argv: list[str]) -> int:
             # the new tables (above) are listed in the new manifest only
             now["tables"] = {k: v for k, v in tables.items() if k in old["tables"]}
         same = old == now
-        print(f"{'same' if same else 'DIFFERENT':9} manifest.json (without created_utc, new tables)")
+        print(
+            f"{'same' if same else 'DIFFERENT':9} manifest.json (without created_utc, new tables)"
+        )
         bad += not same
     return 1 if bad else 0
 
