@@ -190,3 +190,20 @@ def arrow_writeback_queue(events: pa.Table) -> pa.Array:
     )
     queued = pc.and_(pc.equal(events["action"], "Q"), data_write)
     return pc.fill_null(pc.and_(queued, _has_prefix(events["comm"], FLUSHER_COMM_PREFIXES)), False)
+
+
+# The closed set of causes an episode is attributed to (episodes.cause: one of these, or several
+# joined by '+', strongest first). Everything that names or explains a cause reads it here.
+CAUSES: dict[str, str] = {
+    "writeback": "the kernel's flusher threads writing dirty pages back carried the IO in "
+    "flight (or wrote pages while the application waited above the block layer)",
+    "journal": "the filesystem journal (jbd2) committing carried the IO in flight, or the "
+    "application waited on its commit",
+    "competing_io": "other processes' IO dominated what was in flight, far above their normal",
+    "throttling": "the latency was above the block layer, where blk-throttle or iocost held "
+    "the IO back (their messages are in the trace)",
+    "scheduler": "the IO waited inside the block layer's IO scheduler while the device was idle",
+    "device": "the device itself was slow: completion times rose while the queue held little "
+    "but the victim's own IO",
+    "unexplained": "no signal in the trace explains it",
+}

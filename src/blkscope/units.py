@@ -120,6 +120,19 @@ def format_share(share: float) -> str:
     return f"{pct:.0f}%"
 
 
+def format_bytes(n: float | None) -> str:
+    """A size in the binary unit that reads best, 3 significant digits at most: 512 B, 4 KiB,
+    256.7 MiB ('-' for None). Whole numbers print without decimals (8 MiB, not 8.00 MiB)."""
+    if n is None or n != n:
+        return "-"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= scale:
+            value = n / scale
+            text = f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+            return f"{text} {unit}"
+    return f"{n:.0f} B"
+
+
 def plural(n: int, noun: str, nouns: str | None = None) -> str:
     """'1 check', '2 checks', '1,024 hosts': a count and its noun, in agreement."""
     return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"

@@ -10,6 +10,7 @@ from importlib.resources import files
 from typing import Any
 
 from blkscope import __version__
+from blkscope.concepts import CAUSES
 from blkscope.reports import charts, tables
 from blkscope.reports.files_section import which_files_html
 from blkscope.reports.legends import legend_html
@@ -24,6 +25,7 @@ h1{font-size:1.6em;margin-bottom:.2em}h2{border-bottom:2px solid #0072B2;padding
 margin-top:2em}h3{margin-top:1.6em}
 .headline{background:#f4f8fb;border-left:4px solid #0072B2;padding:.6em 1em}
 .headline li{margin:.2em 0}.note{color:#555;font-size:.9em;max-width:60em}
+.causes dt{font-weight:bold;float:left;clear:left;margin-right:.4em}.causes dt::after{content:":"}.causes dd{margin:0 0 .2em 0}
 .warning{background:#fff4e0;border-left:4px solid #D55E00;padding:.6em 1em;font-weight:600}
 .verdict{background:#f4fbf6;border-left:4px solid #009E73;padding:.6em 1em}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}
@@ -152,12 +154,14 @@ def _episodes(dev: Device, report: Report) -> str:
         sentence = verdict["sentence"][0].upper() + verdict["sentence"][1:]
         parts.append(f'<p class="verdict">{escape(sentence)}.</p>')
         parts.append(tables.verdict_table(dev))
+    causes = "".join(f"<dt>{escape(c)}</dt><dd>{escape(doc)}</dd>" for c, doc in CAUSES.items())
     parts.append(
         '<p class="note">An episode is one time window in which one or more latency metrics '
-        "spiked (a window's p99 above the normal level by 5 MADs); its cause comes from what "
-        "was in flight then: writeback when flusher writes carry at least 25% of the bytes in "
-        "flight or writeback work overlaps the window (reaching one window back), jbd2 when "
-        "the journal holds 10% of the bios in flight.</p>"
+        "spiked (a window's p99 above the normal level by 5 MADs). Its victim is the "
+        "application whose latency log spiked, else the device's slow bios; its cause comes "
+        "from where the victim's extra time went (above the block layer, queued, at the "
+        "device, after its own IO) and what else was in flight then against its normal level. "
+        f'Each episode names one or more of these causes, strongest first:</p><dl class="note causes">{causes}</dl>'
     )
     parts.append(tables.episode_table(dev, report.clock))
     if dev.spikes:

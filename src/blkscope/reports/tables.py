@@ -8,7 +8,7 @@ from typing import Any
 
 from blkscope.reports.model import BREAKDOWN_STAGES, Device
 from blkscope.reports.text import count, dur, found_by
-from blkscope.units import format_share, ns_to_s
+from blkscope.units import format_bytes, format_share, ns_to_s
 from blkscope.wallclock import WallClock
 
 
@@ -62,15 +62,17 @@ def verdict_table(dev: Device) -> str:
     lag = "-" if v["median_lag_ns"] is None else dur(v["median_lag_ns"])
     rows = [
         ["latency episodes", count(v["episodes"])],
-        ["of which coincide with writeback", count(v["episodes_with_writeback"])],
-        ["would coincide by chance (expected)", f"{v['episodes_by_chance']:.2f}"],
+        ["of which attributed to writeback", count(v["episodes_with_writeback"])],
+        ["would coincide with writeback by chance (expected)", f"{v['episodes_by_chance']:.2f}"],
         ["chance of that many coinciding (p-value)", f"{v['coincidence_p_value']:.2g}"],
+        ["bytes the flusher wrote on the device", format_bytes(v["flusher_bytes"])],
         ["median lag, writeback wakeup to the episode's peak", lag],
         ["share of the latency above p99 during writeback", format_share(v["tail_latency_share"])],
         ["share of the time writeback runs", format_share(v["writeback_time_share"])],
         ["writeback explains the episodes", "yes" if v["explains"] else "no"],
+        ["the rule", v["rule"]],
     ]
-    return table(["evidence", "value"], rows, text_cols=1)
+    return table(["evidence", "value"], rows, text_cols=2)
 
 
 def episode_table(dev: Device, clock: WallClock) -> str:
@@ -80,13 +82,13 @@ def episode_table(dev: Device, clock: WallClock) -> str:
     rows = [
         [e["episode_id"], f"{ns_to_s(e['start_ns']):.1f}-{ns_to_s(e['end_ns']):.1f}",
          clock.clock_text(e["start_ns"], 1), e["metrics"],
-         f"{dur(e['peak_latency_ns'])} ({e['worst_metric']})", e["cause"], e["reason"],
-         e["processes"]]
+         f"{dur(e['peak_latency_ns'])} ({e['worst_metric']})", e["victim"], e["cause"],
+         e["reason"], e["processes"]]
         for e in dev.episodes
     ]  # fmt: skip
-    headers = ["#", "window (s)", "wall clock", "metrics that spiked", "worst", "cause", "why",
-               "processes (IOs queued)"]  # fmt: skip
-    return table(headers, rows, text=frozenset({2, 3, 5, 6, 7}), css="episodes")
+    headers = ["#", "window (s)", "wall clock", "metrics that spiked", "worst", "victim", "cause",
+               "why (and why not the other causes)", "processes (bytes queued)"]  # fmt: skip
+    return table(headers, rows, text=frozenset({2, 3, 5, 6, 7, 8}), css="episodes")
 
 
 def spike_table(dev: Device, clock: WallClock) -> str:

@@ -29,16 +29,17 @@ def render_spikes(
         lines += [
             f"{plural(len(mine), 'latency episode')} on {label(*device, names or {})}"
             f" (spikes of any metric in overlapping windows)",
-            f"{'#':>3} {'start':>9} {'end':>9} {'wall clock':<14} {'worst':>8}  "
-            f"{'metrics':<18} cause: why / processes",
+            f"{'#':>3} {'start':>9} {'end':>9} {'wall clock':<14} {'worst':>8}  metrics",
         ]
         for e in mine:
-            lines.append(
+            lines += [
                 f"{e['episode_id']:>3} {ns_to_s(e['start_ns']):>8.1f}s {ns_to_s(e['end_ns']):>8.1f}s "
                 f"{clock.clock_text(e['start_ns']).split(' = ')[0]:<14} "
-                f"{format_ns(e['peak_latency_ns']):>8}  {e['metrics']:<18} "
-                f"{e['cause']}: {e['reason']} / {e['processes']}"
-            )
+                f"{format_ns(e['peak_latency_ns']):>8}  {e['metrics']}",
+                f"      cause: {e['cause']}",
+                f"      why: {e['reason']}",
+                f"      processes (bytes queued): {e['processes']}",
+            ]
         lines.append("")
     for metric in dict.fromkeys(r["metric"] for r in spikes):
         group = [r for r in spikes if r["metric"] == metric]
