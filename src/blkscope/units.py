@@ -103,6 +103,11 @@ def format_s(ns: float | None, digits: int = 2, sep: str = " ") -> str:
     return "-" if ns is None else f"{ns_to_s(ns):.{digits}f}{sep}s"
 
 
+def format_percent(share: float | None, decimals: int = 1) -> str:
+    """A share as a percentage with fixed decimals: '4.3%'; '-' for None (not measurable)."""
+    return "-" if share is None else f"{100 * share:.{decimals}f}%"
+
+
 def format_share(share: float) -> str:
     """A share as a percentage with the digits it needs: 67%, 2.1%, 0.4%, 0.03%, 0%, 100%.
 

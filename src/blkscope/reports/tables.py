@@ -8,6 +8,7 @@ from typing import Any
 
 from blkscope.reports.model import BREAKDOWN_STAGES, Device
 from blkscope.reports.text import count, dur, found_by
+from blkscope.units import format_percent as percent
 from blkscope.units import format_share, ns_to_s
 from blkscope.wallclock import WallClock
 
@@ -168,6 +169,13 @@ def settings(dev: Device, manifest: dict[str, Any]) -> str:
     return table(["setting", "value"], rows, text_cols=2)
 
 
+def _median_error(error: float | None) -> str:
+    # None: iostat printed 0 in every interval compared (a damaged log), nothing to divide by
+    return (
+        "not comparable (iostat printed 0)" if error is None else f"{percent(error)} median error"
+    )
+
+
 def crosscheck(dev: Device) -> str:
     """The agreement with the capture's own biosnoop and iostat logs."""
     snoop, stat = dev.crosscheck.get("biosnoop"), dev.crosscheck.get("iostat") or {}
@@ -185,13 +193,13 @@ def crosscheck(dev: Device) -> str:
     for kind in ("w", "r"):
         if stat.get(f"{kind}_seconds"):
             source = f"iostat, {stat['iostat_device']}, {stat[f'{kind}_seconds']} intervals"
-            rows.append([source, f"{kind}/s", f"{stat[f'{kind}_s_error']:.1%} median error"])
+            rows.append([source, f"{kind}/s", _median_error(stat[f"{kind}_s_error"])])
             rows.append(
                 [
                     source,
                     f"{kind}_await",
-                    f"{stat[f'{kind}_await_error']:.1%} median error, blkscope the lower "
-                    f"in {stat[f'{kind}_await_low_share']:.0%}, by a median "
+                    f"{_median_error(stat[f'{kind}_await_error'])}, blkscope the lower "
+                    f"in {percent(stat[f'{kind}_await_low_share'], 0)}, by a median "
                     f"{dur(stat[f'{kind}_await_gap_ns'])} per IO",
                 ]
             )
