@@ -13,9 +13,12 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope import __version__
+from blkscope.errors import InputFormatError
+from blkscope.ingest.blkparse.event_line import past_last_sector
 from blkscope.ingest.blkparse.text_stream import BlkparseTextParser, parse_source
 from blkscope.ingest.blktrace.decode import DecodedTrace, decode
-from blkscope.ingest.blktrace.records import blktrace_inputs, read_records
+from blkscope.ingest.blktrace.records import RecordFile, blktrace_inputs, read_records
+from blkscope.ingest.codes import first_sector_past_end, past_last_sector_rows
 from blkscope.ingest.sources import Source, iter_chunks, open_source
 from blkscope.ingest.timeline.completeness import assess
 from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
@@ -239,6 +242,7 @@ def write_blktrace(
     events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
     counts: dict[int, int] = {}
     for chunk in trace.slices(_EVENT_SLICE):
+        _refuse_past_last_sector(chunk, files)
         events_sink.write(chunk)
         _tally(devices, chunk)
         if on_events is not None:
@@ -273,6 +277,22 @@ def write_blktrace(
         "skipped_records_by_action_code": trace.skipped_by_code,
     }
     return input_docs, devices, clock_doc
+
+
+def _refuse_past_last_sector(events: pa.Table, files: Sequence[RecordFile]) -> None:
+    """A damaged record's sector past the end of any block device refuses its file, as the
+    decoder refuses a field that does not fit its column (text inputs record such a line)."""
+    bad = past_last_sector_rows(events)
+    if bad is None:
+        return
+    row = events.filter(bad).slice(0, 1).to_pylist()[0]
+    name, start, length = first_sector_past_end(row)
+    raise InputFormatError(
+        files[row["input_id"]].path,
+        f"the record of CPU {row['cpu']}, sequence {row['seq']} ({row['action']} at "
+        f"{row['time_ns']} ns): {past_last_sector(name, start, length)}",
+        hint="the file is damaged there; blkparse would print a wrong number",
+    )
 
 
 def ingest_blktrace(
