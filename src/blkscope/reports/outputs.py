@@ -181,10 +181,6 @@ def _manifest() -> dict[str, Any]:
 
     body = of_shape(MANIFEST_SHAPE, required=False)
     body["properties"]["kind"] = {"const": "blkscope-dataset"}
-    body["properties"]["tables"] = {
-        "type": "object",
-        "additionalProperties": of_shape({"file": str, "rows": int}, required=False),
-    }
     body["required"] = ["kind", "tables", "events", "devices", "ingest"]
     return body
 

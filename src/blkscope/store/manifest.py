@@ -18,7 +18,7 @@ import pyarrow.parquet as pq
 from blkscope.errors import DatasetError, NotADatasetError
 from blkscope.schemas import TABLES
 from blkscope.store.folder_swap import WriteLock, recover
-from blkscope.store.jsonshape import OPT_INT, OPT_STR, SCALAR, Required, mismatch
+from blkscope.store.jsonshape import COUNT, OPT_INT, OPT_STR, SCALAR, Required, mismatch
 from blkscope.units import MAX_DURATION_NS as LIMIT
 
 MANIFEST = "manifest.json"
@@ -191,18 +191,19 @@ _SPAN = {"first_time_ns": OPT_INT, "last_time_ns": OPT_INT}
 # What the analysis and the reports read from a manifest (other keys are only shown).
 MANIFEST_SHAPE = {
     "inputs": [{"path": OPT_STR, "lines": OPT_INT}],
-    "events": {"count": OPT_INT, "by_action": {str: int}, **_SPAN},
+    "tables": {str: {"file": Required(str), "rows": COUNT}},
+    "events": {"count": OPT_INT, "by_action": {str: COUNT}, **_SPAN},
     "devices": [
         {
             "dev": Required(str),
             "major": Required(int),
             "minor": Required(int),
-            "events": int,
-            "by_action": {str: int},
+            "events": COUNT,
+            "by_action": {str: COUNT},
             **_SPAN,
         }
     ],
-    "ingest": {"error_lines": int, "error_lines_not_stored": int},
+    "ingest": {"error_lines": COUNT, "error_lines_not_stored": COUNT},
     "capture": CAPTURE_SHAPE,
     "version": int,
 }
