@@ -13,7 +13,16 @@ from blkscope.errors import BadQueryError, QueryError
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["BadQueryError", "QueryError", "query_error", "refuse_writes", "relation", "run_frame"]
+__all__ = [
+    "BadQueryError",
+    "QueryError",
+    "check_utf8",
+    "query_error",
+    "refuse_writes",
+    "relation",
+    "run_frame",
+    "run_query",
+]
 
 
 # Statements that only read. The rest (COPY, EXPORT, ATTACH, INSTALL/LOAD, SET, CREATE, ...)
@@ -46,15 +55,21 @@ def relation(con: duckdb.DuckDBPyConnection, query: str) -> duckdb.DuckDBPyRelat
     """The relation of a read-only query: statements other than SELECT and EXPLAIN are
     refused (the CLI also switches DuckDB's access to files, extensions and other databases
     off first: `views.lock_down`); DuckDB's errors become a QueryError with a hint."""
+    check_utf8(query)
+    _fetch(lambda: refuse_writes(con, query))
+    return _fetch(lambda: con.sql(described_with_docs(query)))
+
+
+def check_utf8(query: str) -> None:
+    """A BadQueryError when the query holds bytes that are not UTF-8 (a shell argument decoded
+    with surrogateescape): no engine can parse it."""
     try:
         query.encode("utf-8")
-    except UnicodeEncodeError as exc:  # a shell argument's bytes that are not UTF-8
+    except UnicodeEncodeError as exc:
         raise BadQueryError(
             f"the query is not valid UTF-8 (at character {exc.start + 1})",
             "the shell passed bytes that are not UTF-8: use a UTF-8 locale (LANG=C.UTF-8)",
         ) from None
-    _fetch(lambda: refuse_writes(con, query))
-    return _fetch(lambda: con.sql(described_with_docs(query)))
 
 
 # `DESCRIBE name` alone: DuckDB 2.0's DESCRIBE has no comment column (the docs that COMMENT ON

@@ -122,7 +122,7 @@ def sql(
 
     fmt = table_format(as_json, as_csv, as_nl)
     answer = run_sql(fleet, query, engine, spark_master)
-    text = render_rows(answer.columns, answer.rows, fmt)
+    text = render_rows(answer.columns, answer.rows, fmt) if answer.columns else ""
     (say_json if fmt in ("json", "nl") else say)(text, nl=False)
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import duckdb
 
-from blkscope.analyze.query import BadQueryError, QueryError, query_error, refuse_writes
+from blkscope.analyze.query import BadQueryError, QueryError, check_utf8, run_query
 from blkscope.analyze.views import SqlView, needed_by, quoted, sql_views_in
 from blkscope.errors import OptionError
 from blkscope.fleet.fleet_folder import open_fleet, partitions
@@ -128,25 +128,23 @@ def run_sql(
     """Run one read-only query over the fleet on engine ('duckdb' or 'spark')."""
     if engine not in QUERY_ENGINES:
         raise OptionError("--engine", f"{engine!r} is not one of {', '.join(QUERY_ENGINES)}")
+    check_utf8(sql)
     if engine == "spark":
         return _run_spark(fleet, sql, spark_master)
     with duckdb_fleet(fleet, sql) as con:
-        try:
-            refuse_writes(con, sql)
-            cursor = con.execute(sql)
-            columns = [d[0] for d in cursor.description or []]
-            return Answer(columns, cursor.fetchall())
-        except duckdb.Error as exc:
-            raise query_error(exc) from None
+        # the same read-only path as `blkscope sql`: nothing to run in "" or ";" (no rows)
+        return Answer(*run_query(con, sql))
 
 
 def _run_spark(fleet: Path, sql: str, spark_master: str | None) -> Answer:
     from blkscope.fleet.engines import spark_session
 
-    verb = (sql.split() or [""])[0].upper()
+    if not sql.strip(" \t\r\n;"):
+        return Answer([], [])  # no statement: nothing to run, as with DuckDB
+    verb = sql.split()[0].upper()
     if verb not in _READ_VERBS:
         raise BadQueryError(
-            f"{verb or 'an empty'} statement refused: fleet sql only reads the fleet",
+            f"{verb} statement refused: fleet sql only reads the fleet",
             "save a result with --csv or --json and a shell redirect",
         )
     spark = spark_session(spark_master, "blkscope fleet sql")
