@@ -127,16 +127,16 @@ def test_5_a_blktrace_record_past_any_device_is_refused(tmp_path: Path) -> None:
         ("-5", "is -5, expected at least 0"),
     ],
 )
-def test_6_a_manifest_whose_row_count_is_not_a_count(
-    tmp_path: Path, rows: str, said: str
-) -> None:
+def test_6_a_manifest_whose_row_count_is_not_a_count(tmp_path: Path, rows: str, said: str) -> None:
     ds = tmp_path / "ds"
     ingest_blkparse([str(FORMATS / "syn.blkparse.txt")], ds)
     doc = json.loads((ds / "manifest.json").read_text())
     doc["tables"]["events"]["rows"] = "ROWS"
     (ds / "manifest.json").write_text(json.dumps(doc).replace('"ROWS"', rows))
     for command in (["sql", str(ds), "select 1"], ["analyze", str(ds)], ["report", str(ds)]):
-        code, _, err = _run(*command, *(["-o", str(tmp_path / "r.html")] * (command[0] == "report")))
+        code, _, err = _run(
+            *command, *(["-o", str(tmp_path / "r.html")] * (command[0] == "report"))
+        )
         assert (code, err) == (
             2,
             f"error: {ds}/manifest.json: damaged manifest: tables.events.rows {said}\n"
