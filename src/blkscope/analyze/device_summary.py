@@ -56,7 +56,11 @@ def device_summary(con: duckdb.DuckDBPyConnection) -> list[dict[str, Any]]:
             "WHERE dev_major = $1 AND dev_minor = $2 GROUP BY level ORDER BY level",
             [major, minor],
         ).fetchall()
-        dev["depth"] = {level: {"max": mx, "mean": round(mean, 3)} for level, mx, mean in depth}
+        # a trace of 0 ns (every event at one time) has no time-weighted mean: null
+        dev["depth"] = {
+            level: {"max": mx, "mean": None if mean is None else round(mean, 3)}
+            for level, mx, mean in depth
+        }
         dev["ops"] = {
             op: dict(zip(_RATIO_COLS, vals, strict=True))
             for op, *vals in con.execute(

@@ -72,7 +72,10 @@ def latency_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
         mark = markers(dev)
         for (ax,), band, name in ((axes[0], dev.d2c, "D2C"), (axes[1], dev.q2c, "Q2C")):
             mark.draw(ax, legend=name == "D2C")
-            ax.set_ylabel(f"{name} per {ns_to_ms(dev.bins.width_ns):g} ms bin\n(ms, log)")
+            # every latency 0 ns (all events at one time): nothing to draw on a log axis
+            log = not band.empty and bool((np.asarray(band.max) > 0).any())
+            scale = ", log" if log else ""
+            ax.set_ylabel(f"{name} per {ns_to_ms(dev.bins.width_ns):g} ms bin\n(ms{scale})")
             if band.empty:
                 empty_panel(ax, "no completions: no latency to draw")
                 continue
@@ -81,7 +84,8 @@ def latency_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
             steps(ax, edges, _ms(band.p50), color=OKABE_ITO["blue"], lw=0.8, label="p50")
             ax.plot(x, _ms(band.max), ".", color=OKABE_ITO["vermillion"], ms=2.2,
                     label="slowest IO", rasterized=True)  # fmt: skip
-            ax.set_yscale("log")
+            if log:
+                ax.set_yscale("log")
             no_minor_ticks(ax)
             ax.yaxis.set_major_formatter(PLAIN)
         axes[0][0].tick_params(labelbottom=False)
