@@ -68,11 +68,10 @@ def test_sql_error_message(analyzed: dict[str, Path]) -> None:
 
 
 def test_analyze_not_a_dataset(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["analyze", str(tmp_path / "missing")])
+    result = runner.invoke(app, ["analyze", str(tmp_path)])
     assert result.exit_code == 2
-    missing = tmp_path / "missing"
     assert result.stderr == (
-        f"error: {missing}: not a blkscope dataset (no manifest.json)\n"
+        f"error: {tmp_path}: not a blkscope dataset (no manifest.json)\n"
         "hint: create one with 'blkscope ingest INPUT -o DATASET'\n"
     )
 

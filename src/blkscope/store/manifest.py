@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 
 from blkscope.errors import DatasetError, NotADatasetError
 from blkscope.schemas import TABLES
-from blkscope.store.folder_swap import WriteLock, recover
+from blkscope.store.folder_swap import WriteLock, has_old_version, recover
 from blkscope.store.jsonshape import COUNT, OPT_INT, OPT_STR, SCALAR, Required, mismatch
 from blkscope.units import MAX_DURATION_NS as LIMIT
 
@@ -129,7 +129,11 @@ def check_utf8_path(path: Path) -> None:
 
 
 def recover_quietly(path: Path) -> None:
-    """Bring back a dataset a killed writer left only as `.NAME.old-*`, unless one is writing."""
+    """Bring back a dataset a killed writer left only as `.NAME.old-*`, unless one is writing.
+    Without such a leftover there is nothing to lock (taking the lock would create the
+    missing folders above a path a reader merely named)."""
+    if not has_old_version(path):
+        return
     try:
         with WriteLock(path):
             recover(path)
@@ -152,9 +156,15 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
     try:
         if not path.exists():
             recover_quietly(path)
-        found = is_dataset(path)
+        exists, found = path.exists(), is_dataset(path)
     except OSError as exc:  # a name too long, a loop of links...
         raise DatasetError(str(path), f"cannot open: {exc.strerror}") from None
+    if not exists:
+        raise NotADatasetError(
+            str(path),
+            "no such file or folder",
+            hint="give a dataset folder: 'blkscope ingest INPUT -o DATASET' writes one",
+        )
     if not found:
         raise NotADatasetError(
             str(path),
