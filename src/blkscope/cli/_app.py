@@ -149,4 +149,7 @@ def table_format(as_json: bool = False, as_csv: bool = False, as_nl: bool = Fals
 
 
 CSV_OPTION = typer.Option("--csv", help="Rows as CSV with a header.")
+# A query may start with a dash ("-- why" then SELECT ...): a word the parser does not know as
+# an option is the query (`sql`, `fleet sql`), not an unknown option.
+QUERY_SETTINGS = {"ignore_unknown_options": True}
 NL_OPTION = typer.Option("--nl", help="Rows as JSON, one object a line.")

@@ -11,6 +11,7 @@ import typer
 from blkscope.cli._app import (
     CSV_OPTION,
     NL_OPTION,
+    QUERY_SETTINGS,
     analysed,
     app,
     duration,
@@ -71,7 +72,7 @@ def analyze(
         say(render_summary(devices, warnings))
 
 
-@app.command()
+@app.command(context_settings=QUERY_SETTINGS)
 def sql(
     dataset: Annotated[Path, typer.Argument(help="Dataset folder.")],
     query: Annotated[str, typer.Argument(help="DuckDB SQL; every table and view is registered.")],

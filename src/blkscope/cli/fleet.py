@@ -12,6 +12,7 @@ from blkscope.cli._app import (
     CSV_OPTION,
     EXIT_FAILED,
     NL_OPTION,
+    QUERY_SETTINGS,
     _Commands,
     app,
     say,
@@ -106,7 +107,7 @@ def add(
         raise typer.Exit(EXIT_FAILED)
 
 
-@fleet_app.command("sql")
+@fleet_app.command("sql", context_settings=QUERY_SETTINGS)
 def sql(
     fleet: FleetArg,
     query: Annotated[str, typer.Argument(help="SQL over every table and fleet view.")],
