@@ -35,10 +35,13 @@ def _event(seq: int, t_us: int, action: str, sector: int, comm: str = "dd") -> s
     )
 
 
-def _io(seq: int, t_us: int, sector: int) -> str:
-    """Q, G, I, D and C of one 4 KiB write, 1 us apart, completing 100 us after its Q."""
+def _io(seq: int, t_us: int, sector: int, spread: bool = True) -> str:
+    """Q, G, I, D and C of one 4 KiB write, 1 us apart, completing 100 us after its Q (all at
+    t_us when not spread)."""
     steps = [("Q", 0), ("G", 1), ("I", 2), ("D", 3), ("C", 100)]
-    return "".join(_event(seq + k, t_us + dt, a, sector) for k, (a, dt) in enumerate(steps))
+    return "".join(
+        _event(seq + k, t_us + dt * spread, a, sector) for k, (a, dt) in enumerate(steps)
+    )
 
 
 # 4: a corrupt iostat.txt made the report's cross-check table a traceback
@@ -173,3 +176,75 @@ def test_7_fleet_sql_refuses_a_query_that_is_not_utf8(fleet: Path) -> None:
     )
     code, out, _ = _run("fleet", "sql", str(fleet), "select count(*) AS n from events", "--csv")
     assert (code, out) == (0, "n\n656\n")
+
+
+# 14: `analyze --json` printed NaN (invalid JSON) when every event has the same time
+
+
+def _strict_json(text: str) -> object:
+    def refuse(constant: str) -> object:
+        raise ValueError(f"{constant} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_14_a_trace_of_zero_span_gives_valid_json_and_no_warning(tmp_path: Path) -> None:
+    trace = tmp_path / "t.txt"
+    trace.write_text("".join(_io(1 + 5 * i, 0, 1000 + 8 * i, spread=False) for i in range(5)))
+    assert {line.split()[3] for line in trace.read_text().splitlines()} == {"0.000000000"}
+    ds = tmp_path / "ds"
+    ingest_blkparse([str(trace)], ds)
+    code, out, err = _run("analyze", str(ds), "--json")
+    assert (code, err) == (0, "")
+    (device,) = _strict_json(out)["devices"]  # type: ignore[index]
+    assert device["depth"] == {
+        "driver": {"max": None, "mean": None},
+        "queue": {"max": None, "mean": None},
+    }
+    # 17: the report drew its latency panels on a log axis, and matplotlib warned on stderr
+    code, out, err = _run("report", str(ds), "-o", str(tmp_path / "r.html"), "--json")
+    assert (code, err) == (0, "")
+    assert _strict_json(out)["devices"][0]["d2c"]["max_ns"] == 0  # type: ignore[index]
+
+
+# 15: a missing path was "not a blkscope dataset (no manifest.json)", and sql and spikes on a
+# missing nested path created its parent folders first
+
+
+@pytest.mark.parametrize("command", ["sql", "spikes", "analyze", "periods", "crosscheck"])
+def test_15_a_missing_dataset_is_named_as_missing_and_nothing_is_made(
+    tmp_path: Path, command: str
+) -> None:
+    missing = tmp_path / "no" / "such" / "ds"
+    args = [command, str(missing), *(["select 1"] if command == "sql" else [])]
+    assert _run(*args) == (
+        2,
+        "",
+        f"error: {missing}: no such file or folder\n"
+        "hint: give a dataset folder: 'blkscope ingest INPUT -o DATASET' writes one\n",
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
+# 17: `sql DS "-- x"` was parsed as an option; a table linked out of the dataset exited 1
+
+
+def test_17_a_query_starting_with_a_dash_is_the_query(tmp_path: Path) -> None:
+    ds = tmp_path / "ds"
+    ingest_blkparse([str(FORMATS / "syn.blkparse.txt")], ds)
+    assert _run("sql", str(ds), "-- nothing to run") == (0, "", "")
+    assert _run("sql", str(ds), "-- why\nSELECT 42 AS n", "--csv") == (0, "n\n42\n", "")
+
+
+def test_17_a_table_linked_out_of_the_dataset_is_bad_input(tmp_path: Path) -> None:
+    ds = tmp_path / "ds"
+    ingest_blkparse([str(FORMATS / "syn.blkparse.txt")], ds)
+    outside = tmp_path / "events.parquet"
+    (ds / "events.parquet").rename(outside)
+    (ds / "events.parquet").symlink_to(outside)
+    assert _run("sql", str(ds), "select 1") == (
+        2,
+        "",
+        f"error: {ds}/events.parquet: is a link to {outside}, outside the dataset\n"
+        "hint: a dataset's tables must be files inside its folder\n",
+    )
