@@ -248,3 +248,59 @@ def test_17_a_table_linked_out_of_the_dataset_is_bad_input(tmp_path: Path) -> No
         f"error: {ds}/events.parquet: is a link to {outside}, outside the dataset\n"
         "hint: a dataset's tables must be files inside its folder\n",
     )
+
+
+# 13: `sql` had no limit on time or memory: range(1e10), events x events, repeat('x', 2e9)
+# ran until killed
+
+
+@pytest.fixture(scope="module")
+def syn_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("syn") / "ds"
+    ingest_blkparse([str(FORMATS / "syn.blkparse.txt")], out)
+    return out
+
+
+SLOW = "SELECT count(*) FROM range(1000000) a, range(1000000) b WHERE a.range * b.range = 7"
+TIME_LIMIT = (
+    "error: the query ran past its time limit (0.5 s)\n"
+    "hint: narrow it (WHERE, LIMIT, a join condition) or raise --timeout\n"
+)
+
+
+def test_13_sql_stops_at_its_time_limit(syn_dataset: Path, fleet: Path) -> None:
+    assert _run("sql", str(syn_dataset), SLOW, "--timeout", "500ms") == (1, "", TIME_LIMIT)
+    assert _run("fleet", "sql", str(fleet), SLOW, "--timeout", "0.5") == (1, "", TIME_LIMIT)
+
+
+def test_13_sql_stops_at_its_memory_limit(syn_dataset: Path, fleet: Path) -> None:
+    many = "SELECT range, range::VARCHAR AS text FROM range(100000000)"
+    for command in (["sql", str(syn_dataset)], ["fleet", "sql", str(fleet)]):
+        code, out, err = _run(*command, many, "--memory-limit", "200MB", "--csv")
+        assert (code, out) == (1, "")
+        assert err.startswith("error: the query took more than its memory limit (191 MiB; ")
+        assert err.endswith(
+            " when stopped)\nhint: aggregate or LIMIT what it returns, or raise --memory-limit\n"
+        )
+
+
+def test_13_sql_limits_are_options_with_defaults(syn_dataset: Path) -> None:
+    from blkscope.analyze.query import QueryLimits
+
+    assert QueryLimits() == QueryLimits(seconds=300.0, memory_bytes=2 << 30)
+    ok = _run(
+        "sql",
+        str(syn_dataset),
+        "SELECT 1 AS one",
+        "--csv",
+        "--timeout",
+        "1",
+        "--memory-limit",
+        "1GiB",
+    )
+    assert ok == (0, "one\n1\n", "")
+    assert _run("sql", str(syn_dataset), "SELECT 1", "--memory-limit", "5") == (
+        2,
+        "",
+        "error: option --memory-limit: not a size: '5'\nhint: e.g. --memory-limit 2GB, 512MiB\n",
+    )

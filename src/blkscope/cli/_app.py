@@ -149,6 +149,26 @@ def table_format(as_json: bool = False, as_csv: bool = False, as_nl: bool = Fals
 
 
 CSV_OPTION = typer.Option("--csv", help="Rows as CSV with a header.")
+TIMEOUT_OPTION = typer.Option(
+    "--timeout", help="Stop the query after this long, e.g. 30s or 600 (bare: seconds)."
+)
+MEMORY_OPTION = typer.Option(
+    "--memory-limit",
+    help="Stop the query when it takes more memory than this (DuckDB's, and the rows), e.g. 4GB.",
+)
+
+
+def query_limits(timeout: str | None, memory: str | None) -> Any:
+    """The QueryLimits of `sql` and `fleet sql` from their options (defaults when not given)."""
+    from blkscope.analyze.query import QueryLimits
+    from blkscope.units import option_bytes
+
+    default = QueryLimits()
+    seconds = duration(timeout, "--timeout") / 1e9 if timeout else default.seconds
+    size = option_bytes(memory, "--memory-limit") if memory else default.memory_bytes
+    return QueryLimits(seconds, size)
+
+
 # A query may start with a dash ("-- why" then SELECT ...): a word the parser does not know as
 # an option is the query (`sql`, `fleet sql`), not an unknown option.
 QUERY_SETTINGS = {"ignore_unknown_options": True}

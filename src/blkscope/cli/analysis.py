@@ -10,13 +10,16 @@ import typer
 
 from blkscope.cli._app import (
     CSV_OPTION,
+    MEMORY_OPTION,
     NL_OPTION,
     QUERY_SETTINGS,
+    TIMEOUT_OPTION,
     analysed,
     app,
     duration,
     fail,
     number,
+    query_limits,
     say,
     say_json,
     table_format,
@@ -79,19 +82,23 @@ def sql(
     as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
     as_csv: Annotated[bool, typer.Option("--csv", help="Rows as CSV with a header.")] = False,
     as_nl: Annotated[bool, typer.Option("--nl", help="Rows as JSON, one object a line.")] = False,
+    timeout: Annotated[str | None, TIMEOUT_OPTION] = None,
+    memory_limit: Annotated[str | None, MEMORY_OPTION] = None,
 ) -> None:
-    """Run ad-hoc DuckDB SQL over a dataset's tables and views and print the result."""
-    from blkscope.analyze.query import run_query
+    """Run ad-hoc DuckDB SQL over a dataset's tables and views and print the result (within
+    a time and a memory limit: 5 minutes and 2 GiB unless told otherwise)."""
+    from blkscope.analyze.query import limited, run_query
     from blkscope.analyze.views import reads_catalog
     from blkscope.dataset import Dataset
     from blkscope.reports.rows_text import render_rows
 
     fmt = table_format(as_json, as_csv, as_nl)
-    with Dataset(dataset) as ds:
+    limits = query_limits(timeout, memory_limit)
+    with Dataset(dataset) as ds, limited(ds.con, limits):
         if reads_catalog(query):
             ds.document()  # the column docs, for DESCRIBE-like queries
         ds.lock_down()
-        names, rows = run_query(ds.con, query)
+        names, rows = run_query(ds.con, query, limits)
     text = render_rows(names, rows, fmt) if names else ""
     (say_json if fmt in ("json", "nl") else say)(text, nl=False)
 

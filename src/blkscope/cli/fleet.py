@@ -11,10 +11,13 @@ import typer
 from blkscope.cli._app import (
     CSV_OPTION,
     EXIT_FAILED,
+    MEMORY_OPTION,
     NL_OPTION,
     QUERY_SETTINGS,
+    TIMEOUT_OPTION,
     _Commands,
     app,
+    query_limits,
     say,
     say_json,
     table_format,
@@ -116,13 +119,18 @@ def sql(
     as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
     as_csv: Annotated[bool, CSV_OPTION] = False,
     as_nl: Annotated[bool, NL_OPTION] = False,
+    timeout: Annotated[str | None, TIMEOUT_OPTION] = None,
+    memory_limit: Annotated[str | None, MEMORY_OPTION] = None,
 ) -> None:
-    """Run SQL across all captures: each table holds every capture's rows plus host and capture."""
+    """Run SQL across all captures: each table holds every capture's rows plus host and capture
+    (within a time and a memory limit: 5 minutes and 2 GiB unless told otherwise; Spark's
+    memory is its own configuration's)."""
     from blkscope.fleet.query import run_sql
     from blkscope.reports.rows_text import render_rows
 
     fmt = table_format(as_json, as_csv, as_nl)
-    answer = run_sql(fleet, query, engine, spark_master)
+    limits = query_limits(timeout, memory_limit)
+    answer = run_sql(fleet, query, engine, spark_master, limits)
     text = render_rows(answer.columns, answer.rows, fmt) if answer.columns else ""
     (say_json if fmt in ("json", "nl") else say)(text, nl=False)
 
