@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from blkscope.reports.model import Device, Report
+from blkscope.reports.model import DeviceFindings, Report
 from blkscope.reports.text import cause_shares, worst_episode
 
 SUMMARY_FORMAT = "blkscope-summary"
@@ -22,7 +22,8 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "events": "event lines ingested",
     "malformed_lines": "lines recorded in ingest_errors",
     "trace_start": "{wall_ns, utc, date_known, host_zone}: the trace's time 0 on the wall clock (nulls when unknown)",
-    "warnings": "what is missing from the trace (per-CPU files, completions), as sentences",
+    "warnings": "what is missing from the trace or disagrees with it (per-CPU files, completions, sequence numbers, blkparse's own summary, capture files not read), as sentences",
+    "skipped": "[{name, reason}]: the files of the capture folder not read, and why (empty for a file input)",
     "spikes_computed": "always true (kept from version 1)",
     "devices": "one object per device with IO, in major,minor order:",
     "devices[].dev": "'major,minor'",
@@ -43,13 +44,14 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "devices[].cause_shares": "{cause: share of episodes}",
     "devices[].worst_episode": "{start_ns, end_ns, start_utc, end_utc, metrics, worst_metric, peak_ns, peak_utc, peak_latency_ns, cause, reason, processes} or null",
     "devices[].writeback_verdict": "{episodes, episodes_with_writeback, episodes_by_chance, coincidence_p_value, median_lag_ns, tail_latency_share, writeback_time_share, explains, sentence}: the writeback_verdict table's row",
+    "devices[].lost_events": "{missing, orphan_completions}: events missing from the trace (gaps in its sequence numbers; null when the input has none) and completions with no issue (C without D), as blkparse counts skips",
     "devices[].crosscheck": "{biosnoop, iostat}: this device's rows of `blkscope crosscheck --json`, each null without the log",
 }
 _EPISODE_KEYS = ["start_ns", "end_ns", "metrics", "worst_metric", "peak_ns", "peak_latency_ns",
                  "cause", "reason", "processes"]  # fmt: skip
 
 
-def _latency(dev: Device, stage: str) -> dict[str, int | None]:
+def _latency(dev: DeviceFindings, stage: str) -> dict[str, int | None]:
     s = dev.stages.get(stage, {})
     out: dict[str, int | None] = {
         f"{p}_ns": None if s.get(f"{p}_ns") is None else int(s[f"{p}_ns"]) for p in PERCENTILES
@@ -58,7 +60,7 @@ def _latency(dev: Device, stage: str) -> dict[str, int | None]:
     return out
 
 
-def device_summary(dev: Device, report: Report) -> dict[str, Any]:
+def device_summary(dev: DeviceFindings, report: Report) -> dict[str, Any]:
     """One device's entry."""
     c = dev.counts
     worst = worst_episode(dev.episodes)
@@ -98,6 +100,10 @@ def device_summary(dev: Device, report: Report) -> dict[str, Any]:
             k: v for k, v in verdict.items() if k not in ("dev_major", "dev_minor")
         }
         or None,
+        "lost_events": {
+            "missing": dev.missing_events,
+            "orphan_completions": int(c.get("orphan_completions") or 0),
+        },
         "crosscheck": dev.crosscheck,
     }
 
@@ -112,7 +118,11 @@ def build_summary(report: Report) -> dict[str, Any]:
         "events": m.get("events", {}).get("count"),
         "malformed_lines": m.get("ingest", {}).get("error_lines", 0),
         "trace_start": report.clock.as_doc(),
-        "warnings": [*report.warnings, *(w for d in report.devices for w in d.warnings)],
+        "warnings": [*report.warnings, *(w for d in report.every_device for w in d.warnings)],
+        "skipped": [
+            {"name": str(e.get("name")), "reason": str(e.get("reason"))}
+            for e in m.get("skipped", [])
+        ],
         "spikes_computed": True,
-        "devices": [device_summary(d, report) for d in report.devices],
+        "devices": [device_summary(d, report) for d in report.every_device],
     }

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from blkscope.reports.model import BREAKDOWN_STAGES, Device
+from blkscope.reports.model import BREAKDOWN_STAGES, Device, DeviceFindings
 from blkscope.reports.text import count, dur, found_by
 from blkscope.units import format_percent as percent
 from blkscope.units import format_share, ns_to_s
@@ -213,3 +213,21 @@ def crosscheck(dev: Device) -> str:
         "so short IOs come out low by that gap. <code>blkscope crosscheck</code> prints the "
         "same.</p>"
     )  # fmt: skip
+
+
+def other_devices(others: list[DeviceFindings], drawn: int) -> str:
+    """The devices without charts (past the busiest drawn), one row each."""
+    rows = [
+        [d.name_text, count(d.counts.get("queued")), count(d.counts.get("completions")),
+         dur(d.stages.get("D2C", {}).get("p99_ns")), dur(d.stages.get("Q2C", {}).get("p99_ns")),
+         count(len(d.episodes)), "; ".join(w.split(": ", 1)[-1] for w in d.warnings) or "-"]
+        for d in others
+    ]  # fmt: skip
+    head = ["device", "IOs", "completions", "D2C p99", "Q2C p99", "latency episodes", "warnings"]
+    return (
+        f'<section class="device" id="other-devices"><h2>{count(len(others))} more devices</h2>'
+        f'<p class="meta">Charts are drawn for the {drawn} devices with the most IO; these '
+        "are the others, in major,minor order (summary.json has each one's full entry).</p>"
+        + table(head, rows, text_cols=1, text=frozenset({6}))
+        + "</section>"
+    )

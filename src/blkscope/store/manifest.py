@@ -216,6 +216,10 @@ MANIFEST_SHAPE = {
     "ingest": {"error_lines": COUNT, "error_lines_not_stored": COUNT},
     "capture": CAPTURE_SHAPE,
     "version": int,
+    # shown on every output (the report, summary.json, analyze)
+    "completeness": {"warnings": [str]},
+    "reconciliation": {"missing_events": {str: COUNT}, "warnings": [str]},
+    "skipped": [{"name": Required(str), "reason": Required(str)}],
 }
 
 
