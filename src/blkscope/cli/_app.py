@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from blkscope import __version__, interrupts
 from blkscope.errors import BadQueryError, BlkscopeError, InputFormatError, ParseError
@@ -169,7 +169,26 @@ def query_limits(timeout: str | None, memory: str | None) -> Any:
     return QueryLimits(seconds, size)
 
 
-# A query may start with a dash ("-- why" then SELECT ...): a word the parser does not know as
-# an option is the query (`sql`, `fleet sql`), not an unknown option.
-QUERY_SETTINGS = {"ignore_unknown_options": True}
+# An argument that starts with a dash but holds a blank or a line break is no option (no option
+# name does): a query that starts with a comment, "-- why" then SELECT ... (`sql`, `fleet sql`).
+# It is hidden from the option parser behind this mark, which the command's callback never sees.
+_NOT_AN_OPTION = "\x00"
+
+
+class QueryCommand(TyperCommand):
+    """A command whose arguments may start with a dash (a SQL comment): parsed as arguments,
+    while a mistyped option (one word) is still refused as one."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        args = [
+            _NOT_AN_OPTION + a if a.startswith("-") and any(c.isspace() for c in a) else a
+            for a in args
+        ]
+        rest: list[str] = super().parse_args(ctx, args)
+        for name, value in ctx.params.items():
+            if isinstance(value, str) and value.startswith(_NOT_AN_OPTION):
+                ctx.params[name] = value[len(_NOT_AN_OPTION) :]
+        return rest
+
+
 NL_OPTION = typer.Option("--nl", help="Rows as JSON, one object a line.")

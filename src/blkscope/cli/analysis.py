@@ -12,8 +12,8 @@ from blkscope.cli._app import (
     CSV_OPTION,
     MEMORY_OPTION,
     NL_OPTION,
-    QUERY_SETTINGS,
     TIMEOUT_OPTION,
+    QueryCommand,
     analysed,
     app,
     duration,
@@ -75,7 +75,7 @@ def analyze(
         say(render_summary(devices, warnings))
 
 
-@app.command(context_settings=QUERY_SETTINGS)
+@app.command(cls=QueryCommand)
 def sql(
     dataset: Annotated[Path, typer.Argument(help="Dataset folder.")],
     query: Annotated[str, typer.Argument(help="DuckDB SQL; every table and view is registered.")],

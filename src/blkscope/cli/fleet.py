@@ -13,8 +13,8 @@ from blkscope.cli._app import (
     EXIT_FAILED,
     MEMORY_OPTION,
     NL_OPTION,
-    QUERY_SETTINGS,
     TIMEOUT_OPTION,
+    QueryCommand,
     _Commands,
     app,
     query_limits,
@@ -110,7 +110,7 @@ def add(
         raise typer.Exit(EXIT_FAILED)
 
 
-@fleet_app.command("sql", context_settings=QUERY_SETTINGS)
+@fleet_app.command("sql", cls=QueryCommand)
 def sql(
     fleet: FleetArg,
     query: Annotated[str, typer.Argument(help="SQL over every table and fleet view.")],
