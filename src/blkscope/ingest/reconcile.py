@@ -167,17 +167,29 @@ def _summary_docs(audit: SequenceAudit, summaries: Mapping[int, pa.Table]) -> li
     """Per (input, device) with a blkparse Total block: its Q, D and C against the events."""
     docs = []
     for input_id, table in sorted(summaries.items()):
-        rows = [
-            r for r in table.to_pylist() if r["block"] == "Total" and r["dev_major"] is not None
-        ]
-        totals: dict[tuple[int, int], dict[str, int | None]] = {}
+        rows = [r for r in table.to_pylist() if r["dev_major"] is not None]
+        # blkparse prints a Total block for a device of several CPUs; else its CPU block is it
+        with_total = {(r["dev_major"], r["dev_minor"]) for r in rows if r["block"] == "Total"}
+        blocks: dict[tuple[int, int], dict[str, dict[str, int | None]]] = {}
         for r in rows:
-            per = totals.setdefault((r["dev_major"], r["dev_minor"]), {})
-            per[r["metric"]] = None if r["value"] is None or r["scale"] != 1 else r["value"]
-        for (major, minor), metrics in sorted(totals.items()):
+            dev = (r["dev_major"], r["dev_minor"])
+            wanted = r["block"] == "Total" if dev in with_total else r["block"].startswith("CPU")
+            if wanted:  # a block printed twice (the text doubled) counts once
+                value = None if r["value"] is None or r["scale"] != 1 else r["value"]
+                blocks.setdefault(dev, {}).setdefault(r["block"], {})[r["metric"]] = value
+        totals: dict[tuple[int, int], dict[str, int | None]] = {}
+        for dev, per_block in blocks.items():  # CPU blocks without a Total: summed, as it is
+            metrics = set().union(*per_block.values())
+            totals[dev] = {
+                m: None
+                if any(b.get(m) is None for b in per_block.values())
+                else sum(b[m] or 0 for b in per_block.values())
+                for m in metrics
+            }
+        for (major, minor), counted in sorted(totals.items()):
             ingested = audit.counts.get((input_id, major, minor), {})
             for action, names in SUMMARY_COUNTS.items():
-                values = [metrics.get(n) for n in names]
+                values = [counted.get(n) for n in names]
                 if any(v is None for v in values):
                     continue  # not printed (or printed as 12K: not a count to hold it to)
                 docs.append(
