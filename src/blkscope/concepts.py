@@ -20,6 +20,12 @@ JOURNAL_COMM_PREFIXES = ("jbd2/",)
 # every device ends before 2^63 / 512 = 2^54: a sector past it is a damaged line or record, and
 # keeping it would overflow every sum of sectors and every byte offset after ingest.
 MAX_SECTOR = 1 << 54
+# The observer: processes of the capture itself (blkscope capture and its samplers, the shared
+# capture.sh and the bpftrace probes beside the trace). Their IO is real but not the workload's,
+# so the report flags it and never lets it set a chart's scale. Exact names, not prefixes: a
+# user's own `iostat-exporter` is not ours.
+OBSERVER_COMMS = ("blkscope", "blktrace", "blkparse", "btrace", "bpftrace", "biosnoop",
+                  "iostat", "vmstat", "capture.sh")  # fmt: skip
 # Op classes in the order tables and charts list them.
 OP_CLASSES = ("read", "write", "discard", "flush", "other")
 
@@ -51,6 +57,12 @@ MACROS: dict[str, tuple[str, str, str]] = {
         "comm",
         f"coalesce({_starts_with_any('comm', FLUSHER_COMM_PREFIXES)}, false)",
         "issued by a kernel flusher thread (kworker/u*, flush-*)",
+    ),
+    "is_observer": (
+        "comm",
+        "coalesce(comm IN (" + ", ".join(f"'{c}'" for c in OBSERVER_COMMS) + "), false)",
+        "issued by the capture's own tools (blkscope, blktrace, bpftrace, iostat, vmstat, "
+        "capture.sh...): the observer's IO, not the workload's",
     ),
     "is_journal": (
         "comm",
@@ -162,6 +174,11 @@ def macro_statements() -> list[str]:
     ]
 
 
+def is_observer(comm: str | None) -> bool:
+    """The is_observer macro for one process name, in Python."""
+    return comm in OBSERVER_COMMS
+
+
 def _has_prefix(comm: pa.ChunkedArray | pa.Array, prefixes: tuple[str, ...]) -> pa.Array:
     hit = pc.starts_with(comm, prefixes[0])
     for p in prefixes[1:]:
@@ -177,3 +194,20 @@ def arrow_writeback_queue(events: pa.Table) -> pa.Array:
     )
     queued = pc.and_(pc.equal(events["action"], "Q"), data_write)
     return pc.fill_null(pc.and_(queued, _has_prefix(events["comm"], FLUSHER_COMM_PREFIXES)), False)
+
+
+# The closed set of causes an episode is attributed to (episodes.cause: one of these, or several
+# joined by '+', strongest first). Everything that names or explains a cause reads it here.
+CAUSES: dict[str, str] = {
+    "writeback": "the kernel's flusher threads writing dirty pages back carried the IO in "
+    "flight (or wrote pages while the application waited above the block layer)",
+    "journal": "the filesystem journal (jbd2) committing carried the IO in flight, or the "
+    "application waited on its commit",
+    "competing_io": "other processes' IO dominated what was in flight, far above their normal",
+    "throttling": "the latency was above the block layer, where blk-throttle or iocost held "
+    "the IO back (their messages are in the trace)",
+    "scheduler": "the IO waited inside the block layer's IO scheduler while the device was idle",
+    "device": "the device itself was slow: completion times rose while the queue held little "
+    "but the victim's own IO",
+    "unexplained": "no signal in the trace explains it",
+}

@@ -42,7 +42,7 @@ def _read_by(select: str) -> set[str]:
 
 def test_needs_headers_name_exactly_what_each_view_reads() -> None:
     views = sql_views()
-    assert len(views) == 28
+    assert len(views) == 29
     wrong = {n: (sorted(v.needs), sorted(_read_by(v.select))) for n, v in views.items()
              if set(v.needs) != _read_by(v.select)}  # fmt: skip
     assert wrong == {}
@@ -91,6 +91,7 @@ def test_build_order_and_materialisation_come_from_the_headers() -> None:
         ("depth_bins", "_depth_bins_build"),
         ("io_dist", "_io_dist_build"),
         ("iostat", "_iostat_build"),
+        ("latency_heatmap", "_latency_heatmap_build"),
         ("latency_hist", "_latency_hist_build"),
         ("stage_stats", "_stage_stats_build"),
     ]

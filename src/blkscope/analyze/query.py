@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     import polars as pl
 
 __all__ = [
+    "Answer",
     "BadQueryError",
     "QueryError",
     "QueryLimits",
@@ -33,6 +34,15 @@ __all__ = [
     "run_frame",
     "run_query",
 ]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A query's column names and rows, as Python values (no columns: the statement returned
+    no relation)."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
 
 
 # Statements that only read. The rest (COPY, EXPORT, ATTACH, INSTALL/LOAD, SET, CREATE, ...)
@@ -131,7 +141,7 @@ class _Watchdog:
 
 def run_query(
     con: duckdb.DuckDBPyConnection, query: str, limits: QueryLimits | None = None
-) -> tuple[list[str], list[tuple[object, ...]]]:
+) -> Answer:
     """Run `query` (read-only, see `relation`) within its limits: its column names and rows
     (none for a query that returns no relation). Its rows are fetched a batch at a time, so
     the memory limit sees them grow."""
@@ -141,7 +151,7 @@ def run_query(
         try:
             cursor = con.execute(described_with_docs(query))
             if cursor is None or cursor.description is None:
-                return [], []
+                return Answer([], [])
             names = [d[0] for d in cursor.description]
             rows: list[tuple[object, ...]] = []
             while batch := cursor.fetchmany(FETCH_ROWS):
@@ -151,7 +161,7 @@ def run_query(
             watchdog.check()  # an interrupt the watchdog made is its limit, not DuckDB's error
             raise query_error(exc) from None
         watchdog.check()
-    return names, rows
+    return Answer(names, rows)
 
 
 def run_frame(con: duckdb.DuckDBPyConnection, query: str) -> pl.DataFrame:

@@ -6,9 +6,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from typer.core import TyperCommand, TyperGroup
+from typer.core import TyperGroup
 
 from blkscope import __version__, interrupts
+from blkscope.cli.declare import no_type_on_flags
 from blkscope.errors import BadQueryError, BlkscopeError, InputFormatError, ParseError
 from blkscope.safe_text import json_printable, printable
 
@@ -50,6 +51,9 @@ class _Commands(TyperGroup):
     Every write is a temp file or folder renamed into place, so stopping anywhere leaves each
     output whole (as it was, or new if already committed); there is nothing to undo here.
     """
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return no_type_on_flags(super().get_params(ctx))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -104,9 +108,8 @@ def _main(
     """Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs)."""
 
 
-def analysed(path: Path) -> Dataset:
-    """The dataset at path, analysed first (with a progress bar) when it lacks any analysis
-    table."""
+def analyzed(path: Path) -> Dataset:
+    """The dataset at path, analyzed first (with progress) when it lacks any analysis table."""
     from blkscope.dataset import Dataset
     from blkscope.pipeline import analyse, is_analysed
     from blkscope.progress import progress_bar
@@ -114,7 +117,7 @@ def analysed(path: Path) -> Dataset:
     dataset = Dataset(path)
     if is_analysed(dataset):
         return dataset
-    say(f"analysing {path} first", err=True)
+    say(f"analyzing {path} first", err=True)
     with progress_bar() as progress:
         return analyse(dataset, progress=progress)
 
@@ -133,27 +136,14 @@ def number(text: str, option: str, *, at_least: float = 0.0) -> float:
     return option_number(text, option, at_least=at_least)
 
 
-def table_format(as_json: bool = False, as_csv: bool = False, as_nl: bool = False) -> str:
-    """The one output format a command that prints a table was asked for: 'json', 'csv',
-    'nl' (JSON, one object a line) or 'table'; an option error when several are given."""
-    from blkscope.errors import OptionError
-
-    chosen = [f for f, on in (("json", as_json), ("csv", as_csv), ("nl", as_nl)) if on]
-    if len(chosen) > 1:
-        raise fail(
-            OptionError(
-                "--" + chosen[1], f"conflicts with --{chosen[0]}", hint="give one output format"
-            )
-        )
-    return chosen[0] if chosen else "table"
-
-
-CSV_OPTION = typer.Option("--csv", help="Rows as CSV with a header.")
 TIMEOUT_OPTION = typer.Option(
-    "--timeout", help="Stop the query after this long, e.g. 30s or 600 (bare: seconds)."
+    "--timeout",
+    metavar="DURATION",
+    help="Stop the query after this long, e.g. 30s or 600 (bare: seconds).",
 )
 MEMORY_OPTION = typer.Option(
     "--memory-limit",
+    metavar="SIZE",
     help="Stop the query when it takes more memory than this (DuckDB's, and the rows), e.g. 4GB.",
 )
 
@@ -167,28 +157,3 @@ def query_limits(timeout: str | None, memory: str | None) -> Any:
     seconds = duration(timeout, "--timeout") / 1e9 if timeout else default.seconds
     size = option_bytes(memory, "--memory-limit") if memory else default.memory_bytes
     return QueryLimits(seconds, size)
-
-
-# An argument that starts with a dash but holds a blank or a line break is no option (no option
-# name does): a query that starts with a comment, "-- why" then SELECT ... (`sql`, `fleet sql`).
-# It is hidden from the option parser behind this mark, which the command's callback never sees.
-_NOT_AN_OPTION = "\x00"
-
-
-class QueryCommand(TyperCommand):
-    """A command whose arguments may start with a dash (a SQL comment): parsed as arguments,
-    while a mistyped option (one word) is still refused as one."""
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        args = [
-            _NOT_AN_OPTION + a if a.startswith("-") and any(c.isspace() for c in a) else a
-            for a in args
-        ]
-        rest: list[str] = super().parse_args(ctx, args)
-        for name, value in ctx.params.items():
-            if isinstance(value, str) and value.startswith(_NOT_AN_OPTION):
-                ctx.params[name] = value[len(_NOT_AN_OPTION) :]
-        return rest
-
-
-NL_OPTION = typer.Option("--nl", help="Rows as JSON, one object a line.")

@@ -19,8 +19,10 @@ from blkscope.fleet.build_partition import build_partition
 
 OnResult = Callable[[dict[str, Any]], None]
 ENGINES = ("local", "spark")
+# blkscope is installed from its checkout (it is not on the package index)
 SPARK_HINT = (
-    "install it with: pip install 'blkscope[spark]' (and a JRE, e.g. Debian's default-jre-headless)"
+    "install it from the blkscope checkout with: pip install '.[spark]' "
+    "(and a JRE, e.g. Debian's default-jre-headless)"
 )
 
 

@@ -12,13 +12,13 @@ import re
 import threading
 from collections.abc import Callable
 from contextlib import ExitStack
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
 from blkscope.analyze.query import (
+    Answer,
     BadQueryError,
     QueryError,
     QueryLimits,
@@ -129,14 +129,6 @@ def spark_fleet(spark: Any, fleet: Path, sql: str | None = None) -> list[str]:
     return [*files, *(v.name for v in views)]
 
 
-@dataclass(frozen=True)
-class Answer:
-    """A query's columns and rows, as Python values."""
-
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
-
-
 _READ_VERBS = ("SELECT", "WITH", "EXPLAIN", "SHOW", "DESCRIBE", "DESC", "VALUES", "FROM")
 
 
@@ -159,7 +151,7 @@ def run_sql(
         con = duckdb_fleet(fleet, sql, lambda c: stack.enter_context(limited(c, limits)))
         with con:
             # the same read-only path as `blkscope sql`: nothing to run in "" or ";" (no rows)
-            return Answer(*run_query(con, sql, limits))
+            return run_query(con, sql, limits)
 
 
 def _run_spark(fleet: Path, sql: str, spark_master: str | None, seconds: float) -> Answer:

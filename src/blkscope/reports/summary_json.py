@@ -8,13 +8,17 @@ from blkscope.reports.model import DeviceFindings, Report
 from blkscope.reports.text import cause_shares, worst_episode
 
 SUMMARY_FORMAT = "blkscope-summary"
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 4
 PERCENTILES = ["p50", "p90", "p99", "p999", "max"]
 
 # The schema, key by key; README.md ("summary.json") repeats it. Bump SUMMARY_VERSION on any
 # change that is not a pure addition. Version 2: `spikes` counts latency episodes (spikes of any
 # metric in one window), `worst_spike` became `worst_episode`, and `cause_shares` are shares of
-# episodes; times carry their UTC wall-clock form beside them.
+# episodes; times carry their UTC wall-clock form beside them. Version 3: causes come from the
+# closed set (concepts.CAUSES), the worst episode names its victim and evidence, and the
+# writeback verdict carries the flusher's bytes and its rule. Version 4: `skipped` (the capture
+# files not read) and `devices[].lost_events`; the warnings say where the trace disagrees with
+# itself.
 SUMMARY_SCHEMA: dict[str, str] = {
     "format": f"always '{SUMMARY_FORMAT}'",
     "version": f"schema version, {SUMMARY_VERSION}",
@@ -42,13 +46,14 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "devices[].periods": "[{series, period_ns, knobs: [str], method}] significant periods, most significant first; method 'periodogram' or 'writeback_events' (bursts overlap the writeback log's periodic events)",
     "devices[].periods_source": "'findings': from the analysis' periods table",
     "devices[].cause_shares": "{cause: share of episodes}",
-    "devices[].worst_episode": "{start_ns, end_ns, start_utc, end_utc, metrics, worst_metric, peak_ns, peak_utc, peak_latency_ns, cause, reason, processes} or null",
-    "devices[].writeback_verdict": "{episodes, episodes_with_writeback, episodes_by_chance, coincidence_p_value, median_lag_ns, tail_latency_share, writeback_time_share, explains, sentence}: the writeback_verdict table's row",
+    "devices[].worst_episode": "{start_ns, end_ns, start_utc, end_utc, metrics, worst_metric, peak_ns, peak_utc, peak_latency_ns, victim, victim_pid, cause, reason, competing, pages_written, writeback_reasons, throttle_messages, processes} or null: the episodes table's row",
+    "devices[].writeback_verdict": "{episodes, episodes_with_writeback, episodes_by_chance, coincidence_p_value, median_lag_ns, tail_latency_share, writeback_time_share, flusher_bytes, explains, rule, sentence}: the writeback_verdict table's row",
     "devices[].lost_events": "{missing, orphan_completions}: events missing from the trace (gaps in its sequence numbers; null when the input has none) and completions with no issue (C without D), as blkparse counts skips",
     "devices[].crosscheck": "{biosnoop, iostat}: this device's rows of `blkscope crosscheck --json`, each null without the log",
 }
 _EPISODE_KEYS = ["start_ns", "end_ns", "metrics", "worst_metric", "peak_ns", "peak_latency_ns",
-                 "cause", "reason", "processes"]  # fmt: skip
+                 "victim", "victim_pid", "cause", "reason", "competing", "pages_written",
+                 "writeback_reasons", "throttle_messages", "processes"]  # fmt: skip
 
 
 def _latency(dev: DeviceFindings, stage: str) -> dict[str, int | None]:

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from blkscope.errors import DatasetError, NotADatasetError
+from blkscope.errors import DatasetError, NotADatasetError, does_not_exist
 from blkscope.schemas import TABLES
 from blkscope.store.folder_swap import WriteLock, has_old_version, recover
 from blkscope.store.jsonshape import COUNT, OPT_INT, OPT_STR, SCALAR, Required, mismatch
@@ -156,20 +156,16 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
     try:
         if not path.exists():
             recover_quietly(path)
-        exists, found = path.exists(), is_dataset(path)
+            if not path.exists():
+                raise does_not_exist(str(path), hint=_INGEST_HINT)
+        found = is_dataset(path)
     except OSError as exc:  # a name too long, a loop of links...
         raise DatasetError(str(path), f"cannot open: {exc.strerror}") from None
-    if not exists:
-        raise NotADatasetError(
-            str(path),
-            "no such file or folder",
-            hint="give a dataset folder: 'blkscope ingest INPUT -o DATASET' writes one",
-        )
     if not found:
         raise NotADatasetError(
             str(path),
             "not a blkscope dataset (no manifest.json)",
-            hint="create one with 'blkscope ingest INPUT -o DATASET'",
+            hint=_INGEST_HINT,
         )
     where = str(path / MANIFEST)
     try:
@@ -196,6 +192,7 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
     return manifest
 
 
+_INGEST_HINT = "create one with 'blkscope ingest INPUT -o DATASET'"
 _REINGEST = "the dataset is damaged or was not written by blkscope; ingest the capture again"
 _SPAN = {"first_time_ns": OPT_INT, "last_time_ns": OPT_INT}
 # What the analysis and the reports read from a manifest (other keys are only shown).
