@@ -260,10 +260,8 @@ def test_17_a_table_linked_out_of_the_dataset_is_bad_input(tmp_path: Path) -> No
 
 
 @pytest.fixture(scope="module")
-def syn_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("syn") / "ds"
-    ingest_blkparse([str(FORMATS / "syn.blkparse.txt")], out)
-    return out
+def syn_dataset(ingested: dict[Path, Path]) -> Path:
+    return ingested[FORMATS / "syn.blkparse.txt"]
 
 
 SLOW = "SELECT count(*) FROM range(1000000) a, range(1000000) b WHERE a.range * b.range = 7"

@@ -445,6 +445,15 @@ _TEXT_SAMPLES = _f(
 # Tracepoint text: the first 400 lines of each real capture in tests/data/tracepoints.
 _TRACEPOINTS = ROOT / "tests" / "data" / "tracepoints" / "fuzz-seeds"
 
+
+def _built(
+    name: str, run: Run, build: Callable[[random.Random, Path], Path], weight: float
+) -> Target:
+    """A target whose every input is built whole (a folder, several files), not mutated from
+    seed bytes: no seeds, no exhaustive variants."""
+    return Target(name, (), run, [], exhaustive=lambda data: iter(()), weight=weight, build=build)
+
+
 TARGETS: list[Target] = [
     Target(
         "blkparse",
@@ -552,33 +561,9 @@ TARGETS: list[Target] = [
         weight=0.5,
         build=_build_manifest,
     ),
-    Target(
-        "capture folder",
-        (),
-        _capture_folder,
-        [],
-        exhaustive=lambda data: iter(()),
-        weight=0.3,
-        build=_build_capture,
-    ),
-    Target(
-        "duplicated streams",
-        (),
-        _duplicated,
-        [],
-        exhaustive=lambda data: iter(()),
-        weight=0.5,
-        build=_build_duplicated,
-    ),
-    Target(
-        "damaged analysis",
-        (),
-        _analysis,
-        [],
-        exhaustive=lambda data: iter(()),
-        weight=0.05,
-        build=_build_damaged_trace,
-    ),
+    _built("capture folder", _capture_folder, _build_capture, weight=0.3),
+    _built("duplicated streams", _duplicated, _build_duplicated, weight=0.5),
+    _built("damaged analysis", _analysis, _build_damaged_trace, weight=0.05),
 ]
 
 
