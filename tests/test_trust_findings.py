@@ -623,3 +623,47 @@ def test_12_a_hot_sector_keeps_only_what_is_in_flight(
     monkeypatch.setattr(run.Pass, "state", watched)
     analyse(tmp_path / "ds").close()
     assert max(peak.values()) < 100  # one IO in flight at a time
+
+
+# The seed-34 campaign (issue 33's harness after the merge of main): a writeback log's PAGES
+# or a writeback tracepoint's nr_pages of 5,000 digits was int()'s ValueError (over 4,300
+# digits), from ingest of the log alone or of a capture folder holding it
+# (`python -m tests.fuzz.campaign --seed 34 --no-exhaustive --replay writeback:153`).
+_PAGES = "9" * 5000
+
+
+@pytest.mark.parametrize(
+    ("fmt", "sample", "old", "message"),
+    [
+        ("writeback", "writeback.txt", " 36629 ", "PAGES: 999999999999999999999999... (5,000 characters) is out of range"),
+        ("writeback_ns", "writeback_ns.txt", " 36629 ", "PAGES: 999999999999999999999999... (5,000 characters) is out of range"),
+    ],
+)  # fmt: skip
+def test_a_5000_digit_page_count_in_a_writeback_log_is_a_parse_error(
+    tmp_path: Path, fmt: str, sample: str, old: str, message: str
+) -> None:
+    from blkscope.errors import ParseError
+    from blkscope.ingest.logs.registry import PARSERS
+
+    lines = (FORMATS / sample).read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if old in line)
+    lines[at] = lines[at].replace(old, f" {_PAGES} ", 1)
+    (tmp_path / "log.txt").write_text("".join(lines))
+    with pytest.raises(ParseError) as err:
+        PARSERS[fmt](str(tmp_path / "log.txt"))
+    assert str(err.value) == f"{tmp_path / 'log.txt'}:{at + 1}: {message}"
+
+
+def test_a_5000_digit_nr_pages_in_a_writeback_trace_is_a_parse_error(tmp_path: Path) -> None:
+    from blkscope.errors import ParseError
+    from blkscope.ingest.logs.registry import PARSERS
+
+    trace = ROOT / "tests" / "data" / "attribution" / "journal" / "capture" / "writeback_trace.txt"
+    lines = trace.read_text().splitlines(keepends=True)[:4]
+    lines[1] = lines[1].replace("nr_pages=255085", f"nr_pages={_PAGES}")
+    (tmp_path / "trace.txt").write_text("".join(lines))
+    with pytest.raises(ParseError) as err:
+        PARSERS["writeback_trace"](str(tmp_path / "trace.txt"))
+    assert str(err.value) == (
+        f"{tmp_path / 'trace.txt'}:2: nr_pages: 5,000 digits, out of range for a long"
+    )
