@@ -383,6 +383,9 @@ def _duplicated(path: Path, scratch: Path, rng: random.Random) -> None:
 def _build_damaged_trace(rng: random.Random, scratch: Path) -> Path:
     """A small real trace with sectors past any device, times decades away, blocks moved or
     pasted in: what the analysis and the report then make of it."""
+    # the analysis' compiled kernels, loaded (or compiled: minutes) once per process while
+    # building, never inside an input's time limit
+    base_dataset(scratch)
     trace = scratch / "trace.txt"
     seed = rng.choice([CAPTURE / "blkparse.txt.zst", FORMATS / "syn.blkparse.txt"])
     table: list[tuple[float, M.Mutator]] = [
