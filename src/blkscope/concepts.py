@@ -126,8 +126,7 @@ MACROS["stage_name"] = (
 # bit width is counted with integer operations only: every bit below the highest set one is set
 # (six shifts), then the bits are counted. Exact for every BIGINT, and half the CPU time of the
 # double log2 with its correction near powers of two from 2^49 on (value_bucket, which
-# _bio_stages computes for each of the 10x fio capture's 54 M latencies twice: 0.5 against 1.0
-# CPU-s per 30 M values).
+# _bio_stages computes for every latency it reads).
 MACROS["or_shifted"] = ("x, k", "x | (x >> k)", "x with its bits shifted right by k or-ed in")
 MACROS["bit_width"] = (
     "x",
@@ -152,8 +151,9 @@ MACROS["magnitude_bucket"] = (
     "the value bucket of a value x >= 0: x below 256, else shift * 512 + its top 8 bits",
 )
 # Negative values mirrored without a CASE: v >> 63 is -1 for them (0 otherwise), and xor with
-# -1 is ~x = -(x + 1). The CASE, with magnitude_bucket written out in both branches, took 3x as
-# long (486 ns a value on one thread, 5 M values): _bio_stages buckets every latency.
+# -1 is ~x = -(x + 1). The CASE, with magnitude_bucket written out in both branches, took three
+# times as long. The pass computes the same in Rust (rust/src/pass/stages.rs), held against this
+# macro by tests/analyze/test_stage_counts.py.
 MACROS["value_bucket"] = (
     "v",
     "xor(magnitude_bucket(xor(v, v >> 63)), v >> 63)",

@@ -12,7 +12,7 @@ import pytest
 from blkscope.analyze.build import BUILD_ORDER, SHARED_AFTER_BIOS
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME
 from blkscope.analyze.stream.iodist import IO_COUNTS
-from blkscope.analyze.stream.q2q import Q2Q_VIEW
+from blkscope.analyze.stream.q2q import Q2Q_VIEW, STAGE_COUNTS
 from blkscope.analyze.views import (
     connect,
     optional_tables,
@@ -33,7 +33,10 @@ def _read_by(select: str) -> set[str]:
     pass's io_dist counts, depth sums and Q2Q gaps are relations of the analysis connection's
     internal schema."""
     body = "\n".join(line.split("--")[0] for line in select.splitlines())
-    passed = {name.split(".")[1] for name in (IO_COUNTS, DEPTH_TIME, DEPTH_BIN_SUMS, Q2Q_VIEW)}
+    passed = {
+        name.split(".")[1]
+        for name in (IO_COUNTS, DEPTH_TIME, DEPTH_BIN_SUMS, Q2Q_VIEW, STAGE_COUNTS)
+    }
     known = set(TABLES) | set(sql_views()) | passed
     found = re.findall(r"\b(?:FROM|JOIN)\s+(?:internal\.)?(\w+)", body, flags=re.I)
     found += re.findall(r"\bexact_quantiles\(\s*'(\w+)'", body)

@@ -51,7 +51,7 @@ def give_back() -> None:
     own) never reuses them, so they would sit under the statistics' peak (10x fio capture: 436
     -> 320 MB after the pass, peak 1.15 -> 0.97 GB). No gc.collect() first: the pass leaves no
     cycles (it freed 7 objects on the fio capture) and a full collection walks the ~136 k objects
-    numba and the rest leave, 45 ms of every analysis."""
+    the imported libraries leave, 45 ms of every analysis."""
     pa.default_memory_pool().release_unused()
     with contextlib.suppress(OSError, AttributeError):  # glibc only; elsewhere they stay
         ctypes.CDLL(None).malloc_trim(0)

@@ -58,13 +58,13 @@ def main() -> None:
 
 def run() -> None:
     """The `blkscope` program: main(), then a quick exit. Python's own shutdown after a command
-    (freeing numba's compiled code, DuckDB and Arrow's memory, module by module) took ~0.5 s of
+    (freeing DuckDB's and Arrow's memory, module by module) took ~0.5 s of
     a 6 s `blkscope analyze` of the 1x fio capture. Every file a command writes is in place when
     it returns (temp path, then rename), so the process runs the atexit handlers, flushes its
     output and ends. main() itself raises SystemExit as click does (the tests call it).
 
     Python's collector runs less often: its default thresholds (700, 10, 10) made it walk every
-    object numba, Arrow and DuckDB create while they are imported several times over (~0.1 s
+    object Arrow and DuckDB create while they are imported several times over (~0.1 s
     of each analysis: alternated 6 times, 1x fio 2.99 -> 2.88 s, a 3.6 k-event fixture 1.14 ->
     1.07 s). Young garbage is still collected; an analysis leaves the same ~1.4 k garbage
     objects whether the trace is 1x or 10x."""

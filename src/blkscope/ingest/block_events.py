@@ -303,7 +303,7 @@ def write_blktrace(
             "compression": f.compression,
             "bytes": f.raw_bytes,
             "sha256": f.sha256,
-            "records": len(f.records),
+            "records": len(f.offsets),
             "event_records": counts.get(i, 0),
         }
         for i, f in enumerate(files)

@@ -79,7 +79,7 @@ def make_report(
     refuse_to_replace(report, b"<title>blkscope report</title>")
     refuse_to_replace(summary_path(report), b'"blkscope-summary"')
     # matplotlib takes ~0.3 s to import: let that happen while ingest and the analysis wait in
-    # numba, Arrow and DuckDB code that releases the GIL.
+    # compiled core, Arrow and DuckDB code that releases the GIL.
     warm = threading.Thread(target=importlib.import_module, args=("matplotlib.figure",))
     warm.start()
     dataset, was_ingested = ingested(source, default_dataset_dir(report), progress)

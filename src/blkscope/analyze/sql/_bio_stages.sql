@@ -5,10 +5,9 @@
 -- measures the gaps as it meets each Q (analyze/stream/q2q.py, `internal._bio_q2q`: one row per
 -- bio, while `analyze` runs, with the bio's group key and its stage times as `bios` has them);
 -- here the gaps and the stage latencies (bio_stage_ns) are keyed and bucketed. Stage and scope are small
--- codes (see the comments below). Not materialised: it is read twice (_stage_buckets counts
--- all of it, _stage_stats_build only the buckets holding a percentile), and computing it twice
--- costs less than holding its ~70 M rows at 10x (measured on the 10x fio capture: 14.5 CPU-s
--- for both reads against 13.6 with the table, which spilled 1.1 GB: peak RSS 320 MB, not 683).
+-- codes (see the comments below). Not materialised: _stage_stats_build reads it once, for the
+-- buckets holding a percentile (the pass counts every bucket: _stage_buckets), and holding its
+-- ~70 M rows at 10x would spill.
 -- needs: _bio_groups, _bio_q2q
 WITH q AS NOT MATERIALIZED (
     -- read once per use below, each reading only its columns (materialised, DuckDB would hold

@@ -6,7 +6,7 @@
 -- ones until the trace end). Each device's function starts at 0 at its first event and ends at
 -- its last; the steps of one nanosecond apply -1 before 0 before +1, so a depth passed through
 -- within one nanosecond is listed with held_ns 0. The streaming pass walks the steps in time
--- order (analyze/stream/depth.py) and leaves the time held per depth, one row per depth
+-- order (rust/src/pass/depth.rs) and leaves the time held per depth, one row per depth
 -- visited, in the analysis connection's _depth_time: this view exists only while `analyze` runs.
 -- needs: _depth_time
 -- materialize: table depth

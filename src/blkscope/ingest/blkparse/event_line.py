@@ -1,7 +1,7 @@
 """Reference parser and renderer for one blkparse default-format event line.
 
-The numba scanner in `_scan` handles the common shapes fast; every other line
-comes here, and the tests hold both to the same answers.
+The compiled scanner (rust/src/ingest/blkparse_text/, called by `text_stream`) handles the
+common shapes fast; every other line comes here, and the tests hold both to the same answers.
 """
 
 from __future__ import annotations
