@@ -294,6 +294,7 @@ def write_blktrace(
             strict=True,
         ):
             counts[i] = counts.get(i, 0) + n
+    _refuse_damaged_notes(trace, files)
     ds.table("trace_clock", TRACE_CLOCK).write(_clock_table(trace))
     input_docs = [
         {
@@ -317,6 +318,24 @@ def write_blktrace(
         "skipped_records_by_action_code": trace.skipped_by_code,
     }
     return input_docs, tally, clock_doc
+
+
+# trace_clock's cpu column is int32; a record's CPU field is a u32.
+_LARGEST_CPU = (1 << 31) - 1
+
+
+def _refuse_damaged_notes(trace: DecodedTrace, files: Sequence[RecordFile]) -> None:
+    """A timestamp note whose CPU no column holds refuses the trace, as the decoder refuses an
+    event record's (it checks every record's time, but only events' CPU). Which file held the
+    note is not known (its CPU is the damaged field), so every file is named."""
+    for note in trace.clock.wall_notes:
+        if note["cpu"] > _LARGEST_CPU:
+            raise InputFormatError(
+                ", ".join(f.path for f in files),
+                f"a timestamp note (wall clock {note['wall_ns']} ns): cpu {note['cpu']:,} is out "
+                f"of range (largest {_LARGEST_CPU:,})",
+                hint="the file is damaged there; blkparse would print a wrong number",
+            )
 
 
 def _refuse_past_last_sector(events: pa.Table, files: Sequence[RecordFile]) -> None:
