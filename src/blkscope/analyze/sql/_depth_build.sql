@@ -16,8 +16,8 @@ SELECT
     level,                                                            -- driver (D..C) or queue (Q..C)
     depth::INTEGER AS depth,                                          -- number in flight
     sum(held_ns)::BIGINT AS held_ns,                                  -- time spent at this depth, ns
-    sum(held_ns) / sum(sum(held_ns)) OVER (PARTITION BY dev_major, dev_minor, level) AS share
-                                                                      -- share of the traced time
+    sum(held_ns) / nullif(sum(sum(held_ns)) OVER (PARTITION BY dev_major, dev_minor, level), 0) AS share
+                                                                      -- share of the traced time (null: 0 ns traced)
 FROM internal._depth_time
 GROUP BY dev_major, dev_minor, level, depth
 ORDER BY dev_major, dev_minor, level, depth

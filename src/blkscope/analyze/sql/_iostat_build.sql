@@ -4,6 +4,10 @@
 -- in flight.
 -- Interval length and origin (trace ns) come from the DuckDB variables blkscope_interval_ns
 -- (default 1 s) and blkscope_origin_ns.
+-- Every interval from a device's first completion to its last is listed, as iostat prints one
+-- per interval, unless they are more than max(100,000, 100 per interval with a completion):
+-- then (a timestamp years off stretches the trace) only the intervals with a completion are,
+-- so the table never grows with the range of a corrupt timestamp.
 -- needs: _iostat_requests, events
 -- materialize: table iostat
 WITH params AS (
@@ -48,10 +52,19 @@ WITH params AS (
                     e.hi) AS hi
     FROM openers o JOIN (SELECT dev_major, dev_minor, max(c_time_ns) AS hi FROM rq GROUP BY ALL) e
       USING (dev_major, dev_minor)
+), extent AS (
+    SELECT dev_major, dev_minor, min(k) AS k0, max(k) AS k1,
+           max(k) - min(k) + 1 <= greatest(100000, 100 * count(*)) AS whole
+    FROM done GROUP BY ALL
 ), bins AS (
-    SELECT d.dev_major, d.dev_minor, k, p.org + k * p.iv AS lo, p.org + (k + 1) * p.iv AS hi
-    FROM (SELECT dev_major, dev_minor, min(k) AS k0, max(k) AS k1 FROM rq GROUP BY ALL) d,
-         params p, range(d.k0, d.k1 + 1) AS t(k)
+    SELECT dev_major, dev_minor, k, p.org + k * p.iv AS lo, p.org + (k + 1) * p.iv AS hi
+    FROM (
+        SELECT d.dev_major, d.dev_minor, t.k
+        FROM extent d, range(d.k0, d.k1 + 1) AS t(k) WHERE d.whole
+        UNION ALL
+        SELECT dev_major, dev_minor, k FROM done JOIN extent USING (dev_major, dev_minor)
+        WHERE NOT whole
+    ), params p
 ), spans AS (
     -- the bins an island overlaps ([lo, hi] meets [org + k iv, org + (k + 1) iv)) run from
     -- floor((lo - org) / iv) to floor((hi - org - 1) / iv)

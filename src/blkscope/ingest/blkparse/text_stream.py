@@ -17,11 +17,12 @@ from blkscope.errors import ParseError
 from blkscope.ingest.blkparse.event_line import (
     LineError,
     parse_event_line,
+    past_last_sector,
     render_event,
     valid_text,
 )
 from blkscope.ingest.blkparse.summary_blocks import SummaryParser
-from blkscope.ingest.codes import events_table
+from blkscope.ingest.codes import events_table, first_sector_past_end, past_last_sector_rows
 from blkscope.ingest.sources import (
     MAX_LINE_BYTES,
     Source,
@@ -88,6 +89,7 @@ class BlkparseTextParser:
     def finish(self, scanned: _Scanned, is_last: bool) -> ChunkResult:
         """Read the lines the scanner left alone (odd events, summary, errors) and merge."""
         result = ChunkResult(scanned.table, lines=scanned.lines)
+        result.events = self._in_range(scanned.table, result)
         rows = self._slow_lines(scanned, is_last, result) if scanned.slow.num_rows else []
         if is_last:
             self.summary.finish()
@@ -100,9 +102,21 @@ class BlkparseTextParser:
         self.summary.orphans.clear()
         result.errors.sort(key=lambda err: int(err["line_no"]))
         if rows:
-            merged = pa.concat_tables([scanned.table, pa.Table.from_pylist(rows, schema=EVENTS)])
+            merged = pa.concat_tables([result.events, pa.Table.from_pylist(rows, schema=EVENTS)])
             result.events = merged.take(pc.sort_indices(merged["line_no"]))
         return result
+
+    def _in_range(self, table: pa.Table, result: ChunkResult) -> pa.Table:
+        """The scanned rows without those whose sectors end past any device (each recorded as
+        a malformed line, as the reference parser's check_ranges refuses them)."""
+        bad = past_last_sector_rows(table)
+        if bad is None:
+            return table
+        for row in table.filter(bad).to_pylist():
+            name, start, length = first_sector_past_end(row)
+            reason = past_last_sector(name, start, length)
+            self._record(result, row["line_no"], render_event(row), reason)
+        return table.filter(pc.invert(bad))
 
     def _error(self, line_no: int, line: str, reason: str) -> dict[str, Any]:
         if len(line) > MAX_RAW_CHARS:
