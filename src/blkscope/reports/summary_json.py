@@ -11,7 +11,7 @@ SUMMARY_FORMAT = "blkscope-summary"
 SUMMARY_VERSION = 4
 PERCENTILES = ["p50", "p90", "p99", "p999", "max"]
 
-# The schema, key by key; README.md ("summary.json") repeats it. Bump SUMMARY_VERSION on any
+# The schema, key by key; docs/report.md ("summary.json") repeats it. Bump SUMMARY_VERSION on any
 # change that is not a pure addition. Version 2: `spikes` counts latency episodes (spikes of any
 # metric in one window), `worst_spike` became `worst_episode`, and `cause_shares` are shares of
 # episodes; times carry their UTC wall-clock form beside them. Version 3: causes come from the
