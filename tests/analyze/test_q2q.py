@@ -18,8 +18,8 @@ from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream.events import EventCoder
 from blkscope.analyze.stream.q2q import Q2Q_VIEW, SCOPES, OpClasses
 from blkscope.analyze.stream.run import stream_tables
-from blkscope.analyze.views import connect, register_table, register_views
-from blkscope.concepts import STAGE_TIME_COLUMNS, macro_statements
+from blkscope.analyze.views import connect, register, register_table
+from blkscope.concepts import STAGE_TIME_COLUMNS
 from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.store.manifest import read_manifest
 from tests.analyze.conftest import DATA
@@ -52,7 +52,8 @@ def _stream(inputs: list[str], ds: Path) -> duckdb.DuckDBPyConnection:
 
 def _stream_dataset(ds: Path) -> duckdb.DuckDBPyConnection:
     manifest = read_manifest(ds)
-    con = connect(ds, manifest)
+    done: set[str] = set()
+    con = connect(ds, manifest, done=done)
     bound_memory(con, ds)
     stream_tables(
         con,
@@ -61,7 +62,7 @@ def _stream_dataset(ds: Path) -> duckdb.DuckDBPyConnection:
         int(manifest.editable().get("events", {}).get("count", 0)),
     )
     register_table(con, "bios", ds / "bios.parquet")
-    register_views(con, ["_bio_class"])
+    register(con, done, ["_bio_class"])
     return con
 
 
@@ -155,8 +156,7 @@ def test_op_classes_grow_with_the_rwbs_dictionary() -> None:
     coder = EventCoder()
     classes = OpClasses(coder)
     con = duckdb.connect()
-    for statement in macro_statements():
-        con.execute(statement)
+    register(con, set(), ["op_class"])
     coder.rwbs.encode(pa.array(["WS", "R"]))
     first = classes.cover(con).copy()
     coder.rwbs.encode(pa.array(["FWFSM", "R", None, "RM", "WFS"]))

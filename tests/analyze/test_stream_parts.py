@@ -28,7 +28,7 @@ from blkscope.analyze.stream.keyed import (
 )
 from blkscope.analyze.stream.run import device_facts
 from blkscope.analyze.stream.threads import Background, Prefetch
-from blkscope.concepts import macro_statements
+from blkscope.analyze.views import register
 
 # few distinct keys, so that probe runs collide, wrap around the end and get deleted from
 KEYS = st.tuples(st.integers(0, 40).map(lambda s: (3 << 48) | (8 * s + 1)), st.integers(0, 2))
@@ -118,8 +118,7 @@ EDGES = sorted({0, -1, -(2**63), 2**63 - 1} | {(1 << b) + d for b in range(63) f
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
 def test_the_pass_buckets_values_like_the_log2_bucket_macro(values: list[int]) -> None:
     con = duckdb.connect()
-    for statement in macro_statements():
-        con.execute(statement)
+    register(con, set(), ["buckets"])
     values = EDGES + values
     got = con.execute("SELECT list(log2_bucket(v) ORDER BY i) FROM "
                       "(SELECT unnest(?::BIGINT[]) AS v, unnest(range(?)) AS i)",

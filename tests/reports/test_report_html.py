@@ -122,18 +122,15 @@ def test_bin_width_is_a_round_number_covering_the_span(span_ns: int, width_ns: i
     at most 1500 bins, from a multiple of the width."""
     import duckdb
 
-    from blkscope.analyze.views import sql_views
-    from blkscope.concepts import macro_statements
+    from blkscope.analyze.views import register
 
     con = duckdb.connect()
-    for statement in macro_statements():
-        con.execute(statement)
     start = 7_654_321
     con.execute(
         "CREATE TABLE events AS SELECT 8 AS dev_major, 0 AS dev_minor, unnest([$a, $b]) AS time_ns",
         {"a": start, "b": start + span_ns},
     )
-    con.execute(f"CREATE VIEW time_bins AS {sql_views()['time_bins'].select}")
+    register(con, set(), ["time_bins"])
     ((first, width, bins),) = con.execute(
         "SELECT start_ns, width_ns, bins FROM time_bins"
     ).fetchall()

@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 
 from blkscope.analyze.coincidence import at_least, overlap_chance
-from blkscope.analyze.views import in_schema, query_table
+from blkscope.analyze.sql_modules import in_schema
+from blkscope.analyze.views import query_table
 from blkscope.schemas import WRITEBACK_VERDICT
 from blkscope.units import format_s, format_share
 

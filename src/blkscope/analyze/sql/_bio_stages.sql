@@ -1,3 +1,5 @@
+INCLUDE _bio_groups, _bio_q2q, stages, buckets;
+
 -- Long form of every bio's stage latencies: one row per (bio, stage) that the bio went through,
 -- keyed by the integer ids of _bio_groups. Q2Q is the gap to the previous Q (in time, then
 -- event id order), reported once per scope it was measured at (process, class, op, device),
@@ -9,11 +11,17 @@
 -- all of it, _stage_stats_build only the buckets holding a percentile), and computing it twice
 -- costs less than holding its ~70 M rows at 10x (measured on the 10x fio capture: 14.5 CPU-s
 -- for both reads against 13.6 with the table, which spilled 1.1 GB: peak RSS 320 MB, not 683).
--- needs: _bio_groups, _bio_q2q
+CREATE VIEW internal._bio_stages(
+    gid INTEGER,     -- device x op class x process (_bio_groups; it names the coarser groups)
+    scope UTINYINT,  -- Q2Q: level its gap was computed at, 1 process 2 class 3 op 4 device; else 0
+    stage UTINYINT,  -- 1 Q2G 2 G2I 3 I2D 4 Q2M 5 M2D 6 D2C 7 Q2C 8 Q2Q
+    ns BIGINT,       -- the latency in ns
+    b SMALLINT       -- its value bucket (value_bucket, |b| < 2^15: _stage_buckets counts per bucket)
+) AS
 WITH q AS NOT MATERIALIZED (
     -- read once per use below, each reading only its columns (materialised, DuckDB would hold
     -- every bio)
-    SELECT g.gid, q.* FROM internal._bio_q2q q JOIN _bio_groups g USING (group_key)
+    SELECT g.gid, q.* FROM internal._bio_q2q q JOIN internal._bio_groups g USING (group_key)
 ), stages AS (
     -- a bio's stage latencies and its gaps, each unnested beside their codes (DuckDB zips lists
     -- unnested in one SELECT): plain lists, not lists of {code, ns} structs (2/3 of the CPU),
@@ -27,9 +35,9 @@ WITH q AS NOT MATERIALIZED (
     SELECT gid, unnest([1, 2, 3, 4]), 8, unnest([process_ns, class_ns, op_ns, device_ns]) FROM q
 )
 SELECT
-    gid,                  -- device x op class x process (_bio_groups; it names the coarser groups)
-    scope::UTINYINT AS scope, -- Q2Q: level its gap was computed at, 1 process 2 class 3 op 4 device; else 0
-    stage::UTINYINT AS stage, -- 1 Q2G 2 G2I 3 I2D 4 Q2M 5 M2D 6 D2C 7 Q2C 8 Q2Q
-    ns,                   -- the latency in ns
-    value_bucket(ns)::SMALLINT AS b -- its value bucket (value_bucket, |b| < 2^15: _stage_buckets counts per bucket)
-FROM stages WHERE ns IS NOT NULL
+    gid,
+    scope::UTINYINT AS scope,
+    stage::UTINYINT AS stage,
+    ns,
+    value_bucket(ns)::SMALLINT AS b
+FROM stages WHERE ns IS NOT NULL;

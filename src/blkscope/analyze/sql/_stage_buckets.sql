@@ -1,3 +1,5 @@
+INCLUDE _bio_groups, _bio_stages;
+
 -- Bio stage latencies counted per value bucket at each reporting level: one row per (level,
 -- group, stage, value bucket) with the count, range and sum of the latencies in it. stage_stats
 -- takes counts, means, extremes and the buckets holding each percentile from here, and
@@ -6,13 +8,21 @@
 -- levels: exact, because a bucket is a range of values, and four times less work than counting
 -- every latency once per level. A Q2Q gap counts only at the level whose scope it was computed
 -- at (_bio_stages); every other latency counts at all four.
--- needs: _bio_groups, _bio_stages
--- materialize: temp
+CREATE TABLE internal._stage_buckets(
+    level_code INTEGER,  -- 1 process, 2 class, 3 op, 4 device (_bio_group_levels)
+    id INTEGER,          -- the group at that level (gid, cid, oid or did)
+    stage UTINYINT,      -- stage code (bio_stage_codes; 8 Q2Q)
+    b SMALLINT,          -- value bucket (value_bucket)
+    c BIGINT,            -- latencies in the bucket
+    lo BIGINT,           -- the smallest of them, ns
+    hi BIGINT,           -- the largest, ns
+    total HUGEINT        -- their sum, ns (HUGEINT: exact)
+) AS
 WITH fine AS (
     SELECT gid, scope, stage, b, count(*) AS c, min(ns) AS lo, max(ns) AS hi, sum(ns) AS total
-    FROM _bio_stages GROUP BY ALL
+    FROM internal._bio_stages GROUP BY ALL
 ), x AS (
-    SELECT f.*, g.cid, g.oid, g.did FROM fine f JOIN _bio_groups g USING (gid)
+    SELECT f.*, g.cid, g.oid, g.did FROM fine f JOIN internal._bio_groups g USING (gid)
 ), levels AS (
     -- which scopes each level counts, joined: four filters on scope here (one per level) were
     -- pushed by DuckDB, OR-ed, under `fine`'s aggregate: a test of every latency that keeps
@@ -23,12 +33,12 @@ WITH fine AS (
                 AS m(scope, level_code) ON m.scope = x.scope
 )
 SELECT
-    level_code,                 -- 1 process, 2 class, 3 op, 4 device (_bio_group_levels)
-    id,                         -- the group at that level (gid, cid, oid or did)
-    stage,                      -- stage code (bio_stage_codes; 8 Q2Q)
-    b,                          -- value bucket (value_bucket)
-    sum(c)::BIGINT AS c,        -- latencies in the bucket
-    min(lo) AS lo,              -- the smallest of them, ns
-    max(hi) AS hi,              -- the largest, ns
-    sum(total) AS total         -- their sum, ns (HUGEINT: exact)
-FROM levels GROUP BY ALL
+    level_code,
+    id,
+    stage,
+    b,
+    sum(c)::BIGINT AS c,
+    min(lo) AS lo,
+    max(hi) AS hi,
+    sum(total) AS total
+FROM levels GROUP BY ALL;

@@ -1,3 +1,5 @@
+INCLUDE IF EXISTS writeback;
+
 -- The writeback timeline: one row per writeback work item per device, on the trace timeline.
 -- A capture folder often holds the same work items in two logs: writeback.bt's `writeback.txt`
 -- (wall-clock HH:MM:SS, so up to ~1 s off once placed on the trace) and `writeback_ns.txt`
@@ -6,7 +8,15 @@
 -- reason within 2 s of it; rows only one log has are kept. Items on a bdi that is not a
 -- 'major:minor' device cannot be placed on a device and are left out.
 -- Needs the writeback table (a writeback.bt log, placed on the trace timeline at ingest).
--- needs: writeback?
+CREATE VIEW writeback_events(
+    dev_major INTEGER,  -- device major (from the log's DEVICE major:minor)
+    dev_minor INTEGER,  -- device minor
+    start_ns BIGINT,    -- the work item started (trace ns)
+    end_ns BIGINT,      -- it ended: when writeback.bt logged it (trace ns)
+    pages BIGINT,       -- pages it wrote
+    reason VARCHAR,     -- periodic, background, sync, vmscan, ...
+    clock VARCHAR       -- the log's clock: monotonic (exact) or time_of_day (1 s stamps)
+) AS
 WITH w AS (
     SELECT DISTINCT clock, t_ns, dev_major, dev_minor, pages, reason, duration_ns
     FROM writeback
@@ -21,12 +31,12 @@ WITH w AS (
           AND e.reason = c.reason AND abs(e.t_ns - c.t_ns) <= 2000000000)
 )
 SELECT
-    dev_major,                              -- device major (from the log's DEVICE major:minor)
-    dev_minor,                              -- device minor
-    t_ns - duration_ns AS start_ns,         -- the work item started (trace ns)
-    t_ns               AS end_ns,           -- it ended: when writeback.bt logged it (trace ns)
-    pages,                                  -- pages it wrote
-    reason,                                 -- periodic, background, sync, vmscan, ...
-    clock                                   -- the log's clock: monotonic (exact) or time_of_day (1 s stamps)
+    dev_major,
+    dev_minor,
+    t_ns - duration_ns AS start_ns,
+    t_ns               AS end_ns,
+    pages,
+    reason,
+    clock
 FROM (SELECT * FROM exact UNION ALL SELECT * FROM coarse)
-ORDER BY dev_major, dev_minor, end_ns
+ORDER BY dev_major, dev_minor, end_ns;

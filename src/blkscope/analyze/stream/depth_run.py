@@ -15,7 +15,7 @@ from blkscope.analyze.stream import depth as D
 from blkscope.analyze.stream import layout as L
 from blkscope.analyze.stream.events import EventCoder
 from blkscope.analyze.stream.pools import Pool
-from blkscope.analyze.views import sql_views
+from blkscope.analyze.views import modules
 
 # the tables of the analysis connection the sums are left in (this view exists only while
 # `analyze` runs)
@@ -35,7 +35,7 @@ def device_bounds(con: duckdb.DuckDBPyConnection) -> list[tuple[int, ...]]:
         WITH events AS (SELECT dev_major, dev_minor, t0 AS time_ns FROM {spans}
                         UNION ALL SELECT dev_major, dev_minor, t1 FROM {spans})
         SELECT s.dev_major, s.dev_minor, s.t0, s.t1, b.start_ns, b.width_ns, b.bins
-        FROM {spans} s JOIN ({sql_views()["time_bins"].select}) b USING (dev_major, dev_minor)
+        FROM {spans} s JOIN ({modules()["time_bins"].main.body}) b USING (dev_major, dev_minor)
     """).fetchall()  # fmt: skip
     return [tuple(r) for r in rows]
 
