@@ -64,6 +64,18 @@ def test_includes_name_exactly_what_each_module_reads() -> None:
     assert modules()["writeback_events"].optional == ("writeback",)
 
 
+def test_no_sql_reads_or_sets_a_session_variable() -> None:
+    """Parameters are arguments of table macros: they show where they travel."""
+    package = Path(views.__file__).parents[1]
+    found = [
+        str(path.relative_to(package))
+        for path in sorted(package.rglob("*"))
+        if path.suffix in (".sql", ".py")
+        and re.search(r"getvariable|SET\s+VARIABLE", path.read_text(), re.I)
+    ]
+    assert found == []
+
+
 def test_modules_come_after_what_they_include() -> None:
     order = list(modules())
     for name, module in modules().items():
@@ -251,7 +263,7 @@ def test_each_view_and_table_returns_its_declared_columns(
             else:
                 assert columns[o.name] == declared, o.name
             checked += 1
-    assert checked == 24  # and bio_files, partition_io, _partition_bios: tests/test_public_sql.py
+    assert checked == 21  # and bio_files, partition_io, _partition_bios: tests/test_public_sql.py
 
 
 def test_table_macros_return_their_declared_columns(mq_dataset: Path) -> None:
@@ -260,6 +272,11 @@ def test_table_macros_return_their_declared_columns(mq_dataset: Path) -> None:
             "DESCRIBE SELECT * FROM internal._iostat_build(1000000000, 0)"
         ).fetchall()
         assert [r[0] for r in returned] == TABLES["iostat"].names
+        for call in ("_spike_latencies(250000000, 'd2c')", "_spike_windows(250000000, 'd2c')",
+                     "_series_windows(250000000)"):  # fmt: skip
+            described = ds.con.execute(f"DESCRIBE SELECT * FROM internal.{call}").fetchall()
+            columns = modules()[call.split("(")[0]].main.columns
+            assert [tuple(r[:2]) for r in described] == [(c.name, c.type) for c in columns]
     con = duckdb.connect()
     register(con, set(), ["exact_quantiles"])
     con.execute("CREATE TABLE t AS SELECT 1 AS g, 5::BIGINT AS v")

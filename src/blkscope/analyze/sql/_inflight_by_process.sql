@@ -9,7 +9,7 @@ CREATE VIEW internal._inflight_by_process(
     end_ns BIGINT,      -- completed, or trace end when cut
     comm VARCHAR,       -- issuing process name
     nsectors INTEGER,   -- size in 512-byte sectors
-    writeback BOOLEAN,  -- a write by a flusher thread (concepts.py)
+    writeback BOOLEAN,  -- a write by a flusher thread (is_writeback_write)
     journal BOOLEAN     -- issued by the ext4 journal thread
 ) AS
 SELECT
