@@ -38,9 +38,6 @@ from blkscope.store.writer import DatasetWriter, write_parquet_atomic
 # groups of bio latencies and their bucket counts): computed once, when registered, into tables
 # of the in-memory database (which spill to the temp folder under the memory limit).
 
-
-FINDINGS = FINDINGS_TABLES
-
 T = TypeVar("T")
 
 
@@ -49,7 +46,7 @@ class _Steps:
 
     def __init__(self, progress: ProgressCallback | None, name: str) -> None:
         self.progress, self.key = progress, f"analyze {name}"
-        self.pending = list(STREAMED) + list(builders()) + list(FINDINGS)
+        self.pending = list(STREAMED) + list(builders()) + list(FINDINGS_TABLES)
         self.total = len(self.pending)
         self.report()
 
@@ -163,10 +160,6 @@ def caches_plug_time(manifest: dict[str, Any]) -> bool:
     release = str(manifest.get("capture", {}).get("host", {}).get("kernel", ""))
     match = re.match(r"(\d+)\.(\d+)", release)
     return match is None or (int(match[1]), int(match[2])) >= (6, 9)
-
-
-# Every table `analyze_dataset` writes: a dataset holding them all is analysed.
-ANALYSIS_TABLES = analysis_tables()
 
 
 def analyze_dataset(

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -267,6 +267,3 @@ def no_events_error(path: str, parser: TraceTextParser) -> InputFormatError:
         hint="record the block tracepoints (events/block/*/enable, perf record -e 'block:*') "
         "or the blk tracer (current_tracer=blk)",
     )
-
-
-ChunkHook = Callable[[int], None]
