@@ -8,9 +8,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from blkscope import __version__, interrupts
+from blkscope import interrupts
 from blkscope.errors import BadQueryError, BlkscopeError, InputFormatError, ParseError
 from blkscope.safe_text import json_printable, printable
+from blkscope.version import __version__
 
 if TYPE_CHECKING:
     from blkscope.dataset import Dataset

@@ -12,7 +12,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from blkscope import __version__
 from blkscope.ingest.blkparse.text_stream import BlkparseTextParser, parse_source
 from blkscope.ingest.blktrace.decode import DecodedTrace, decode
 from blkscope.ingest.blktrace.records import blktrace_inputs, read_records
@@ -28,6 +27,7 @@ from blkscope.schemas import (
     TRACE_CLOCK,
 )
 from blkscope.store.writer import DatasetWriter
+from blkscope.version import __version__
 
 Progress = Callable[..., None]
 

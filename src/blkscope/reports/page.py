@@ -5,11 +5,11 @@ from __future__ import annotations
 from html import escape
 from typing import Any
 
-from blkscope import __version__
 from blkscope.reports import charts, tables
 from blkscope.reports.files_section import which_files_html
 from blkscope.reports.model import Device, Report
 from blkscope.reports.text import count, headline
+from blkscope.version import __version__
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;
