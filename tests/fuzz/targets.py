@@ -177,12 +177,12 @@ _BASE: dict[str, Path] = {}
 def base_dataset(scratch: Path) -> Path:
     """The small real capture ingested and analysed once per process (a worker's fixture)."""
     if "ds" not in _BASE:
-        from blkscope.pipeline import analyse
+        from blkscope.pipeline import analyze
 
         out = scratch.parent / f"base-{os.getpid()}"
         if not (out / "manifest.json").exists():
             ingest_folder(CAPTURE, out)
-            analyse(out).close()
+            analyze(out).close()
         _BASE["ds"] = out
     return _BASE["ds"]
 

@@ -95,7 +95,7 @@ def test_summary_json_headline_numbers_match_the_golden_file(mq_report: Written)
     assert {f"devices[].{k}" for k in doc["devices"][0]} <= set(SUMMARY_SCHEMA)
 
 
-def test_raw_input_is_ingested_and_analysed_beside_the_report(mq_report: Written) -> None:
+def test_raw_input_is_ingested_and_analyzed_beside_the_report(mq_report: Written) -> None:
     assert mq_report.ingested and mq_report.analyzed
     assert mq_report.dataset == mq_report.report.with_name("report.dataset")
     tables = read_manifest(mq_report.dataset)["tables"]

@@ -105,19 +105,19 @@ def _main(
     """Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs)."""
 
 
-def analysed(path: Path) -> Dataset:
+def analyzed_dataset(path: Path) -> Dataset:
     """The dataset at path, analysed first (with a progress bar) when it lacks any analysis
     table."""
     from blkscope.dataset import Dataset
-    from blkscope.pipeline import analyse, is_analysed
+    from blkscope.pipeline import analyze, is_analyzed
     from blkscope.progress import progress_bar
 
     dataset = Dataset(path)
-    if is_analysed(dataset):
+    if is_analyzed(dataset):
         return dataset
     say(f"analysing {path} first", err=True)
     with progress_bar() as progress:
-        return analyse(dataset, progress=progress)
+        return analyze(dataset, progress=progress)
 
 
 def duration(text: str, option: str, *, zero_ok: bool = False) -> int:

@@ -11,7 +11,7 @@ import typer
 from blkscope.cli._app import (
     CSV_OPTION,
     NL_OPTION,
-    analysed,
+    analyzed_dataset,
     app,
     duration,
     fail,
@@ -43,11 +43,11 @@ def analyze(
     interval_ns = duration(interval, "--interval")
     # imported here, after the option checks: loading the compiled pass takes a moment
     from blkscope.analyze.device_summary import device_summary
-    from blkscope.pipeline import analyse
+    from blkscope.pipeline import analyze
     from blkscope.progress import progress_bar
 
     with progress_bar(enabled=not quiet and not as_json) as progress:
-        done = analyse(Dataset(dataset), interval_ns=interval_ns, progress=progress)
+        done = analyze(Dataset(dataset), interval_ns=interval_ns, progress=progress)
     warnings = list(done.manifest.warnings)
     if quiet:  # no summary: the dataset is not opened again
         for warning in warnings:
@@ -122,7 +122,7 @@ def spikes(
     window_ns = duration(window, "--window")
     k_mads = number(k, "--k")
     limit = duration(threshold, "--threshold") if threshold else None
-    with analysed(dataset) as ds:
+    with analyzed_dataset(dataset) as ds:
         found = ds.find_spikes(SpikeOptions(window_ns, metric, k_mads, limit, min_ios=5))
         clock = ds.clock
     times = ("start_ns", "end_ns", "peak_ns")
@@ -153,7 +153,7 @@ def periods(
     from blkscope.wallclock import with_wall_times
 
     fmt = table_format(as_json, as_csv, as_nl)
-    with analysed(dataset) as ds:
+    with analyzed_dataset(dataset) as ds:
         rows = ds.periods().to_dicts()
         clock = ds.clock
     if fmt == "table":
@@ -177,7 +177,7 @@ def crosscheck(
     from blkscope.analyze.crosscheck import crosscheck as run_crosscheck
     from blkscope.reports.terminal import render_crosscheck
 
-    with analysed(dataset) as ds:
+    with analyzed_dataset(dataset) as ds:
         result = run_crosscheck(ds.con, set(ds.manifest.tables))
     if as_json:
         say_json(json.dumps(result, indent=2))
@@ -195,7 +195,7 @@ def compare(
     from blkscope.analyze.compare import compare as run_compare
     from blkscope.reports.compare_text import render
 
-    with analysed(before) as a, analysed(after) as b:
+    with analyzed_dataset(before) as a, analyzed_dataset(after) as b:
         result = run_compare(a.con, b.con, str(before), str(after)).as_doc()
     if as_json:
         say_json(json.dumps(result, indent=2))
@@ -245,7 +245,7 @@ def partitions(
                 )
             )
         override = (major, minor)
-    updated, rows = attach_partitions(analysed(dataset), listings, override)
+    updated, rows = attach_partitions(analyzed_dataset(dataset), listings, override)
     updated.close()
     if fmt == "json":
         say_json(json.dumps(rows, indent=2))

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import analysed, app, duration, fail, say, say_json
+from blkscope.cli._app import analyzed_dataset, app, duration, fail, say, say_json
 from blkscope.errors import OptionError
 
 
@@ -91,7 +91,7 @@ def files(
 
     what, start, end = _during(during)
     override = _device(device)
-    ds = analysed(dataset)
+    ds = analyzed_dataset(dataset)
     notes = None
     if map_:
         traced = [

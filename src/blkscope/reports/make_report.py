@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from blkscope.errors import DatasetError
-from blkscope.pipeline import analysed, ingested
+from blkscope.pipeline import ensure_analyzed, ingested
 from blkscope.store.folder_swap import make_parent_folders
 from blkscope.store.writer import check_output_name, write_text_atomic
 
@@ -83,7 +83,7 @@ def make_report(
     warm = threading.Thread(target=importlib.import_module, args=("matplotlib.figure",))
     warm.start()
     dataset, was_ingested = ingested(source, default_dataset_dir(report), progress)
-    dataset, was_analysed = analysed(dataset, progress)
+    dataset, was_analyzed = ensure_analyzed(dataset, progress)
     warm.join()
     with dataset:
         content = load_report(dataset)
@@ -94,4 +94,4 @@ def make_report(
     summary = build_summary(content)
     written = summary_path(report)
     write_text_atomic(written, json.dumps(summary, indent=2) + "\n")
-    return Written(report, written, dataset.path, was_ingested, was_analysed, summary)
+    return Written(report, written, dataset.path, was_ingested, was_analyzed, summary)
