@@ -44,7 +44,7 @@ def ingested(
 ) -> tuple[Dataset, bool]:
     """(dataset, ingested): source itself when it is a dataset, else source ingested into
     dataset_dir first. The ingest modules are imported only when needed: their compiled
-    scanners take numba, ~0.5 s to load, which a command on a dataset does not need."""
+    scanners take numba, slow to load, which a command on a dataset does not need."""
     try:
         is_dir = source.is_dir()
     except OSError as exc:  # a name too long, a loop of links

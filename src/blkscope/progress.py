@@ -1,4 +1,4 @@
-"""Progress bars on a terminal, nothing otherwise. rich (~40 ms to import) is imported only
+"""Progress bars on a terminal, nothing otherwise. rich (slow to import) is imported only
 when a bar is drawn: `-q` and piped runs never need it (progress_columns.py)."""
 
 from __future__ import annotations

@@ -55,7 +55,7 @@ class CaptureOptions:
     duration_s: float | None = None
     command: list[str] | None = None
     max_size_mb: int = 1024
-    buffer_kb: int = 65536  # 8 MiB lost 1.4% of a bfq fio run on 2 CPUs; 64 MiB lost none
+    buffer_kb: int = 65536  # 8 MiB lost events of a busy fio run on 2 CPUs; 64 MiB none
     force: bool = False
     method: str = "auto"  # auto | blktrace | ftrace | tracepoints
     files: list[str] = field(default_factory=list)  # --files: map every file under these

@@ -60,9 +60,9 @@ def _views_possible(have: set[str]) -> list[SqlModule]:
 
 def _defined_for(fleet: Path, sql: str | None) -> tuple[dict[str, list[Path]], list[SqlModule]]:
     """The tables (with their files) and views to define: all of them, or with sql only those
-    it names and what those views need. Defining a table costs a look at its files' footers
-    in both engines (~0.2 ms per file in DuckDB): at thousands of captures that is seconds per
-    table, so a query pays only for the tables it reads."""
+    it names and what those views include. Defining a table costs a look at each of its files'
+    footers in both engines, seconds per table at thousands of captures, so a query pays only
+    for the tables it reads."""
     files = table_files(fleet)
     views = _views_possible(set(files))
     if sql is not None:

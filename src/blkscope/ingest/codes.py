@@ -31,7 +31,7 @@ OP_BY_CODE = pa.array(OPS, pa.string())
 
 
 def constant_strings(value: str, n: int) -> pa.StringArray:
-    """n copies of one string, built from buffers (a Python list of 4 M strings costs 0.3 s)."""
+    """n copies of one string, built from buffers, not from a Python list of n strings."""
     raw = value.encode()
     offsets = np.arange(n + 1, dtype=np.int32) * len(raw)
     data = np.frombuffer(raw * n, dtype=np.uint8) if n else np.empty(0, np.uint8)

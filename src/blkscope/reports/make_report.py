@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import json
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,16 +76,11 @@ def make_report(
     make_parent_folders(report)
     refuse_to_replace(report, b"<title>blkscope report</title>")
     refuse_to_replace(summary_path(report), b'"blkscope-summary"')
-    # matplotlib takes ~0.3 s to import: let that happen while ingest and the analysis wait in
-    # numba, Arrow and DuckDB code that releases the GIL.
-    warm = threading.Thread(target=importlib.import_module, args=("matplotlib.figure",))
-    warm.start()
     dataset, was_ingested = ingested(source, default_dataset_dir(report), progress)
     dataset, was_analyzed = ensure_analyzed(dataset, progress)
-    warm.join()
     with dataset:
         content = load_report(dataset)
-    from blkscope.reports.page import render_page  # after the warm-up: matplotlib is loaded
+    from blkscope.reports.page import render_page  # matplotlib: only a report needs it
 
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
     write_text_atomic(report, render_page(content, generated if timestamp else None))

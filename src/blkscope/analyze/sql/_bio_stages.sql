@@ -6,11 +6,11 @@ INCLUDE _bio_groups, _bio_q2q, stages, buckets;
 -- because a gap between one process's Qs is not a gap of the device. The streaming pass
 -- measures the gaps as it meets each Q (analyze/stream/q2q.py, `internal._bio_q2q`: one row per
 -- bio, while `analyze` runs, with the bio's group key and its stage times as `bios` has them);
--- here the gaps and the stage latencies (bio_stage_ns) are keyed and bucketed. Stage and scope are small
--- codes (see the comments below). Not materialised: it is read twice (_stage_buckets counts
+-- here the gaps and the stage latencies (bio_stage_ns) are keyed and bucketed. Stage and scope
+-- are small codes (see the columns). Not materialised: it is read twice (_stage_buckets counts
 -- all of it, _stage_stats_build only the buckets holding a percentile), and computing it twice
--- costs less than holding its ~70 M rows at 10x (measured on the 10x fio capture: 14.5 CPU-s
--- for both reads against 13.6 with the table, which spilled 1.1 GB: peak RSS 320 MB, not 683).
+-- costs a little CPU where holding its rows (about ten per bio) spills over a gigabyte on a big trace
+-- and doubles the peak memory.
 CREATE VIEW internal._bio_stages(
     gid INTEGER,     -- device x op class x process (_bio_groups; it names the coarser groups)
     scope UTINYINT,  -- Q2Q: level its gap was computed at, 1 process 2 class 3 op 4 device; else 0
@@ -24,9 +24,9 @@ WITH q AS NOT MATERIALIZED (
     SELECT g.gid, q.* FROM internal._bio_q2q q JOIN internal._bio_groups g USING (group_key)
 ), stages AS (
     -- a bio's stage latencies and its gaps, each unnested beside their codes (DuckDB zips lists
-    -- unnested in one SELECT): plain lists, not lists of {code, ns} structs (2/3 of the CPU),
-    -- nor one list of all 11 (concatenating them for every bio doubled the unnest's CPU), nor
-    -- LATERAL (VALUES ...), which DuckDB plans as a join back onto the bios
+    -- unnested in one SELECT): plain lists, cheaper to unnest than lists of {code, ns} structs
+    -- or one list of all 11 built for every bio; not LATERAL (VALUES ...), which DuckDB plans
+    -- as a join back onto the bios
     SELECT gid, 0 AS scope, unnest(bio_stage_codes()) AS stage,
            unnest(bio_stage_ns(g_time_ns, i_time_ns, d_time_ns, m_time_ns, merged, q_time_ns,
                                d2c_ns, q2c_ns)) AS ns

@@ -11,8 +11,8 @@ CREATE MACRO internal._iostat_build(
 WITH params AS (
     SELECT interval_ns::BIGINT AS iv, origin_ns::BIGINT AS org
 ), rq AS NOT MATERIALIZED (
-    -- read again by each of its 4 readers, not materialised: holding its 6 M rows at 10x
-    -- (fio capture) cost 3.3 s of iostat's wall, reading requests.parquet 4 times 2.1 s
+    -- read again by each of its 4 readers, not materialised: reading requests.parquet 4 times
+    -- costs less than holding a row per request
     SELECT r.*, floor((r.c_time_ns - p.org) / p.iv)::BIGINT AS k
     FROM internal._iostat_requests r, params p
 ), done AS (
@@ -61,8 +61,8 @@ WITH params AS (
     FROM islands i, params p
 ), busy AS (
     -- an island inside one bin is all busy time of that bin; only the others (few) are cut at
-    -- the bins they overlap by a range join (every island against every bin of its device was
-    -- 1.2 M x 300 pairs on the 10x fio capture)
+    -- the bins they overlap by a range join (every island against every bin of its device
+    -- makes islands x bins pairs)
     SELECT dev_major, dev_minor, k, sum(ns) AS busy_ns
     FROM (
         SELECT dev_major, dev_minor, k_lo AS k, hi - lo AS ns FROM spans WHERE k_lo = k_hi

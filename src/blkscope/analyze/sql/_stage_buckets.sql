@@ -26,7 +26,7 @@ WITH fine AS (
 ), levels AS (
     -- which scopes each level counts, joined: four filters on scope here (one per level) were
     -- pushed by DuckDB, OR-ed, under `fine`'s aggregate: a test of every latency that keeps
-    -- them all (2.5 of 9 CPU-s of this view on the 10x fio capture)
+    -- them all
     SELECT m.level_code, [x.gid, x.cid, x.oid, x.did][m.level_code] AS id, x.stage, x.b, x.c,
            x.lo, x.hi, x.total
     FROM x JOIN (VALUES (0, 1), (0, 2), (0, 3), (0, 4), (1, 1), (2, 2), (3, 3), (4, 4))
