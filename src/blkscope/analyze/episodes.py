@@ -84,9 +84,8 @@ def attribute_episodes(
 
 # What was in flight during each episode (bios queued before its end and completed after its
 # start) and who queued the most in the window before it: one scan of the bios for all
-# episodes, not one per episode (each scan of a 7 M-bio trace costs ~0.2 CPU-s), joined on time
-# steps, not on the device alone (10x fio, 31 episodes: 1.25-1.57 -> 1.10 and 1.03-2.06 -> 0.28
-# CPU-s).
+# episodes, not one per episode (a scan of a big trace's bios is not free), joined on time
+# steps, not on the device alone (that pairs every bio of a device with every episode of it).
 _IN_FLIGHT = """
 WITH step AS (
     SELECT max(window_ns) AS w FROM _episode_spans
@@ -123,8 +122,8 @@ WITH step AS (
 ), keyed AS (
     -- each episode once per step of w (its widest window) that [start - window, end) touches:
     -- bios join it on their Q's step, not on the device alone (every bio of a device against
-    -- every episode of it: 7 M x 31 pairs at 10x). Any key that never decreases with time
-    -- works, so // needs no care below zero.
+    -- every episode of it). Any key that never decreases with time works, so // needs no care
+    -- below zero.
     SELECT e.*, t.k
     FROM _episode_spans e, step,
          range((e.start_ns - e.window_ns) // step.w, (e.end_ns - 1) // step.w + 1) AS t(k)
