@@ -58,6 +58,8 @@ def spark_session(master: str | None, app: str) -> Any:
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     if (master or "local").startswith("local"):
         # local Python workers run this interpreter (with blkscope), not whatever `python3` is
+        # on PATH: PySpark starts them with PYSPARK_PYTHON (the conf is for spark-submit)
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.config("spark.pyspark.python", sys.executable)
         # a fleet's tables are small next to Spark's default of 200 shuffle partitions
         builder = builder.config("spark.sql.shuffle.partitions", "4")
