@@ -13,7 +13,7 @@ import pytest
 
 from blkscope.analyze import views
 from blkscope.analyze.build import analyze_dataset
-from blkscope.analyze.sql_modules import Column, SqlModuleError, parse_module
+from blkscope.analyze.sql_modules import Column, SqlModuleError, parse_module, sql_modules
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME
 from blkscope.analyze.stream.iodist import IO_COUNTS
 from blkscope.analyze.stream.q2q import Q2Q_VIEW
@@ -395,3 +395,20 @@ def test_a_module_that_breaks_the_form_is_refused(text: str, message: str) -> No
     with pytest.raises(SqlModuleError) as caught:
         parse_module("x", text, "sql/x.sql")
     assert str(caught.value) == message
+
+
+def test_modules_that_include_each_other_are_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    folder = tmp_path / "loopy" / "sql"
+    folder.mkdir(parents=True)
+    (tmp_path / "loopy" / "__init__.py").write_text("")
+    for name, other in (("a", "b"), ("b", "a")):
+        (folder / f"{name}.sql").write_text(
+            f"INCLUDE {other};\n\n-- {name}\nCREATE VIEW {name}(\n    x INTEGER  -- x\n) AS\n"
+            "SELECT 1 AS x;\n"
+        )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(SqlModuleError) as caught:
+        sql_modules("loopy")
+    assert str(caught.value) == "loopy: modules include each other: a -> b -> a"

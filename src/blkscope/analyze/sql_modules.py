@@ -106,18 +106,21 @@ def sql_modules(package: str) -> dict[str, SqlModule]:
     modules it includes."""
     root = resources.files(package) / "sql"
     found: dict[str, SqlModule] = {}
-    for folder in (root / "macros", root):
+    for folder, where in ((root / "macros", "sql/macros"), (root, "sql")):
         if not folder.is_dir():
             continue
         for path in sorted(folder.iterdir(), key=lambda p: p.name):
             if path.name.endswith(".sql"):
                 name = path.name[:-4]
-                found[name] = parse_module(name, path.read_text(), f"{package}: sql/{name}.sql")
+                found[name] = parse_module(
+                    name, path.read_text(), f"{package}: {where}/{path.name}"
+                )
     ordered: dict[str, SqlModule] = {}
 
     def visit(name: str, path: tuple[str, ...]) -> None:
         if name in path:
-            raise SqlModuleError(f"{package}: modules include each other: {' -> '.join(path)}")
+            cycle = " -> ".join((*path, name))
+            raise SqlModuleError(f"{package}: modules include each other: {cycle}")
         if name in found and name not in ordered:
             for include in found[name].includes:
                 visit(include, (*path, name))
