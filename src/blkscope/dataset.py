@@ -23,15 +23,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from blkscope.analyze.findings import SpikeOptions
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column of a public table: its name, Arrow type and doc."""
-
-    name: str
-    type: str
-    doc: str
+    from blkscope.analyze.sql_modules import Column
 
 
 @dataclass(frozen=True)
@@ -124,6 +116,7 @@ class Dataset:
     @property
     def tables(self) -> list[TableInfo]:
         """The stored tables, with their docs and columns (as the schemas declare them)."""
+        from blkscope.analyze.sql_modules import Column
         from blkscope.schemas import TABLES, doc_of
 
         return [

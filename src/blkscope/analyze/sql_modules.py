@@ -43,7 +43,8 @@ class SqlModuleError(ValueError):
 
 @dataclass(frozen=True)
 class Column:
-    """A declared column of an object's result, or a parameter of a macro (type "")."""
+    """A declared column: of an object's result (its SQL type), of a stored table (its Arrow
+    type, as Dataset.tables lists them) or a parameter of a macro (type "")."""
 
     name: str
     type: str
