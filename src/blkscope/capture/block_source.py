@@ -70,22 +70,15 @@ class Blktrace(BlockSource):
         return {"dropped_events": BlktraceProcess.dropped_in(out)}
 
 
-class FtraceBlk(BlockSource):
-    """The kernel's blk tracer in binary mode, read from trace_pipe into raw.bin and converted
-    into ordinary per-CPU blktrace files once tracefs is restored."""
+class _RingBufferSource(BlockSource):
+    """A source the kernel records into tracefs ring buffers of our own (the blk tracer or the
+    tracepoints): a session to start and stop, and the buffers' loss counters kept at stop."""
 
-    name, label = "ftrace-blk", "block tracer"
+    session: FtraceBlkSession | TracepointSession
 
-    def __init__(
-        self, root: Path, journal: TracefsJournal, devices: list[str], out: Path, buffer_kb: int,
-        blktrace_unavailable: str, trace_name: str,
-    ) -> None:  # fmt: skip
-        self.root, self.out, self.trace_name = root, out, trace_name
+    def __init__(self, buffer_kb: int, blktrace_unavailable: str) -> None:
         self.buffer_kb_per_cpu = per_cpu_buffer_kb(buffer_kb, os.cpu_count() or 1)
         self.blktrace_unavailable = blktrace_unavailable
-        self.session = FtraceBlkSession(
-            root, journal, devices, out / "raw.bin", self.buffer_kb_per_cpu
-        )
         self.ring_buffer_stats: RingStats = {}
 
     def start(self) -> None:
@@ -93,8 +86,6 @@ class FtraceBlk(BlockSource):
 
     def stop(self) -> None:
         self.ring_buffer_stats = self.session.stop()
-        if self.session.started:
-            copy_cmdlines(self.root, self.out / "cmdlines.txt")
 
     @property
     def bytes(self) -> int:
@@ -103,17 +94,51 @@ class FtraceBlk(BlockSource):
     def facts(self) -> dict[str, Any]:
         return {
             "block_source": self.name,
-            "blktrace_unavailable_because": self.blktrace_unavailable,
+            **self.choice(),
             "buffer_kb_per_cpu": self.buffer_kb_per_cpu,
             "ring_buffer_stats": self.ring_buffer_stats,
         }
+
+    def choice(self) -> dict[str, Any]:
+        """What capture.json says first of the choice: why the sources before it were not used."""
+        return {"blktrace_unavailable_because": self.blktrace_unavailable}
+
+    def losses(self) -> dict[str, int]:
+        """Events the ring buffers dropped or overwrote, summed over the CPUs."""
+        stats = self.ring_buffer_stats.values()
+        return {
+            "dropped_events": sum(s.get("dropped_events", 0) for s in stats),
+            "overrun_events": sum(s.get("overrun", 0) for s in stats),
+        }
+
+
+class FtraceBlk(_RingBufferSource):
+    """The kernel's blk tracer in binary mode, read from trace_pipe into raw.bin and converted
+    into ordinary per-CPU blktrace files once tracefs is restored."""
+
+    name, label = "ftrace-blk", "block tracer"
+    session: FtraceBlkSession
+
+    def __init__(
+        self, root: Path, journal: TracefsJournal, devices: list[str], out: Path, buffer_kb: int,
+        blktrace_unavailable: str, trace_name: str,
+    ) -> None:  # fmt: skip
+        super().__init__(buffer_kb, blktrace_unavailable)
+        self.root, self.out, self.trace_name = root, out, trace_name
+        self.session = FtraceBlkSession(
+            root, journal, devices, out / "raw.bin", self.buffer_kb_per_cpu
+        )
+
+    def stop(self) -> None:
+        super().stop()
+        if self.session.started:
+            copy_cmdlines(self.root, self.out / "cmdlines.txt")
 
     def finish(self, out: Path, clock: tuple[int, int]) -> dict[str, Any]:
         """Convert raw.bin (kept when it cannot be converted: InputFormatError)."""
         comms = read_cmdlines(out / "cmdlines.txt")
         res = convert(out / "raw.bin", out, self.trace_name, comms, clock, lookup=proc_comm)
         (out / "raw.bin").unlink()
-        stats = self.ring_buffer_stats.values()
         return {
             "lost_events": sum(res.lost.values()),
             "lost_events_by_cpu": {str(cpu): n for cpu, n in sorted(res.lost.items())},
@@ -121,12 +146,11 @@ class FtraceBlk(BlockSource):
             "block_events": res.events,
             "first_event_mono_ns": res.first_ns,
             "last_event_mono_ns": res.last_ns,
-            "dropped_events": sum(s.get("dropped_events", 0) for s in stats),
-            "overrun_events": sum(s.get("overrun", 0) for s in stats),
+            **self.losses(),
         }
 
 
-class Tracepoints(BlockSource):
+class Tracepoints(_RingBufferSource):
     """The block tracepoints in a tracefs instance of our own, as ftrace text."""
 
     name, label = "tracepoints", "block tracepoints"
@@ -135,39 +159,20 @@ class Tracepoints(BlockSource):
         self, root: Path, journal: TracefsJournal, devices: list[str], out: Path, buffer_kb: int,
         blktrace_unavailable: str, blk_tracer_unavailable: str,
     ) -> None:  # fmt: skip
-        self.buffer_kb_per_cpu = per_cpu_buffer_kb(buffer_kb, os.cpu_count() or 1)
-        self.blktrace_unavailable = blktrace_unavailable
+        super().__init__(buffer_kb, blktrace_unavailable)
         self.blk_tracer_unavailable = blk_tracer_unavailable
         self.session = TracepointSession(root, journal, devices, out, self.buffer_kb_per_cpu)
-        self.ring_buffer_stats: RingStats = {}
 
-    def start(self) -> None:
-        self.session.start()
-
-    def stop(self) -> None:
-        self.ring_buffer_stats = self.session.stop()
-
-    @property
-    def bytes(self) -> int:
-        return self.session.bytes
-
-    def facts(self) -> dict[str, Any]:
-        return {
-            "block_source": self.name,
-            "blktrace_unavailable_because": self.blktrace_unavailable,
+    def choice(self) -> dict[str, Any]:
+        """Also the clock of the text's stamps, which ingest needs to place them (the blk
+        tracer's are converted with the capture's clock pair instead)."""
+        return super().choice() | {
             "blk_tracer_unavailable_because": self.blk_tracer_unavailable,
             "trace_clock": "mono",
-            "buffer_kb_per_cpu": self.buffer_kb_per_cpu,
-            "ring_buffer_stats": self.ring_buffer_stats,
         }
 
     def finish(self, out: Path, clock: tuple[int, int]) -> dict[str, Any]:
-        stats = self.ring_buffer_stats.values()
-        return {
-            "block_events_file": EVENTS_FILE,
-            "overrun_events": sum(s.get("overrun", 0) for s in stats),
-            "dropped_events": sum(s.get("dropped_events", 0) for s in stats),
-        }
+        return {"block_events_file": EVENTS_FILE, **self.losses()}
 
 
 def choose_block_source(
