@@ -1,5 +1,5 @@
-"""Each command loads only what it uses: numba (the compiled ingest and streaming pass, ~0.5 s
-to import), matplotlib (the report's charts, ~0.3 s), Polars and pyarrow.dataset stay out of
+"""Each command loads only what it uses: numba (the compiled ingest and streaming pass, slow
+to import), matplotlib (the report's charts, as slow), Polars and pyarrow.dataset stay out of
 the commands that do not need them, and `import blkscope` loads none of them. Run in a fresh
 interpreter each, as a user's shell would."""
 
