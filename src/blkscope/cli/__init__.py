@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import signal
 
 from blkscope.cli import analysis, capture, files, fleet, ingest, report  # noqa: F401 - they register commands
@@ -28,4 +29,9 @@ def main() -> None:
 
 def run() -> None:
     """The `blkscope` program (main() raises SystemExit, as click does)."""
-    main()
+    try:
+        main()
+    finally:
+        # What is alive now dies with the process: frozen, Python's exit does not walk it all
+        # (every object numba, Arrow and DuckDB made) looking for cycles to collect.
+        gc.freeze()
