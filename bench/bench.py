@@ -3,6 +3,7 @@
 
 Usage: python bench/bench.py [--input DIR] [--cache DIR] [--copies N] [--rounds N] [--quick] [--json]
        python bench/bench.py bombs [ARGS...]      (the hostile-input bench, bench/bombs.py)
+       python bench/bench.py attribution [ARGS...]   (issue 31's cause scorer, bench/attribution/)
 
 DIR is a capture folder with blkparse.txt and the per-CPU binaries NAME.blktrace.N (default
 $BLKSCOPE_BENCH_INPUT, else /work/bigcap/fio-sched: 4.42 M events of fio under mq-deadline).
@@ -167,9 +168,17 @@ def bombs(argv: list[str]) -> int:
     return subprocess.call([sys.executable, str(script), *argv])
 
 
+def attribution(argv: list[str]) -> int:
+    """The attribution scorer lives beside its scenario runner (bench/attribution/score.py)."""
+    script = REPO / "bench" / "attribution" / "score.py"
+    return subprocess.call([sys.executable, str(script), *argv])
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["bombs"]:
         return bombs(argv[1:])
+    if argv[:1] == ["attribution"]:
+        return attribution(argv[1:])
     if "-h" in argv or "--help" in argv:
         print(__doc__)
         return 0

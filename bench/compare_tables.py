@@ -9,6 +9,7 @@ Usage: python bench/compare_tables.py REFERENCE_DATASET DATASET
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import duckdb
 
@@ -18,6 +19,7 @@ TABLES = [
     "stage_stats",
     "iostat",
     "latency_hist",
+    "latency_heatmap",
     "depth",
     "depth_bins",
     "io_dist",
@@ -57,6 +59,10 @@ def main(argv: list[str]) -> int:
     con = duckdb.connect()
     bad = 0
     for table in TABLES:
+        missing = [d for d in argv if not Path(f"{d}/{table}.parquet").exists()]
+        if missing:  # a table newer than one of the datasets: nothing to compare
+            print(f"{'missing':9} {table}: not in {', '.join(missing)}")
+            continue
         diff = differences(con, f"{argv[0]}/{table}.parquet", f"{argv[1]}/{table}.parquet")
         print(f"{'DIFFERENT' if diff else 'same':9} {table}" + (f": {diff}" if diff else ""))
         bad += diff is not None

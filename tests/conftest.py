@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import zstandard
@@ -16,6 +17,18 @@ FIXTURES = ROOT / "fixtures"
 SHARED_CAPTURES = ROOT.parent / "shared" / "captures"
 MQ30 = FIXTURES / "mq-writeback-30s"
 LOOP_TAIL = FIXTURES / "loop-split-merge-tail"
+
+
+@pytest.fixture(autouse=True, scope="session")
+def no_progress_lines() -> Iterator[None]:
+    """Commands run in process print no progress lines, however slow a shared machine makes
+    them: tests compare stderr exactly (tests/test_progress.py checks the lines)."""
+    from blkscope import progress
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(progress, "LINE_EVERY_S", 1e9)
+    yield
+    patch.undo()
 
 
 @pytest.fixture
@@ -85,3 +98,23 @@ def mq_dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = Path(__file__).resolve().parents[1]
     blkscope.open(root / "fixtures" / "mq-writeback-30s", dataset=out, progress=False).close()
     return out
+
+
+ATTRIBUTION = Path(__file__).parent / "data" / "attribution"
+
+
+@pytest.fixture(scope="session")
+def attribution_datasets(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    """Each snippet of tests/data/attribution (real captures with injected, logged causes),
+    ingested and analysed once, as a user would open it."""
+    import blkscope
+
+    root = tmp_path_factory.mktemp("attribution")
+    names = sorted(p.name for p in ATTRIBUTION.iterdir() if p.is_dir())
+    opened = {
+        name: blkscope.open(ATTRIBUTION / name / "capture", dataset=root / name, progress=False)
+        for name in names
+    }
+    yield opened
+    for ds in opened.values():
+        ds.close()

@@ -36,8 +36,8 @@ def test_every_command_has_help_and_is_documented() -> None:
     group = get_command(app)
     commands = group.commands  # type: ignore[attr-defined]
     assert sorted(commands) == [
-        "analyze", "capture", "capture-restore", "check", "compare", "crosscheck", "files",
-        "fleet", "ingest", "partitions", "periods", "report", "schema", "spikes", "sql",
+        "analyze", "capture", "capture-restore", "check", "compare", "crosscheck", "export",
+        "files", "fleet", "ingest", "partitions", "periods", "report", "schema", "spikes", "sql",
     ]  # fmt: skip
     fleet = commands["fleet"].commands
     assert sorted(fleet) == ["add", "check", "report", "sql"]

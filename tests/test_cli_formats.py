@@ -113,6 +113,7 @@ JSON_COMMANDS = [
     ["partitions", "{files}", str(GPT_LISTING), "--json"],
     ["files", "{files}", "--json"],
     ["report", "{ds}", "-o", "{tmp}/r.html", "--json"],
+    ["export", "{ds}", "--perfetto", "{tmp}/r.pftrace", "--json"],
     ["check", "{ds}", "--max", "d2c.p99=5ms", "--max", "spikes=0", "--json"],
     ["fleet", "add", "{fleet}", str(LOOP_CAPTURE), "--host", "h1", "--json"],
     ["fleet", "sql", "{fleet}", "SELECT host, count(*) AS bios FROM bios GROUP BY ALL", "--json"],

@@ -112,7 +112,8 @@ def test_check_of_a_device_file_reads_it_as_a_trace() -> None:
     assert (code, err) == (
         2,
         "error: /dev/null: empty input: expected blkparse default-format text\n"
-        "hint: run 'blkparse -i NAME -o NAME.txt' on the blktrace files\n",
+        "hint: ingest reads blktrace per-CPU files (NAME.blktrace.N, or their NAME prefix), "
+        "blkparse text, or the ftrace text of the blk tracer or the block tracepoints\n",
     )
 
 
@@ -133,7 +134,7 @@ def test_check_prints_untrusted_names_escaped(tmp_path: Path) -> None:
     assert f"{tmp_path}/in\\udcff\\x1b[2J.txt  8,16    spikes" in result.stdout
     assert "\x1b" not in result.stdout
     code, err = _run("check", str(tmp_path / "gone\x1b[2J"), "--max", "spikes=1")
-    assert (code, err) == (2, f"error: {tmp_path}/gone\\x1b[2J: no such file or folder\n")
+    assert (code, err) == (2, f"error: {tmp_path}/gone\\x1b[2J: does not exist\n")
 
 
 def test_partitions_device_out_of_range_is_an_option_error(dataset: Path) -> None:

@@ -97,6 +97,6 @@ def test_crosscheck_without_logs(tmp_path: Path) -> None:
     result = runner.invoke(app, ["crosscheck", str(ds)])
     assert (result.exit_code, result.stderr, result.stdout) == (
         0,
-        f"analysing {ds} first\n",
+        f"analyzing {ds} first\n",
         "biosnoop: no log in this dataset\niostat: no log in this dataset\n",
     )

@@ -31,6 +31,7 @@ ANALYSIS = [
     "episodes",
     "io_dist",
     "iostat",
+    "latency_heatmap",
     "latency_hist",
     "periodogram",
     "periods",

@@ -93,7 +93,7 @@ def test_the_handle_connects_lazily_and_once(mq: Path, opened: Opened) -> None:
     ds = Dataset(str(mq))  # a str works as well as a Path
     assert (opened.manifests, opened.connections) == (0, 0)
     assert ds.sql("SELECT count(*) AS n FROM bios")["n"].to_list() == [11039]
-    assert ds.periods().height == 2
+    assert ds.periods().collect().height == 2
     assert ds.manifest.tables["bios"].rows == 11039
     assert (opened.manifests, opened.connections) == (1, 1)
     ds.close()
@@ -109,4 +109,4 @@ def test_a_missing_table_is_named_with_what_there_is(mq: Path) -> None:
 def test_a_path_that_does_not_exist_says_so(tmp_path: Path) -> None:
     with pytest.raises(InputFormatError) as err:
         blkscope.open(tmp_path / "nope", progress=False)
-    assert str(err.value) == f"{tmp_path / 'nope'}: no such file or folder"
+    assert str(err.value) == f"{tmp_path / 'nope'}: does not exist"

@@ -38,7 +38,7 @@ EXPECTED = {
     "README.md": ["kworker_writes", "5121936860", "episode_id", "['bios', 'biosnoop', 'bursts'"],
     "docs/guide.md": [
         "│ 642 ┆ 33873623ns",
-        "│ 4          ┆ writeback   ┆ 642 ┆ 33873623",
+        "│ 4          ┆ writeback    ┆ 642 ┆ 33873623",
         "kworker_writes",
         "same numbers as the CLI's SQL",
     ],

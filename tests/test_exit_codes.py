@@ -36,6 +36,10 @@ NOT_ITS_INPUT = {
     "files": (["{not_ds}"], "error: {not_ds}: not a blkscope dataset"),
     "report": (["{junk}", "-o", "{tmp}/r.html"], "error: {junk}: no blkparse event lines found"),
     "check": (["{junk}", "--max", "spikes=0"], "error: {junk}: no blkparse event lines found"),
+    "export": (
+        ["{not_ds}", "--perfetto", "{tmp}/x.pftrace"],
+        "error: {not_ds}: not a blkscope dataset",
+    ),
     "schema": (["nope"], "error: option COMMAND: no --json output named 'nope'"),
     "fleet sql": (["{not_ds}", "SELECT 1"], "error: {not_ds}: not a blkscope fleet"),
     "fleet check": (["{not_ds}", "--max", "spikes=0"], "error: {not_ds}: not a blkscope fleet"),

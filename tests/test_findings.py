@@ -11,12 +11,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from blkscope.analyze.correlation import WritebackIntervals, latency_inside, writeback_verdicts
-from blkscope.analyze.episodes import _in_flight, attribute_episodes, group_episodes
+from blkscope.analyze.episodes import _top_processes, attribute_episodes, group_episodes
 from blkscope.analyze.views import query_table
 from blkscope.dataset import Dataset
 from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
-from blkscope.pipeline import analyze, attach_partitions
+from blkscope.pipeline import analyze
+from blkscope.units import format_bytes
 from tests.conftest import MQ30
 from tests.golden import golden_json
 
@@ -43,9 +44,14 @@ EPISODE_COLUMNS = [
     "worst_metric",
     "peak_ns",
     "peak_latency_ns",
-    "ios_in_flight",
-    "writeback_ios",
-    "jbd2_ios",
+    "victim",
+    "slow_ios",
+    "queued_ns",
+    "device_ns",
+    "writeback_share",
+    "journal_share",
+    "competing_share",
+    "competing",
     "writeback_events",
     "writeback_lag_ns",
     "cause",
@@ -89,17 +95,26 @@ def test_spike_and_episode_tables_of_the_mq_fixture_are_golden(mq30: Path) -> No
 
 def test_writeback_explains_the_mq_episodes_but_not_the_start_up_one(mq30: Path) -> None:
     con = Dataset(mq30).con
-    causes = con.execute("SELECT cause FROM episodes ORDER BY episode_id").fetchall()
-    assert [c for (c,) in causes] == ["unexplained", "writeback", "writeback", "writeback"]
+    rows = query_table(con, "SELECT * FROM episodes ORDER BY episode_id").to_pylist()
+    # at start-up the workload's reader writes its 256 MiB file and fsyncs it
+    assert [e["cause"] for e in rows] == ["competing_io", "writeback", "writeback", "writeback"]
+    assert rows[0]["competing"] == (
+        "python3 pid 11563 (write 34 bios, 256.0 MiB (0 B to 8 MiB), read 37 bios of 4 KiB), "
+        "97% of the bytes queued"
+    )
+    # no prober here: the victims are the device's slow bios, the loads what was queued
+    assert {e["victim"].split(" of ")[0] for e in rows} == {"q2c"}
+    assert [round(e["writeback_share"], 2) for e in rows] == [0.0, 0.95, 0.95, 0.89]
     ((verdict),) = query_table(con, "SELECT * FROM writeback_verdict").to_pylist()
     assert (verdict["episodes"], verdict["episodes_with_writeback"]) == (4, 3)
     assert verdict["explains"] is True
     assert round(verdict["tail_latency_share"], 2) == 0.84
     # no writeback log here: writeback is the bursts of flusher writes
     assert verdict["sentence"].startswith(
-        "writeback explains the episodes: 3 of 4 latency episodes coincide with writeback "
-        "(flusher writes; 0.9 would by chance)"
+        "writeback explains the episodes: 3 of 4 latency episodes are attributed to writeback "
+        "(flusher writes: 0.9 would coincide with it by chance, p = 0.04)"
     )
+    assert verdict["rule"].startswith("writeback explains a device's episodes when the flusher")
     # writeback runs 2% of the time yet holds 84% of the tail latency
     assert round(verdict["writeback_time_share"], 3) == 0.021
     assert round(verdict["episodes_by_chance"], 2) == 0.93
@@ -114,11 +129,11 @@ def test_episodes_inside_ever_running_writeback_are_chance(mq30: Path) -> None:
     wb = WritebackIntervals({(254, 0): busy}, "writeback log")
     episodes = attribute_episodes(con, group_episodes(spikes), wb)
     ((verdict),) = writeback_verdicts(con, episodes, wb).to_pylist()
-    assert (verdict["episodes"], verdict["episodes_with_writeback"]) == (4, 4)
+    assert (verdict["episodes"], verdict["episodes_with_writeback"]) == (4, 3)
     assert verdict["explains"] is False and verdict["coincidence_p_value"] > 0.5
     assert verdict["sentence"].startswith(
-        "writeback does NOT explain the episodes: 4 of 4 latency episodes coincide with "
-        "writeback (writeback log; 4.0 would by chance)"
+        "writeback does NOT explain the episodes: 3 of 4 latency episodes are attributed to "
+        "writeback (writeback log: 4.0 would coincide with it by chance, p = 1)"
     )
 
 
@@ -131,9 +146,9 @@ def test_aperiodic_random_reads_have_no_period_and_no_spike(loop_parts: Path) ->
 
 
 def test_partition_io_equals_what_fio_issued_per_partition(loop_parts: Path) -> None:
-    _, rows = attach_partitions(
-        Dataset(loop_parts), [Path(__file__).parent / "data" / "partitions" / "fdisk_gpt_loop0.txt"]
-    )
+    listing = Path(__file__).parent / "data" / "partitions" / "fdisk_gpt_loop0.txt"
+    with Dataset(loop_parts).attach_partitions([listing]) as ds:
+        rows = ds.partition_io()
     fio = json.loads((ISSUE5 / "loop-parts" / "fio.json").read_text())
     issued = {f"loop0{j['jobname']}": j["read"]["total_ios"] for j in fio["jobs"]}
     assert (
@@ -181,10 +196,9 @@ def test_latency_inside_is_the_per_bio_definition(
     assert latency_inside(c, lat, iv) == (sum(x for _, x in tail), inside)
 
 
-def test_in_flight_joins_on_time_steps_as_on_the_device_alone(mq30: Path) -> None:
-    """_in_flight joins bios to episodes on time steps (and the bios in flight longer than a
-    step on the device alone): the counts and top processes of the plain range join, here with
-    steps of 10 ms, which many of this capture's writeback bios outlast."""
+def test_top_processes_join_on_time_steps_as_on_the_device_alone(mq30: Path) -> None:
+    """_top_processes joins bios to episodes on time steps: the same top five, by bytes, as
+    the plain range join, here with steps of 10 ms and one long episode over the others."""
     con = Dataset(mq30).con
     t0, t1 = con.execute("SELECT min(q_time_ns), max(q_time_ns) FROM bios").fetchall()[0]
     w = 10**7
@@ -194,34 +208,15 @@ def test_in_flight_joins_on_time_steps_as_on_the_device_alone(mq30: Path) -> Non
         for k, s in enumerate(starts)
     ]
     episodes.append(dict(episodes[0], end_ns=starts[-1]))  # one long episode, overlapping others
-    got = _in_flight(con, episodes)
+    got = _top_processes(con, episodes)
     plain = []
     for e in episodes:
-        during = (
-            "dev_major = 254 AND dev_minor = 0 "
-            f"AND q_time_ns < {e['end_ns']} AND end_ns > {e['start_ns']}"
-        )
-        total, wb, jbd2, sectors, wb_sectors = con.execute(
-            "SELECT count(*), count(*) FILTER (writeback), count(*) FILTER (journal), "
-            "coalesce(sum(nsectors), 0), coalesce(sum(nsectors) FILTER (writeback), 0) "
-            f"FROM internal._inflight_by_process WHERE {during}"
-        ).fetchall()[0]
         top = con.execute(
-            "SELECT coalesce(comm, '?') AS c, count(*) AS n FROM bios WHERE dev_major = 254 "
+            "SELECT coalesce(comm, '?') AS c, pid, sum(coalesce(nsectors, 0)) * 512 AS b, "
+            "count(*) AS n FROM bios WHERE dev_major = 254 "
             f"AND q_time_ns >= {e['start_ns'] - w} AND q_time_ns < {e['end_ns']} "
-            "GROUP BY c ORDER BY n DESC, c LIMIT 5"
+            "GROUP BY c, pid ORDER BY b DESC, n DESC, c, pid LIMIT 5"
         ).fetchall()
-        plain.append(
-            {
-                "ios_in_flight": total,
-                "writeback_ios": wb,
-                "writeback_share": wb_sectors / sectors if sectors else 0.0,
-                "jbd2_ios": jbd2,
-                "processes": ", ".join(f"{c} ({n})" for c, n in top),
-            }
-        )
+        plain.append(", ".join(f"{c} pid {p}: {format_bytes(b)} ({n:,} IOs)" for c, p, b, n in top))
     assert got == plain
-    long_lived = con.execute(
-        f"SELECT count(*) FROM internal._inflight_by_process WHERE end_ns - q_time_ns >= {w}"
-    ).fetchall()[0][0]
-    assert long_lived > 0 and sum(r["ios_in_flight"] for r in got) > 0
+    assert all(got) and got[-1].startswith("kworker/u8:")

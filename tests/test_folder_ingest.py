@@ -255,6 +255,7 @@ def test_a_blkscope_capture_folder(tmp_path: Path) -> None:
         ("blkparse.txt", "blkparse-text", "block events"),
         ("capture.json", "capture_json", "capture manifest"),
         ("clock.txt", "clock_pair", "clock hint"),
+        ("writeback_trace.txt", "writeback_trace", "side log"),
     ]
     assert manifest["skipped"] == [
         {
@@ -262,10 +263,6 @@ def test_a_blkscope_capture_folder(tmp_path: Path) -> None:
             "reason": "/proc/vmstat counter samples: blkscope has no parser for them yet",
         },
         {"name": "raw.bin", "reason": "binary, not a format blkscope reads"},
-        {
-            "name": "writeback_trace.txt",
-            "reason": "ftrace writeback events, raw (writeback_ns.txt holds them parsed)",
-        },
     ]
     assert manifest["capture"] == {**capture_json, "sysctl": capture_json["vm_sysctls"]}
     assert knobs_from_manifest(manifest) == {

@@ -82,6 +82,6 @@ def test_spark_is_an_extra_named_when_missing(
     assert result.exit_code == 1
     assert result.stderr == (
         "error: --engine spark: pyspark is not installed\n"
-        "hint: install it with: pip install 'blkscope[spark]' (and a JRE, e.g. Debian's "
-        "default-jre-headless)\n"
+        "hint: install it from the blkscope checkout with: pip install '.[spark]' (and a JRE, "
+        "e.g. Debian's default-jre-headless)\n"
     )

@@ -109,8 +109,8 @@ def test_writeback_golden(sample: str) -> None:
 def test_writeback_both_clocks_see_the_same_work() -> None:
     wall = parse_writeback(str(DATA / "writeback.txt")).to_pylist()
     mono = parse_writeback(str(DATA / "writeback_ns.txt")).to_pylist()
-    assert [(r["device"], r["pages"], r["reason"]) for r in wall] == [
-        (r["device"], r["pages"], r["reason"]) for r in mono
+    assert [(r["device"], r["pages_left"], r["reason"]) for r in wall] == [
+        (r["device"], r["pages_left"], r["reason"]) for r in mono
     ]
     # "23:37:37  7:0  49885  free_more_memory 540.819"
     big = wall[3]

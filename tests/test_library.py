@@ -52,10 +52,11 @@ def test_bios_joined_with_spikes_match_spikes_json(mq_dataset: Path) -> None:
     found = ds.spikes()
     doc = cli_json("spikes", str(mq_dataset), "--json")
     episodes = found.episodes.select("episode_id", "start_ns", "end_ns")
-    assert episodes.to_dicts() == [
+    assert episodes.collect().to_dicts() == [
         {k: e[k] for k in ("episode_id", "start_ns", "end_ns")} for e in doc["episodes"]
     ]
-    assert found.spikes["spike_id"].to_list() == [s["spike_id"] for s in doc["spikes"]]
+    spike_ids = found.spikes.select("spike_id").collect().to_series().to_list()
+    assert spike_ids == [s["spike_id"] for s in doc["spikes"]]
     inside = (
         ds.bios.filter(pl.col("comm") == "python3")
         .join(episodes.lazy(), how="cross")
@@ -99,12 +100,15 @@ def test_times_are_datetimes_and_durations_beside_the_ns(mq_dataset: Path) -> No
         assert first[1] == dt.datetime(2026, 11, 21, 23, 37, 49, 326334, tzinfo=dt.timezone.utc)
 
 
-def test_periods_and_sql_are_frames(mq_dataset: Path) -> None:
+def test_periods_are_lazy_like_the_tables_and_sql_is_a_frame(mq_dataset: Path) -> None:
     with blkscope.open(mq_dataset, progress=False) as ds:
-        periods = ds.periods()
-        assert isinstance(periods, pl.DataFrame)
+        lazy = ds.periods()
+        assert isinstance(lazy, pl.LazyFrame)
+        periods = lazy.collect()
         assert periods["series"].to_list() == ["kworker_writes", "writeback_events"]
         assert periods["period_ns"].to_list() == [5_121_936_860, 5_121_936_860]
+        assert periods["period"].to_list() == [dt.timedelta(seconds=5, microseconds=121_936)] * 2
+        assert isinstance(ds.sql("SELECT 1 AS one"), pl.DataFrame)
 
 
 def test_compare_returns_a_typed_comparison(mq_dataset: Path) -> None:

@@ -46,7 +46,14 @@ def test_writeback_ns(rows: list[tuple[int, int, int, int, str, int]]) -> None:
     )
     got = _parse("writeback_ns", text)
     assert [
-        (r["time_ns"], r["dev_major"], r["dev_minor"], r["pages"], r["reason"], r["duration_ns"])
+        (
+            r["time_ns"],
+            r["dev_major"],
+            r["dev_minor"],
+            r["pages_left"],
+            r["reason"],
+            r["duration_ns"],
+        )
         for r in got
     ] == [(t, ma, mi, pages, why, us * 1000) for t, ma, mi, pages, why, us in rows]
     assert [r["line_no"] for r in got] == list(range(3, 3 + len(rows)))
@@ -229,7 +236,7 @@ def test_writeback_time_of_day(rows: list[tuple[int, int, int, str, int]]) -> No
         clock = f"{second // 3600:02d}:{second // 60 % 60:02d}:{second % 60:02d}"
         lines.append(f"{clock}  8:{minor:<5} {pages:<8} {reason:<16} {us // 1000}.{us % 1000:03d}")
     got = _parse("writeback", "\n".join(lines) + "\n")
-    assert [(r["time_ns"], r["dev_minor"], r["pages"], r["reason"], r["duration_ns"])
+    assert [(r["time_ns"], r["dev_minor"], r["pages_left"], r["reason"], r["duration_ns"])
             for r in got] == [
         (second * 10**9, minor, pages, reason, us * 1000)
         for second, minor, pages, reason, us in rows

@@ -5,9 +5,9 @@ As a library::
     import blkscope
 
     ds = blkscope.open("capture-folder")  # or a dataset folder, or one trace file
-    ds.bios.filter(...)                    # Polars LazyFrames over the tables
+    ds.bios.filter(...)                    # Polars LazyFrames over the tables (ds["bios"])
     ds.sql("SELECT ...")                   # a Polars DataFrame
-    ds.spikes(), ds.periods()
+    ds.spikes().episodes, ds.periods()     # LazyFrames too
     blkscope.compare("before", "after")
 
 Nothing heavy is imported until one of these is called: the command line starts fast.
@@ -31,7 +31,8 @@ def open(path: str | Path, *, dataset: str | Path | None = None, progress: bool 
     """Open a dataset folder, or a capture folder or trace file (ingested into `dataset`,
     default `<name>.dataset` beside it, and analysed, once: a later open reuses it).
 
-    progress draws bars on stderr (when it is a terminal) while ingest or analysis runs.
+    progress shows how far ingest or analysis is on stderr: bars on a terminal, else a line
+    every few seconds.
     Raises a blkscope.errors.BlkscopeError for anything wrong with the input.
     """
     from blkscope.pipeline import open_analyzed
@@ -44,9 +45,8 @@ def open(path: str | Path, *, dataset: str | Path | None = None, progress: bool 
 def compare(before: str | Path | Dataset, after: str | Path | Dataset) -> Comparison:
     """Compare two captures (datasets, capture folders or traces, opened as `open` does):
     latency shifts with 95% intervals, spikes, periods; each judged noise or real."""
-    from blkscope.analyze.compare import compare as run_compare
     from blkscope.dataset import Dataset
 
     a = before if isinstance(before, Dataset) else open(before)
     b = after if isinstance(after, Dataset) else open(after)
-    return run_compare(a.con, b.con, str(a.path), str(b.path))
+    return a.compare(b)

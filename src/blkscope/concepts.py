@@ -17,6 +17,12 @@ import pyarrow.compute as pc
 FLUSHER_COMM_PREFIXES = ("kworker/u", "flush-")
 # ext4's journal commits from jbd2/<dev>-<n>.
 JOURNAL_COMM_PREFIXES = ("jbd2/",)
+# The observer: processes of the capture itself (blkscope capture and its samplers, the shared
+# capture.sh and the bpftrace probes beside the trace). Their IO is real but not the workload's,
+# so the report flags it and never lets it set a chart's scale. Exact names, not prefixes: a
+# user's own `iostat-exporter` is not ours.
+OBSERVER_COMMS = ("blkscope", "blktrace", "blkparse", "btrace", "bpftrace", "biosnoop",
+                  "iostat", "vmstat", "capture.sh")  # fmt: skip
 # Op classes in the order tables and charts list them.
 OP_CLASSES = ("read", "write", "discard", "flush", "other")
 
@@ -27,6 +33,11 @@ OP_CLASSES = ("read", "write", "discard", "flush", "other")
 STAGE_TIME_COLUMNS = (
     "g_time_ns", "i_time_ns", "d_time_ns", "m_time_ns", "merged", "q_time_ns", "d2c_ns", "q2c_ns",
 )  # fmt: skip
+
+
+def is_observer(comm: str | None) -> bool:
+    """The is_observer macro for one process name, in Python."""
+    return comm in OBSERVER_COMMS
 
 
 def _has_prefix(comm: pa.ChunkedArray | pa.Array, prefixes: tuple[str, ...]) -> pa.Array:
@@ -44,3 +55,20 @@ def arrow_writeback_queue(events: pa.Table) -> pa.Array:
     )
     queued = pc.and_(pc.equal(events["action"], "Q"), data_write)
     return pc.fill_null(pc.and_(queued, _has_prefix(events["comm"], FLUSHER_COMM_PREFIXES)), False)
+
+
+# The closed set of causes an episode is attributed to (episodes.cause: one of these, or several
+# joined by '+', strongest first). Everything that names or explains a cause reads it here.
+CAUSES: dict[str, str] = {
+    "writeback": "the kernel's flusher threads writing dirty pages back carried the IO in "
+    "flight (or wrote pages while the application waited above the block layer)",
+    "journal": "the filesystem journal (jbd2) committing carried the IO in flight, or the "
+    "application waited on its commit",
+    "competing_io": "other processes' IO dominated what was in flight, far above their normal",
+    "throttling": "the latency was above the block layer, where blk-throttle or iocost held "
+    "the IO back (their messages are in the trace)",
+    "scheduler": "the IO waited inside the block layer's IO scheduler while the device was idle",
+    "device": "the device itself was slow: completion times rose while the queue held little "
+    "but the victim's own IO",
+    "unexplained": "no signal in the trace explains it",
+}

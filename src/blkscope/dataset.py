@@ -9,10 +9,11 @@ Parquet files (`blkscope.frames`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, overload
 
 from blkscope.errors import DatasetError
 from blkscope.store.manifest import Manifest, read_manifest
@@ -22,11 +23,17 @@ if TYPE_CHECKING:
     import duckdb
     import polars as pl
 
+    from blkscope.analyze.compare import Comparison
+    from blkscope.analyze.devices import DeviceName
+    from blkscope.analyze.file_usage import During
     from blkscope.analyze.findings import SpikeOptions
+    from blkscope.analyze.query import Answer
     from blkscope.analyze.sql_modules import Column
+    from blkscope.files.attach import HandPlacement
+    from blkscope.progress import ProgressCallback
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, repr=False)
 class TableInfo:
     """One public table of a dataset: what it holds, its columns and how many rows it has."""
 
@@ -35,15 +42,63 @@ class TableInfo:
     rows: int
     columns: tuple[Column, ...]
 
+    def __repr__(self) -> str:
+        return f"<table {self.name}: {self.rows:,} rows, {len(self.columns)} columns>"
+
+
+class Tables(Sequence[TableInfo]):
+    """A dataset's stored tables, by position or by name (`ds.tables["bios"].columns`); shown
+    as one short line, the docs only when asked for."""
+
+    def __init__(self, path: Path, tables: Iterable[TableInfo]) -> None:
+        self._path = path
+        self._tables = tuple(tables)
+        self._named = {t.name: t for t in self._tables}
+
+    @overload
+    def __getitem__(self, key: int | str) -> TableInfo: ...
+    @overload
+    def __getitem__(self, key: slice) -> Sequence[TableInfo]: ...
+    def __getitem__(self, key: int | str | slice) -> TableInfo | Sequence[TableInfo]:
+        if isinstance(key, str):
+            if key not in self._named:
+                raise _no_table(self._path, key, self._named)
+            return self._named[key]
+        return self._tables[key]
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def __iter__(self) -> Iterator[TableInfo]:
+        return iter(self._tables)
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._named or item in self._tables
+
+    def __repr__(self) -> str:
+        listed = ", ".join(f"{t.name} ({t.rows:,})" for t in self._tables)
+        return f"<{len(self)} tables, rows in each: {listed}>"
+
+
+def _no_table(path: Path, table: str, have: Iterable[str]) -> DatasetError:
+    return DatasetError(
+        str(path), f"has no table {table!r}", hint=f"it has: {', '.join(sorted(have))}"
+    )
+
 
 @dataclass(frozen=True)
 class SpikeFindings:
-    """What `Dataset.spikes` found: latency episodes, the spikes they group, and the
+    """What `Dataset.spikes` found, as Polars LazyFrames (every `*_ns` time also as a Datetime
+    or Duration column, as the tables have): latency episodes, the spikes they group, and the
     writeback verdict (why the episodes happened, when a writeback log says)."""
 
-    episodes: pl.DataFrame
-    spikes: pl.DataFrame
-    writeback: pl.DataFrame
+    episodes: pl.LazyFrame
+    spikes: pl.LazyFrame
+    writeback: pl.LazyFrame
+
+
+# The findings analyze stores with the default SpikeOptions, and the frame each is in.
+_SPIKE_TABLES = {"episodes": "episodes", "spikes": "spikes", "writeback": "writeback_verdict"}
 
 
 class Dataset:
@@ -57,6 +112,10 @@ class Dataset:
 
     def __repr__(self) -> str:
         return f"Dataset({str(self.path)!r})"
+
+    def __getitem__(self, table: str) -> pl.LazyFrame:
+        """`ds["bios"]` is `ds.frame("bios")`."""
+        return self.frame(table)
 
     @functools.cached_property
     def manifest(self) -> Manifest:
@@ -114,20 +173,23 @@ class Dataset:
     # The tables, as documented frames.
 
     @property
-    def tables(self) -> list[TableInfo]:
+    def tables(self) -> Tables:
         """The stored tables, with their docs and columns (as the schemas declare them)."""
         from blkscope.analyze.sql_modules import Column
         from blkscope.schemas import TABLES, doc_of
 
-        return [
-            TableInfo(
-                name,
-                doc_of(TABLES[name]),
-                entry.rows,
-                tuple(Column(f.name, str(f.type), doc_of(f)) for f in TABLES[name]),
-            )
-            for name, entry in sorted(self.manifest.tables.items())
-        ]
+        return Tables(
+            self.path,
+            (
+                TableInfo(
+                    name,
+                    doc_of(TABLES[name]),
+                    entry.rows,
+                    tuple(Column(f.name, str(f.type), doc_of(f)) for f in TABLES[name]),
+                )
+                for name, entry in sorted(self.manifest.tables.items())
+            ),
+        )
 
     def frame(self, table: str) -> pl.LazyFrame:
         """A stored table as a Polars LazyFrame over its Parquet file, with every time also as
@@ -137,11 +199,7 @@ class Dataset:
 
         entry = self.manifest.tables.get(table)
         if entry is None:
-            raise DatasetError(
-                str(self.path),
-                f"has no table {table!r}",
-                hint=f"it has: {', '.join(sorted(self.manifest.tables))}",
-            )
+            raise _no_table(self.path, table, self.manifest.tables)
         import polars as pl
 
         scan = pl.scan_parquet(table_file(self.path, entry.file))
@@ -183,6 +241,17 @@ class Dataset:
             self.document()
         return run_frame(self.con, query)
 
+    def query(self, query: str) -> Answer:
+        """Run SQL from someone else (`blkscope sql`): read-only, on a connection that can
+        reach this dataset's own tables and nothing else; the rows as Python values."""
+        from blkscope.analyze import query as run
+        from blkscope.analyze.views import reads_catalog
+
+        if reads_catalog(query):
+            self.document()  # the column docs, for DESCRIBE-like queries
+        self.lock_down()
+        return run.run_query(self.con, query)
+
     def spikes(
         self,
         window: str | int = "1s",
@@ -192,34 +261,147 @@ class Dataset:
     ) -> SpikeFindings:
         """Find windows of abnormal latency (p99 above median + k*MAD of the window p99s, or
         above a fixed threshold) and group them into episodes. Durations are ns, or text such
-        as '100ms' (bare numbers in text are seconds, as on the command line)."""
+        as '100ms' (bare numbers in text are seconds, as on the command line). With the
+        defaults, these are the tables analyze stored (the report's); other options find
+        them again."""
         from blkscope.analyze.findings import SpikeOptions
         from blkscope.errors import OptionError
 
         if metric not in ("q2c", "d2c"):
             raise OptionError("metric", f"must be q2c or d2c, got {metric!r}")
-        options = SpikeOptions(_ns(window, "window"), metric, k, None, min_ios=5)
-        if threshold is not None:
-            options = SpikeOptions(options.window_ns, metric, k, _ns(threshold, "threshold"), 5)
-        return self.find_spikes(options)
+        limit = None if threshold is None else _ns(threshold, "threshold")
+        return self.find_spikes(SpikeOptions(_ns(window, "window"), metric, k, limit, min_ios=5))
 
     def find_spikes(self, options: SpikeOptions) -> SpikeFindings:
         """Dataset.spikes with its options already checked."""
         import polars as pl
 
-        from blkscope.analyze.findings import find_episodes
+        from blkscope.analyze.findings import SpikeOptions, find_episodes
+        from blkscope.frames import with_times
 
+        if options == SpikeOptions() and all(self.has(t) for t in _SPIKE_TABLES.values()):
+            return SpikeFindings(**{k: self.frame(t) for k, t in _SPIKE_TABLES.items()})
         found = find_episodes(self.con, options)
+        tables = {"episodes": found.episodes, "spikes": found.spikes,
+                  "writeback": found.writeback_verdict}  # fmt: skip
         return SpikeFindings(
-            pl.from_arrow(found.episodes),  # type: ignore[arg-type]
-            pl.from_arrow(found.spikes),  # type: ignore[arg-type]
-            pl.from_arrow(found.writeback_verdict),  # type: ignore[arg-type]
+            **{
+                k: with_times(pl.from_arrow(t).lazy(), _SPIKE_TABLES[k], self.clock)  # type: ignore[union-attr]
+                for k, t in tables.items()
+            }
         )
 
-    def periods(self) -> pl.DataFrame:
+    def periods(self) -> pl.LazyFrame:
         """The significant periods of writeback IO, journal IO, writeback events and spikes,
         most significant first."""
-        return self.sql("SELECT * FROM periods ORDER BY p_value, series")
+        return self.frame("periods").sort("p_value", "series", nulls_last=True)
+
+    # What the devices are and what the commands print about them.
+
+    def device_names(self) -> dict[tuple[int, int], DeviceName]:
+        """What the traced devices are called (vda, nvme0n1, sda1) by (major, minor), where
+        the dataset says: capture.json, a partition listing, or the biosnoop log's disk whose
+        rows matched the device's requests."""
+        if "device_names" not in self.__dict__:
+            from blkscope.analyze.crosscheck import biosnoop_agreement
+            from blkscope.analyze.devices import device_names
+
+            matched = {}
+            if self.has("biosnoop") and self.has("requests"):
+                matched = {d.dev: d.disk for d in biosnoop_agreement(self.con) if d.dev}
+            self.__dict__["device_names"] = device_names(self.con, dict(self.manifest.doc), matched)
+        return self.__dict__["device_names"]
+
+    def device_summary(self) -> list[dict[str, Any]]:
+        """Per device: IO counts and device-level stage statistics (ns), and its name."""
+        from blkscope.analyze.device_summary import device_summary
+
+        devices = device_summary(self.con)
+        names = self.device_names()
+        for d in devices:
+            major, minor = (int(x) for x in d["dev"].split(","))
+            known = names.get((major, minor))
+            d["name"] = known.name if known else None
+        return devices
+
+    def traced_devices(self, table: str = "events") -> list[tuple[int, int]]:
+        """The (major, minor) of every device in one of the dataset's tables."""
+        from blkscope.analyze.devices import traced_devices
+
+        return traced_devices(self.con, table)
+
+    def crosscheck(self) -> dict[str, Any]:
+        """The rebuilt requests held against the capture's own biosnoop and iostat logs."""
+        from blkscope.analyze.crosscheck import crosscheck
+
+        return crosscheck(self.con, set(self.manifest.tables))
+
+    def compare(self, after: Dataset) -> Comparison:
+        """This capture against a later one: latency shifts with 95% intervals, spikes,
+        periods, each judged noise or real."""
+        from blkscope.analyze.compare import compare
+
+        return compare(self.con, after.con, str(self.path), str(after.path))
+
+    def file_usage(
+        self, during: During | None = None, top: int = 20, progress: ProgressCallback | None = None
+    ) -> dict[str, Any]:
+        """Which files the IO went to (needs a file map: `attach_file_maps`), all of it or
+        only what was in flight `during` spikes, writeback or a time range."""
+        from blkscope.analyze.file_usage import During, file_usage
+
+        return file_usage(self.con, during or During(), top, progress)
+
+    # Tables added to the dataset: each returns the handle on the new version.
+
+    def attach_file_maps(
+        self, maps: list[Path], place: HandPlacement, strict: bool = False
+    ) -> tuple[Dataset, dict[str, Any]]:
+        """Store file maps (a capture's file_extents, `filefrag -v` or debugfs output) as the
+        dataset's file_extents; the new handle and what the manifest records of them."""
+        from blkscope.files.attach import attach_maps
+
+        traced = self.traced_devices("bios")
+        self.close()
+        notes = attach_maps(self.path, maps, traced, place, strict)
+        return Dataset(self.path), notes
+
+    def attach_partitions(
+        self, listings: list[Path], device: tuple[int, int] | None = None
+    ) -> Dataset:
+        """Place the listed partitions (/proc/partitions, `fdisk -l`, `lsblk --json`) on the
+        traced disks and store them as the partitions table; the new handle."""
+        from blkscope.analyze.devices import remap_events
+        from blkscope.errors import InputFormatError
+        from blkscope.ingest.logs.partition_listing import (
+            assign_disk,
+            partitions_table,
+            place_from_remaps,
+            read_partitions,
+        )
+        from blkscope.store.writer import add_table
+
+        parts, devices = read_partitions(listings)
+        traced = self.traced_devices("events")
+        if not parts and devices:
+            parts = place_from_remaps(devices, remap_events(self.con))
+            if not parts:
+                raise InputFormatError(
+                    str(listings[0]),
+                    "cannot place partitions: /proc/partitions has no start sectors "
+                    "and the trace has no remap (A) events from them",
+                    hint="pass `fdisk -l` or `lsblk --json -b -o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE` "
+                    "output instead",
+                )
+        self.close()
+        table = partitions_table(assign_disk(parts, traced, device))
+        return Dataset(self.path, add_table(self.path, "partitions", table))
+
+    def partition_io(self) -> list[dict[str, Any]]:
+        """IO, bytes and latency per partition (the partition_io view)."""
+        from blkscope.analyze.views import query_table
+
+        return query_table(self.con, "SELECT * FROM partition_io").to_pylist()
 
 
 def _ns(value: str | int, option: str) -> int:

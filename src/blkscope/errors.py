@@ -104,3 +104,9 @@ class BadQueryError(QueryError):
 
 class CaptureError(_PathError):
     """A capture cannot start or run on this machine (not root, no tracefs, no such device)."""
+
+
+def does_not_exist(path: str, hint: str | None = None) -> NotADatasetError:
+    """The error for an input path (a trace, capture, dataset or fleet) that is not there: said
+    as such, rather than as a folder of the wrong kind (bad input, exit 2)."""
+    return NotADatasetError(path, "does not exist", hint)

@@ -48,6 +48,11 @@ def time_columns(table: str) -> dict[str, str]:
     }
 
 
+def trace_instants(table: str) -> tuple[str, ...]:
+    """The integer ns columns of a stored table that are instants on the trace clock."""
+    return tuple(c for c, kind in time_columns(table).items() if kind == "instant")
+
+
 def twin_name(column: str) -> str:
     """The name of a ns column's time twin: `q_time_ns` -> `q_time`."""
     return column.removesuffix("_ns")

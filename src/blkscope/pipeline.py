@@ -8,10 +8,9 @@ one trace file (blkparse text, plain or compressed, or a blktrace binary).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from blkscope.dataset import Dataset
-from blkscope.errors import InputFormatError
+from blkscope.errors import InputFormatError, does_not_exist
 from blkscope.progress import ProgressCallback
 from blkscope.store.manifest import is_dataset
 
@@ -64,7 +63,7 @@ def ingested(
         # A capture folder: every log in it joins the dataset on the trace's clock.
         ingest_folder(source, dataset_dir, progress=progress)
     elif not source.exists():
-        raise InputFormatError(str(source), "no such file or folder")
+        raise does_not_exist(str(source))
     else:
         from blkscope.ingest.block_events import ingest_events
 
@@ -119,49 +118,3 @@ def open_analyzed(
             dataset, _ = ingested(source, target, progress)
             return ensure_analyzed(dataset, progress)[0]
     return ensure_analyzed(Dataset(source), progress)[0]
-
-
-def attach_partitions(
-    dataset: Dataset, listings: list[Path], device: tuple[int, int] | None = None
-) -> tuple[Dataset, list[dict[str, Any]]]:
-    """Place the listed partitions on the traced disks and store them in the dataset; return
-    the new handle and the partition_io rows."""
-    from blkscope.analyze.views import query_table
-    from blkscope.ingest.logs.partition_listing import (
-        assign_disk,
-        partitions_table,
-        place_from_remaps,
-        read_partitions,
-    )
-    from blkscope.store.writer import add_table
-
-    parts, devices = read_partitions(listings)
-    con = dataset.con
-    traced = [
-        (int(a), int(b))
-        for a, b in con.execute(
-            "SELECT DISTINCT dev_major, dev_minor FROM events ORDER BY 1, 2"
-        ).fetchall()
-    ]
-    if not parts and devices:
-        remaps = [
-            tuple(int(x) for x in r)
-            for r in con.execute(
-                "SELECT dev_major, dev_minor, sector, remap_dev_major, remap_dev_minor, remap_sector "
-                "FROM events WHERE action = 'A'"
-            ).fetchall()
-        ]
-        parts = place_from_remaps(devices, remaps)  # type: ignore[arg-type]
-        if not parts:
-            raise InputFormatError(
-                str(listings[0]),
-                "cannot place partitions: /proc/partitions has no start sectors "
-                "and the trace has no remap (A) events from them",
-                hint="pass `fdisk -l` or `lsblk --json -b -o NAME,MAJ:MIN,START,SIZE,PKNAME,TYPE` "
-                "output instead",
-            )
-    dataset.close()
-    table = partitions_table(assign_disk(parts, traced, device))
-    manifest = add_table(dataset.path, "partitions", table)
-    updated = Dataset(dataset.path, manifest)
-    return updated, query_table(updated.con, "SELECT * FROM partition_io").to_pylist()

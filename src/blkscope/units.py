@@ -10,6 +10,8 @@ from typing import Any
 from blkscope.errors import OptionError
 
 _UNITS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000, "": 1}
+# ns per unit of a time unit's name (a value with no unit is taken as ns)
+NS_PER_UNIT = _UNITS
 _DURATION = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*(ns|us|µs|ms|s|)\s*")
 
 
@@ -116,3 +118,21 @@ def format_share(share: float) -> str:
     if pct < 10 or pct > 99:
         return f"{pct:.1f}%"
     return f"{pct:.0f}%"
+
+
+def format_bytes(n: float | None) -> str:
+    """A size in the binary unit that reads best, 3 significant digits at most: 512 B, 4 KiB,
+    256.7 MiB ('-' for None). Whole numbers print without decimals (8 MiB, not 8.00 MiB)."""
+    if n is None or n != n:
+        return "-"
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if abs(n) >= scale:
+            value = n / scale
+            text = f"{value:.0f}" if value == int(value) else f"{value:.1f}"
+            return f"{text} {unit}"
+    return f"{n:.0f} B"
+
+
+def plural(n: int, noun: str, nouns: str | None = None) -> str:
+    """'1 check', '2 checks', '1,024 hosts': a count and its noun, in agreement."""
+    return f"{n:,} {noun if n == 1 else nouns or noun + 's'}"

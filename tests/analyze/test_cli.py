@@ -68,12 +68,21 @@ def test_sql_error_message(analyzed: dict[str, Path]) -> None:
 
 
 def test_analyze_not_a_dataset(tmp_path: Path) -> None:
-    result = runner.invoke(app, ["analyze", str(tmp_path / "missing")])
+    result = runner.invoke(app, ["analyze", str(tmp_path)])
     assert result.exit_code == 2
-    missing = tmp_path / "missing"
     assert result.stderr == (
-        f"error: {missing}: not a blkscope dataset (no manifest.json)\n"
+        f"error: {tmp_path}: not a blkscope dataset (no manifest.json)\n"
         "hint: create one with 'blkscope ingest INPUT -o DATASET'\n"
+    )
+
+
+def test_analyze_of_a_missing_path_says_it_does_not_exist(tmp_path: Path) -> None:
+    missing = tmp_path / "missing"
+    result = runner.invoke(app, ["analyze", str(missing)])
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"error: {missing}: does not exist\n"
+        "hint: create one with 'blkscope ingest INPUT -o DATASET'\n",
     )
 
 
@@ -134,23 +143,24 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
     # the pairing pass counts events read, up to all of them
     assert {(key, total) for key, _, total, _, _ in events} == {("analyze ds events", 75532)}
     assert events[-1][1] == 75532
-    assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 14, "steps")}
+    assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 15, "steps")}
     assert [(done, label.split(": ")[1]) for _, done, _, _, label in calls] == [
         (0, "requests"),
         (1, "bios"),
         (2, "stage_stats"),
         (3, "iostat"),
         (4, "latency_hist"),
-        (5, "depth"),
-        (6, "depth_bins"),
-        (7, "io_dist"),
-        (8, "spikes"),
-        (9, "episodes"),
-        (10, "writeback_verdict"),
-        (11, "periods"),
-        (12, "periodogram"),
-        (13, "bursts"),
-        (14, "done"),
+        (5, "latency_heatmap"),
+        (6, "depth"),
+        (7, "depth_bins"),
+        (8, "io_dist"),
+        (9, "spikes"),
+        (10, "episodes"),
+        (11, "writeback_verdict"),
+        (12, "periods"),
+        (13, "periodogram"),
+        (14, "bursts"),
+        (15, "done"),
     ]
 
 

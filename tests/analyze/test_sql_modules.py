@@ -25,7 +25,12 @@ from blkscope.analyze.views import (
     optional_tables,
     register,
 )
-from blkscope.concepts import FLUSHER_COMM_PREFIXES, JOURNAL_COMM_PREFIXES, STAGE_TIME_COLUMNS
+from blkscope.concepts import (
+    FLUSHER_COMM_PREFIXES,
+    JOURNAL_COMM_PREFIXES,
+    OBSERVER_COMMS,
+    STAGE_TIME_COLUMNS,
+)
 from blkscope.dataset import Dataset
 from blkscope.errors import DatasetError
 from blkscope.ingest.block_events import ingest_blkparse
@@ -56,7 +61,7 @@ def _reads(module_name: str) -> set[str]:
 
 
 def test_includes_name_exactly_what_each_module_reads() -> None:
-    assert len(modules()) == 32
+    assert len(modules()) == 33
     wrong = {name: (sorted(m.includes), sorted(_reads(name))) for name, m in modules().items()
              if set(m.includes) != _reads(name)}  # fmt: skip
     assert wrong == {}
@@ -139,7 +144,7 @@ def test_what_done_holds_is_never_created_again(monkeypatch: pytest.MonkeyPatch)
     register(con, done, ["exact_quantiles", "op_class"])
     assert [s.split("(")[0] for s in created] == [
         "CREATE MACRO op_class", "CREATE MACRO bio_op_class", "CREATE MACRO is_flusher",
-        "CREATE MACRO is_journal", "CREATE MACRO is_writeback_write",
+        "CREATE MACRO is_journal", "CREATE MACRO is_observer", "CREATE MACRO is_writeback_write",
     ]  # fmt: skip
     with pytest.raises(duckdb.CatalogException):  # a second CREATE fails: never OR REPLACE
         con.execute(modules()["buckets"].objects[0].statement())
@@ -157,6 +162,7 @@ def test_the_stored_statistics_are_the_objects_declared_like_them() -> None:
         "stage_stats": "internal._stage_stats_build",
         "iostat": "internal._iostat_build",
         "latency_hist": "internal._latency_hist_build",
+        "latency_heatmap": "internal._latency_heatmap_build",
         "depth": "internal._depth_build",
         "depth_bins": "internal._depth_bins_build",
         "io_dist": "internal._io_dist_build",
@@ -263,7 +269,7 @@ def test_each_view_and_table_returns_its_declared_columns(
             else:
                 assert columns[o.name] == declared, o.name
             checked += 1
-    assert checked == 21  # and bio_files, partition_io, _partition_bios: tests/test_public_sql.py
+    assert checked == 22  # and bio_files, partition_io, _partition_bios: tests/test_public_sql.py
 
 
 def test_table_macros_return_their_declared_columns(mq_dataset: Path) -> None:
@@ -294,6 +300,7 @@ def test_scalar_macros_return_their_declared_types() -> None:
         "bio_op_class": "bio_op_class('write', 'WS')",
         "is_flusher": "is_flusher('kworker/u8:2')",
         "is_journal": "is_journal('jbd2/vda-8')",
+        "is_observer": "is_observer('bpftrace')",
         "is_writeback_write": "is_writeback_write('kworker/u8:2', 'W', 'W', 8::BIGINT)",
         "bio_stage_ns": "bio_stage_ns(2, 3, 5, NULL::BIGINT, false, 1::BIGINT, 4::BIGINT, 9::BIGINT)",
         "bio_stage_codes": "bio_stage_codes()",
@@ -314,8 +321,9 @@ def test_scalar_macros_return_their_declared_types() -> None:
 
 
 def test_the_macros_and_the_python_constants_say_the_same() -> None:
-    """concepts.py keeps the comm prefixes (for the ingest's Arrow filters) and the stage times
-    (for the streaming pass) that the SQL macros spell out."""
+    """concepts.py keeps the comm prefixes (for the ingest's Arrow filters), the observer's
+    names (for the report) and the stage times (for the streaming pass) that the SQL macros
+    spell out."""
     con = duckdb.connect()
     register(con, set(), ["op_class"])
     for prefix in FLUSHER_COMM_PREFIXES:
@@ -325,6 +333,13 @@ def test_the_macros_and_the_python_constants_say_the_same() -> None:
     assert con.execute("SELECT is_flusher('kworker/0:1'), is_journal('jbd')").fetchall() == [
         (False, False)
     ]
+    for comm in OBSERVER_COMMS:
+        assert con.execute(f"SELECT is_observer('{comm}')").fetchall() == [(True,)], comm
+    observers = con.execute(
+        "SELECT count(*) FROM (SELECT unnest(?) AS comm) WHERE is_observer(comm)",
+        [["iostat-exporter", "fio", "kworker/u8:2", "blkscope", None]],
+    ).fetchall()
+    assert observers == [(1,)]  # exact names only; a null comm is not the observer
     stages = modules()["stages"].objects[0]
     assert stages.name == "bio_stage_ns"
     assert tuple(p.name for p in stages.params) == STAGE_TIME_COLUMNS

@@ -93,8 +93,19 @@ def test_labels_reach_the_tables_and_are_escaped_in_the_report(
     page = out.read_text()
     assert "<script" not in page
     assert "k=&lt;script&gt;alert(1)&lt;/script&gt;" in page  # the before/after by label k
-    assert "<td>h1</td>" in page and "<td>h2</td>" in page
+    assert '<td class="text">h1</td>' in page and '<td class="text">h2</td>' in page
     assert "src=" not in page and "<link" not in page  # self-contained
+
+
+def test_three_captures_are_too_few_to_call_one_an_outlier(small_fleet: Path) -> None:
+    from blkscope.fleet.report import fleet_page
+
+    page = fleet_page(small_fleet)
+    assert "OUTLIER</td>" not in page
+    assert (
+        "judged only among at least 5 capture devices: this fleet has 3, too few to judge them.</p>"
+    ) in page
+    assert '<p class="meta">2 hosts, 3 captures, ' in page
 
 
 def test_readding_replaces_the_partition(small_fleet: Path, tmp_path: Path) -> None:

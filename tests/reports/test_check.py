@@ -28,11 +28,11 @@ def test_thresholds_that_hold_pass_with_exit_0(mq_report: Written) -> None:
     w = len(ds)
     assert out.splitlines() == [
         f"{'target'.ljust(w)}  device  metric    threshold   actual     result",
-        f"{ds}  254,0   d2c.p99   <= 30ms     27.426 ms  PASS",
-        f"{ds}  254,0   q2c.max   <= 0.06s    53.065 ms  PASS",
-        f"{ds}  254,0   requeues  <= 126      126        PASS",
-        f"{ds}  254,0   errors    <= 0        0          PASS",
-        f"{ds}  254,0   d2c.p50   <= 67696ns  67.696 us  PASS",
+        f"{ds}  vda     d2c.p99   <= 30ms     27.426 ms  PASS",
+        f"{ds}  vda     q2c.max   <= 0.06s    53.065 ms  PASS",
+        f"{ds}  vda     requeues  <= 126      126        PASS",
+        f"{ds}  vda     errors    <= 0        0          PASS",
+        f"{ds}  vda     d2c.p50   <= 67696ns  67.696 us  PASS",
         "PASS: all 5 checks passed",
     ]
 
@@ -42,8 +42,8 @@ def test_a_broken_threshold_fails_with_exit_1(mq_report: Written) -> None:
     code, out, _ = _check(ds, "--max", "d2c.p99=5ms", "--max", "q2c.p50=1ms")
     assert code == 1
     assert [line.split()[1:] for line in out.splitlines()[1:-1]] == [
-        ["254,0", "d2c.p99", "<=", "5ms", "27.426", "ms", "FAIL"],
-        ["254,0", "q2c.p50", "<=", "1ms", "89.615", "us", "PASS"],
+        ["vda", "d2c.p99", "<=", "5ms", "27.426", "ms", "FAIL"],
+        ["vda", "q2c.p50", "<=", "1ms", "89.615", "us", "PASS"],
     ]
     assert out.splitlines()[-1] == "FAIL: 1 of 2 checks failed"
 

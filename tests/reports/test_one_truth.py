@@ -15,10 +15,9 @@ import pytest
 from blkscope.analyze.views import query_table
 from blkscope.concepts import arrow_writeback_queue
 from blkscope.dataset import Dataset
-from blkscope.reports.charts import markers
 from blkscope.reports.make_report import Written
 from blkscope.reports.model import Device, load_report
-from blkscope.reports.plotting import wall_ticks
+from blkscope.reports.timeline import clock_doc, device_timeline
 from tests.clock_truth import trace_zero_mono
 from tests.reports.conftest import MQ30_CAPTURE
 
@@ -55,10 +54,10 @@ def test_one_writeback_event_per_work_item_and_only_the_devices_own(
         loop0 = con.execute("SELECT count(*) FROM writeback_events WHERE dev_major = 7").fetchall()
     assert logged == [("monotonic", 72), ("time_of_day", 72)]
     assert loop0 == [(7,)]
-    drawn = markers(device).writeback_s
+    drawn = np.array([w["end"] for w in device_timeline(device, 0)[0]["writeback"]])
     assert drawn.size == 72
-    assert np.array_equal(np.round(drawn * 1e9).astype(np.int64), _monotonic_log("254:0"))
-    assert not set(_monotonic_log("7:0").tolist()) & set((drawn * 1e9).round().tolist())
+    assert np.array_equal(drawn, _monotonic_log("254:0"))  # integer ns, as logged
+    assert not set(_monotonic_log("7:0").tolist()) & set(drawn.tolist())
 
 
 def test_the_periodogram_draws_exactly_the_periods_tables_series(
@@ -141,22 +140,19 @@ def test_one_op_class_per_bio_everywhere(mq_report: Written) -> None:
     assert (arrow_wb,) == sql_wb[0] and arrow_wb == 388
 
 
-def test_wall_clock_axis_labels_match_clock_txt(mq_report: Written, device: Device) -> None:
+def test_the_wall_clock_the_script_draws_matches_clock_txt(mq_report: Written) -> None:
     """clock.txt pairs CLOCK_MONOTONIC with the wall clock; the binaries' first record is the
-    trace's zero on CLOCK_MONOTONIC. Every wall-clock tick sits where clock.txt says."""
+    trace's zero on CLOCK_MONOTONIC. The page's script labels its wall-clock axis and tooltips
+    from trace zero's second of the day (test_browser.py reads the labels it draws)."""
     mono, wall = (int(v) for v in (MQ30_CAPTURE / "clock.txt").read_text().split())
     zero = trace_zero_mono(MQ30_CAPTURE)
     clock = load_report(Dataset(mq_report.dataset)).clock
-    ticks = wall_ticks(clock, 0.0, 34.5)
-    assert len(ticks) >= 5
-    for position_s, label in ticks:
-        wall_ns = wall + (zero + round(position_s * 1e9) - mono)
-        when = dt.datetime.fromtimestamp(wall_ns / 1e9, dt.timezone.utc)
-        assert when.strftime("%H:%M:%S") == label
-        assert abs((wall_ns + 500_000_000) % 1_000_000_000 - 500_000_000) < 1_000  # round s
-    latency = _section(mq_report.report.read_text(), "latency")
-    assert all(f">{label}<" in latency for _, label in ticks[:-1])
-    assert ticks[0][1] == "23:37:50"
+    doc = clock_doc(clock)
+    wall_zero_ns = wall + (zero - mono)
+    assert abs(doc["zero_day_s"] * 1e9 - wall_zero_ns % (86_400 * 10**9)) < 1_000  # 1 us
+    when = dt.datetime.fromtimestamp(wall_zero_ns / 1e9, dt.timezone.utc)
+    assert when.strftime("%H:%M:%S.%f")[:12] == "23:37:49.326"
+    assert (doc["known"], doc["zone"]) == (True, None)
 
 
 def test_device_names_come_with_major_minor(mq_report: Written) -> None:

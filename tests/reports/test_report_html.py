@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from blkscope.dataset import Dataset
 from blkscope.reports.charts import CHARTS
 from blkscope.reports.make_report import Written, make_report
 from blkscope.reports.summary_json import SUMMARY_SCHEMA
+from blkscope.reports.timeline import TIME_CHARTS
 from blkscope.store.manifest import read_manifest_doc as read_manifest
 from tests.golden import golden_json
 from tests.reports.conftest import GOLDEN
@@ -23,22 +25,34 @@ from tests.reports.page_parser import parse
 
 
 def test_every_chart_is_there_once_per_device_with_its_svg(mq_report: Written) -> None:
+    """The still charts are inline SVG; the time charts are figures the page's script fills
+    from the device's embedded data (test_browser.py sees them drawn)."""
     page = parse(mq_report.report.read_text())
-    assert page.charts == {"dev0": list(CHARTS)}
-    assert all(n == 1 for n in page.svg_in_chart.values())
+    assert page.charts == {"dev0": [*TIME_CHARTS, *CHARTS]}
+    assert [page.svg_in_chart[f"d0-{k}-section"] for k in [*TIME_CHARTS, *CHARTS]] == [0] * len(
+        TIME_CHARTS
+    ) + [1] * len(CHARTS)
     assert page.tags["svg"] == len(CHARTS)
-    assert page.tags["figure"] == len(CHARTS)
+    assert page.tags["figure"] == len(TIME_CHARTS) + len(CHARTS)
+    html = mq_report.report.read_text()
+    assert html.count('<figure class="timechart" data-device="d0"') == len(TIME_CHARTS)
 
 
 def test_the_page_is_self_contained(mq_report: Written) -> None:
     html = mq_report.report.read_text()
     assert not re.search(r"https?:", html)
-    assert "<script" not in html and "src=" not in html and "@import" not in html
+    assert "src=" not in html and "@import" not in html
+    # its own script inline, and the data it draws as JSON (one document per device + clock)
+    assert re.findall(r"<script[^>]*>", html) == [
+        '<script type="application/json" class="blkscope-device" id="data-d0">',
+        '<script type="application/json" id="blkscope-clock">',
+        "<script>",
+    ]
     # The only url() references are to the page's own SVG clip paths; the rasterised layers
     # (dense dots and bands) are inline PNG data, nothing to fetch.
     assert set(re.findall(r"url\((.)", html)) == {"#"}
     assert set(re.findall(r'href="([a-z]+:|#)', html)) <= {"#", "data:"}
-    assert len(html.encode()) < 1_000_000
+    assert len(html.encode()) < 2_000_000
 
 
 def test_the_headline_says_what_was_measured(mq_report: Written) -> None:
@@ -62,7 +76,7 @@ def test_same_dataset_gives_the_same_bytes_but_the_timestamp_line(
     assert len(with_stamp) == len(plain) + 1
     assert len(extra) == 1
     assert re.fullmatch(
-        r'<p class="meta" id="generated">Generated \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC\.</p>',
+        r'<p class="meta" id="generated">Generated \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\.</p>',
         extra[0],
     )
     assert again.summary.read_bytes() == stamped.summary.read_bytes()
@@ -76,7 +90,7 @@ def test_summary_json_headline_numbers_match_the_golden_file(mq_report: Written)
             "split_bios", "d2c", "q2c"]  # fmt: skip
     got = [{k: d[k] for k in keep} for d in doc["devices"]]
     assert got == golden_json(GOLDEN / "mq30-summary-devices.json", got)
-    assert doc["format"] == "blkscope-summary" and doc["version"] == 2
+    assert doc["format"] == "blkscope-summary" and doc["version"] == 3
     assert doc["events"] == 75_532 and doc["malformed_lines"] == 0
     device = doc["devices"][0]
     # 4 q2c and 6 prober spikes, in 6 windows: 6 latency episodes
@@ -154,8 +168,9 @@ def test_a_capture_folder_is_ingested_and_its_settings_shown(
     assert done.ingested and done.dataset == tmp_path / "out" / "r.dataset"
     page = parse(done.report.read_text())
     text = [t.strip() for t in page.text if t.strip()]
-    assert text[text.index("scheduler") + 1] == "mq-deadline"
-    assert text[text.index("vm.dirty_writeback_centisecs") + 1] == "500"
+    pairs = list(itertools.pairwise(text))
+    assert ("scheduler", "mq-deadline") in pairs
+    assert ("vm.dirty_writeback_centisecs", "500") in pairs
 
 
 def test_cli_report_prints_where_it_wrote_and_the_numbers(
@@ -185,7 +200,7 @@ def test_cli_report_prints_where_it_wrote_and_the_numbers(
 @pytest.mark.parametrize(
     ("make", "message"),
     [
-        (lambda p: p / "nothing", "error: {p}/nothing: no such file or folder"),
+        (lambda p: p / "nothing", "error: {p}/nothing: does not exist"),
         (lambda p: p, "error: {p}: is a folder but neither a dataset (no manifest.json) nor a "
          "capture (no blkparse.txt[.zst], block_events.txt or NAME.blktrace.N files)"),
     ],
@@ -212,8 +227,8 @@ def test_writeback_bursts_are_marked_on_the_time_charts(mq_report: Written) -> N
     assert [p["series"] for p in dev.periods] == ["kworker_writes", "writeback_events"]
     # both the same 5.12 s: dirty_writeback_centisecs=500 (5 s) plus the flusher's own work
     assert [p["period_ns"] for p in dev.periods] == [5_121_936_860, 5_121_936_860]
-    # One legend per time chart: latency, throughput, depth.
-    assert mq_report.report.read_text().count(">kworker_writes burst<") == 3
+    # One legend per time chart: latency, heat map, throughput, depth, LBA.
+    assert mq_report.report.read_text().count("></span>kworker_writes burst</span>") == 5
 
 
 def test_element_ids_are_unique_across_the_inline_svgs(mq_report: Written) -> None:

@@ -17,10 +17,12 @@ def test_the_crafted_process_name_reached_the_dataset(xss_report: Written) -> No
 
 def test_a_script_tag_in_a_process_name_is_shown_as_text(xss_report: Written) -> None:
     html = xss_report.report.read_text()
-    assert "<script" not in html
+    # the only script elements are the page's own: its data (JSON, the name \u-escaped) and code
+    assert html.count("<script") == 3 and "<script>alert" not in html
+    assert "\\u003cscript\\u003ealert(1)\\u003c/script\\u003e" in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     page = parse(html)
-    assert "script" not in page.tags
+    assert page.tags["script"] == 3
     assert XSS in [t.strip() for t in page.text]  # the name is there, as plain text
 
 
@@ -32,3 +34,17 @@ def test_a_series_named_like_tex_is_plain_text_in_the_charts() -> None:
         ax.set_title("user:pro$\\x$: 5.00 s")
         svg = to_svg(fig, "tex")
     assert ">user:pro$\\x$: 5.00 s<" in svg
+
+
+def test_embedded_json_cannot_end_its_element_or_the_line() -> None:
+    """Every character that could close the <script>, open a comment or end a JavaScript line
+    is escaped, and the text reads back as the same document."""
+    import json
+
+    from blkscope.reports.page import json_for_script
+
+    doc = {"comm": "</script><!--<img src=x onerror=alert(1)>&amp;\u2028\u2029\x00é"}
+    text = json_for_script(doc)
+    assert text.isascii() and not set("<>&") & set(text)
+    assert "\\u2028" in text and "\\u2029" in text
+    assert json.loads(text) == doc

@@ -28,7 +28,7 @@ class WritebackIntervals:
     """Per device, sorted [start, end] rows of writeback activity, and where they come from."""
 
     by_device: dict[tuple[int, int], np.ndarray]
-    source: str  # 'writeback log' (writeback_events) or 'flusher writes' (bursts of them)
+    source: str  # where they come from, in words (the work items, or flusher-write bursts)
 
     def of(self, device: tuple[int, int]) -> np.ndarray:
         """The device's intervals (none: an empty array)."""
@@ -36,15 +36,21 @@ class WritebackIntervals:
 
 
 def writeback_intervals(con: duckdb.DuckDBPyConnection) -> WritebackIntervals:
-    """The writeback timeline's work items; without a writeback log, flusher-write bursts."""
+    """When writeback wrote: the work items that wrote pages, when the writeback log tells
+    (writeback_trace.txt); else the bursts of flusher writes in the trace. A wakeup that
+    writes nothing is not writeback activity, however often it comes."""
     try:
         rows = con.execute(
-            "SELECT dev_major, dev_minor, start_ns, end_ns FROM internal._writeback_windows"
+            "SELECT dev_major, dev_minor, start_ns, end_ns FROM writeback_events "
+            "WHERE pages_written > 0"
         ).fetchall()
-        source = "writeback log"
+        known = con.execute(
+            "SELECT count(*) FROM writeback_events WHERE pages_written IS NOT NULL"
+        ).fetchall()[0][0]
+        source = "writeback work items that wrote pages"
     except duckdb.Error:  # no writeback log in this capture
-        rows = []
-    if not rows:
+        rows, known = [], 0
+    if not known:
         rows, source = _flusher_bursts(con), "flusher writes"
     out: dict[tuple[int, int], list[tuple[int, int]]] = {}
     for major, minor, start, end in rows:
@@ -140,6 +146,7 @@ def writeback_verdicts(
     """
     spans = device_spans(con)
     tails = _tail_inside(con, wb)
+    written = _flusher_bytes(con)
     rows = episodes.to_pylist()
     out = []
     for device in sorted(spans):
@@ -149,8 +156,27 @@ def writeback_verdicts(
         # a window of length 0 overlaps writeback exactly while writeback runs
         iv = wb.of(device)
         time_share = overlap_chance(iv[:, 0], iv[:, 1], 0, span) if len(iv) else 0.0
-        out.append(verdict(device, mine, inside / total if total else 0.0, time_share, wb.source))
+        tail_share = inside / total if total else 0.0
+        out.append(verdict(device, mine, tail_share, time_share, wb.source, written.get(device, 0)))
     return pa.Table.from_pylist(out, schema=WRITEBACK_VERDICT)
+
+
+def _flusher_bytes(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], int]:
+    """Per device, the bytes of the writeback writes in the trace."""
+    rows = con.execute(
+        """SELECT dev_major, dev_minor, sum(coalesce(nsectors, 0)::BIGINT) * 512 FROM bios
+           WHERE is_writeback_write(comm, op, flags, sector) GROUP BY ALL"""
+    ).fetchall()
+    return {(int(a), int(b)): int(n) for a, b, n in rows}
+
+
+# The rule `explains` follows, as the page and the verdict sentence state it.
+VERDICT_RULE = (
+    "writeback explains a device's episodes when the flusher wrote on it, at least half of "
+    f"the episodes are attributed to writeback, and either they coincide with writeback beyond "
+    f"chance (p <= {CHANCE_ALPHA}) or writeback holds at least {TAIL_SHARE_MIN:.0%} of the "
+    f"latency above p99 and {TAIL_ENRICHMENT_MIN:g}x its share of the time"
+)
 
 
 def verdict(
@@ -159,15 +185,21 @@ def verdict(
     tail_share: float,
     time_share: float,
     source: str,
+    flusher_bytes: int,
 ) -> dict[str, Any]:
-    """One device's writeback_verdict row from its attributed episodes."""
-    explained = [r for r in episodes if "writeback" in r["cause"]]
+    """One device's writeback_verdict row from its attributed episodes (VERDICT_RULE)."""
+    explained = [r for r in episodes if "writeback" in r["cause"].split("+")]
     lags = [r["writeback_lag_ns"] for r in explained if r["writeback_lag_ns"] is not None]
     chance = np.array([r["writeback_chance"] for r in episodes], dtype=np.float64)
     p_value = at_least(len(explained), chance) if episodes else 1.0
     share = len(explained) / len(episodes) if episodes else 0.0
     enriched = tail_share >= TAIL_SHARE_MIN and tail_share >= TAIL_ENRICHMENT_MIN * time_share
-    explains = bool(episodes) and share >= 0.5 and (p_value <= CHANCE_ALPHA or enriched)
+    explains = (
+        bool(episodes)
+        and flusher_bytes > 0
+        and share >= 0.5
+        and (p_value <= CHANCE_ALPHA or enriched)
+    )
     row: dict[str, Any] = {
         "dev_major": device[0],
         "dev_minor": device[1],
@@ -178,7 +210,9 @@ def verdict(
         "median_lag_ns": int(np.median(lags)) if lags else None,
         "tail_latency_share": tail_share,
         "writeback_time_share": time_share,
+        "flusher_bytes": flusher_bytes,
         "explains": explains,
+        "rule": VERDICT_RULE,
     }
     row["sentence"] = _sentence(row, source)
     return row
@@ -190,8 +224,9 @@ def _sentence(v: dict[str, Any], source: str) -> str:
         return "no latency episodes to explain"
     lag = v["median_lag_ns"]
     head = (
-        f"{hit} of {n} latency episode{'s' * (n != 1)} coincide{'s' * (n == 1)} with writeback"
-        f" ({source}; {v['episodes_by_chance']:.1f} would by chance)"
+        f"{hit} of {n} latency episode{'s' * (n != 1)} {'is' if hit == 1 else 'are'} attributed "
+        f"to writeback ({source}: {v['episodes_by_chance']:.1f} would coincide with it by "
+        f"chance, p = {v['coincidence_p_value']:.2g})"
         + (f", peaking {format_s(lag)} after writeback starts" if lag is not None else "")
     )
     tail = (
@@ -200,6 +235,8 @@ def _sentence(v: dict[str, Any], source: str) -> str:
     )
     if v["explains"]:
         return f"writeback explains the episodes: {head}{tail}"
+    if not v["flusher_bytes"]:
+        return f"writeback does NOT explain the episodes: the flusher wrote nothing on the device; {head}"
     if hit * 2 >= n:
         return f"writeback does NOT explain the episodes: {head}, no more than chance{tail}"
     return f"writeback does NOT explain the episodes: only {head}{tail}"

@@ -6,15 +6,23 @@ from __future__ import annotations
 from typing import Any
 
 import duckdb
+import numpy as np
 import pyarrow as pa
 
+from blkscope.analyze.attribution import heavy_loads, judge
 from blkscope.analyze.coincidence import overlap_chance
 from blkscope.analyze.correlation import WritebackIntervals, device_spans, wakeups
+from blkscope.analyze.evidence import (
+    STAGES,
+    Evidence,
+    NormalLoads,
+    bio_evidence,
+    sample_stages,
+    series_evidence,
+)
+from blkscope.analyze.victims import SeriesProcess, series_processes
 from blkscope.schemas import EPISODES
-from blkscope.units import format_s, format_share
-
-WRITEBACK_BYTES_SHARE = 0.25  # writeback writes carry this much of the bytes in flight
-JOURNAL_IO_SHARE = 0.1  # the journal's share of the bios in flight
+from blkscope.units import format_bytes, format_share
 
 
 def group_episodes(spikes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -54,6 +62,7 @@ def group_episodes(spikes: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 "worst_metric": worst["metric"],
                 "peak_ns": worst["peak_ns"],
                 "peak_latency_ns": worst["peak_latency_ns"],
+                "members": members,  # attribute_episodes judges the victim from them
             }
         )
     return out
@@ -62,12 +71,18 @@ def group_episodes(spikes: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def attribute_episodes(
     con: duckdb.DuckDBPyConnection, episodes: list[dict[str, Any]], wb: WritebackIntervals
 ) -> pa.Table:
-    """The episodes table: each episode with what was in flight, the writeback it met, and
-    its cause with the evidence in words."""
+    """The episodes table: each episode with its victim, where the victim's time went, what
+    was in flight, the writeback it met, and its cause (attribution.judge) with the reason."""
     spans = device_spans(con)
-    for e, found in zip(episodes, _in_flight(con, episodes), strict=True):
+    processes = series_processes(con)
+    stages: dict[str, dict[str, np.ndarray]] = {}  # per user series, computed once
+    normals = NormalLoads(con)
+    tops = _top_processes(con, episodes)
+    for e, top in zip(episodes, tops, strict=True):
         device = (e["dev_major"], e["dev_minor"])
-        e.update(found)
+        ev = _evidence(con, e, processes, stages, normals)
+        verdict = judge(ev)
+        e.update(_evidence_columns(ev), cause=verdict.cause, reason=verdict.reason, processes=top)
         iv = wb.of(device)
         reach = e["start_ns"] - e["window_ns"]  # IO queued a window back can still be in flight
         overlap = (iv[:, 0] < e["end_ns"]) & (iv[:, 1] > reach)
@@ -75,47 +90,67 @@ def attribute_episodes(
         before = before[before[:, 0] <= e["peak_ns"]]
         e["writeback_events"] = int(overlap.sum())
         e["writeback_lag_ns"] = int(e["peak_ns"] - before[-1, 0]) if len(before) else None
-        length = e["end_ns"] - reach
-        span = spans.get(device, (0, 1))
-        e["writeback_chance"] = overlap_chance(iv[:, 0], iv[:, 1], length, span)
-        e["cause"], e["reason"] = _cause(e, wb.source)
+        e["writeback_chance"] = overlap_chance(
+            iv[:, 0], iv[:, 1], e["end_ns"] - reach, spans.get(device, (0, 1))
+        )
     return pa.Table.from_pylist(episodes, schema=EPISODES)
 
 
-# What was in flight during each episode (bios queued before its end and completed after its
-# start) and who queued the most in the window before it: one scan of the bios for all
-# episodes, not one per episode (a scan of a big trace's bios is not free), joined on time
-# steps, not on the device alone (that pairs every bio of a device with every episode of it).
-_IN_FLIGHT = """
-WITH step AS (
-    SELECT max(window_ns) AS w FROM _episode_spans
-), keyed AS (
-    -- each episode once per step of w (its widest window) that (start - w, end) touches: a bio
-    -- in flight for less than w overlaps [start, end) only if queued in there, so it joins the
-    -- episode on its Q's step (see _TOP_PROCESSES); the longer ones (few) on the device alone
-    SELECT e.*, t.k
-    FROM _episode_spans e, step,
-         range((e.start_ns - step.w) // step.w, (e.end_ns - 1) // step.w + 1) AS t(k)
-), pairs AS (
-    SELECT e.i, b.q_time_ns, b.writeback, b.journal, b.nsectors
-    FROM keyed e JOIN (
-        SELECT b.*, b.q_time_ns // step.w AS k FROM internal._inflight_by_process b, step
-        WHERE b.end_ns - b.q_time_ns < step.w
-    ) b ON b.dev_major = e.dev_major AND b.dev_minor = e.dev_minor AND b.k = e.k
-       AND b.q_time_ns < e.end_ns AND b.end_ns > e.start_ns
-    UNION ALL
-    SELECT e.i, b.q_time_ns, b.writeback, b.journal, b.nsectors
-    FROM _episode_spans e JOIN (
-        SELECT b.* FROM internal._inflight_by_process b, step
-        WHERE b.end_ns - b.q_time_ns >= step.w
-    ) b ON b.dev_major = e.dev_major AND b.dev_minor = e.dev_minor
-       AND b.q_time_ns < e.end_ns AND b.end_ns > e.start_ns
-)
-SELECT e.i, count(b.q_time_ns), count(*) FILTER (b.writeback), count(*) FILTER (b.journal),
-       coalesce(sum(b.nsectors), 0), coalesce(sum(b.nsectors) FILTER (b.writeback), 0)
-FROM _episode_spans e LEFT JOIN pairs b USING (i)
-GROUP BY e.i
-"""
+def _evidence(
+    con: duckdb.DuckDBPyConnection,
+    e: dict[str, Any],
+    processes: dict[str, SeriesProcess],
+    stages: dict[str, dict[str, np.ndarray]],
+    normals: NormalLoads,
+) -> Evidence:
+    """The victim is the application when one of its latency logs spiked (what users feel),
+    else the device's slow bios; of several user series, the one with the slowest sample."""
+    members: list[dict[str, Any]] = e.pop("members")
+    user = [m for m in members if m["metric"].startswith("user:")]
+    if user:
+        worst = max(user, key=lambda m: (m["peak_latency_ns"], m["metric"]))
+        name = worst["metric"].removeprefix("user:")
+        if name not in stages:
+            stages[name] = sample_stages(con, name, processes.get(name))
+        return series_evidence(
+            con, e, name, worst["threshold_ns"], processes.get(name), stages[name], normals
+        )
+    worst = max(members, key=lambda m: (m["peak_latency_ns"], m["metric"]))
+    return bio_evidence(con, e, worst["metric"], worst["threshold_ns"], normals)
+
+
+def _evidence_columns(ev: Evidence) -> dict[str, Any]:
+    """The episodes table's evidence columns of one episode."""
+    total_bytes = ev.victim_bytes + sum(x.bytes for x in ev.loads)
+
+    def share(b: float) -> float:
+        return b / total_bytes if total_bytes else 0.0
+
+    procs = [x for x in ev.loads if x.kind == "process"]
+    row: dict[str, Any] = {
+        "victim": ev.victim,
+        "victim_pid": ev.victim_pid,
+        "slow_ios": ev.items,
+        "writeback_share": share(sum(x.bytes for x in ev.loads if x.kind == "writeback")),
+        "journal_share": share(sum(x.bytes for x in ev.loads if x.kind == "journal")),
+        "competing_share": share(procs[0].bytes) if procs else 0.0,
+        "competing": "; ".join(
+            f"{x.label} ({x.ops}), {format_share(share(x.bytes))} of the bytes {ev.load_basis}"
+            for x in heavy_loads(ev)
+            if x.kind == "process"
+        ),
+        "pages_written": ev.pages_written,
+        "writeback_reasons": ev.writeback_reasons,
+        "throttle_messages": ev.throttle_messages,
+        "busy_while_queued": ev.busy_while_queued,
+        "others_at_device": ev.others_at_device,
+    }
+    for s in STAGES:
+        row[f"{s}_ns"] = ev.stage_ns[s] // ev.items if ev.decomposed and ev.items else None
+        row[f"normal_{s}_ns"] = ev.normal_ns[s] if ev.decomposed else None
+    return row
+
+
 _TOP_PROCESSES = """
 WITH step AS (
     SELECT max(window_ns) AS w FROM _episode_spans
@@ -128,75 +163,32 @@ WITH step AS (
     FROM _episode_spans e, step,
          range((e.start_ns - e.window_ns) // step.w, (e.end_ns - 1) // step.w + 1) AS t(k)
 )
-SELECT i, comm, n FROM (
-    SELECT e.i, coalesce(b.comm, '?') AS comm, count(*) AS n
+SELECT i, comm, pid, bytes, n FROM (
+    SELECT e.i, coalesce(b.comm, '?') AS comm, b.pid, count(*) AS n,
+           coalesce(sum(b.nsectors), 0)::BIGINT * 512 AS bytes
     FROM keyed e JOIN (SELECT b.*, b.q_time_ns // step.w AS k FROM bios b, step) b
       ON b.dev_major = e.dev_major AND b.dev_minor = e.dev_minor AND b.k = e.k
      AND b.q_time_ns >= e.start_ns - e.window_ns AND b.q_time_ns < e.end_ns
     GROUP BY ALL
-) QUALIFY row_number() OVER (PARTITION BY i ORDER BY n DESC, comm) <= 5
-ORDER BY i, n DESC, comm
+) QUALIFY row_number() OVER (PARTITION BY i ORDER BY bytes DESC, n DESC, comm, pid) <= 5
+ORDER BY i, bytes DESC, n DESC, comm, pid
 """
 
 
-def _in_flight(
-    con: duckdb.DuckDBPyConnection, episodes: list[dict[str, Any]]
-) -> list[dict[str, Any]]:
+def _top_processes(con: duckdb.DuckDBPyConnection, episodes: list[dict[str, Any]]) -> list[str]:
+    """Per episode, the processes that queued the most bytes in [start - window, end): 'comm
+    pid N: bytes (IOs)', top 5. Bytes, not IO counts: one writer of 8 MiB bios hides among a
+    prober's 4 KiB ones when counted."""
     if not episodes:
         return []
     keys = ("dev_major", "dev_minor", "start_ns", "end_ns", "window_ns")
     spans = pa.table(
         {"i": list(range(len(episodes)))} | {k: [int(e[k]) for e in episodes] for k in keys}
     )
+    procs: dict[int, list[str]] = {}
     with con.cursor() as cur:
         cur.register("_episode_spans", spans)
-        counts = {row[0]: row[1:] for row in cur.execute(_IN_FLIGHT).fetchall()}
-        procs: dict[int, list[str]] = {}
-        for i, comm, n in cur.execute(_TOP_PROCESSES).fetchall():
-            procs.setdefault(i, []).append(f"{comm} ({n})")
-    out = []
-    for i in range(len(episodes)):
-        total, wb, jbd2, sectors, wb_sectors = counts[i]
-        out.append(
-            {
-                "ios_in_flight": int(total),
-                "writeback_ios": int(wb),
-                # writeback bios are large: their share of the bytes in flight says more than
-                # their count
-                "writeback_share": int(wb_sectors) / int(sectors) if sectors else 0.0,
-                "jbd2_ios": int(jbd2),
-                "processes": ", ".join(procs.get(i, [])),
-            }
-        )
-    return out
-
-
-def _cause(e: dict[str, Any], source: str) -> tuple[str, str]:
-    """The cause and the evidence for it, from the numbers alone."""
-    share, n = e["writeback_share"], e["ios_in_flight"]
-    by_bytes = share >= WRITEBACK_BYTES_SHARE
-    by_overlap = e["writeback_events"] > 0
-    journal = n > 0 and e["jbd2_ios"] / n >= JOURNAL_IO_SHARE
-    items = "work item" if source == "writeback log" else "burst of flusher writes"
-    met = (
-        f"{e['writeback_events']} writeback {items}{'s' * (e['writeback_events'] != 1)} overlapped"
-    )
-    writes = (
-        f"writeback writes: {e['writeback_ios']:,} of {n:,} bios in flight, "
-        f"{format_share(share)} of their bytes"
-    )
-    lag = e["writeback_lag_ns"]
-    after = f"peak {format_s(lag)} after the writeback wakeup began" if lag is not None else ""
-    parts = []
-    if by_bytes or by_overlap:
-        parts = [writes, met] + ([after] if after else [])
-    if journal:
-        parts.append(f"journal (jbd2) bios: {e['jbd2_ios']:,} of {n:,} in flight")
-    causes = [c for c, hit in (("writeback", by_bytes or by_overlap), ("jbd2", journal)) if hit]
-    if causes:
-        return "+".join(causes), "; ".join(parts)
-    quiet = (
-        f"no writeback overlapped; {writes} (under {format_share(WRITEBACK_BYTES_SHARE)}); "
-        f"journal bios: {e['jbd2_ios']:,}"
-    )
-    return "unexplained", quiet
+        for i, comm, pid, size, n in cur.execute(_TOP_PROCESSES).fetchall():
+            who = f"{comm} pid {pid}" if pid is not None else comm
+            procs.setdefault(i, []).append(f"{who}: {format_bytes(size)} ({n:,} IOs)")
+    return [", ".join(procs.get(i, [])) for i in range(len(episodes))]

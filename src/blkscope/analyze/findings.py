@@ -26,7 +26,8 @@ FINDINGS_TABLES = ("spikes", "episodes", "writeback_verdict", "periods", "period
 @dataclass(frozen=True)
 class SpikeOptions:
     """How spikes are judged: window width, latency metric, k (MADs above the median) or a
-    fixed threshold, and the fewest IOs a window needs to be judged."""
+    fixed threshold, and the fewest IOs a block-level window needs to be judged (and a user
+    series' window to count toward its normal level: any window with a sample is judged)."""
 
     window_ns: int = 1_000_000_000
     metric: str = "q2c"
@@ -109,7 +110,8 @@ def find_spikes(con: duckdb.DuckDBPyConnection, options: SpikeOptions) -> list[d
             row.update(dev_major=major, dev_minor=minor, metric=o.metric)
             rows.append(row)
     for name, w in _user_series_windows(con, o.window_ns):
-        for row in _abnormal(w, o.window_ns, o.k, o.threshold_ns, o.min_ios):
+        # an application that stalls logs few samples: every window with one is judged
+        for row in _abnormal(w, o.window_ns, o.k, o.threshold_ns, o.min_ios, judge_min=1):
             major, minor = _busiest_device(con, row["start_ns"], row["end_ns"])
             row.update(dev_major=major, dev_minor=minor, metric=f"user:{name}")
             rows.append(row)
@@ -119,12 +121,22 @@ def find_spikes(con: duckdb.DuckDBPyConnection, options: SpikeOptions) -> list[d
 
 
 def _abnormal(
-    w: dict[str, np.ndarray], window_ns: int, k: float, threshold_ns: int | None, min_ios: int
+    w: dict[str, np.ndarray],
+    window_ns: int,
+    k: float,
+    threshold_ns: int | None,
+    min_ios: int,
+    judge_min: int | None = None,
 ) -> list[dict[str, Any]]:
-    """Runs of consecutive windows whose p99 is abnormal, as partial spike rows."""
+    """Runs of consecutive windows whose p99 is abnormal, as partial spike rows. The normal
+    level comes from windows with at least min_ios latencies; windows with at least judge_min
+    (default min_ios) are judged against it."""
     busy = w["ios"] >= min_ios
-    if not busy.any():
+    judged = w["ios"] >= (min_ios if judge_min is None else judge_min)
+    if not judged.any():
         return []
+    if not busy.any():  # too few samples anywhere for a normal level of its own
+        busy = judged
     p99 = w["p99_ns"].astype(np.float64)
     median = float(np.median(p99[busy]))
     mad = float(np.median(np.abs(p99[busy] - median)))
@@ -136,7 +148,7 @@ def _abnormal(
             return []
         limit = int(derived)
     out = []
-    for first, last in _runs(w["win"], busy & (p99 > limit)):
+    for first, last in _runs(w["win"], judged & (p99 > limit)):
         sel = slice(first, last + 1)
         worst = first + int(np.argmax(w["max_ns"][sel]))
         out.append(

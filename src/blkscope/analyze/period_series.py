@@ -12,7 +12,13 @@ import pyarrow as pa
 
 from blkscope.analyze.coincidence import coincident_period
 from blkscope.analyze.correlation import device_spans
-from blkscope.analyze.periodicity import Period, burst_spans, find_periods, matching_knobs, spectrum
+from blkscope.analyze.periodicity import (
+    Period,
+    burst_spans,
+    find_periods,
+    matching_knobs,
+    spectrum,
+)
 from blkscope.analyze.views import query_table
 from blkscope.schemas import BURSTS, PERIODOGRAM, PERIODS
 
@@ -23,6 +29,12 @@ IO_SERIES = {
 }
 BURST_GAP_S = 0.5  # events closer than this are one burst ...
 EPISODE_GAP_S = 1.5  # ... but episodes are one point each, and neighbours are one event
+# The knobs a series' period may be named after: the flusher's timers start periodic writeback
+# only, the journal's timer only its commits. A period of flusher bursts that `sync` or
+# background writeback started is no knob's doing, whatever its length.
+FLUSHER_KNOBS = ("vm.dirty_writeback_centisecs", "vm.dirty_expire_centisecs")
+JOURNAL_KNOBS = ("jbd2 commit interval",)
+TIMER_REASON = "periodic"  # the writeback reason of work the flusher's timer starts
 
 
 def burst_gap_s(series: str) -> float:
@@ -83,13 +95,27 @@ def dataset_periods(
             locked = coincident_period(series["kworker_writes"], windows, reference, (t0, t1))
             if locked is not None:
                 found["kworker_writes"], method["kworker_writes"] = [locked], "writeback_events"
+        timer = _timer_started(con, device, series, writeback_log)
+        allowed = {
+            "kworker_writes": FLUSHER_KNOBS if timer["kworker_writes"] else (),
+            "writeback_events": FLUSHER_KNOBS if timer["writeback_events"] else (),
+            "jbd2_writes": JOURNAL_KNOBS,
+        }
+        rows = []
         for name, times in series.items():
-            periods += [_period_row(p, name, knobs, device, method[name]) for p in found[name]]
+            rows += [
+                _period_row(p, name, _only(knobs, allowed.get(name)), device, method[name])
+                for p in found[name]
+            ]
             grams += _spectrum_rows(times, (t0, t1), name, device)
             bursts += _burst_rows(times, name, device)
+        periods += _knobs_through_causes(rows)
+    named = [r for r in periods if r["knobs"] and r["series"] != "episodes"]
     for name, times, span in _user_series(con):
         found_user = find_periods(times, span, knobs=knobs, burst_gap_s=burst_gap_s(name))
-        periods += [_period_row(p, name, knobs, None) for p in found_user]
+        periods += _knobs_through_causes(
+            [_period_row(p, name, knobs, None) for p in found_user], named
+        )
         grams += _spectrum_rows(times, span, name, None)
         bursts += _burst_rows(times, name, None)
     return PeriodTables(
@@ -97,6 +123,59 @@ def dataset_periods(
         pa.Table.from_pylist(grams, schema=PERIODOGRAM),
         pa.Table.from_pylist(bursts, schema=BURSTS),
     )
+
+
+def _only(knobs: dict[str, float], names: tuple[str, ...] | None) -> dict[str, float]:
+    """The knobs a series may be named after (all of them for series that are not the
+    writeback's or the journal's own)."""
+    return knobs if names is None else {k: v for k, v in knobs.items() if k in names}
+
+
+def _timer_started(
+    con: duckdb.DuckDBPyConnection,
+    device: tuple[int, int],
+    series: dict[str, np.ndarray],
+    writeback_log: bool,
+) -> dict[str, bool]:
+    """Whether most bursts of the flusher's series were started by its timer (writeback reason
+    'periodic'), from the writeback log's work items. Without a log the reason is unknown and
+    the interval alone names the knob, as the periods table's doc says."""
+    if not writeback_log:
+        return {"kworker_writes": True, "writeback_events": True}
+    items = query_table(
+        con,
+        "SELECT start_ns, end_ns, reason FROM writeback_events "
+        f"WHERE dev_major = {device[0]} AND dev_minor = {device[1]} ORDER BY start_ns",
+    )
+    lo, hi = items["start_ns"].to_numpy(), items["end_ns"].to_numpy()
+    periodic = items["reason"].to_numpy(zero_copy_only=False) == TIMER_REASON
+    out = {}
+    for name in ("kworker_writes", "writeback_events"):
+        starts, ends = burst_spans(series.get(name, np.empty(0, np.int64)), BURST_GAP_S)
+        by_timer = [
+            bool(periodic[(lo <= b + int(BURST_GAP_S * 1e9)) & (hi >= a)].any())
+            for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+        ]
+        out[name] = bool(by_timer) and sum(by_timer) * 2 > len(by_timer)
+    return out
+
+
+def _knobs_through_causes(
+    rows: list[dict[str, Any]], named: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
+    """Episodes and user series are no knob's doing by themselves: they take the knobs of a
+    writeback or journal period of the same length (within 5%) that was named after one, and
+    none otherwise."""
+    named = [r for r in rows if r["knobs"] and r["series"] != "episodes"] + (named or [])
+    for row in rows:
+        if row["series"] == "episodes" or row["series"].startswith("user:"):
+            same = [
+                r["knobs"]
+                for r in named
+                if abs(r["period_ns"] - row["period_ns"]) <= 0.05 * r["period_ns"]
+            ]
+            row["knobs"] = ", ".join(dict.fromkeys(k for ks in same for k in ks.split(", ")))
+    return rows
 
 
 def _writeback_windows(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import duckdb
 
@@ -13,7 +14,24 @@ from blkscope.errors import BadQueryError, QueryError
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["BadQueryError", "QueryError", "query_error", "refuse_writes", "relation", "run_frame"]
+__all__ = [
+    "Answer",
+    "BadQueryError",
+    "QueryError",
+    "query_error",
+    "refuse_writes",
+    "relation",
+    "run_frame",
+]
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A query's column names and rows, as Python values (no columns: the statement returned
+    no relation)."""
+
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
 
 
 # Statements that only read. The rest (COPY, EXPORT, ATTACH, INSTALL/LOAD, SET, CREATE, ...)
@@ -21,15 +39,12 @@ __all__ = ["BadQueryError", "QueryError", "query_error", "refuse_writes", "relat
 READ_ONLY = {duckdb.StatementType.SELECT, duckdb.StatementType.EXPLAIN}
 
 
-def run_query(
-    con: duckdb.DuckDBPyConnection, query: str
-) -> tuple[list[str], list[tuple[object, ...]]]:
-    """Run `query` (read-only, see `relation`): its column names and rows (none for a query
-    that returns no relation)."""
+def run_query(con: duckdb.DuckDBPyConnection, query: str) -> Answer:
+    """Run `query` (read-only, see `relation`): its column names and rows."""
     rel = relation(con, query)
     if rel is None:
-        return [], []
-    return rel.columns, _fetch(rel.fetchall)
+        return Answer([], [])
+    return Answer(rel.columns, _fetch(rel.fetchall))
 
 
 def run_frame(con: duckdb.DuckDBPyConnection, query: str) -> pl.DataFrame:

@@ -231,8 +231,11 @@ def lock_down(con: duckdb.DuckDBPyConnection, dataset: Path, tables: Iterable[st
     con.execute("SET lock_configuration = true")
 
 
-def query_table(con: duckdb.DuckDBPyConnection, sql: str) -> pa.Table:
-    """Run sql and return an Arrow table (DuckDB renamed this call across versions)."""
-    rel = con.sql(sql)
+def query_table(
+    con: duckdb.DuckDBPyConnection, sql: str, params: list[object] | None = None
+) -> pa.Table:
+    """Run sql (with `?` parameters, when given) and return an Arrow table (DuckDB renamed
+    this call across versions)."""
+    rel = con.sql(sql) if params is None else con.sql(sql, params=params)
     fetch = getattr(rel, "to_arrow_table", None) or rel.arrow
     return fetch()

@@ -20,8 +20,6 @@ LINE = re.compile(
     r".*?nr_pages=(?P<pages>-?\d+).*?reason=(?P<reason>\w+)"
 )
 INSTANCE_OPTIONS = {"bin": "0", "raw": "0", "hex": "0", "context-info": "1"}
-# bpftrace's writeback_ns.bt prints nr_pages & 0xffff; keep that so both sources compare equal.
-PAGES_MASK = 0xFFFF
 
 
 class WritebackRecorder:
@@ -56,7 +54,7 @@ class WritebackRecorder:
             return
         start = self.started.pop(bdi, None)
         us = (ns - start) // 1000 if start is not None else 0
-        pages = int(m["pages"]) & PAGES_MASK
+        pages = int(m["pages"])  # nr_pages left, whole (writeback_trace.txt has what it wrote)
         self.out.write(f"{ns:<20} {bdi:<8} {pages:<8} {m['reason']:<6} {us}\n")
         self.written += 1
 

@@ -5,16 +5,39 @@ from __future__ import annotations
 import gc
 import signal
 
-from blkscope.cli import analysis, capture, files, fleet, ingest, report  # noqa: F401 - they register commands
+from blkscope.cli import analysis, capture, files, fleet, ingest, report
 from blkscope.cli._app import app, watch_sigint
+from blkscope.cli.declare import Command, register
 
-# Help lists the commands in the order of the pipeline, not of the imports.
-_ORDER = ["ingest", "analyze", "sql", "crosscheck", "spikes", "periods", "compare", "partitions", "files",
-          "report",
-          "check", "schema", "capture", "capture-restore"]  # fmt: skip
-app.registered_commands.sort(
-    key=lambda c: _ORDER.index(c.name or (c.callback.__name__ if c.callback else ""))
-)
+# Every command, in the order of the pipeline (help lists them so), with the example its help
+# shows. A new command is a function in one of the modules, and a line here.
+COMMANDS = [
+    Command(ingest.ingest, "blkscope ingest capture/ -o capture.dataset"),
+    Command(analysis.analyze, "blkscope analyze capture.dataset --interval 500ms"),
+    Command(analysis.sql, 'blkscope sql capture.dataset "SELECT comm, count(*) FROM bios GROUP BY ALL" --csv'),
+    Command(analysis.crosscheck, "blkscope crosscheck capture.dataset"),
+    Command(analysis.spikes, "blkscope spikes capture.dataset --window 100ms --csv"),
+    Command(analysis.periods, "blkscope periods capture.dataset --json"),
+    Command(analysis.compare, "blkscope compare before.dataset after.dataset"),
+    Command(analysis.partitions, "blkscope partitions capture.dataset partitions.txt"),
+    Command(files.files, "blkscope files capture.dataset --during spikes"),
+    Command(report.report, "blkscope report capture/ -o capture.html"),
+    Command(report.export, "blkscope export capture.dataset --perfetto capture.pftrace"),
+    Command(report.check, "blkscope check capture.dataset --max q2c.p99=50ms --max spikes=10"),
+    Command(report.schema, "blkscope schema spikes"),
+    Command(capture.capture, "blkscope capture -d vda --duration 30s -o capture/",
+            context_settings={"allow_interspersed_args": False}),
+    Command(capture.capture_restore, "blkscope capture-restore capture/", name="capture-restore"),
+]  # fmt: skip
+FLEET_COMMANDS = [
+    Command(fleet.add, "blkscope fleet add fleet/ cap1/ cap2/ --host db1 --label kernel=6.9"),
+    Command(fleet.sql, 'blkscope fleet sql fleet/ "SELECT host, count(*) FROM bios GROUP BY ALL"'),
+    Command(fleet.report, "blkscope fleet report fleet/ -o fleet.html"),
+    Command(fleet.check, "blkscope fleet check fleet/ --max d2c.p99=5ms"),
+]  # fmt: skip
+register(app, COMMANDS)
+register(fleet.fleet_app, FLEET_COMMANDS)
+app.add_typer(fleet.fleet_app)
 
 
 def main() -> None:

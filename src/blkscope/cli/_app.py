@@ -9,6 +9,7 @@ import typer
 from typer.core import TyperGroup
 
 from blkscope import interrupts
+from blkscope.cli.declare import no_type_on_flags
 from blkscope.errors import BadQueryError, BlkscopeError, InputFormatError, ParseError
 from blkscope.safe_text import json_printable, printable
 from blkscope.version import __version__
@@ -51,6 +52,9 @@ class _Commands(TyperGroup):
     Every write is a temp file or folder renamed into place, so stopping anywhere leaves each
     output whole (as it was, or new if already committed); there is nothing to undo here.
     """
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return no_type_on_flags(super().get_params(ctx))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -106,8 +110,7 @@ def _main(
 
 
 def analyzed_dataset(path: Path) -> Dataset:
-    """The dataset at path, analysed first (with a progress bar) when it lacks any analysis
-    table."""
+    """The dataset at path, analyzed first (with progress) when it lacks any analysis table."""
     from blkscope.dataset import Dataset
     from blkscope.pipeline import analyze, is_analyzed
     from blkscope.progress import progress_bar
@@ -115,7 +118,7 @@ def analyzed_dataset(path: Path) -> Dataset:
     dataset = Dataset(path)
     if is_analyzed(dataset):
         return dataset
-    say(f"analysing {path} first", err=True)
+    say(f"analyzing {path} first", err=True)
     with progress_bar() as progress:
         return analyze(dataset, progress=progress)
 
@@ -132,22 +135,3 @@ def number(text: str, option: str, *, at_least: float = 0.0) -> float:
     from blkscope.units import option_number
 
     return option_number(text, option, at_least=at_least)
-
-
-def table_format(as_json: bool = False, as_csv: bool = False, as_nl: bool = False) -> str:
-    """The one output format a command that prints a table was asked for: 'json', 'csv',
-    'nl' (JSON, one object a line) or 'table'; an option error when several are given."""
-    from blkscope.errors import OptionError
-
-    chosen = [f for f, on in (("json", as_json), ("csv", as_csv), ("nl", as_nl)) if on]
-    if len(chosen) > 1:
-        raise fail(
-            OptionError(
-                "--" + chosen[1], f"conflicts with --{chosen[0]}", hint="give one output format"
-            )
-        )
-    return chosen[0] if chosen else "table"
-
-
-CSV_OPTION = typer.Option("--csv", help="Rows as CSV with a header.")
-NL_OPTION = typer.Option("--nl", help="Rows as JSON, one object a line.")

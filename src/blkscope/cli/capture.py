@@ -7,43 +7,65 @@ from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import EXIT_FAILED, app, fail, say
+from blkscope.cli._app import EXIT_FAILED, fail, say
 from blkscope.cli._app import duration as duration_option
 from blkscope.errors import OptionError
 from blkscope.units import ns_to_s
 
 
-@app.command(context_settings={"allow_interspersed_args": False})
 def capture(
     device: Annotated[
         list[str],
-        typer.Option("--device", "-d", help="Block device name as in /sys/block (repeatable)."),
+        typer.Option(
+            "--device",
+            "-d",
+            metavar="NAME",
+            help="Block device name as in /sys/block, e.g. vda (repeatable).",
+        ),
     ],
-    output: Annotated[Path, typer.Option("-o", "--output", help="Capture folder to create.")],
+    output: Annotated[
+        Path,
+        typer.Option("-o", "--output", metavar="FOLDER", help="Capture folder to create."),
+    ],
     command: Annotated[
         list[str] | None,
-        typer.Argument(help="Optional command (after --) to record while it runs."),
+        typer.Argument(
+            metavar="COMMAND", help="Optional command (after --) to record while it runs."
+        ),
     ] = None,
     duration: Annotated[
         str | None,
         typer.Option(
             "--duration",
+            metavar="DURATION",
             help="How long to record, e.g. 30s or 1.5 (bare: seconds); an upper bound when a "
             "command is given.",
         ),
     ] = None,
     max_size: Annotated[
         int,
-        typer.Option("--max-size", min=1, help="Stop once the block trace reaches this many MiB."),
+        typer.Option(
+            "--max-size",
+            min=1,
+            metavar="MIB",
+            help="Stop once the block trace reaches this many MiB.",
+        ),
     ] = 1024,
     buffer_kb: Annotated[
         int,
-        typer.Option("--buffer-kb", min=256, max=262144, help="Kernel trace buffer per CPU, KiB."),
+        typer.Option(
+            "--buffer-kb",
+            min=256,
+            max=262144,
+            metavar="KIB",
+            help="Kernel trace buffer per CPU, KiB.",
+        ),
     ] = 65536,
     method: Annotated[
         str,
         typer.Option(
             "--method",
+            metavar="METHOD",
             help="auto (blktrace, else the ftrace blk tracer, else the block tracepoints), blktrace, ftrace, tracepoints.",
         ),
     ] = "auto",
@@ -54,6 +76,7 @@ def capture(
         list[str] | None,
         typer.Option(
             "--files",
+            metavar="PATH",
             help="Map every file under this path to its sectors after recording (FIEMAP; "
             "repeatable). Without it, the files owning the sectors the trace touched are mapped.",
         ),
@@ -62,10 +85,14 @@ def capture(
         bool, typer.Option("--file-map/--no-file-map", help="Record a file map at all.")
     ] = True,
     map_max_files: Annotated[
-        int, typer.Option("--map-max-files", min=1, help="Map at most this many files.")
+        int,
+        typer.Option("--map-max-files", min=1, metavar="INT", help="Map at most this many files."),
     ] = 100_000,
     map_max_seconds: Annotated[
-        float, typer.Option("--map-max-seconds", min=0.1, help="Stop mapping after this long.")
+        float,
+        typer.Option(
+            "--map-max-seconds", min=0.1, metavar="SECONDS", help="Stop mapping after this long."
+        ),
     ] = 60.0,
 ) -> None:
     """Record block and writeback events, iostat and dirty pages into a capture folder (root)."""
@@ -105,21 +132,17 @@ def capture(
     )
     for what in manifest.get("not_recorded", []):
         say(f"not recorded: {what}", err=True)
-    if manifest.get("blkparse") is None and manifest["block_source"] != "tracepoints":
-        say(
-            f"blkparse is not installed: run `blkparse -i trace -o blkparse.txt` in "
-            f"{output} where it is, then `blkscope ingest`",
-            err=True,
-        )
     code = manifest.get("command_exit_code")
     if code and manifest["stop_reason"].startswith("command exited"):  # not when we stopped it
         say(f"the command exited with {code}; the capture is complete", err=True)
         raise typer.Exit(EXIT_FAILED)
 
 
-@app.command("capture-restore")
 def capture_restore(
-    folder: Annotated[Path, typer.Argument(help="Folder of a capture that was killed (SIGKILL).")],
+    folder: Annotated[
+        Path,
+        typer.Argument(metavar="FOLDER", help="Folder of a capture that was killed (SIGKILL)."),
+    ],
 ) -> None:
     """Put back the tracefs settings a killed `blkscope capture` had changed (root)."""
     from blkscope.capture.runner import restore_from

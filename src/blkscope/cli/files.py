@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import analyzed_dataset, app, duration, fail, say, say_json
+from blkscope.cli._app import analyzed_dataset, duration, fail, say
+from blkscope.cli.analysis import DatasetArg, device_number
+from blkscope.cli.output import emit, json_flag, output_format
 from blkscope.errors import OptionError
+from blkscope.units import plural
 
 
 def _during(text: str | None) -> tuple[str, int | None, int | None]:
@@ -32,88 +34,70 @@ def _during(text: str | None) -> tuple[str, int | None, int | None]:
     return "range", a, b
 
 
-def _device(text: str | None) -> tuple[int, int] | None:
-    if text is None:
-        return None
-    try:
-        major, minor = (int(x) for x in text.split(","))
-    except ValueError:
-        raise fail(
-            OptionError("--device", f"expected MAJOR,MINOR like 8,0, got {text!r}")
-        ) from None
-    if not (0 <= major < 1 << 12 and 0 <= minor < 1 << 20):
-        raise fail(OptionError("--device", f"MAJOR,MINOR out of range, got {text!r}"))
-    return major, minor
-
-
-@app.command()
 def files(
-    dataset: Annotated[
-        Path, typer.Argument(help="Dataset folder (analysed on the fly if needed).")
-    ],
+    dataset: DatasetArg,
     map_: Annotated[
         list[Path] | None,
         typer.Option(
             "--map",
+            metavar="MAP",
             help="File map to attach first: a capture folder (its "
             "file_extents.parquet), `filefrag -v` output or debugfs icheck/ncheck "
             "output (repeatable).",
         ),
     ] = None,
     during: Annotated[
-        str | None, typer.Option(help="Only IO in flight during: spikes, writeback, START..END.")
+        str | None,
+        typer.Option(
+            metavar="WHEN", help="Only IO in flight during: spikes, writeback, START..END."
+        ),
     ] = None,
     device: Annotated[
-        str | None, typer.Option(help="Traced device MAJOR,MINOR a hand-made map is of.")
+        str | None,
+        typer.Option(metavar="MAJOR,MINOR", help="Traced device a hand-made map is of."),
     ] = None,
     partition_start: Annotated[
         int,
         typer.Option(
-            min=0, max=1 << 53, help="Sector where the mapped filesystem starts on the disk."
+            min=0,
+            max=1 << 53,
+            metavar="SECTOR",
+            help="Sector where the mapped filesystem starts on the disk.",
         ),
     ] = 0,
     block_size: Annotated[
-        int | None, typer.Option(min=512, help="Block size of debugfs icheck block numbers.")
+        int | None,
+        typer.Option(min=512, metavar="BYTES", help="Block size of debugfs icheck block numbers."),
     ] = None,
     strict: Annotated[
         bool, typer.Option(help="Stop at the first map line not understood.")
     ] = False,
-    top: Annotated[int, typer.Option(min=1, help="Rows per table in the text output.")] = 20,
-    as_json: Annotated[bool, typer.Option("--json", help="Everything as JSON.")] = False,
+    top: Annotated[
+        int, typer.Option(min=1, metavar="INT", help="Rows per table in the text output.")
+    ] = 20,
+    as_json: Annotated[bool, json_flag("Everything")] = False,
 ) -> None:
     """Which files the IO went to: per file and folder, by op and process, writeback's share,
     the files in flight in each spike episode, latency percentiles."""
-    from blkscope.analyze.file_usage import During, file_usage
-    from blkscope.dataset import Dataset
-    from blkscope.files.attach import HandPlacement, attach_maps
+    from blkscope.analyze.file_usage import During
+    from blkscope.files.attach import HandPlacement
     from blkscope.progress import progress_bar
     from blkscope.reports.files_text import render_files
 
     what, start, end = _during(during)
-    override = _device(device)
-    ds = analyzed_dataset(dataset)
-    notes = None
+    override = device_number(device, "--device") if device is not None else None
+    ds, notes = analyzed_dataset(dataset), None
     if map_:
-        traced = [
-            (int(a), int(b))
-            for a, b in ds.con.execute(
-                "SELECT DISTINCT dev_major, dev_minor FROM bios ORDER BY 1, 2"
-            ).fetchall()
-        ]
-        ds.close()
         place = HandPlacement(override, partition_start, block_size)
-        notes = attach_maps(dataset, map_, traced, place, strict)
-        ds = Dataset(dataset)  # the new version, with its file_extents
+        ds, notes = ds.attach_file_maps(map_, place, strict)
     with ds, progress_bar(enabled=not as_json) as progress:
-        usage = file_usage(ds.con, During(what, start, end), top, progress)
+        usage = ds.file_usage(During(what, start, end), top, progress)
+        names = ds.device_names()
     if notes and notes["error_lines"]:
+        first = notes["errors"][0]
         say(
-            f"warning: {notes['error_lines']} map lines not understood (first: "
-            f"{notes['errors'][0]['file']}:{notes['errors'][0]['line_no']}: "
-            f"{notes['errors'][0]['reason']}); --strict stops at them",
+            f"warning: {plural(notes['error_lines'], 'map line')} not understood (first: "
+            f"{first['file']}:{first['line_no']}: {first['reason']}); --strict stops at them",
             err=True,
         )
-    if as_json:
-        say_json(json.dumps(usage, indent=2))
-        return
-    say(render_files(usage, top))
+    emit(output_format(as_json), text=lambda: render_files(usage, top, names), doc=usage)

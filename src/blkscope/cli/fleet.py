@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import (
-    CSV_OPTION,
-    EXIT_FAILED,
-    NL_OPTION,
-    _Commands,
-    app,
-    say,
-    say_json,
-    table_format,
-)
-from blkscope.reports.rows_text import records_text
+from blkscope.cli._app import EXIT_FAILED, _Commands, say
+from blkscope.cli.output import CsvFlag, NlFlag, Rows, emit, json_flag, output_format
+from blkscope.cli.report import emit_results
+from blkscope.fleet.handle import Fleet
+from blkscope.units import plural
 
 fleet_app = typer.Typer(
     name="fleet",
@@ -26,14 +19,16 @@ fleet_app = typer.Typer(
     help="Many captures from many hosts as one hive-partitioned dataset (local or Spark).",
     no_args_is_help=True,
 )
-app.add_typer(fleet_app)
 
-FleetArg = Annotated[Path, typer.Argument(help="Fleet folder (FLEET/host=H/capture=C/...).")]
+FleetArg = Annotated[
+    Path, typer.Argument(metavar="FLEET", help="Fleet folder (FLEET/host=H/capture=C/...).")
+]
 MasterOpt = Annotated[
     str | None,
     typer.Option(
         "--spark-master",
-        help="Spark master URL (spark://..., yarn, local[4]); default: spark-submit's, else local[*].",
+        metavar="URL",
+        help="Spark master (spark://..., yarn, local[4]); default: spark-submit's, else local[*].",
     ),
 ]
 
@@ -43,8 +38,8 @@ def _progress_line(result: dict[str, Any], done: int, total: int) -> str:
     head = f"[{done}/{total}] host={result['host'] or '?'} capture={result['capture']}"
     if result["ok"]:
         return (
-            f"{head}: added in {result['seconds']:.1f} s ({result['events']:,} events, "
-            f"{result['ingest_errors']:,} malformed lines)"
+            f"{head}: added in {result['seconds']:.1f} s ({plural(result['events'], 'event')}, "
+            f"{plural(result['ingest_errors'], 'malformed line')})"
         )
     line = f"{head}: FAILED ({result['source']}): {result['error']}"
     if result.get("hint"):
@@ -52,36 +47,39 @@ def _progress_line(result: dict[str, Any], done: int, total: int) -> str:
     return line
 
 
-@fleet_app.command("add")
 def add(
     fleet: FleetArg,
     captures: Annotated[
-        list[str], typer.Argument(help="Capture folders (or traces, or datasets) to add.")
+        list[str],
+        typer.Argument(metavar="CAPTURE", help="Capture folders (or traces, or datasets) to add."),
     ],
     host: Annotated[
         str | None,
-        typer.Option(help="Host they came from (default: capture.json's hostname)."),
+        typer.Option(
+            metavar="HOST", help="Host they came from (default: capture.json's hostname)."
+        ),
     ] = None,
     labels: Annotated[
         list[str] | None,
         typer.Option(
-            "--label", help="KEY=VALUE label of these captures, e.g. kernel=6.9 (repeatable)."
+            "--label",
+            metavar="KEY=VALUE",
+            help="Label of these captures, e.g. kernel=6.9 (repeatable).",
         ),
     ] = None,
-    engine: Annotated[str, typer.Option(help="local (a process pool) or spark.")] = "local",
+    engine: Annotated[
+        str, typer.Option(metavar="local|spark", help="A local process pool, or Spark.")
+    ] = "local",
     spark_master: MasterOpt = None,
     workers: Annotated[
-        int | None, typer.Option(help="Local engine: processes at once (default: CPUs).")
+        int | None,
+        typer.Option(metavar="INT", help="Local engine: processes at once (default: CPUs)."),
     ] = None,
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print each capture's outcome as JSON.")
-    ] = False,
+    as_json: Annotated[bool, json_flag("Each capture's outcome")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress lines.")] = False,
 ) -> None:
-    """Ingest and analyse each capture into its own partition; failures are listed, the rest
+    """Ingest and analyze each capture into its own partition; failures are listed, the rest
     are added. Exit 1 when any capture failed."""
-    from blkscope.fleet.add import add_captures
-
     seen = [0]
 
     def progress(result: dict[str, Any]) -> None:
@@ -89,82 +87,76 @@ def add(
         if not quiet:
             say(_progress_line(result, seen[0], len(captures)), err=True)
 
-    results = add_captures(
-        fleet, captures, host=host, labels=labels or [], engine=engine,
+    results = Fleet(fleet).add(
+        captures, host=host, labels=labels or [], engine=engine,
         spark_master=spark_master, workers=workers, on_result=progress,
     )  # fmt: skip
-    failed = [r for r in results if not r["ok"]]
-    if as_json:
-        say_json(json.dumps({"fleet": str(fleet), "added": len(results) - len(failed),
-                             "failed": len(failed), "captures": results}, indent=2))  # fmt: skip
-    elif not quiet:
-        say(
-            f"added {len(results) - len(failed)} of {len(results)} captures to "
-            f"{fleet}" + (f"; {len(failed)} failed" if failed else "")
-        )
+    failed = sum(not r["ok"] for r in results)
+    if as_json or not quiet:
+        added = f"added {len(results) - failed} of {plural(len(results), 'capture')} to {fleet}"
+        emit(
+            output_format(as_json),
+            text=lambda: added + (f"; {failed} failed" if failed else ""),
+            doc={"fleet": str(fleet), "added": len(results) - failed, "failed": failed,
+                 "captures": results},
+        )  # fmt: skip
     if failed:
         raise typer.Exit(EXIT_FAILED)
 
 
-@fleet_app.command("sql")
 def sql(
     fleet: FleetArg,
-    query: Annotated[str, typer.Argument(help="SQL over every table and fleet view.")],
-    engine: Annotated[str, typer.Option(help="duckdb (local) or spark.")] = "duckdb",
+    query: Annotated[
+        str, typer.Argument(metavar="QUERY", help="SQL over every table and fleet view.")
+    ],
+    engine: Annotated[
+        str, typer.Option(metavar="duckdb|spark", help="DuckDB (local) or Spark SQL.")
+    ] = "duckdb",
     spark_master: MasterOpt = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Rows as a JSON list.")] = False,
-    as_csv: Annotated[bool, CSV_OPTION] = False,
-    as_nl: Annotated[bool, NL_OPTION] = False,
+    as_json: Annotated[bool, json_flag("Rows")] = False,
+    as_csv: CsvFlag = False,
+    as_nl: NlFlag = False,
 ) -> None:
     """Run SQL across all captures: each table holds every capture's rows plus host and capture."""
-    from blkscope.fleet.query import run_sql
-    from blkscope.reports.rows_text import render_rows
-
-    fmt = table_format(as_json, as_csv, as_nl)
-    answer = run_sql(fleet, query, engine, spark_master)
-    text = render_rows(answer.columns, answer.rows, fmt)
-    (say_json if fmt in ("json", "nl") else say)(text, nl=False)
+    fmt = output_format(as_json, as_csv, as_nl)
+    answer = Fleet(fleet).sql(query, engine, spark_master)
+    emit(fmt, rows=Rows(answer.columns, answer.rows))
 
 
-@fleet_app.command("report")
 def report(
     fleet: FleetArg,
-    output: Annotated[Path, typer.Option("-o", "--output", help="HTML file to write.")],
+    output: Annotated[
+        Path, typer.Option("-o", "--output", metavar="FILE", help="HTML file to write.")
+    ],
     by: Annotated[
         str | None,
-        typer.Option(help="Label for before/after (default: the first label with 2 values)."),
+        typer.Option(
+            metavar="LABEL",
+            help="Label for before/after (default: the first label with 2 values).",
+        ),
     ] = None,
 ) -> None:
     """Write one self-contained HTML page about the whole fleet."""
-    from blkscope.fleet.report import write_fleet_report
-
-    write_fleet_report(fleet, output, by=by)
+    Fleet(fleet).write_report(output, by=by)
     say(f"wrote {output}")
 
 
-@fleet_app.command("check")
 def check(
     fleet: FleetArg,
     maxima: Annotated[
         list[str],
-        typer.Option("--max", help="METRIC=VALUE as for 'blkscope check', e.g. d2c.p99=5ms."),
+        typer.Option(
+            "--max",
+            metavar="METRIC=VALUE",
+            help="A limit as for 'blkscope check', e.g. d2c.p99=5ms (repeatable).",
+        ),
     ],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
-    as_csv: Annotated[bool, CSV_OPTION] = False,
-    as_nl: Annotated[bool, NL_OPTION] = False,
+    as_json: Annotated[bool, json_flag("The results")] = False,
+    as_csv: CsvFlag = False,
+    as_nl: NlFlag = False,
 ) -> None:
     """CI gate over every capture of the fleet; the table names each failing host and capture."""
-    from blkscope.fleet.check import check_fleet
-    from blkscope.reports.check import parse_threshold, render_results, results_json
+    from blkscope.reports.check import parse_threshold
 
-    fmt = table_format(as_json, as_csv, as_nl)
-    results = check_fleet(fleet, [parse_threshold(spec) for spec in maxima])
-    if fmt == "json":
-        say_json(json.dumps(results_json(results), indent=2))
-    elif fmt != "table":
-        checks = results_json(results)["checks"]
-        (say_json if fmt == "nl" else say)(records_text(checks, fmt), nl=False)
-    else:
-        say(render_results(results))
-    if not all(r.passed for r in results):
-        raise typer.Exit(EXIT_FAILED)
+    fmt = output_format(as_json, as_csv, as_nl)
+    emit_results(fmt, Fleet(fleet).check([parse_threshold(spec) for spec in maxima]))

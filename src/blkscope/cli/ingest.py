@@ -2,27 +2,34 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import app, say, say_json
+from blkscope.cli._app import say
+from blkscope.cli.output import emit, json_flag, output_format
 from blkscope.errors import InputFormatError
-from blkscope.units import format_s
+from blkscope.units import format_s, plural
 
 
-@app.command()
 def ingest(
     inputs: Annotated[
         list[str],
         typer.Argument(
-            help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin; or blktrace per-CPU files NAME.blktrace.N, or their NAME prefix; or one capture folder."
+            metavar="INPUT",
+            help="blkparse text files (plain, .gz, .zst, .xz) or - for stdin; or blktrace "
+            "per-CPU files NAME.blktrace.N, or their NAME prefix; or one capture folder.",
         ),
     ],
     output: Annotated[
-        Path, typer.Option("-o", "--output", help="Dataset folder to write (replaced atomically).")
+        Path,
+        typer.Option(
+            "-o",
+            "--output",
+            metavar="DATASET",
+            help="Dataset folder to write (replaced atomically).",
+        ),
     ],
     strict: Annotated[
         bool, typer.Option("--strict", help="Stop at the first malformed line (exit 2).")
@@ -30,11 +37,12 @@ def ingest(
     quiet: Annotated[
         bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")
     ] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the manifest as JSON.")] = False,
+    as_json: Annotated[bool, json_flag("The manifest")] = False,
     trace_start: Annotated[
         str | None,
         typer.Option(
             "--trace-start",
+            metavar="TIME",
             help="Capture folder: wall time (ISO, UTC unless zoned) of the trace's first event.",
         ),
     ] = None,
@@ -42,6 +50,7 @@ def ingest(
         list[str] | None,
         typer.Option(
             "--offset",
+            metavar="SOURCE=SECONDS",
             help="Capture folder: SOURCE=+-SECONDS shifts one source (table or file name).",
         ),
     ] = None,
@@ -61,19 +70,22 @@ def ingest(
             manifest = _ingest_folder(folder, output, strict, progress, trace_start, offset)
         else:
             manifest = ingest_events(inputs, output, strict=strict, progress=progress)
-    if as_json:
-        say_json(json.dumps(manifest, indent=2))
-        return
-    for warning in Manifest.from_doc(
-        manifest
-    ).warnings:  # even with -q: every number built on it is off
-        say(f"warning: {warning}", err=True)
-    if not quiet:
-        if folder is not None:
-            from blkscope.ingest.folder_report import folder_report
+    if not as_json:  # warnings even with -q: every number built on it is off
+        for warning in Manifest.from_doc(manifest).warnings:
+            say(f"warning: {warning}", err=True)
+    if not quiet or as_json:
+        emit(
+            output_format(as_json),
+            text=lambda: _ingest_text(manifest, output, folder),
+            doc=manifest,
+        )
 
-            say(folder_report(manifest))
-        say(_ingest_summary(manifest, output))
+
+def _ingest_text(manifest: dict[str, Any], output: Path, folder: Path | None) -> str:
+    from blkscope.ingest.folder_report import folder_report
+
+    summary = _ingest_summary(manifest, output)
+    return f"{folder_report(manifest)}\n{summary}" if folder is not None else summary
 
 
 def _ingest_folder(
@@ -98,23 +110,29 @@ def _ingest_folder(
 
 
 def _ingest_summary(manifest: dict[str, Any], output: Path) -> str:
+    from blkscope.analyze.devices import label, recorded_names
+
     ev = manifest["events"]
     span = (ev["last_time_ns"] or 0) - (ev["first_time_ns"] or 0)
-    lines = [f"wrote {output}: {ev['count']:,} events over {format_s(span, 3)}"]
+    lines = [f"wrote {output}: {plural(ev['count'], 'event')} over {format_s(span, 3)}"]
+    names = recorded_names(manifest)
     for d in manifest["devices"]:
         acts = " ".join(f"{a}={n:,}" for a, n in d["by_action"].items())
-        lines.append(f"  device {d['dev']}: {d['events']:,} events  {acts}")
+        major, minor = (int(x) for x in d["dev"].split(","))
+        lines.append(
+            f"  device {label(major, minor, names)}: {plural(d['events'], 'event')}  {acts}"
+        )
     errors = manifest["ingest"]["error_lines"]
     unstored = manifest["ingest"].get("error_lines_not_stored", 0)
     if unstored:
         lines.append(
-            f"{errors:,} malformed lines: the first {errors - unstored:,} recorded in "
+            f"{plural(errors, 'malformed line')}: the first {errors - unstored:,} recorded in "
             f"ingest_errors (see {output / 'ingest_errors.parquet'}), {unstored:,} more "
             "only counted"
         )
     elif errors:
         lines.append(
-            f"{errors:,} malformed line{'s' if errors != 1 else ''} recorded in "
+            f"{plural(errors, 'malformed line')} recorded in "
             f"ingest_errors (see {output / 'ingest_errors.parquet'})"
         )
     else:

@@ -19,8 +19,10 @@ from blkscope.fleet.build_partition import build_partition
 
 OnResult = Callable[[dict[str, Any]], None]
 ENGINES = ("local", "spark")
+# blkscope is installed from its checkout (it is not on the package index)
 SPARK_HINT = (
-    "install it with: pip install 'blkscope[spark]' (and a JRE, e.g. Debian's default-jre-headless)"
+    "install it from the blkscope checkout with: pip install '.[spark]' "
+    "(and a JRE, e.g. Debian's default-jre-headless)"
 )
 
 
@@ -58,9 +60,11 @@ def spark_session(master: str | None, app: str) -> Any:
     builder = builder.config("spark.ui.showConsoleProgress", "false")
     if (master or "local").startswith("local"):
         # local Python workers run this interpreter (with blkscope), not whatever `python3` is
-        # on PATH: PySpark starts them with PYSPARK_PYTHON (the conf is for spark-submit)
+        # on PATH (another Python when the venv is not activated: pipx, an install by path).
+        # pyspark reads the worker's Python from PYSPARK_PYTHON when the context starts; the
+        # spark.pyspark.python setting only reaches spark-submit. A user's own choice stands.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        builder = builder.config("spark.pyspark.python", sys.executable)
+        builder = builder.config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
         # a fleet's tables are small next to Spark's default of 200 shuffle partitions
         builder = builder.config("spark.sql.shuffle.partitions", "4")
     try:

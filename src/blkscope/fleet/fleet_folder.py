@@ -21,7 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from blkscope.errors import DatasetError, NotADatasetError
+from blkscope.errors import DatasetError, NotADatasetError, does_not_exist
 from blkscope.store.folder_swap import WriteLock, clean_leftovers, make_parent_folders, swap_in
 from blkscope.store.manifest import check_utf8_path, is_dataset
 from blkscope.store.writer import write_text_atomic
@@ -29,6 +29,7 @@ from blkscope.store.writer import write_text_atomic
 MARKER = "fleet.json"
 MARKER_DOC = {"format": "blkscope-fleet", "version": 1}
 STAGING = ".staging"
+_ADD_HINT = "create one with 'blkscope fleet add FLEET CAPTURE...'"
 
 
 @dataclass(frozen=True)
@@ -53,14 +54,16 @@ def open_fleet(fleet: Path) -> None:
     """A DatasetError unless fleet is a fleet folder."""
     check_utf8_path(fleet)
     try:
-        found = is_fleet(fleet)
+        there, found = fleet.exists(), is_fleet(fleet)
     except OSError as exc:
         raise DatasetError(str(fleet), f"cannot open: {exc.strerror}") from None
+    if not there:
+        raise does_not_exist(str(fleet), hint=_ADD_HINT)
     if not found:
         raise NotADatasetError(
             str(fleet),
             f"not a blkscope fleet (no {MARKER})",
-            hint="create one with 'blkscope fleet add FLEET CAPTURE...'",
+            hint=_ADD_HINT,
         )
 
 

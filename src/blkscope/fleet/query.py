@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from blkscope.analyze.query import BadQueryError, QueryError, query_error, refuse_writes
+from blkscope.analyze.query import Answer, BadQueryError, QueryError, query_error, refuse_writes
 from blkscope.analyze.sql_modules import SqlModule, sql_modules
 from blkscope.analyze.views import needed_by, quoted
 from blkscope.errors import OptionError
@@ -110,14 +109,6 @@ def spark_fleet(spark: Any, fleet: Path, sql: str | None = None) -> list[str]:
     for view in views:
         spark.sql(f"CREATE OR REPLACE TEMP VIEW {view.name} AS {view.main.body}")
     return [*files, *(v.name for v in views)]
-
-
-@dataclass(frozen=True)
-class Answer:
-    """A query's columns and rows, as Python values."""
-
-    columns: list[str]
-    rows: list[tuple[Any, ...]]
 
 
 _READ_VERBS = ("SELECT", "WITH", "EXPLAIN", "SHOW", "DESCRIBE", "DESC", "VALUES", "FROM")

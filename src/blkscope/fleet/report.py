@@ -19,14 +19,18 @@ from blkscope.errors import DatasetError
 from blkscope.fleet.fleet_folder import open_fleet, partitions
 from blkscope.fleet.query import duckdb_fleet
 from blkscope.reports.make_report import refuse_to_replace
+from blkscope.reports.tables import missing, table
 from blkscope.store.folder_swap import make_parent_folders
 from blkscope.store.writer import check_output_name, write_text_atomic
-from blkscope.units import format_ms, format_s
+from blkscope.units import format_ms, format_s, plural
+from blkscope.version import __version__
 
 TITLE = "<title>blkscope fleet report</title>"
 # the tables and views the page reads (only these are defined: see query._defined_for)
 _READS = "fleet_hosts captures fleet_periods fleet_episodes fleet_outliers fleet_label_latency"
 BOOTSTRAP_RESAMPLES = 2000
+# fleet_outliers.sql judges a device an outlier only among at least this many
+OUTLIER_MIN_DEVICES = 5
 _E = html.escape
 
 
@@ -34,15 +38,6 @@ def _rows(con: Any, sql: str) -> list[dict[str, Any]]:
     cursor = con.execute(sql)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, r, strict=True)) for r in cursor.fetchall()]
-
-
-def _table(headers: list[str], rows: list[list[str]]) -> str:
-    """An HTML table of cells already escaped."""
-    if not rows:
-        return "<p class=none>none</p>"
-    head = "".join(f"<th>{_E(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def median_difference(
@@ -91,10 +86,11 @@ def before_after(con: Any, by: str | None) -> tuple[str | None, list[dict[str, A
 
 
 def _utc(wall_ns: int | None) -> str:
+    """ISO 8601 UTC to the second, as the single report writes times."""
     if wall_ns is None:
         return "-"
     return (dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=wall_ns // 1000)).strftime(
-        "%Y-%m-%d %H:%M:%S UTC"
+        "%Y-%m-%dT%H:%M:%SZ"
     )
 
 
@@ -103,7 +99,7 @@ def _timeline(captures: list[dict[str, Any]], episodes: list[dict[str, Any]]) ->
     episodes as red ticks."""
     spans = [c for c in captures if c["start_wall_ns"] is not None]
     if not spans:
-        return "<p class=none>no capture recorded its wall clock</p>"
+        return missing("No capture recorded its wall clock.")
     hosts = sorted({c["host"] for c in spans})
     t0 = min(c["start_wall_ns"] for c in spans)
     t1 = max(c["start_wall_ns"] + (c["duration_ns"] or 0) for c in spans)
@@ -149,51 +145,89 @@ def fleet_page(fleet: Path, by: str | None = None) -> str:
             "SELECT * FROM fleet_outliers ORDER BY abs(robust_z) DESC NULLS LAST, host, capture",
         )
         label, compared = before_after(con, by)
+    return _page(hosts, captures, periods, episodes, outliers, label, compared)
+
+
+def _page(
+    hosts: list[dict[str, Any]],
+    captures: list[dict[str, Any]],
+    periods: list[dict[str, Any]],
+    episodes: list[dict[str, Any]],
+    outliers: list[dict[str, Any]],
+    label: str | None,
+    compared: list[dict[str, Any]],
+) -> str:
+    from blkscope.reports.page import CSS  # the single report's look (loads its charts too)
+
+    judged = bool(outliers) and outliers[0]["fleet_devices"] >= OUTLIER_MIN_DEVICES
     sections = [
-        f"<h1>blkscope fleet report</h1><p>{len(hosts)} hosts, {len(captures)} captures, "
-        f"{len(episodes)} latency episodes.</p>",
+        "<h1>blkscope fleet report</h1>",
+        f'<p class="meta">{plural(len(hosts), "host")}, {plural(len(captures), "capture")}, '
+        f"{plural(len(episodes), 'latency episode')}; blkscope {_E(__version__)}.</p>",
         "<h2>Hosts ranked by Q2C p99</h2>",
-        _table(["rank", "host", "captures", "IOs", "worst Q2C p99", "worst D2C p99",
-                "median Q2C p99", "median D2C p99", "episodes"],
-               [[str(h["rank"]), _E(h["host"]), str(h["captures"]), f"{h['ios']:,}",
-                 format_ms(h["worst_q2c_p99_ns"]), format_ms(h["worst_d2c_p99_ns"]),
-                 format_ms(h["median_q2c_p99_ns"]), format_ms(h["median_d2c_p99_ns"]), str(h["episodes"])]
-                for h in hosts]),
+        table(["rank", "host", "captures", "IOs", "worst Q2C p99", "worst D2C p99",
+               "median Q2C p99", "median D2C p99", "episodes"],
+              [[h["rank"], h["host"], h["captures"], f"{h['ios']:,}",
+                format_ms(h["worst_q2c_p99_ns"]), format_ms(h["worst_d2c_p99_ns"]),
+                format_ms(h["median_q2c_p99_ns"]), format_ms(h["median_d2c_p99_ns"]), h["episodes"]]
+               for h in hosts], text=frozenset({1})),
         "<h2>Periods per host and the knobs they match</h2>",
-        _table(["host", "capture", "series", "period", "knobs", "dirty_writeback_centisecs",
-                "within 10% of it"],
-               [[_E(p["host"]), _E(p["capture"]), _E(p["series"]), f"{format_s(p['period_ns'])}",
-                 _E(p["knobs"] or ""), _E(str(p["vm_dirty_writeback_centisecs"] or "-")),
-                 "yes" if p["matches_writeback_knob"] else "no"] for p in periods]),
+        _or_none(periods, table(
+            ["host", "capture", "series", "period", "knobs", "vm.dirty_writeback_centisecs",
+             "within 10% of it"],
+            [[p["host"], p["capture"], p["series"], format_s(p["period_ns"]), p["knobs"] or "-",
+              _known(p["vm_dirty_writeback_centisecs"]), _yes_no(p["matches_writeback_knob"])]
+             for p in periods], text_cols=5)),
         "<h2>Latency episodes per host over wall-clock time</h2>",
         _timeline(captures, episodes),
         "<h2>Outliers against the fleet (Q2C p99, robust z)</h2>",
-        _table(["host", "capture", "device", "Q2C p99", "fleet median", "robust z", "outlier"],
-               [[_E(o["host"]), _E(o["capture"]), f"{o['dev_major']},{o['dev_minor']}",
-                 format_ms(o["q2c_p99_ns"]), format_ms(o["fleet_median_q2c_p99_ns"]),
-                 "-" if o["robust_z"] is None else f"{o['robust_z']:.2f}",
-                 "OUTLIER" if o["outlier"] else ""] for o in outliers]),
+        '<p class="note">' + _E(
+            f"A device is an OUTLIER when its Q2C p99 is more than 3.5 robust standard deviations "
+            f"(1.4826 x the median absolute deviation) from the fleet's median, judged only "
+            f"among at least {OUTLIER_MIN_DEVICES} capture devices"
+            + ("." if judged else f": this fleet has {len(outliers)}, too few to judge them.")
+        ) + "</p>",
+        _or_none(outliers, table(
+            ["host", "capture", "device", "Q2C p99", "fleet median", "robust z", "outlier"],
+            [[o["host"], o["capture"], f"{o['dev_major']},{o['dev_minor']}",
+              format_ms(o["q2c_p99_ns"]), format_ms(o["fleet_median_q2c_p99_ns"]),
+              "-" if o["robust_z"] is None else f"{o['robust_z']:.2f}",
+              "OUTLIER" if o["outlier"] else ""] for o in outliers], text_cols=3)),
         f"<h2>Before/after by label {_E(label or '(none)')}</h2>",
-        _table(["metric", "before", "after", "captures", "median before", "median after",
-                "difference (95% interval)", "significant"],
-               [[c["metric"].removesuffix("_ns"), _E(f"{label}={c['before']}"),
-                 _E(f"{label}={c['after']}"), f"{c['n_before']} / {c['n_after']}",
-                 format_ms(c["median_before"]), format_ms(c["median_after"]),
-                 f"{format_ms(c['difference'])} [{format_ms(c['low'])}, {format_ms(c['high'])}]",
-                 "yes" if c["significant"] else "no"] for c in compared]),
+        _or_none(compared, table(
+            ["metric", "before", "after", "captures", "median before", "median after",
+             "difference (95% interval)", "significant"],
+            [[c["metric"].removesuffix("_ns"), f"{label}={c['before']}", f"{label}={c['after']}",
+              f"{c['n_before']} / {c['n_after']}", format_ms(c["median_before"]),
+              format_ms(c["median_after"]),
+              f"{format_ms(c['difference'])} [{format_ms(c['low'])}, {format_ms(c['high'])}]",
+              "yes" if c["significant"] else "no"] for c in compared], text_cols=3)),
         "<h2>Captures</h2>",
-        _table(["host", "capture", "start", "duration", "kernel", "scheduler", "events",
-                "malformed lines", "side logs"],
-               [[_E(c["host"]), _E(c["capture"]), _E(_utc(c["start_wall_ns"])),
-                 f"{format_s(c['duration_ns'] or 0, 1)}", _E(c["kernel"] or "-"),
-                 _E(c["scheduler"] or "-"), f"{c['events']:,}", f"{c['ingest_errors']:,}",
-                 _E(c["side_logs"] or "-")] for c in captures]),
+        table(["host", "capture", "start", "duration", "kernel", "scheduler", "events",
+               "malformed lines", "side logs"],
+              [[c["host"], c["capture"], _utc(c["start_wall_ns"]),
+                format_s(c["duration_ns"] or 0, 1), c["kernel"] or "-", c["scheduler"] or "-",
+                f"{c['events']:,}", f"{c['ingest_errors']:,}", (c["side_logs"] or "-").replace(",", ", ")]
+               for c in captures], text_cols=3, text=frozenset({4, 5, 8})),
     ]  # fmt: skip
-    style = ("body{font-family:sans-serif;margin:2em;max-width:1100px}table{border-collapse:"
-             "collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
-             "td:first-child,th:first-child{text-align:left}.none{color:#888}")  # fmt: skip
-    return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">{TITLE}'
-            f"<style>{style}</style></head><body>{''.join(sections)}</body></html>\n")  # fmt: skip
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        f"{TITLE}\n<style>{CSS}</style></head><body>\n" + "\n".join(sections) + "\n</body></html>\n"
+    )
+
+
+def _or_none(rows: list[Any], html_table: str) -> str:
+    return html_table if rows else missing("None.")
+
+
+def _known(value: Any) -> str:
+    return "-" if value is None else str(value)
+
+
+def _yes_no(value: bool | None) -> str:
+    """A match the fleet can judge, or 'unknown' (the capture did not record the knob)."""
+    return "unknown" if value is None else "yes" if value else "no"
 
 
 def write_fleet_report(fleet: Path, output: Path, by: str | None = None) -> None:

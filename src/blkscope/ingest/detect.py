@@ -20,6 +20,7 @@ FORMAT_NAMES: dict[str, str] = {
     "meminfo": "/proc/meminfo samples",
     "writeback": "a writeback.bt log",
     "writeback_ns": "a monotonic writeback log (MONO_NS DEVICE PAGES REASON us)",
+    "writeback_trace": "ftrace text of the writeback_start/writeback_written tracepoints",
     "biosnoop": "a bcc/libbpf-tools biosnoop log",
     "biosnoop_bt": "a bpftrace biosnoop.bt log",
     "hist_bcc": "a bcc histogram (biolatency/bitesize)",
@@ -43,6 +44,12 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
     ("vmstat", re.compile(r"^procs -+memory|^[ \t]*r[ \t]+b[ \t]+swpd[ \t]+free", re.M)),
     ("writeback_ns", re.compile(r"^MONO_NS\s+DEVICE\s+PAGES\s+REASON", re.M)),
     ("writeback", re.compile(r"^TIME\s+DEVICE\s+PAGES\s+REASON", re.M)),
+    # the raw writeback tracepoint text blkscope capture keeps: its first event is a writeback
+    # one (block tracepoint text is told apart by trace_text_kind below)
+    (
+        "writeback_trace",
+        re.compile(r"\A(?:#[^\n]*\n|[ \t]*\n)*[ \t]*\S[^\n]*\[\d+\] \S+[ \t]+\d+\.\d+: writeback_"),
+    ),
     ("biosnoop", re.compile(r"^(?:TIME\(s\)|TIMESTAMP)\s+COMM\s+PID\s+DISK\s+T\s+SECTOR", re.M)),
     ("biosnoop_bt", re.compile(r"^TIME\(ms\)\s+DISK\s+COMM\s+PID\s+LAT\(ms\)", re.M)),
     (

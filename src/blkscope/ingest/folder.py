@@ -44,7 +44,6 @@ _TEXT_NAMES = {
 _PER_CPU = re.compile(r"\.blktrace\.(\d+)(?:\.[A-Za-z0-9]+)?$")
 _BTT_AVG = re.compile(r"^=+ All Devices =+$", re.M)
 _PAIRS = re.compile(r"\A(?:[\d.]+ [\d.]+\n)+\Z")
-_FTRACE_WB = re.compile(r"^[ \t]*\S.*\[\d+\] \S+[ \t]+\d+\.\d+: writeback_", re.M)
 _PROC_VMSTAT = re.compile(r"\A\d+\.\d+ \w+=\d+ \w+=\d+")
 _CMDLINES = re.compile(r"\A(?:\d+ \S.*\n)+\Z")
 # Files detect_format does not know but ingest still reads.
@@ -90,8 +89,6 @@ def _unknown_reason(name: str, head: str) -> tuple[str, str]:
         return "file map", "blkscope capture's file map -> file_extents"
     if name.endswith(".json") and '"blkscope-capture"' in head:
         return "capture manifest", "blkscope capture manifest (sysctls kept)"
-    if _FTRACE_WB.search(head):
-        return "skipped", "ftrace writeback events, raw (writeback_ns.txt holds them parsed)"
     if _PROC_VMSTAT.match(head):
         return "skipped", "/proc/vmstat counter samples: blkscope has no parser for them yet"
     if "\x00" in head:

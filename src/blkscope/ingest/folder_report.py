@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from blkscope.units import NS_PER_S, ns_to_ms
+from blkscope.units import NS_PER_S, ns_to_ms, plural
 
 
 def _wall(ns: int) -> str:
@@ -21,7 +21,7 @@ def folder_report(manifest: dict[str, Any]) -> str:
     """Lines listing recognised inputs, skipped files with reasons, and the clock model."""
     lines = ["recognised:"]
     for doc in manifest["inputs"]:
-        tables = ", ".join(f"{t} ({n:,} rows)" for t, n in doc.get("tables", {}).items())
+        tables = ", ".join(f"{t} ({plural(n, 'row')})" for t, n in doc.get("tables", {}).items())
         lines.append(
             f"  {doc['name']}: {doc.get('description', doc['format'])}, {doc['role']}{' -> ' if tables else ''}{tables}"
         )

@@ -18,7 +18,7 @@ from typing import BinaryIO
 import zstandard
 
 from blkscope.blk_io_trace import MAGIC_BYTES_BE, MAGIC_BYTES_LE
-from blkscope.errors import BlkscopeError, InputFormatError, ParseError
+from blkscope.errors import BlkscopeError, InputFormatError, ParseError, does_not_exist
 
 CHUNK_BYTES = 4 << 20
 # No tracer prints a line anywhere near this long (blkparse's longest, a SCSI command in hex, is
@@ -186,6 +186,8 @@ def open_source(path: str) -> Source:
             )
         try:
             raw = open(path, "rb")  # noqa: SIM115 - closed by Source.close
+        except FileNotFoundError:
+            raise does_not_exist(path) from None
         except OSError as exc:
             raise InputFormatError(path, f"cannot open: {exc.strerror}") from None
         size = os.fstat(raw.fileno()).st_size
@@ -266,31 +268,40 @@ def line_too_long(path: str, line: int) -> ParseError:
     )
 
 
+# A side log given as the block trace: it joins a dataset beside its trace, from the folder.
+_SIDE_LOG = (
+    "pass the capture folder that holds it with the block trace (every side log in it joins "
+    "the dataset on the trace's clock), or the block trace itself"
+)
+# What ingest reads as block events, for hints about an input that holds none.
+_BLOCK_TRACES = (
+    "blktrace per-CPU files (NAME.blktrace.N, or their NAME prefix), blkparse text, or the "
+    "ftrace text of the blk tracer or the block tracepoints"
+)
 _GUESSES = (
-    (
-        re.compile(rb"avg-cpu:|^Device[: ]", re.M),
-        "iostat output",
-        "blkscope ingest takes blkparse text: run 'blkparse -i NAME -o NAME.txt' on the blktrace "
-        "files",
-    ),
-    (re.compile(rb"procs -+memory|^ r  b ", re.M), "vmstat output", "run blkparse first"),
+    (re.compile(rb"avg-cpu:|^Device[: ]", re.M), "iostat output", _SIDE_LOG),
+    (re.compile(rb"procs -+memory|^ r  b ", re.M), "vmstat output", _SIDE_LOG),
     (
         re.compile(rb"^TIME\s+DEVICE\s+PAGES\s+REASON|^Tracing writeback", re.M),
         "a writeback.bt log",
-        "run blkparse first on the blktrace files",
+        _SIDE_LOG,
     ),
     (
         re.compile(rb"^TIME\(s\)\s+COMM|^TIME\(ms\)\s+DISK|^TIMESTAMP", re.M),
         "a biosnoop log",
-        "run blkparse first on the blktrace files",
+        _SIDE_LOG,
     ),
     (
         re.compile(rb"^[ \t]*\S+-\d+[ \t]+\[\d{3}\] \S+ +\d+\.\d+: ", re.M),
         "ftrace text (tracefs trace)",
-        "use blkparse on blktrace files",
+        f"ingest reads {_BLOCK_TRACES}",
     ),
-    (re.compile(rb"^(MemTotal|Dirty):", re.M), "/proc/meminfo samples", "run blkparse first"),
-    (re.compile(rb"^=+ All Devices =+", re.M), "btt output", "pass blkparse's text output instead"),
+    (re.compile(rb"^(MemTotal|Dirty):", re.M), "/proc/meminfo samples", _SIDE_LOG),
+    (
+        re.compile(rb"^=+ All Devices =+", re.M),
+        "btt output",
+        f"pass the trace btt read: {_BLOCK_TRACES}",
+    ),
 )
 
 
@@ -301,14 +312,14 @@ def describe_non_blkparse(path: str, head: bytes) -> InputFormatError:
         return InputFormatError(
             path,
             f"empty input: {expected}",
-            hint="run 'blkparse -i NAME -o NAME.txt' on the blktrace files",
+            hint=f"ingest reads {_BLOCK_TRACES}",
         )
     if head.startswith((MAGIC_BYTES_LE, MAGIC_BYTES_BE)):
         return InputFormatError(
             path,
             "this looks like a blktrace binary, not blkparse text",
-            hint="run 'blkparse -i NAME -o NAME.txt' on the per-CPU files "
-            "(NAME.blktrace.N) and pass the text",
+            hint="pass the per-CPU files by their paths (NAME.blktrace.N, or the NAME prefix), "
+            "not on stdin: ingest reads them itself",
         )
     if head.startswith(b"PAR1"):
         return InputFormatError(
@@ -320,7 +331,7 @@ def describe_non_blkparse(path: str, head: bytes) -> InputFormatError:
         return InputFormatError(
             path,
             f"binary data: {expected}",
-            hint="if these are blktrace per-CPU files, run blkparse first",
+            hint=f"ingest reads {_BLOCK_TRACES}",
         )
     for pattern, what, hint in _GUESSES:
         if pattern.search(head):

@@ -49,6 +49,7 @@ class Band:
     p99: np.ndarray
     max: np.ndarray
     n: np.ndarray
+    slowest: list[str | None]  # process of each bin's slowest IO (None: no IO in the bin)
 
     @property
     def empty(self) -> bool:
@@ -71,26 +72,31 @@ def latency_band(
     v = f"{metric}_ns"
     rows = con.execute(
         f"SELECT (c_time_ns - $s) // $w AS b, quantile_disc({v}, [0.5, 0.99]), max({v}), "
-        f"count(*) FROM bios WHERE {_dev_filter(*dev)} AND {v} IS NOT NULL GROUP BY b",
+        f"count(*), arg_max(coalesce(comm, '?'), [{v}, -c_time_ns]) FROM bios "
+        f"WHERE {_dev_filter(*dev)} AND {v} IS NOT NULL GROUP BY b",
         {"s": bins.start_ns, "w": bins.width_ns},
     ).fetchall()
     out = np.full((4, bins.count), np.nan)
     out[3] = 0
-    for b, (p50, p99), mx, n in rows:
+    slowest: list[str | None] = [None] * bins.count
+    for b, (p50, p99), mx, n, comm in rows:
         if 0 <= b < bins.count:
             out[:, b] = (p50, p99, mx, n)
-    return Band(out[0], out[1], out[2], out[3])
+            slowest[b] = comm
+    return Band(out[0], out[1], out[2], out[3], slowest)
 
 
 def op_rates(
-    con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins
+    con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins, observer: bool = False
 ) -> dict[str, tuple[np.ndarray, np.ndarray]]:
-    """{op class: (IOs/s, MiB/s)} per bin, requests counted at completion."""
+    """{op class: (IOs/s, MiB/s)} per bin, requests counted at completion: the workload's, or
+    with observer the capture's own tools' (is_observer)."""
     rows = con.execute(
         "SELECT op_class(op, flags, sector) AS cls, (c_time_ns - $s) // $w AS b, count(*), "
         f"sum(coalesce(nsectors, 0)) FROM requests WHERE {_dev_filter(*dev)} "
-        "AND c_time_ns IS NOT NULL AND kind IN ('data', 'flush') GROUP BY ALL",
-        {"s": bins.start_ns, "w": bins.width_ns},
+        "AND c_time_ns IS NOT NULL AND kind IN ('data', 'flush') AND is_observer(process) = $o "
+        "GROUP BY ALL",
+        {"s": bins.start_ns, "w": bins.width_ns, "o": observer},
     ).fetchall()
     per_s = 1e9 / bins.width_ns
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
@@ -126,7 +132,7 @@ def depth_bins(
     return out
 
 
-LBA_ROWS = 400  # sector buckets of the LBA map
+LBA_ROWS = 400  # at least this many sector buckets in the LBA map
 
 
 @dataclass(frozen=True)
@@ -148,7 +154,8 @@ def lba_map(con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins) ->
         f"WHERE {_dev_filter(*dev)} AND sector IS NOT NULL"
     ).fetchall()[0]
     lo, hi = (int(span[0] or 0), int(span[1] or 1))
-    step = max(1, -(-(hi - lo) // LBA_ROWS))
+    # a power of two of sectors, so a cell reads as a round size (512 MiB, not 611M)
+    step = 1 << max(0, ((hi - lo) // LBA_ROWS).bit_length() - 1)
     got = con.execute(
         "SELECT (q_time_ns - $s) // $w, (sector - $lo) // $step, op_class(op, flags, sector), "
         f"count(*) FROM bios WHERE {_dev_filter(*dev)} AND sector IS NOT NULL GROUP BY ALL",
@@ -176,4 +183,71 @@ def io_distributions(
     out: dict[str, dict[str, list[tuple[int, int, int]]]] = {}
     for metric, cls, bucket, lo, n in rows:
         out.setdefault(metric, {}).setdefault(cls, []).append((bucket, lo, n))
+    return out
+
+
+@dataclass(frozen=True)
+class UserSeries:
+    """One user series (the application's own log, table series) on the trace clock, in ns."""
+
+    name: str  # 'user:<series>', as the spikes table names its metric
+    unit: str | None
+    t_ns: np.ndarray
+    value_ns: np.ndarray  # the value in ns (a value without a time unit taken as ns)
+    unplaced: int  # rows without a trace time (not placed on the clock) or a finite value
+
+
+def user_series(con: duckdb.DuckDBPyConnection) -> list[UserSeries]:
+    """Every user series of the dataset, samples in time order."""
+    from blkscope.analyze.views import relations
+    from blkscope.units import NS_PER_UNIT
+
+    if "series" not in relations(con):
+        return []
+    drawn = "t_ns IS NOT NULL AND value IS NOT NULL AND isfinite(value)"
+    rows = con.execute(
+        f"SELECT series, any_value(unit), list(t_ns ORDER BY t_ns, line_no) FILTER ({drawn}), "
+        f"list(value ORDER BY t_ns, line_no) FILTER ({drawn}), count(*) FILTER (NOT ({drawn})) "
+        "FROM series GROUP BY series ORDER BY series"
+    ).fetchall()
+    return [
+        UserSeries(
+            f"user:{name}",
+            unit,
+            np.asarray(t or [], dtype=np.int64),
+            np.asarray(v or [], dtype=np.float64) * NS_PER_UNIT.get(unit or "", 1),
+            int(unplaced),
+        )
+        for name, unit, t, v, unplaced in rows
+    ]
+
+
+@dataclass(frozen=True)
+class HeatCells:
+    """One stage's cells of the latency_heatmap table (only cells holding a bio)."""
+
+    bin: np.ndarray
+    lo_ns: np.ndarray
+    hi_ns: np.ndarray
+    n: np.ndarray
+    observer_n: np.ndarray
+    max_ns: np.ndarray
+    slowest: list[str]
+
+
+def heatmap(con: duckdb.DuckDBPyConnection, dev: tuple[int, int]) -> dict[str, HeatCells]:
+    """{stage: cells} of the device's latency_heatmap rows."""
+    got = con.execute(
+        "SELECT stage, bin, lo_ns, hi_ns, n, observer_n, max_ns, slowest_comm "
+        f"FROM latency_heatmap WHERE {_dev_filter(*dev)} ORDER BY stage, bin, bucket"
+    ).fetchnumpy()
+    out: dict[str, HeatCells] = {}
+    for stage in dict.fromkeys(got["stage"].tolist()):
+        sel = got["stage"] == stage
+        col = {c: np.asarray(got[c][sel], dtype=np.int64)
+               for c in ("bin", "lo_ns", "hi_ns", "n", "observer_n", "max_ns")}  # fmt: skip
+        out[stage] = HeatCells(
+            col["bin"], col["lo_ns"], col["hi_ns"], col["n"], col["observer_n"], col["max_ns"],
+            got["slowest_comm"][sel].tolist(),
+        )  # fmt: skip
     return out

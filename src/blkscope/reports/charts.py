@@ -1,28 +1,25 @@
-"""The report's charts: each draws one device's pre-binned series from the report model and
-returns inline SVG plus the notes a reader needs (an axis cut, a series with nothing to draw)."""
+"""The report's still charts (the distributions and the periodogram): each draws one device's
+rows from the report model and returns inline SVG plus the notes a reader needs. The time charts
+are drawn by the page's script (reports/timeline.py, assets/timeline.js)."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from blkscope.concepts import OP_CLASSES
 from blkscope.reports.model import BREAKDOWN_STAGES, HIST_OPS, Device
 from blkscope.reports.plotting import (
     OKABE_ITO,
     OP_COLOURS,
     PLAIN,
-    Markers,
-    clip_outliers,
     empty_panel,
     figure,
     legend_above,
     no_minor_ticks,
-    steps,
     style,
-    time_axis,
     to_svg,
 )
 from blkscope.reports.text import period_caption
@@ -38,138 +35,8 @@ class Chart:
     notes: list[str] = field(default_factory=list)
 
 
-def markers(dev: Device) -> Markers:
-    """The device's own episodes, writeback work and flusher/journal bursts, in seconds."""
-    return Markers(
-        episodes=[(ns_to_s(e["start_ns"]), ns_to_s(e["end_ns"])) for e in dev.episodes],
-        writeback_s=ns_to_s(np.array([w["end_ns"] for w in dev.writeback], dtype=np.float64)),
-        bursts={
-            s: ns_to_s(dev.spectra[s].burst_starts_ns)
-            for s in ("kworker_writes", "jbd2_writes")
-            if s in dev.spectra and dev.spectra[s].burst_starts_ns.size
-        },
-    )
-
-
-def _span_s(dev: Device) -> tuple[float, float]:
-    edges = dev.bins.edges_ns()
-    return ns_to_s(float(edges[0])), ns_to_s(float(edges[-1]))
-
-
 def _ms(a: np.ndarray) -> np.ndarray:
     return ns_to_ms(np.asarray(a, dtype=float))
-
-
-TOP_TIME_IN = 0.85  # legend row + wall-clock axis
-
-
-def latency_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
-    """D2C and Q2C per bin: p50 line, p50..p99 band, max points; episodes and writeback."""
-    with style():
-        fig, axes = figure([2.2, 2.2], top_in=TOP_TIME_IN)
-        x = dev.bins.centers_s()
-        edges = ns_to_s(dev.bins.edges_ns())
-        mark = markers(dev)
-        for (ax,), band, name in ((axes[0], dev.d2c, "D2C"), (axes[1], dev.q2c, "Q2C")):
-            mark.draw(ax, legend=name == "D2C")
-            ax.set_ylabel(f"{name} per {ns_to_ms(dev.bins.width_ns):g} ms bin\n(ms, log)")
-            if band.empty:
-                empty_panel(ax, "no completions: no latency to draw")
-                continue
-            ax.fill_between(x, _ms(band.p50), _ms(band.p99), color=OKABE_ITO["sky"], alpha=0.6,
-                            lw=0, step="mid", label="p50..p99", rasterized=True)  # fmt: skip
-            steps(ax, edges, _ms(band.p50), color=OKABE_ITO["blue"], lw=0.8, label="p50")
-            ax.plot(x, _ms(band.max), ".", color=OKABE_ITO["vermillion"], ms=2.2,
-                    label="slowest IO", rasterized=True)  # fmt: skip
-            ax.set_yscale("log")
-            no_minor_ticks(ax)
-            ax.yaxis.set_major_formatter(PLAIN)
-        axes[0][0].tick_params(labelbottom=False)
-        time_axis(axes[0][0], axes[1][0], clock, _span_s(dev))
-        legend_above(fig)
-        return Chart(to_svg(fig, chart_id))
-
-
-def throughput_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
-    """IOs/s and MiB/s per op class per bin, one row of panels per class (each its own scale,
-    so a rare op is never a flat line under the busy ones)."""
-    ops = [op for op in OP_CLASSES if op in dev.rates] or ["read"]
-    with style():
-        fig, axes = figure([1.05] * len(ops), top_in=TOP_TIME_IN, cols=2, gap_in=0.2)
-        x = dev.bins.centers_s()
-        edges = ns_to_s(dev.bins.edges_ns())
-        mark = markers(dev)
-        notes: list[str] = []
-        for row, op in zip(axes, ops, strict=True):
-            iops, mib = dev.rates.get(op, (np.zeros(x.size), np.zeros(x.size)))
-            for ax, values, unit in ((row[0], iops, "IOs/s"), (row[1], mib, "MiB/s")):
-                mark.draw(ax, legend=ax is axes[0][0])
-                steps(ax, edges, values, color=OP_COLOURS[op], lw=0.8)
-                ax.set_ylabel(f"{op}\n{unit}", fontsize=8)
-                ax.set_ylim(bottom=0)
-                notes += clip_outliers(ax, x, values, f"{op} {unit}", unit, OP_COLOURS[op]).notes
-                if op == "flush" and unit == "MiB/s":
-                    empty_panel(ax, "flushes carry no data")
-        for c in (0, 1):
-            time_axis(axes[0][c], axes[-1][c], clock, _span_s(dev))
-            for row in axes[:-1]:
-                row[c].tick_params(labelbottom=False)
-        if not dev.rates:
-            empty_panel(axes[0][0], "no completions: no rate to draw")
-        legend_above(fig)
-        return Chart(to_svg(fig, chart_id), notes)
-
-
-def depth_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
-    """Requests in the driver (D to C) per bin: max and time-weighted mean (depth_bins)."""
-    with style():
-        fig, ((ax,),) = figure([2.2], top_in=TOP_TIME_IN)
-        x = dev.bins.centers_s()
-        edges = ns_to_s(dev.bins.edges_ns())
-        markers(dev).draw(ax, legend=True)
-        driver = dev.depth.get("driver")
-        notes: list[str] = []
-        if driver is None:
-            empty_panel(ax, "no dispatches: no depth to draw")
-        else:
-            steps(ax, edges, driver.max, color=OKABE_ITO["vermillion"], lw=0.8, label="max")
-            steps(ax, edges, driver.mean, color=OKABE_ITO["blue"], lw=0.8,
-                  label="time-weighted mean")  # fmt: skip
-            ax.set_ylim(bottom=0)
-            notes = clip_outliers(
-                ax, x, driver.max, "depth", "requests", OKABE_ITO["vermillion"]
-            ).notes
-        ax.set_ylabel("requests in the driver")
-        time_axis(ax, ax, clock, _span_s(dev))
-        legend_above(fig)
-        return Chart(to_svg(fig, chart_id), notes)
-
-
-def lba_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
-    """Where on the device IO went over time (like iowatcher): bios per time bin and sector
-    bucket, one colour per op class."""
-    m = dev.lba
-    with style():
-        fig, ((ax,),) = figure([3.0], top_in=TOP_TIME_IN)
-        markers(dev).draw(ax, legend=False)
-        centre = dev.bins.centers_s()
-        if m.n.size == 0:
-            empty_panel(ax, "no bio with a sector")
-        for op in OP_CLASSES:
-            sel = (m.op_class == op) & (m.bin >= 0) & (m.bin < centre.size)
-            if not sel.any():
-                continue
-            gib = (m.lo_sector + (m.bucket[sel] + 0.5) * m.bucket_sectors) * 512 / 2**30
-            ax.scatter(centre[m.bin[sel]], gib, s=3, marker="s", lw=0, color=OP_COLOURS[op],
-                       alpha=0.7, label=op, rasterized=True)  # fmt: skip
-        ax.set_ylabel("offset on the device (GiB)")
-        time_axis(ax, ax, clock, _span_s(dev))
-        legend_above(fig)
-        notes = [
-            f"Each dot is a cell of {ns_to_ms(dev.bins.width_ns):g} ms x "
-            f"{_size_label(m.bucket_sectors)} of the device holding at least one bio (at Q)."
-        ]
-        return Chart(to_svg(fig, chart_id), notes)
 
 
 def stages_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
@@ -295,7 +162,7 @@ def periodogram_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
     del clock
     shown = list(dict.fromkeys(p["series"] for p in dev.periods))
     with style():
-        fig, axes = figure([1.5] * max(1, len(shown)), top_in=0.3, gap_in=0.7, sharex=False)
+        fig, axes = figure([1.5] * max(1, len(shown)), top_in=0.45, gap_in=0.85, sharex=False)
         if not shown:
             empty_panel(axes[0][0], "no significant period in any series")
         for (ax,), name in zip(axes, shown, strict=False):
@@ -306,8 +173,9 @@ def periodogram_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
                 ax.plot(spec.period_s, spec.z2, color=colour, lw=0.9)
             for p in found:
                 ax.axvline(ns_to_s(p["period_ns"]), color=OKABE_ITO["green"], ls="--", lw=1)
-            ax.set_title(f"{name}: " + "; ".join(period_caption(p) for p in found), loc="left",
-                         fontsize=9, pad=2)  # fmt: skip
+            # wrapped: one line overran the panel and was cut at the figure's edge
+            title = textwrap.fill(f"{name}: " + "; ".join(period_caption(p) for p in found), 105)
+            ax.set_title(title, loc="left", fontsize=9, pad=2)
             ax.set_xscale("log")
             no_minor_ticks(ax)
             ticks = [t for t in (1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000)
@@ -321,10 +189,6 @@ def periodogram_chart(dev: Device, clock: WallClock, chart_id: str) -> Chart:
 
 Render = Callable[[Device, WallClock, str], Chart]
 CHARTS: dict[str, tuple[Render, str]] = {
-    "latency": (latency_chart, "Latency over time"),
-    "throughput": (throughput_chart, "IOPS and throughput per op class"),
-    "depth": (depth_chart, "In-flight depth"),
-    "lba": (lba_chart, "Where on the device (LBA over time)"),
     "stages": (stages_chart, "Stage breakdown"),
     "histogram": (histogram_chart, "Latency histograms"),
     "distributions": (distributions_chart, "IO sizes and seek distances"),

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 from blkscope.dataset import Dataset
-from blkscope.errors import InputFormatError, OptionError
+from blkscope.errors import InputFormatError, OptionError, does_not_exist
 from blkscope.pipeline import capture_trace, ensure_analyzed, ingested
 from blkscope.reports.summary_json import PERCENTILES
 from blkscope.safe_text import printable
 from blkscope.store.manifest import is_dataset
-from blkscope.units import option_duration_ns
+from blkscope.units import option_duration_ns, plural
 
 LATENCY_METRICS = [f"{stage}.{p}" for stage in ("d2c", "q2c") for p in PERCENTILES]
 COUNT_METRICS = ["spikes", "periods", "requeues", "errors"]
@@ -39,7 +39,8 @@ class Result:
     """One threshold judged on one device of one dataset."""
 
     target: str
-    device: str
+    device: str  # its name (vda) when the dataset knows it, else dev
+    dev: str  # major,minor
     metric: str
     threshold: str
     limit: int
@@ -104,7 +105,8 @@ def judge(target: str, summary: dict[str, Any], thresholds: list[Threshold]) -> 
         for t in thresholds:
             actual = actual_value(dev, t.metric)
             ok = actual is not None and actual <= t.limit
-            out.append(Result(target, dev["dev"], t.metric, t.text, t.limit, actual, ok))
+            shown = dev.get("name") or dev["dev"]
+            out.append(Result(target, shown, dev["dev"], t.metric, t.text, t.limit, actual, ok))
     return out
 
 
@@ -115,7 +117,7 @@ def targets(path: Path) -> list[Path]:
     except OSError as exc:  # a name too long, a loop of links
         raise InputFormatError(str(path), f"cannot open: {exc.strerror}") from None
     if not exists:
-        raise InputFormatError(str(path), "no such file or folder")
+        raise does_not_exist(str(path))
     if not is_dir or is_dataset(path) or capture_trace(path):
         return [path]  # a file (or a device, /dev/null): read as a trace, which says what is wrong
     found = sorted(p for p in path.iterdir() if p.is_dir() and (is_dataset(p) or capture_trace(p)))
@@ -176,8 +178,9 @@ def render_results(results: list[Result]) -> str:
     lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip()
              for row in [header, *rows]]  # fmt: skip
     failed = sum(not r.passed for r in results)
-    verdict = f"FAIL: {failed} of {len(results)} checks failed" if failed else (
-        f"PASS: all {len(results)} checks passed"
+    n = len(results)
+    verdict = f"FAIL: {failed} of {plural(n, 'check')} failed" if failed else (
+        f"PASS: {'1 check' if n == 1 else f'all {n:,} checks'} passed"
     )  # fmt: skip
     return "\n".join([*lines, verdict])
 

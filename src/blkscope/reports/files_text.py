@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from blkscope.analyze.devices import DeviceName, label
 from blkscope.safe_text import printable
 from blkscope.units import format_ns, format_share
 
@@ -27,7 +28,9 @@ def _lat(ns: int | None) -> str:
     return "-" if ns is None else format_ns(ns)
 
 
-def render_files(usage: dict[str, Any], top: int = 20) -> str:
+def render_files(
+    usage: dict[str, Any], top: int = 20, names: dict[tuple[int, int], DeviceName] | None = None
+) -> str:
     """The usage dict of analyze.file_usage.file_usage as a few text tables."""
     total = usage["bytes"]
     out = [f"IO by file ({usage['during']}): {_mib(total)} MiB in all"]
@@ -70,7 +73,7 @@ def render_files(usage: dict[str, Any], top: int = 20) -> str:
     for ep in usage["episodes"]:
         out += [
             "",
-            f"Episode {ep['episode_id']} on {ep['dev_major']},{ep['dev_minor']} "
+            f"Episode {ep['episode_id']} on {label(ep['dev_major'], ep['dev_minor'], names or {})} "
             f"({format_ns(ep['start_ns'])}..{format_ns(ep['end_ns'])}): "
             f"{_mib(ep['bytes'])} MiB in flight",
         ]

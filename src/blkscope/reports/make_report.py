@@ -82,7 +82,7 @@ def make_report(
         content = load_report(dataset)
     from blkscope.reports.page import render_page  # matplotlib: only a report needs it
 
-    generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # ISO 8601
     write_text_atomic(report, render_page(content, generated if timestamp else None))
     summary = build_summary(content)
     written = summary_path(report)

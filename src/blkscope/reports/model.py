@@ -49,7 +49,10 @@ class Device:
     bins: chart_series.Bins
     d2c: chart_series.Band
     q2c: chart_series.Band
-    rates: dict[str, tuple[Any, Any]]
+    rates: dict[str, tuple[Any, Any]]  # the workload's IO (the observer's left out)
+    observer_rates: dict[str, tuple[Any, Any]]  # the capture's own tools' IO (is_observer)
+    heatmap: dict[str, chart_series.HeatCells]  # latency_heatmap by stage
+    user: list[chart_series.UserSeries]  # every user series (the application's own log)
     depth: dict[str, chart_series.Depth]  # depth_bins per level
     stages: dict[str, dict[str, float]]  # stage -> n, mean_ns, p50/p90/p99/p999/max
     episode_stages: dict[str, dict[str, float]] | None
@@ -146,6 +149,10 @@ _TOP = """
 SELECT coalesce(comm, '?') AS process, count(*) AS ios,
        count(*) FILTER (op_class(op, flags, sector) = 'read') AS reads,
        count(*) FILTER (op_class(op, flags, sector) = 'write') AS writes,
+       count(*) FILTER (op_class(op, flags, sector) = 'discard') AS discards,
+       count(*) FILTER (op_class(op, flags, sector) = 'flush') AS flushes,
+       count(*) FILTER (op_class(op, flags, sector) = 'other') AS others,
+       bool_or(is_observer(comm)) AS observer,
        quantile_disc(q2c_ns, 0.5) AS q2c_p50_ns, quantile_disc(q2c_ns, 0.99) AS q2c_p99_ns,
        max(q2c_ns) AS q2c_max_ns, quantile_disc(d2c_ns, 0.99) AS d2c_p99_ns
 FROM bios WHERE {where} GROUP BY 1
@@ -260,6 +267,9 @@ def _device(
         d2c=chart_series.latency_band(con, dev, bins, "d2c"),
         q2c=chart_series.latency_band(con, dev, bins, "q2c"),
         rates=chart_series.op_rates(con, dev, bins),
+        observer_rates=chart_series.op_rates(con, dev, bins, observer=True),
+        heatmap=chart_series.heatmap(con, dev),
+        user=chart_series.user_series(con),
         depth=chart_series.depth_bins(con, dev, bins),
         stages=_stage_rows(con, major, minor),
         episode_stages=_stages_in(con, major, minor, windows) if windows else None,

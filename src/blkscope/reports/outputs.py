@@ -16,11 +16,10 @@ from typing import Any
 
 import pyarrow as pa
 
+from blkscope.frames import trace_instants
 from blkscope.schemas import EPISODES, PERIODS, SPIKES, STAGE_STATS, WRITEBACK_VERDICT
 from blkscope.schemas.json_schema import TRACE_START, document, of_dataclass, row_schema
 from blkscope.store.jsonshape import of_shape
-
-_TRACE_TIMES = ("start_ns", "end_ns", "peak_ns")
 
 
 def _object(props: dict[str, Any]) -> dict[str, Any]:
@@ -39,7 +38,11 @@ def _rows(item: dict[str, Any]) -> dict[str, Any]:
 _CHECK = _object(
     {
         "target": {"type": "string", "description": "dataset, capture or trace judged"},
-        "device": {"type": "string", "description": "'major,minor'"},
+        "device": {
+            "type": "string",
+            "description": "the device's name (vda) when the dataset knows it, else dev",
+        },
+        "dev": {"type": "string", "description": "'major,minor'"},
         "metric": {"type": "string", "description": "e.g. d2c.p99, spikes"},
         "threshold": {"type": "string", "description": "the limit as written, with its unit"},
         "limit": {"type": "integer", "description": "the limit: ns for latencies, else a count"},
@@ -236,13 +239,27 @@ def output_schemas() -> dict[str, dict[str, Any]]:
         "fleet sql": document("blkscope fleet sql --json", _SQL_ROWS),
         "fleet check": document("blkscope fleet check --json", _CHECKS),
         "report": summary,
+        "export": document(
+            "blkscope export --json",
+            of_shape(
+                {
+                    "path": str,
+                    "requests": int,
+                    "episodes": int,
+                    "writeback": int,
+                    "user_samples": int,
+                    "bytes": int,
+                }
+            ),
+        ),
         "spikes": document(
             "blkscope spikes --json",
             _object(
                 {
                     "trace_start": TRACE_START,
-                    "episodes": _rows(row_schema(EPISODES, _TRACE_TIMES)),
-                    "spikes": _rows(row_schema(SPIKES, _TRACE_TIMES)),
+                    # '<name>_utc' beside each trace instant, as reports.table_rows adds them
+                    "episodes": _rows(row_schema(EPISODES, trace_instants("episodes"))),
+                    "spikes": _rows(row_schema(SPIKES, trace_instants("spikes"))),
                     "writeback": _rows(row_schema(WRITEBACK_VERDICT)),
                 }
             ),

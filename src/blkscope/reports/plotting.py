@@ -1,27 +1,21 @@
-"""How the report draws: one Okabe-Ito style, figures with fixed margins (no second layout pass),
-inline SVG that scales with the page, wall-clock time axes, clipped axes that say so, and the
-markers every time chart shares (episodes, the device's writeback work, flusher bursts)."""
+"""How the report's still charts draw: one Okabe-Ito style, figures with fixed margins (no second
+layout pass), inline SVG that scales with the page. (The time charts are the page's script's:
+reports/timeline.py and assets/timeline.js.)"""
 
 from __future__ import annotations
 
 import io
-import math
 import re
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 import matplotlib
-import numpy as np
 from cycler import cycler
 from matplotlib.axes import Axes
 from matplotlib.backends.backend_svg import FigureCanvasSVG
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, NullLocator
-
-from blkscope.units import NS_PER_S
-from blkscope.wallclock import WallClock
 
 # Okabe & Ito's palette: distinguishable with every common colour-vision deficiency.
 OKABE_ITO = {
@@ -137,155 +131,15 @@ def _short_path(m: re.Match[str]) -> str:
     return ' d="' + " ".join(data.split()) + '"'
 
 
-def steps(ax: Axes, edges_s: np.ndarray, values: np.ndarray, **kw: Any) -> None:
-    """A per-bin series as a step line with one vertex per change of value: the same picture
-    as one per bin, a fraction of the path (idle stretches are one segment)."""
-    v = np.asarray(values, dtype=np.float64)
-    if v.size == 0:
-        return
-    change = np.concatenate(([True], (v[1:] != v[:-1]) & ~(np.isnan(v[1:]) & np.isnan(v[:-1]))))
-    x = np.append(edges_s[:-1][change], edges_s[-1])
-    y = np.append(v[change], v[-1])
-    ax.plot(x, y, drawstyle="steps-post", **kw)
-
-
 def no_minor_ticks(ax: Axes) -> None:
     """Drop minor ticks (log axes place dozens, each laid out and drawn)."""
     ax.xaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_minor_locator(NullLocator())
 
 
-WALL_STEPS_S = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 21600, 43200)
-
-
-def wall_ticks(
-    clock: WallClock, t0_s: float, t1_s: float, most: int = 9
-) -> list[tuple[float, str]]:
-    """Trace-second positions of round wall-clock times in [t0_s, t1_s] and their labels:
-    'HH:MM:SS' UTC, and the host zone's time on a second line when it is known and not UTC."""
-    if clock.zero_ns is None or t1_s <= t0_s:
-        return []
-    step = next((s for s in WALL_STEPS_S if (t1_s - t0_s) / s <= most), WALL_STEPS_S[-1])
-    zero_ns = clock.zero_ns
-    first = math.ceil((zero_ns + t0_s * NS_PER_S) / (step * NS_PER_S)) * step * NS_PER_S
-    out = []
-    for wall_ns in range(first, int(zero_ns + t1_s * NS_PER_S) + 1, step * NS_PER_S):
-        t_ns = wall_ns - zero_ns
-        text = clock.clock_text(t_ns)
-        utc, _, local = text.partition(" = ")
-        label = utc.removesuffix(" UTC") + ("\n" + local.rsplit(" ", 1)[0] if local else "")
-        out.append((t_ns / NS_PER_S, label))
-    return out
-
-
-def time_axis(top: Axes, bottom: Axes, clock: WallClock, span_s: tuple[float, float]) -> None:
-    """Seconds since trace start under the bottom panel; round wall-clock times over the top
-    panel (UTC, and the capture host's zone when known)."""
-    bottom.set_xlabel("time since trace start (s)")
-    bottom.set_xlim(*span_s)
-    width_in = top.get_position().width * WIDTH_IN
-    ticks = wall_ticks(clock, *span_s, most=max(3, int(width_in / 0.95)))  # labels ~0.8 in wide
-    if not ticks:
-        return
-    wall = top.secondary_xaxis("top")
-    wall.set_xticks([p for p, _ in ticks], [label for _, label in ticks])
-    wall.tick_params(labelsize=8, pad=1)
-    # the zone names the row of labels, left of them (above they would meet the legend)
-    zone = "UTC" if "\n" not in ticks[0][1] else f"UTC\n{clock.zone_label()}"
-    top.annotate(zone, (0, 1), xycoords="axes fraction", xytext=(-30, 2),
-                 textcoords="offset points", ha="right", va="bottom", fontsize=8,
-                 fontweight="bold")  # fmt: skip
-
-
-@dataclass
-class Clip:
-    """A y axis cut below the one burst that dominates, and what was cut."""
-
-    limit: float | None  # None: nothing clipped
-    notes: list[str] = field(default_factory=list)
-
-
-def clip_outliers(
-    ax: Axes, x: np.ndarray, y: np.ndarray, what: str, unit: str, colour: str
-) -> Clip:
-    """Keep a panel readable when a burst dominates it, and say how:
-    - the top bin is over 20x the 95th percentile of the bins with data (a burst towering over
-      the usual level): a log axis (linear below 1), so both stay visible;
-    - else a few bins reach over twice the 99.5th percentile: the axis is cut at 1.25x that
-      percentile, the cut bins marked ^ at the top with the highest value."""
-    positive = y[np.isfinite(y) & (y > 0)]
-    if positive.size < 20:
-        return Clip(None)
-    top = float(positive.max())
-    usual = float(np.quantile(positive, 0.95))
-    worst = int(np.nanargmax(y))
-    if usual > 0 and top > 20 * usual:
-        ax.set_yscale("symlog", linthresh=1.0)
-        ax.yaxis.set_minor_locator(NullLocator())
-        ax.yaxis.set_major_formatter(PLAIN)
-        return Clip(
-            None,
-            [
-                f"{what}: log axis, because one burst reaches {number(top)} {unit} (at "
-                f"{x[worst]:.2f} s) against a usual {number(usual)} {unit} (95th percentile)."
-            ],
-        )
-    base = float(np.quantile(positive, 0.995))
-    if base <= 0 or top <= 2 * base:
-        return Clip(None)
-    limit = 1.25 * base
-    ax.set_ylim(0, limit)
-    cut = np.flatnonzero(y > limit)
-    ax.plot(x[cut], np.full(cut.size, limit), "^", color=colour, ms=5, clip_on=False)
-    right = x[worst] > x[0] + 0.8 * (x[-1] - x[0])  # label towards the middle of the panel
-    ax.annotate(
-        f"max {number(top)}", (x[worst], limit), xytext=(-6 if right else 6, -2),
-        textcoords="offset points", fontsize=7, va="top", ha="right" if right else "left",
-        color=colour,
-    )  # fmt: skip
-    return Clip(
-        limit,
-        [
-            f"{what}: axis cut at {number(limit)} {unit} so one burst does not flatten the rest; "
-            f"{cut.size} bin{'s' * (cut.size != 1)} above it (marked ^ at the top), the highest "
-            f"{number(top)} {unit} at {x[worst]:.2f} s."
-        ],
-    )
-
-
 def number(v: float) -> str:
     """A value for a label: 4,700 or 12.5 or 0.31."""
     return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
-
-
-BURST_MARKERS = {"kworker_writes": ("v", "vermillion"), "jbd2_writes": ("^", "blue")}
-
-
-@dataclass(frozen=True)
-class Markers:
-    """What every time chart of a device overlays: latency episodes (shaded), the device's own
-    writeback work items (ticks at the top), and where flusher and journal bursts began."""
-
-    episodes: list[tuple[float, float]]  # (start s, end s)
-    writeback_s: np.ndarray  # end of each writeback work item, s
-    bursts: dict[str, np.ndarray]  # series -> burst start, s
-
-    def draw(self, ax: Axes, legend: bool) -> None:
-        """Overlay the markers on one panel (legend labels on one panel only)."""
-        for i, (a, b) in enumerate(self.episodes):
-            ax.axvspan(a, b, color=OKABE_ITO["yellow"], alpha=0.35, lw=0,
-                       label="latency episode" if legend and i == 0 else None)  # fmt: skip
-        axis = ax.get_xaxis_transform()  # x in data, y as a fraction of the panel
-        if self.writeback_s.size:  # one path of ticks, not one element per tick
-            n = self.writeback_s.size
-            x = np.repeat(self.writeback_s, 3)
-            y = np.tile([0.9, 1.0, np.nan], n)
-            ax.plot(x, y, transform=axis, color=OKABE_ITO["green"], lw=0.8,
-                    label="writeback work (log)" if legend else None)  # fmt: skip
-        for series, starts in self.bursts.items():
-            marker, colour = BURST_MARKERS[series]
-            ax.plot(starts, np.full(starts.size, 0.86), marker, color=OKABE_ITO[colour], ms=4,
-                    transform=axis, label=f"{series} burst" if legend else None)  # fmt: skip
 
 
 def legend_above(fig: Figure) -> None:

@@ -8,13 +8,15 @@ from blkscope.reports.model import Device, Report
 from blkscope.reports.text import cause_shares, worst_episode
 
 SUMMARY_FORMAT = "blkscope-summary"
-SUMMARY_VERSION = 2
+SUMMARY_VERSION = 3
 PERCENTILES = ["p50", "p90", "p99", "p999", "max"]
 
 # The schema, key by key; README.md ("summary.json") repeats it. Bump SUMMARY_VERSION on any
 # change that is not a pure addition. Version 2: `spikes` counts latency episodes (spikes of any
 # metric in one window), `worst_spike` became `worst_episode`, and `cause_shares` are shares of
-# episodes; times carry their UTC wall-clock form beside them.
+# episodes; times carry their UTC wall-clock form beside them. Version 3: causes come from the
+# closed set (concepts.CAUSES), the worst episode names its victim and evidence, and the
+# writeback verdict carries the flusher's bytes and its rule.
 SUMMARY_SCHEMA: dict[str, str] = {
     "format": f"always '{SUMMARY_FORMAT}'",
     "version": f"schema version, {SUMMARY_VERSION}",
@@ -41,12 +43,13 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "devices[].periods": "[{series, period_ns, knobs: [str], method}] significant periods, most significant first; method 'periodogram' or 'writeback_events' (bursts overlap the writeback log's periodic events)",
     "devices[].periods_source": "'findings': from the analysis' periods table",
     "devices[].cause_shares": "{cause: share of episodes}",
-    "devices[].worst_episode": "{start_ns, end_ns, start_utc, end_utc, metrics, worst_metric, peak_ns, peak_utc, peak_latency_ns, cause, reason, processes} or null",
-    "devices[].writeback_verdict": "{episodes, episodes_with_writeback, episodes_by_chance, coincidence_p_value, median_lag_ns, tail_latency_share, writeback_time_share, explains, sentence}: the writeback_verdict table's row",
+    "devices[].worst_episode": "{start_ns, end_ns, start_utc, end_utc, metrics, worst_metric, peak_ns, peak_utc, peak_latency_ns, victim, victim_pid, cause, reason, competing, pages_written, writeback_reasons, throttle_messages, processes} or null: the episodes table's row",
+    "devices[].writeback_verdict": "{episodes, episodes_with_writeback, episodes_by_chance, coincidence_p_value, median_lag_ns, tail_latency_share, writeback_time_share, flusher_bytes, explains, rule, sentence}: the writeback_verdict table's row",
     "devices[].crosscheck": "{biosnoop, iostat}: this device's rows of `blkscope crosscheck --json`, each null without the log",
 }
 _EPISODE_KEYS = ["start_ns", "end_ns", "metrics", "worst_metric", "peak_ns", "peak_latency_ns",
-                 "cause", "reason", "processes"]  # fmt: skip
+                 "victim", "victim_pid", "cause", "reason", "competing", "pages_written",
+                 "writeback_reasons", "throttle_messages", "processes"]  # fmt: skip
 
 
 def _latency(dev: Device, stage: str) -> dict[str, int | None]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from blkscope.reports.model import BREAKDOWN_STAGES, Device
 from blkscope.reports.text import count, dur, found_by
-from blkscope.units import format_share, ns_to_s
+from blkscope.units import format_bytes, format_share, ns_to_s
 from blkscope.wallclock import WallClock
 
 
@@ -62,15 +62,17 @@ def verdict_table(dev: Device) -> str:
     lag = "-" if v["median_lag_ns"] is None else dur(v["median_lag_ns"])
     rows = [
         ["latency episodes", count(v["episodes"])],
-        ["of which coincide with writeback", count(v["episodes_with_writeback"])],
-        ["would coincide by chance (expected)", f"{v['episodes_by_chance']:.2f}"],
+        ["of which attributed to writeback", count(v["episodes_with_writeback"])],
+        ["would coincide with writeback by chance (expected)", f"{v['episodes_by_chance']:.2f}"],
         ["chance of that many coinciding (p-value)", f"{v['coincidence_p_value']:.2g}"],
+        ["bytes the flusher wrote on the device", format_bytes(v["flusher_bytes"])],
         ["median lag, writeback wakeup to the episode's peak", lag],
         ["share of the latency above p99 during writeback", format_share(v["tail_latency_share"])],
         ["share of the time writeback runs", format_share(v["writeback_time_share"])],
         ["writeback explains the episodes", "yes" if v["explains"] else "no"],
+        ["the rule", v["rule"]],
     ]
-    return table(["evidence", "value"], rows, text_cols=1)
+    return table(["evidence", "value"], rows, text_cols=2)
 
 
 def episode_table(dev: Device, clock: WallClock) -> str:
@@ -80,13 +82,13 @@ def episode_table(dev: Device, clock: WallClock) -> str:
     rows = [
         [e["episode_id"], f"{ns_to_s(e['start_ns']):.1f}-{ns_to_s(e['end_ns']):.1f}",
          clock.clock_text(e["start_ns"], 1), e["metrics"],
-         f"{dur(e['peak_latency_ns'])} ({e['worst_metric']})", e["cause"], e["reason"],
-         e["processes"]]
+         f"{dur(e['peak_latency_ns'])} ({e['worst_metric']})", e["victim"], e["cause"],
+         e["reason"], e["processes"]]
         for e in dev.episodes
     ]  # fmt: skip
-    headers = ["#", "window (s)", "wall clock", "metrics that spiked", "worst", "cause", "why",
-               "processes (IOs queued)"]  # fmt: skip
-    return table(headers, rows, text=frozenset({2, 3, 5, 6, 7}), css="episodes")
+    headers = ["#", "window (s)", "wall clock", "metrics that spiked", "worst", "victim", "cause",
+               "why (and why not the other causes)", "processes (bytes queued)"]  # fmt: skip
+    return table(headers, rows, text=frozenset({2, 3, 5, 6, 7, 8}), css="episodes")
 
 
 def spike_table(dev: Device, clock: WallClock) -> str:
@@ -145,13 +147,31 @@ def ratios(dev: Device) -> str:
 
 
 def top_processes(rows: list[dict[str, Any]]) -> str:
-    """Processes with their IO counts and latencies."""
-    return table(
-        ["process", "IOs", "reads", "writes", "Q2C p50", "Q2C p99", "Q2C max", "D2C p99"],
-        [[r["process"], count(r["ios"]), count(r["reads"]), count(r["writes"]),
-          dur(r["q2c_p50_ns"]), dur(r["q2c_p99_ns"]), dur(r["q2c_max_ns"]), dur(r["d2c_p99_ns"])]
-         for r in rows],
-    )  # fmt: skip
+    """Processes with their IO counts per op class (they add up to IOs) and latencies; the
+    capture's own tools are marked as the observer."""
+    others = any(r["others"] for r in rows)
+    headers = [
+        "process",
+        "IOs",
+        "reads",
+        "writes",
+        "discards",
+        "flushes",
+        *(["other"] if others else []),
+        "Q2C p50",
+        "Q2C p99",
+        "Q2C max",
+        "D2C p99",
+        "",
+    ]
+    body = [
+        [r["process"], count(r["ios"]), count(r["reads"]), count(r["writes"]),
+         count(r["discards"]), count(r["flushes"]), *([count(r["others"])] if others else []),
+         dur(r["q2c_p50_ns"]), dur(r["q2c_p99_ns"]), dur(r["q2c_max_ns"]), dur(r["d2c_p99_ns"]),
+         "observer (capture tool)" if r["observer"] else ""]
+        for r in rows
+    ]  # fmt: skip
+    return table(headers, body, text=frozenset({len(headers) - 1}), css="top")
 
 
 def settings(dev: Device, manifest: dict[str, Any]) -> str:

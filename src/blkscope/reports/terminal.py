@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from blkscope.analyze.devices import DeviceName, label
 from blkscope.reports.text import found_by
-from blkscope.units import format_ns, ns_to_ms, ns_to_s
+from blkscope.units import format_ns, ns_to_ms, ns_to_s, plural
 from blkscope.wallclock import WallClock
+
+Names = dict[tuple[int, int], DeviceName]
 
 
 def render_spikes(
@@ -14,6 +17,7 @@ def render_spikes(
     episodes: list[dict[str, Any]],
     verdicts: list[dict[str, Any]],
     clock: WallClock,
+    names: Names | None = None,
 ) -> str:
     """Latency episodes per device (every metric that spiked in the window, what was in flight,
     the cause and why), then what each metric's spikes were judged against, then the verdict."""
@@ -23,36 +27,48 @@ def render_spikes(
     for device in dict.fromkeys((e["dev_major"], e["dev_minor"]) for e in episodes):
         mine = [e for e in episodes if (e["dev_major"], e["dev_minor"]) == device]
         lines += [
-            f"{len(mine)} latency episode{'s' * (len(mine) != 1)} on {device[0]},{device[1]}"
+            f"{plural(len(mine), 'latency episode')} on {label(*device, names or {})}"
             f" (spikes of any metric in overlapping windows)",
-            f"{'#':>3} {'start':>9} {'end':>9} {'wall clock':<14} {'worst':>8}  "
-            f"{'metrics':<18} cause: why / processes",
+            f"{'#':>3} {'start':>9} {'end':>9} {'wall clock':<14} {'worst':>8}  metrics",
         ]
         for e in mine:
-            lines.append(
+            lines += [
                 f"{e['episode_id']:>3} {ns_to_s(e['start_ns']):>8.1f}s {ns_to_s(e['end_ns']):>8.1f}s "
                 f"{clock.clock_text(e['start_ns']).split(' = ')[0]:<14} "
-                f"{format_ns(e['peak_latency_ns']):>8}  {e['metrics']:<18} "
-                f"{e['cause']}: {e['reason']} / {e['processes']}"
-            )
+                f"{format_ns(e['peak_latency_ns']):>8}  {e['metrics']}",
+                f"      cause: {e['cause']}",
+                f"      why: {e['reason']}",
+                f"      processes (bytes queued): {e['processes']}",
+            ]
         lines.append("")
     for metric in dict.fromkeys(r["metric"] for r in spikes):
         group = [r for r in spikes if r["metric"] == metric]
         first = group[0]
         lines.append(
-            f"{metric}: {len(group)} spike{'s' * (len(group) != 1)} (p99 per "
+            f"{metric}: {plural(len(group), 'spike')} (p99 per "
             f"{format_ns(first['window_ns'])} window above {format_ns(first['threshold_ns'])}; "
             f"normal p99 {format_ns(first['baseline_p99_ns'])}) in episodes "
             + ", ".join(str(r["episode_id"]) for r in group)
         )
     lines.append("")
     lines += [
-        f"{v['dev_major']},{v['dev_minor']}: {v['sentence']}" for v in verdicts if v["episodes"]
+        f"{label(v['dev_major'], v['dev_minor'], names or {})}: {v['sentence']}"
+        for v in verdicts
+        if v["episodes"]
     ]
     return "\n".join(lines).rstrip()
 
 
-def render_periods(rows: list[dict[str, Any]]) -> str:
+def device_name(major: int | None, minor: int | None, names: Names | None) -> str:
+    """A device as a column shows it: its name when the dataset knows it, else major,minor;
+    '-' for none (a row about every device)."""
+    if major is None or minor is None:
+        return "-"
+    known = (names or {}).get((major, minor))
+    return known.name if known else f"{major},{minor}"
+
+
+def render_periods(rows: list[dict[str, Any]], names: Names | None = None) -> str:
     """One line per significant period, with the kernel setting it matches."""
     if not rows:
         return "no significant period in any series"
@@ -61,7 +77,7 @@ def render_periods(rows: list[dict[str, Any]]) -> str:
         f"{'bursts':>6}  {'found by':<16} matches"
     ]
     for r in rows:
-        dev = "-" if r["dev_major"] is None else f"{r['dev_major']},{r['dev_minor']}"
+        dev = device_name(r["dev_major"], r["dev_minor"], names)
         lines.append(
             f"{dev:>7} {r['series']:<18} {ns_to_s(r['period_ns']):>7.2f}s "
             f"{r['strength']:>8.2f} {r['p_value']:>9.1e} {r['bursts']:>6}  "
@@ -99,10 +115,10 @@ def render_crosscheck(result: dict[str, Any]) -> str:
         out.append("biosnoop (the kernel's issue and completion tracepoints), sized rows:")
         for d in result["biosnoop"]:
             if not d["found"]:
-                out.append(f"  {d['disk']}: {d['rows']:,} rows, none found (not traced)")
+                out.append(f"  {d['disk']}: {plural(d['rows'], 'row')}, none found (not traced)")
                 continue
             out.append(
-                f"  {d['disk']} = {d['dev']}: {d['rows']:,} rows,"
+                f"  {d['disk']} = {d['dev']}: {plural(d['rows'], 'row')},"
                 f" found {_share(d['found'], d['rows'])},"
                 f" D2C within 50 us {_share(d['agree'], d['found'])},"
                 f" median C gap {format_ns(d['median_c_gap_ns'])}"
@@ -114,7 +130,7 @@ def render_crosscheck(result: dict[str, Any]) -> str:
     low = False
     for d in result["iostat"]:
         out.append(
-            f"  {d['dev']} = {d['iostat_device']}: {d['intervals']} intervals,"
+            f"  {d['dev']} = {d['iostat_device']}: {plural(d['intervals'], 'interval')},"
             f" iostat's times shifted {format_ns(d['phase_ns'])} to fit"
         )
         for kind, name in (("w", "writes"), ("r", "reads")):

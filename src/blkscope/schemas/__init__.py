@@ -8,7 +8,13 @@ from blkscope.schemas._declare import doc_of, field, schema
 from blkscope.schemas.bios import BIOS
 from blkscope.schemas.blktrace import TRACE_CLOCK
 from blkscope.schemas.bpf_logs import BIOSNOOP, HISTOGRAM, WRITEBACK
-from blkscope.schemas.distributions import DEPTH, DEPTH_BINS, IO_DIST, LATENCY_HIST
+from blkscope.schemas.distributions import (
+    DEPTH,
+    DEPTH_BINS,
+    IO_DIST,
+    LATENCY_HEATMAP,
+    LATENCY_HIST,
+)
 from blkscope.schemas.events import EVENTS
 from blkscope.schemas.file_extents import FILE_EXTENTS
 from blkscope.schemas.findings import (
@@ -39,6 +45,7 @@ TABLES: dict[str, pa.Schema] = {
     "stage_stats": STAGE_STATS,
     "iostat": IOSTAT,
     "latency_hist": LATENCY_HIST,
+    "latency_heatmap": LATENCY_HEATMAP,
     "depth": DEPTH,
     "depth_bins": DEPTH_BINS,
     "io_dist": IO_DIST,
@@ -76,6 +83,7 @@ __all__ = [
     "IOSTAT_CPU",
     "IOSTAT_LOG",
     "IO_DIST",
+    "LATENCY_HEATMAP",
     "LATENCY_HIST",
     "MEMINFO",
     "PARTITIONS",

@@ -16,7 +16,9 @@ LINE_DOC = "1-based line number of the row in its input file."
 WRITEBACK = schema(
     "writeback",
     "One row per writeback work item logged by writeback.bt (`TIME DEVICE PAGES REASON ms`, "
-    "wall-clock time of day) or its monotonic variant (`MONO_NS DEVICE PAGES REASON us`).",
+    "wall-clock time of day), its monotonic variant (`MONO_NS DEVICE PAGES REASON us`) or the "
+    "raw writeback_start/writeback_written tracepoint text blkscope capture keeps "
+    "(writeback_trace.txt).",
     [
         field(
             "clock",
@@ -39,7 +41,22 @@ WRITEBACK = schema(
         ),
         field("dev_major", pa.int32(), "Major number when DEVICE is 'major:minor', else null."),
         field("dev_minor", pa.int32(), "Minor number when DEVICE is 'major:minor', else null."),
-        field("pages", pa.int64(), "PAGES: pages written by this work item.", nullable=False),
+        field(
+            "pages_left",
+            pa.int64(),
+            "The work item's nr_pages when it ended, as the log printed it: what it still had "
+            "to write (nr_pages counts down from what it was asked to write), not what it "
+            "wrote. writeback.bt prints it whole; writeback_ns.bt and earlier versions of "
+            "blkscope capture printed it cut to 16 bits (nr_pages & 0xffff). Null for a work "
+            "item with no page limit (sync, background: it counts down from LONG_MAX).",
+        ),
+        field(
+            "pages_written",
+            pa.int64(),
+            "Pages the work item wrote: nr_pages at its writeback_start minus nr_pages at its "
+            "writeback_written. Exact, from the raw tracepoint text (writeback_trace.txt); null "
+            "for logs that print only the end (writeback.bt, writeback_ns.bt).",
+        ),
         field(
             "reason",
             pa.string(),

@@ -32,6 +32,41 @@ LATENCY_HIST = schema(
     ],
 )
 
+LATENCY_HEATMAP = schema(
+    "latency_heatmap",
+    "Bios per device, time bin (view time_bins, at completion) and quarter-octave latency "
+    "bucket, for D2C and Q2C: what the report's latency heat map draws.",
+    [
+        *_DEV,
+        field("stage", pa.string(), "D2C or Q2C.", nullable=False),
+        field("bin", pa.int32(), "Bin number in the device's time_bins (at C).", nullable=False),
+        field(
+            "bucket",
+            pa.int32(),
+            "4e + k: latencies in [(4 + k) 2^(e-2), (5 + k) 2^(e-2)) ns (each power of two cut "
+            "in 4 equal parts); under 4 ns, the latency itself.",
+            nullable=False,
+        ),
+        field("lo_ns", pa.int64(), "Bucket start, ns (inclusive).", nullable=False),
+        field("hi_ns", pa.int64(), "Bucket end, ns (exclusive).", nullable=False),
+        field("n", pa.int64(), "Bios in the cell.", nullable=False),
+        field(
+            "observer_n",
+            pa.int64(),
+            "Of which issued by the capture's own tools (is_observer).",
+            nullable=False,
+        ),
+        field("max_ns", pa.int64(), "Slowest latency in the cell, ns.", nullable=False),
+        field(
+            "slowest_comm",
+            pa.string(),
+            "Process of the slowest bio in the cell ('?' when unknown; the first to complete "
+            "on a tie).",
+            nullable=False,
+        ),
+    ],
+)
+
 DEPTH = schema(
     "depth",
     "Exact in-flight step functions per device, as the time spent at each depth.",

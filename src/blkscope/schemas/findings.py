@@ -115,7 +115,11 @@ PERIODS = schema(
         field(
             "knobs",
             pa.string(),
-            "Kernel settings whose interval matches, comma-separated ('' when none).",
+            "Kernel settings whose interval matches and that started the bursts, "
+            "comma-separated ('' when none): the vm.dirty_* knobs only for flusher bursts that "
+            "its timer started (writeback reason 'periodic'; by interval alone without a "
+            "writeback log), the jbd2 commit interval only for journal writes; episodes and user "
+            "series take the knobs of a writeback or journal period of the same length.",
             nullable=False,
         ),
         field(
@@ -172,27 +176,100 @@ EPISODES = schema(
         ),
         field("peak_latency_ns", pa.int64(), "Its slowest latency.", nullable=False),
         field(
-            "ios_in_flight",
-            pa.int64(),
-            "Bios on the device in flight (queued before end_ns, "
-            "completed after start_ns) during the episode.",
+            "victim",
+            pa.string(),
+            "Whose latency spiked: 'user:NAME (comm pid N)' when an application's latency log "
+            "spiked (its process found from the trace: victims.py), else 'q2c of N bios' / "
+            "'d2c of N bios' for the device's slow bios.",
             nullable=False,
         ),
+        field("victim_pid", pa.int64(), "The victim's process id; null for block-level victims."),
         field(
-            "writeback_ios",
-            pa.int64(),
-            "Of those, writeback writes (is_writeback_write: "
-            "writes by kworker/u*, flush-* threads).",
+            "slow_ios",
+            pa.int32(),
+            "The victim's samples or bios above the spike threshold inside the episode that "
+            "it was judged on (the slowest 64 at most).",
             nullable=False,
         ),
+        *[
+            f
+            for stage, words in (
+                ("above", "before its IO reached the block layer (until its first Q)"),
+                ("queued", "queued in the block layer (Q to D of its bios)"),
+                ("device", "at the device (D to C of its bios)"),
+                ("after", "after its own IO completed (until the sample ended)"),
+            )
+            for f in (
+                field(
+                    f"{stage}_ns",
+                    pa.int64(),
+                    f"Mean time a slow sample or bio of the victim spent {words}; null when its "
+                    "own IO could not be found.",
+                ),
+                field(
+                    f"normal_{stage}_ns",
+                    pa.int64(),
+                    f"The victim's normal (median) time {words}, over the whole trace.",
+                ),
+            )
+        ],
         field(
             "writeback_share",
             pa.float64(),
-            "Share of the bytes in flight that writeback writes carried.",
+            "Share of the bytes in flight on the device while the victim's slow IOs waited "
+            "(time-averaged over them) that were writeback writes (is_writeback_write).",
             nullable=False,
         ),
         field(
-            "jbd2_ios", pa.int64(), "Bios of the ext4 journal (jbd2/*) in flight.", nullable=False
+            "journal_share",
+            pa.float64(),
+            "Share of those bytes that were the journal's (jbd2).",
+            nullable=False,
+        ),
+        field(
+            "competing_share",
+            pa.float64(),
+            "Share of those bytes that the busiest other process carried.",
+            nullable=False,
+        ),
+        field(
+            "competing",
+            pa.string(),
+            "The other processes whose IO explains the wait (competing_io), each with its ops, "
+            "IO size and share: 'fio pid 812 (read 4 KiB x 2,310), 91% of the bytes in "
+            "flight'; '' when none.",
+            nullable=False,
+        ),
+        field(
+            "pages_written",
+            pa.int64(),
+            "Pages written by the writeback work items running in [start_ns - window_ns, "
+            "end_ns) (writeback_events.pages_written); null when the log does not tell.",
+        ),
+        field(
+            "writeback_reasons",
+            pa.string(),
+            "Why the kernel started those work items (periodic, background, sync, ...).",
+            nullable=False,
+        ),
+        field(
+            "throttle_messages",
+            pa.int64(),
+            "blk-throttle and iocost messages (throtl ..., iocost ...) the trace holds for the "
+            "device in [start_ns - window_ns, end_ns).",
+            nullable=False,
+        ),
+        field(
+            "busy_while_queued",
+            pa.float64(),
+            "Share of the time the victim's bios were queued (Q to D) during which some IO was "
+            "at the device: low means the scheduler held them back from an idle device.",
+        ),
+        field(
+            "others_at_device",
+            pa.float64(),
+            "Other IOs at the device (dispatched, not completed) while the victim's bios were "
+            "there, on average: under 1 means the device was slow with a light queue.",
         ),
         field(
             "writeback_events",
@@ -218,23 +295,23 @@ EPISODES = schema(
         field(
             "cause",
             pa.string(),
-            "writeback, jbd2, writeback+jbd2 or unexplained: writeback "
-            "when writeback writes carry >= 25% of the bytes in flight or writeback work "
-            "overlaps; jbd2 when >= 10% of the bios in flight are the journal's.",
+            "What caused the episode: one of writeback, journal, competing_io, throttling, "
+            "scheduler, device, unexplained (concepts.CAUSES), or several joined by '+', "
+            "strongest first (attribution.py says how each is decided).",
             nullable=False,
         ),
         field(
             "reason",
             pa.string(),
-            "The evidence behind the cause, in words: writeback IOs in "
-            "flight, work items overlapped, lag.",
+            "Why, in words: where the victim's extra time went against its normal, what was "
+            "in flight, and why each other cause was rejected.",
             nullable=False,
         ),
         field(
             "processes",
             pa.string(),
-            "Processes that queued IO in [start_ns - window_ns, "
-            "end_ns), most bios first: 'comm (n), ...' (top 5).",
+            "Processes that queued the most bytes in [start_ns - window_ns, end_ns): "
+            "'comm pid N: bytes (IOs)', top 5.",
             nullable=False,
         ),
     ],
@@ -250,7 +327,7 @@ WRITEBACK_VERDICT = schema(
         field(
             "episodes_with_writeback",
             pa.int32(),
-            "Episodes whose cause includes writeback.",
+            "Episodes whose cause includes writeback (episodes.cause).",
             nullable=False,
         ),
         field(
@@ -280,13 +357,21 @@ WRITEBACK_VERDICT = schema(
             nullable=False,
         ),
         field(
+            "flusher_bytes",
+            pa.int64(),
+            "Bytes the flusher threads wrote on the device over the trace (writeback writes).",
+            nullable=False,
+        ),
+        field(
             "explains",
             pa.bool_(),
-            "Writeback explains the episodes: at least half coincide, "
-            "and beyond chance (p <= 0.05) or writeback holds >= 20% and >= 3x more of the tail "
+            "Writeback explains the episodes, by `rule`: the flusher wrote on the device, at "
+            "least half the episodes are attributed to writeback, and they coincide with it "
+            "beyond chance (p <= 0.05) or writeback holds >= 20% and >= 3x more of the tail "
             "latency than of the time.",
             nullable=False,
         ),
+        field("rule", pa.string(), "The rule `explains` follows, in words.", nullable=False),
         field(
             "sentence",
             pa.string(),

@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from blkscope.errors import DatasetError, NotADatasetError
+from blkscope.errors import DatasetError, NotADatasetError, does_not_exist
 from blkscope.schemas import TABLES
 from blkscope.store.folder_swap import WriteLock, recover
 from blkscope.store.jsonshape import OPT_INT, OPT_STR, SCALAR, Required, mismatch
@@ -129,7 +129,10 @@ def check_utf8_path(path: Path) -> None:
 
 
 def recover_quietly(path: Path) -> None:
-    """Bring back a dataset a killed writer left only as `.NAME.old-*`, unless one is writing."""
+    """Bring back a dataset a killed writer left only as `.NAME.old-*`, unless one is writing.
+    A path whose folder is not there has nothing to recover (and gets no folders made)."""
+    if not path.parent.is_dir():
+        return
     try:
         with WriteLock(path):
             recover(path)
@@ -152,6 +155,8 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
     try:
         if not path.exists():
             recover_quietly(path)
+            if not path.exists():
+                raise does_not_exist(str(path), hint=_INGEST_HINT)
         found = is_dataset(path)
     except OSError as exc:  # a name too long, a loop of links...
         raise DatasetError(str(path), f"cannot open: {exc.strerror}") from None
@@ -159,7 +164,7 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
         raise NotADatasetError(
             str(path),
             "not a blkscope dataset (no manifest.json)",
-            hint="create one with 'blkscope ingest INPUT -o DATASET'",
+            hint=_INGEST_HINT,
         )
     where = str(path / MANIFEST)
     try:
@@ -186,6 +191,7 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
     return manifest
 
 
+_INGEST_HINT = "create one with 'blkscope ingest INPUT -o DATASET'"
 _REINGEST = "the dataset is damaged or was not written by blkscope; ingest the capture again"
 _SPAN = {"first_time_ns": OPT_INT, "last_time_ns": OPT_INT}
 # What the analysis and the reports read from a manifest (other keys are only shown).

@@ -229,17 +229,17 @@ def write_parquet_atomic(table: pa.Table, path: Path) -> None:
         raise DatasetError(str(path), f"cannot write: {exc.strerror}") from None
 
 
-EXAMPLE_OUTPUT = {"dataset": "trace.dataset", "report": "report.html"}
+EXAMPLE_OUTPUT = {"dataset": "trace.dataset", "report": "report.html", "trace": "run.pftrace"}
 
 
-def check_output_name(path: Path, what: str) -> None:
+def check_output_name(path: Path, what: str, option: str = "-o") -> None:
     """A DatasetError for an output named '-': on a command line that means stdout, and a
     dataset or report is written to a path, not a stream."""
     if path.name == "-":
         raise DatasetError(
             str(path),
             f"'-' would be read as stdout, but the {what} is written to a path",
-            hint=f"give the {what} a name, e.g. -o {EXAMPLE_OUTPUT[what]}",
+            hint=f"give the {what} a name, e.g. {option} {EXAMPLE_OUTPUT[what]}",
         )
 
 

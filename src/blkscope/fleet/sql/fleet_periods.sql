@@ -1,7 +1,8 @@
 INCLUDE periods, captures;
 
 -- Which hosts show which periods, beside the writeback knobs their capture ran with: a period
--- matches the flusher when it is within 10% of vm.dirty_writeback_centisecs.
+-- matches the flusher when it is within 10% of vm.dirty_writeback_centisecs (unknown when the
+-- capture did not record the knob).
 -- SQL that DuckDB and Spark SQL both run.
 CREATE VIEW fleet_periods(
     host VARCHAR,                         -- host
@@ -14,7 +15,8 @@ CREATE VIEW fleet_periods(
     method VARCHAR,                       -- periodogram or writeback_events
     vm_dirty_writeback_centisecs BIGINT,  -- the knob's value in this capture
     vm_dirty_expire_centisecs BIGINT,     -- the expiry knob's value
-    matches_writeback_knob BOOLEAN        -- within 10% of the flusher's interval
+    matches_writeback_knob BOOLEAN        -- within 10% of the flusher's interval (null: knob
+                                          -- unknown)
 ) AS
 SELECT
     p.host,
@@ -27,7 +29,8 @@ SELECT
     p.method,
     c.vm_dirty_writeback_centisecs,
     c.vm_dirty_expire_centisecs,
-    CASE WHEN c.vm_dirty_writeback_centisecs > 0
+    CASE WHEN c.vm_dirty_writeback_centisecs IS NULL THEN NULL
+         WHEN c.vm_dirty_writeback_centisecs > 0
               AND abs(p.period_ns - c.vm_dirty_writeback_centisecs * 10000000) * 10
                   <= c.vm_dirty_writeback_centisecs * 10000000
          THEN true ELSE false END AS matches_writeback_knob

@@ -11,7 +11,7 @@ from blkscope.ingest.logs.histogram import parse_histogram
 from blkscope.ingest.logs.iostat_log import parse_iostat
 from blkscope.ingest.logs.series_csv import parse_series
 from blkscope.ingest.logs.vmstat_meminfo import parse_meminfo, parse_vmstat
-from blkscope.ingest.logs.writeback_log import parse_writeback
+from blkscope.ingest.logs.writeback_log import parse_writeback, parse_writeback_trace
 
 # detect_format name -> parser returning {table name: table}
 PARSERS: dict[str, Callable[[str], dict[str, pa.Table]]] = {
@@ -20,6 +20,7 @@ PARSERS: dict[str, Callable[[str], dict[str, pa.Table]]] = {
     "meminfo": lambda p: {"meminfo": parse_meminfo(p)},
     "writeback": lambda p: {"writeback": parse_writeback(p)},
     "writeback_ns": lambda p: {"writeback": parse_writeback(p)},
+    "writeback_trace": lambda p: {"writeback": parse_writeback_trace(p)},
     "biosnoop": lambda p: {"biosnoop": parse_biosnoop(p)},
     "biosnoop_bt": lambda p: {"biosnoop": parse_biosnoop(p)},
     "hist_bcc": lambda p: {"histogram": parse_histogram(p)},

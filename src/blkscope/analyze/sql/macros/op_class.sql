@@ -38,6 +38,15 @@ CREATE MACRO is_journal(
 ) RETURNS BOOLEAN AS
 coalesce((starts_with(comm, 'jbd2/')), false);
 
+-- Issued by the capture's own tools (blkscope capture and its samplers, the shared capture.sh,
+-- the bpftrace probes beside the trace): the observer's IO, real but not the workload's. Exact
+-- names, not prefixes: a user's own `iostat-exporter` is not ours.
+CREATE MACRO is_observer(
+    comm  -- the issuing process name
+) RETURNS BOOLEAN AS
+coalesce(comm IN ('blkscope', 'blktrace', 'blkparse', 'btrace', 'bpftrace', 'biosnoop', 'iostat',
+                  'vmstat', 'capture.sh'), false);
+
 -- A write issued by a flusher thread: what writeback means in every table and chart (a
 -- flusher's discards and cache flushes are not writeback).
 CREATE MACRO is_writeback_write(

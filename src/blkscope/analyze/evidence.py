@@ -1,0 +1,587 @@
+"""The evidence an episode's cause is judged on: whose IO was slow (the victim) and where its
+time went, stage by stage against its normal level, and what else was in flight meanwhile.
+
+The victim's slow items are the samples (of an application's latency log) or the bios (of a
+block-level spike) that crossed the spike threshold inside the episode. Each is an interval of
+time. Everything else is measured over those intervals, not over the whole episode window: what
+was in flight while the victim waited is the direct evidence, and a 1 s window dilutes a
+200 ms burst five times.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from blkscope.analyze.victims import SAMPLE_NS, SeriesProcess
+from blkscope.analyze.views import query_table
+from blkscope.concepts import is_observer
+from blkscope.units import format_bytes
+
+# The slowest items an episode is judged on (a spike of a busy device has thousands).
+MAX_ITEMS = 64
+# Slow items closer than this are one stall (a slow write and the flush queued right after it).
+STALL_GAP_NS = 5_000_000
+# Where a victim's latency can go: before its IO reached the block layer (throttling, page
+# cache, CPU), queued in the block layer before dispatch (plugging, the IO scheduler), at the
+# device (dispatch to completion), and after its own IO completed (waiting on someone else's,
+# e.g. a journal commit). Block-level items have only the middle two.
+STAGES = ("above", "queued", "device", "after")
+STAGE_WORDS = {
+    "above": "before its IO reached the block layer",
+    "queued": "queued in the block layer before dispatch",
+    "device": "at the device (dispatch to completion)",
+    "after": "after its own IO completed",
+}
+
+
+@dataclass
+class Load:
+    """One source of IO on the device while the victim waited: the writeback, the journal, or
+    one process. Bytes and IOs count what Evidence.load_basis says (time averages in flight over
+    the victim's slow items, or queued in the episode's window); `normal_*` are the same over
+    the whole trace (in flight) or its normal rate over as long (queued)."""
+
+    kind: str  # 'writeback', 'journal' or 'process'
+    label: str  # what the page calls it, e.g. "fio pid 812"
+    pid: int | None
+    bytes: float
+    ios: float
+    normal_bytes: float
+    normal_ios: float
+    ops: str = ""  # e.g. "read 2,310 bios of 4 KiB"
+    # for the writeback and the journal, whose IO the victim may wait on from above the block
+    # layer: how long their bios queued, and what a first-come-first-served queue would take
+    queued_ns: float = 0.0
+    fair_wait_ns: float | None = None
+    # and how long they took at the device, how big they were, and how many IOs were at the
+    # device with each of them (its own other bios and the victim's included)
+    device_ns: float = 0.0
+    bio_bytes: float = 0.0
+    at_device: float | None = None
+
+
+@dataclass
+class Evidence:
+    """Everything the cause of one episode is decided from."""
+
+    victim: str  # e.g. "user:prober (python3 pid 12476)" or "q2c of 12 bios"
+    victim_pid: int | None
+    items: int  # slow items judged
+    worst_ns: int
+    stalls: int = 0  # separate stretches of time the slow items cover (overlapping ones are one)
+    # per stage: summed time over the slow items, and the normal time of one item
+    stage_ns: dict[str, int] = field(default_factory=dict)
+    normal_ns: dict[str, int] = field(default_factory=dict)
+    decomposed: bool = True  # False when the victim's own IO could not be found
+    loads: list[Load] = field(default_factory=list)
+    load_basis: str = "in flight"  # what Load.bytes/ios count: 'in flight' or 'queued'
+    victim_bytes: float = 0.0  # the victim's own IO in flight (time average)
+    victim_ios: float = 0.0
+    # the device while the victim waited: share of its queued time some IO was at the device,
+    # and how many other IOs were at the device with its own, on average
+    busy_while_queued: float | None = None
+    others_at_device: float | None = None
+    # the device's median D2C over the trace: what "slow at the device" is measured against
+    normal_d2c_ns: float = 0.0
+    # what a first-come-first-served queue would have made the victim's bios wait, from the IO
+    # ahead of them and the device's pace meanwhile (Little's law: W = L / throughput); null
+    # when the victim's own bios are unknown
+    fair_wait_ns: float | None = None
+    throttle_messages: int = 0
+    throttle_sample: str = ""
+    pages_written: int | None = None  # by writeback work items during the episode
+    writeback_items: int = 0
+    writeback_reasons: str = ""
+    journal_forced_by: str = ""
+
+    def excess(self) -> dict[str, float]:
+        """Per stage, the time the slow items spent there beyond the normal, in ns."""
+        n = self.items
+        return {s: max(0.0, self.stage_ns.get(s, 0) - n * self.normal_ns.get(s, 0)) for s in STAGES}
+
+
+def _intervals_of_samples(con: duckdb.DuckDBPyConnection, series: str, stamp: str | None) -> str:
+    a = "t_ns" if stamp != "end" else f"t_ns - ({SAMPLE_NS})::BIGINT"
+    e = f"t_ns + ({SAMPLE_NS})::BIGINT" if stamp != "end" else "t_ns"
+    return f"""
+        SELECT t_ns, ({SAMPLE_NS})::BIGINT AS lat, {a} AS a, {e} AS e
+        FROM series WHERE series = {_quote(series)} AND t_ns IS NOT NULL AND value >= 0
+          AND unit IN ('ns', 'us', 'ms', 's')"""
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+_SAMPLE_STAGES = """
+WITH s AS ({samples}), v AS (
+    SELECT q_time_ns AS q, coalesce(d_time_ns, q_time_ns) AS d, c_time_ns AS c
+    FROM bios WHERE pid = {pid} AND c_time_ns IS NOT NULL
+), j AS (
+    SELECT s.a, s.e, s.lat, s.t_ns, v.q, v.d, v.c
+    FROM v ASOF JOIN s ON v.q >= s.a WHERE v.q <= s.e
+), per AS (
+    SELECT a, any_value(e) AS e, any_value(lat) AS lat, any_value(t_ns) AS t_ns,
+           min(q) - a AS above, sum(d - q) AS queued, sum(c - d) AS device,
+           greatest(any_value(e) - max(c), 0) AS after
+    FROM j GROUP BY a
+)
+SELECT s.t_ns, s.lat, s.a, s.e, per.above, per.queued, per.device, per.after
+FROM s LEFT JOIN per USING (a)
+"""
+
+
+def sample_stages(
+    con: duckdb.DuckDBPyConnection, series: str, process: SeriesProcess | None
+) -> dict[str, np.ndarray]:
+    """Every sample of a user series as an interval [a, e] with its latency split into STAGES
+    from its process's bios inside it (null stages when none is inside, or no process)."""
+    samples = _intervals_of_samples(con, series, process.stamp if process else None)
+    if process is None:
+        t = query_table(con, samples)
+        cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+        for s in STAGES:
+            cols[s] = np.full(t.num_rows, np.nan)
+        return cols
+    t = query_table(con, _SAMPLE_STAGES.format(samples=samples, pid=process.pid))
+    out = {}
+    for n in t.column_names:
+        col = t[n]
+        out[n] = (
+            col.to_numpy(zero_copy_only=False).astype(np.float64)
+            if n in STAGES
+            else (col.to_numpy(zero_copy_only=False))
+        )
+    return out
+
+
+def _median(values: np.ndarray) -> int:
+    v = values[~np.isnan(values)] if values.dtype.kind == "f" else values
+    return int(np.median(v)) if len(v) else 0
+
+
+def series_evidence(
+    con: duckdb.DuckDBPyConnection,
+    episode: dict[str, Any],
+    series: str,
+    threshold_ns: int,
+    process: SeriesProcess | None,
+    stages: dict[str, np.ndarray],
+    normals: NormalLoads,
+) -> Evidence:
+    """The evidence of an episode whose victim is a user series' process."""
+    t, lat = stages["t_ns"], stages["lat"]
+    inside = (t >= episode["start_ns"]) & (t < episode["end_ns"]) & (lat > threshold_ns)
+    order = np.flatnonzero(inside)
+    order = order[np.argsort(-lat[order], kind="stable")][:MAX_ITEMS]
+    victim = f"user:{series}" + (f" ({process.label})" if process else "")
+    ev = Evidence(
+        victim, process.pid if process else None, len(order), int(lat[order].max(initial=0))
+    )
+    decomposed = bool(process) and not np.isnan(stages["queued"][order]).any()
+    ev.decomposed = decomposed
+    for s in STAGES:
+        vals = stages[s]
+        ev.stage_ns[s] = int(np.nansum(vals[order])) if decomposed else 0
+        ev.normal_ns[s] = _median(vals) if decomposed else 0
+    if not decomposed:  # the whole latency, unsplit, counts as above the block layer
+        ev.stage_ns["above"] = int(lat[order].sum())
+        ev.normal_ns["above"] = _median(lat)
+    _in_flight(con, episode, ev, stages["a"][order], stages["e"][order], normals)
+    return ev
+
+
+def bio_evidence(
+    con: duckdb.DuckDBPyConnection,
+    episode: dict[str, Any],
+    metric: str,
+    threshold_ns: int,
+    normals: NormalLoads,
+) -> Evidence:
+    """The evidence of an episode whose victim is the device's slow bios (a q2c or d2c spike)."""
+    latency = "d2c_ns" if metric == "d2c" else "q2c_ns"
+    t = query_table(
+        con,
+        f"""
+        SELECT q_time_ns AS a, c_time_ns AS e, {latency} AS lat,
+               coalesce(d_time_ns, q_time_ns) - q_time_ns AS queued, c_time_ns - coalesce(
+                   d_time_ns, q_time_ns) AS device, pid
+        FROM bios
+        WHERE dev_major = ? AND dev_minor = ? AND c_time_ns >= ? AND c_time_ns < ?
+          AND {latency} > ?
+        ORDER BY {latency} DESC, q_time_ns LIMIT {MAX_ITEMS}""",
+        [
+            episode["dev_major"],
+            episode["dev_minor"],
+            episode["start_ns"],
+            episode["end_ns"],
+            threshold_ns,
+        ],
+    )
+    cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+    n = t.num_rows
+    ev = Evidence(f"{metric} of {n} bio{'s' * (n != 1)}", None, n, int(cols["lat"].max(initial=0)))
+    normal = dict(
+        con.execute(
+            """SELECT stage, p50_ns FROM stage_stats WHERE level = 'device' AND dev_major = ?
+               AND dev_minor = ? AND stage IN ('Q2C', 'D2C')""",
+            [episode["dev_major"], episode["dev_minor"]],
+        ).fetchall()
+    )
+    ev.stage_ns = {
+        "above": 0,
+        "queued": int(cols["queued"].sum()),
+        "device": int(cols["device"].sum()),
+        "after": 0,
+    }
+    d2c = int(normal.get("D2C") or 0)
+    ev.normal_ns = {
+        "above": 0,
+        "queued": max(0, int(normal.get("Q2C") or 0) - d2c),
+        "device": d2c,
+        "after": 0,
+    }
+    _in_flight(con, episode, ev, cols["a"], cols["e"], normals, block_level=True)
+    return ev
+
+
+_WINDOW_BIOS = """
+SELECT pid, coalesce(comm, '?') AS comm, op, flags, q_time_ns AS q,
+       coalesce(d_time_ns, q_time_ns) AS d,
+       coalesce(c_time_ns, (SELECT max(time_ns) FROM events)) AS c,
+       coalesce(nsectors, 0)::BIGINT * 512 AS bytes,
+       is_writeback_write(comm, op, flags, sector) AS writeback,
+       is_journal(comm) AS journal
+FROM bios
+WHERE dev_major = ? AND dev_minor = ? AND q_time_ns < ? AND coalesce(c_time_ns, ?) > ?
+"""
+# Each load's IO per second of the trace (bins of NORMAL_BIN_NS by queue time): bytes and IOs
+# queued, and their size x time in flight. A bio counts whole in the bin it was queued in.
+NORMAL_BIN_NS = 1_000_000_000
+_LOAD_BINS = f"""
+SELECT CASE WHEN is_writeback_write(comm, op, flags, sector) THEN 'writeback'
+            WHEN is_journal(comm) THEN 'journal' ELSE 'process' END AS kind,
+       CASE WHEN is_writeback_write(comm, op, flags, sector) OR is_journal(comm) THEN -1
+            ELSE pid END AS pid,
+       q_time_ns // {NORMAL_BIN_NS} AS bin,
+       sum((c_time_ns - q_time_ns) * coalesce(nsectors, 0)::BIGINT * 512)::DOUBLE AS byte_ns,
+       sum(c_time_ns - q_time_ns)::DOUBLE AS io_ns,
+       sum(coalesce(nsectors, 0)::BIGINT * 512)::DOUBLE AS bytes,
+       count(*)::DOUBLE AS ios
+FROM bios
+WHERE dev_major = ? AND dev_minor = ? AND c_time_ns IS NOT NULL AND pid IS NOT NULL
+GROUP BY ALL
+"""
+
+
+@dataclass(frozen=True)
+class Normal:
+    """A load's normal level: the median over the trace's seconds (empty ones too) of its bytes
+    and IOs in flight (Little's law: size x time in flight over the second) and queued per ns.
+    A median, not a mean: a burst, injected or not, must not raise its own normal."""
+
+    bytes_in_flight: float = 0.0
+    ios_in_flight: float = 0.0
+    bytes_per_ns: float = 0.0
+    ios_per_ns: float = 0.0
+
+
+def _overlap(qs: np.ndarray, cs: np.ndarray, a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Matrix [item, bio] of the share of each item's interval each bio was in flight."""
+    lo = np.maximum(qs[None, :], a[:, None])
+    hi = np.minimum(cs[None, :], e[:, None])
+    span = np.maximum(e - a, 1)[:, None]
+    return np.clip(hi - lo, 0, None) / span
+
+
+def _in_flight(
+    con: duckdb.DuckDBPyConnection,
+    episode: dict[str, Any],
+    ev: Evidence,
+    a: np.ndarray,
+    e: np.ndarray,
+    normals: NormalLoads,
+    block_level: bool = False,
+) -> None:
+    """Fill in the loads on the device while the victim's slow items [a, e] waited.
+
+    An application's IO (a user series) is measured against what was in flight during its
+    slow samples, its own process's IO apart. A block-level spike's victim is the device's IO
+    as a whole: its loads are what was queued in the episode's window against each one's
+    normal rate (time in flight would count the slow IO's own stuck time as load)."""
+    device = (episode["dev_major"], episode["dev_minor"])
+    if not len(a):
+        return
+    a, e = a.astype(np.int64), e.astype(np.int64)
+    ev.stalls = len(_union(a, e + STALL_GAP_NS))
+    lo = min(int(a.min()), episode["start_ns"] - episode["window_ns"])
+    hi = max(int(e.max()), episode["end_ns"])
+    t = query_table(con, _WINDOW_BIOS, [*device, hi, hi + 1, lo])
+    cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+    q, d, c, size = (cols[k].astype(np.int64) for k in ("q", "d", "c", "bytes"))
+    normal = normals.of(device)
+    window = episode["end_ns"] - (episode["start_ns"] - episode["window_ns"])
+    queued = (q >= episode["start_ns"] - episode["window_ns"]) & (q < episode["end_ns"])
+    per_window = {
+        k: Normal(v.bytes_per_ns * window, v.ios_per_ns * window) for k, v in normal.items()
+    }
+    if block_level:
+        weight = queued.astype(np.float64)
+        victim = np.isin(q, a)
+        scale = per_window
+        ev.load_basis = "queued"
+        mine = victim
+        loaded = np.ones(len(q), bool)  # every IO of the device, the slow ones too
+    else:
+        weight = _overlap(q, c, a, e).mean(axis=0)  # time-average over the items in flight
+        victim = (
+            cols["pid"] == ev.victim_pid if ev.victim_pid is not None else np.zeros(len(q), bool)
+        )
+        scale = {k: Normal(v.bytes_in_flight, v.ios_in_flight) for k, v in normal.items()}
+        ev.load_basis = "in flight"
+        mine = victim & (q >= a.min()) & (q <= e.max())
+        loaded = ~victim
+        ev.victim_bytes = float((weight * size)[victim].sum())
+        ev.victim_ios = float(weight[victim].sum())
+    ev.loads = _loads(cols, weight, size, loaded, scale)
+    for load in ev.loads:
+        if load.kind in ("writeback", "journal"):
+            theirs = cols[load.kind].astype(bool) & (weight > 0) & ~victim
+            load.queued_ns = float(np.mean(d[theirs] - q[theirs])) if theirs.any() else 0.0
+            load.fair_wait_ns = _fair_wait(q, d, c, theirs, theirs)
+            load.device_ns = float(np.mean(c[theirs] - d[theirs])) if theirs.any() else 0.0
+            load.bio_bytes = float(np.mean(size[theirs])) if theirs.any() else 0.0
+            # every IO at the device beside each of theirs, itself included (so 1 when alone)
+            load.at_device = _device_busy(q, d, c, np.zeros(len(q), bool), theirs)[1]
+    if not block_level:  # the victim's bios inside its slow samples, not all it ever issued
+        inside = np.zeros(len(q), bool)
+        for lo_, hi_ in zip(a, e, strict=True):
+            inside |= (q >= lo_) & (q <= hi_)
+        mine &= inside
+    ev.busy_while_queued, ev.others_at_device = _device_busy(q, d, c, victim, mine)
+    ev.normal_d2c_ns = normals.d2c_ns(device)
+    ev.fair_wait_ns = _fair_wait(q, d, c, victim, mine)
+    _episode_context(con, episode, ev)
+
+
+def _loads(
+    cols: dict[str, np.ndarray],
+    weight: np.ndarray,
+    size: np.ndarray,
+    loaded: np.ndarray,
+    normal: dict[tuple[str, int], Normal],
+) -> list[Load]:
+    """The writeback, the journal and each other process among the `loaded` bios, weighted,
+    strongest first."""
+    wb = cols["writeback"].astype(bool) & loaded
+    jn = cols["journal"].astype(bool) & loaded & ~wb
+    other = loaded & ~wb & ~jn
+    pid = cols["pid"]
+    groups: list[tuple[str, str, int | None, np.ndarray]] = [
+        ("writeback", "writeback", None, wb),
+        ("journal", "journal", None, jn),
+    ]
+    for p in np.unique(pid[other]):
+        mask = other & (pid == p)
+        comm = str(cols["comm"][mask][0])
+        label = f"{comm} pid {int(p)}" + (" (the capture's own tool)" if is_observer(comm) else "")
+        groups.append(("process", label, int(p), mask))
+    loads = []
+    for kind, label, p, mask in groups:
+        ios = float(weight[mask].sum())
+        if ios <= 0:
+            continue
+        n = normal.get((kind, -1 if p is None else p), Normal())
+        loads.append(
+            Load(
+                kind,
+                label,
+                p,
+                float((weight * size)[mask].sum()),
+                ios,
+                n.bytes_in_flight,
+                n.ios_in_flight,
+                _ops(cols, mask & (weight > 0)),
+            )
+        )
+    return sorted(loads, key=lambda x: (-x.bytes, -x.ios, x.label))
+
+
+class NormalLoads:
+    """Each device's loads' Normal levels, computed once per device for all its episodes
+    (writeback and the journal under pid -1)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+        self._by_device: dict[tuple[int, int], dict[tuple[str, int], Normal]] = {}
+
+    def d2c_ns(self, device: tuple[int, int]) -> float:
+        """The device's median D2C (stage_stats), 0 when unknown."""
+        rows = self.con.execute(
+            "SELECT p50_ns FROM stage_stats WHERE level = 'device' AND stage = 'D2C' "
+            "AND dev_major = ? AND dev_minor = ?",
+            list(device),
+        ).fetchall()
+        return float(rows[0][0] or 0) if rows else 0.0
+
+    def of(self, device: tuple[int, int]) -> dict[tuple[str, int], Normal]:
+        if device not in self._by_device:
+            self._by_device[device] = self._compute(device)
+        return self._by_device[device]
+
+    def _compute(self, device: tuple[int, int]) -> dict[tuple[str, int], Normal]:
+        t0, t1 = self.con.execute(
+            "SELECT min(time_ns), max(time_ns) FROM events WHERE dev_major = ? AND dev_minor = ?",
+            list(device),
+        ).fetchall()[0]
+        bins = max(1, ((t1 or 0) - (t0 or 0)) // NORMAL_BIN_NS + 1)
+        t = query_table(self.con, _LOAD_BINS, list(device))
+        cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+        out = {}
+        keys = list(zip(cols["kind"].tolist(), cols["pid"].tolist(), strict=True))
+        rows: dict[tuple[str, int], list[int]] = {}
+        for i, key in enumerate(keys):
+            rows.setdefault((str(key[0]), int(key[1])), []).append(i)
+        for key, idx in rows.items():
+            per_s = [
+                _median_with_empty(cols[n][idx], bins) for n in ("byte_ns", "io_ns", "bytes", "ios")
+            ]
+            out[key] = Normal(
+                per_s[0] / NORMAL_BIN_NS,
+                per_s[1] / NORMAL_BIN_NS,
+                per_s[2] / NORMAL_BIN_NS,
+                per_s[3] / NORMAL_BIN_NS,
+            )
+        return out
+
+
+def _median_with_empty(values: np.ndarray, bins: int) -> float:
+    """The median of `values` padded with zeros up to `bins` values (the empty seconds)."""
+    padded = np.zeros(max(bins, len(values)))
+    padded[: len(values)] = values
+    return float(np.median(padded))
+
+
+def _ops(cols: dict[str, np.ndarray], mask: np.ndarray) -> str:
+    """'write 30 bios of 8 MiB, read 2 bios of 4 KiB': the load's bios by op, with their size
+    (or their total and range when sizes differ: a median would hide one big bio)."""
+    parts = []
+    ops, size = cols["op"][mask], cols["bytes"][mask]
+    for op in dict.fromkeys(ops.tolist()):
+        sel = size[ops == op]
+        word = {"R": "read", "W": "write", "D": "discard", "N": "flush"}.get(op, str(op))
+        n = f"{word} {len(sel):,} bio{'s' * (len(sel) != 1)}"
+        lo, hi = int(sel.min()), int(sel.max())
+        if hi == 0:
+            parts.append(n)
+        elif lo == hi:
+            parts.append(f"{n} of {format_bytes(hi)}")
+        else:
+            parts.append(
+                f"{n}, {format_bytes(int(sel.sum()))} ({format_bytes(lo)} to {format_bytes(hi)})"
+            )
+    return ", ".join(parts)
+
+
+def _device_busy(
+    q: np.ndarray, d: np.ndarray, c: np.ndarray, victim: np.ndarray, mine: np.ndarray
+) -> tuple[float | None, float | None]:
+    """(share of the time the victim's bios `mine` were queued during which some IO was at the
+    device, how many other IOs were at the device with them on average while they were there)."""
+    if not mine.any():
+        return None, None
+    busy = _coverage(_union(d, c), q[mine], d[mine])
+    lo, hi = d[mine], c[mine]
+    length = float(np.clip(hi - lo, 0, None).sum())
+    if length <= 0:
+        return busy, None
+    others = ~victim & (d < hi.max()) & (c > lo.min())
+    shared = float(_overlap(d[others], c[others], lo, hi).T.dot(np.clip(hi - lo, 0, None)).sum())
+    return busy, shared / length
+
+
+def _fair_wait(
+    q: np.ndarray, d: np.ndarray, c: np.ndarray, victim: np.ndarray, mine: np.ndarray
+) -> float | None:
+    """The wait a first-come-first-served queue would have given the victim's bios `mine`:
+    the others' IO in flight during their queued time (L, a time average) over the device's
+    completions per ns meanwhile (Little's law). A scheduler that makes the victim wait many
+    times this is holding it back, whatever else is in flight."""
+    if not mine.any():
+        return None
+    lo, hi = q[mine], d[mine]
+    length = float(np.clip(hi - lo, 0, None).sum())
+    if length <= 0:
+        return 0.0
+    others = ~victim
+    ahead = float(_overlap(q[others], c[others], lo, hi).T.dot(np.clip(hi - lo, 0, None)).sum())
+    done = float(sum(((c > x) & (c <= y)).sum() for x, y in zip(lo, hi, strict=True)))
+    in_flight = ahead / length
+    if done == 0:
+        return 0.0 if in_flight == 0 else float("inf")
+    return in_flight / (done / length)
+
+
+def _union(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Sorted disjoint [lo, hi] rows covering the given intervals."""
+    keep = hi > lo
+    lo, hi = lo[keep], hi[keep]
+    if not len(lo):
+        return np.empty((0, 2), np.int64)
+    order = np.argsort(lo, kind="stable")
+    lo, hi = lo[order], hi[order]
+    reach = np.maximum.accumulate(hi)
+    opens = np.concatenate(([True], lo[1:] > reach[:-1]))
+    starts = lo[opens]
+    ends = np.maximum.reduceat(hi, np.flatnonzero(opens))
+    return np.stack([starts, ends], axis=1)
+
+
+def _coverage(union: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float | None:
+    """Share of the total length of [lo, hi] intervals that the disjoint union covers."""
+    total = float(np.clip(hi - lo, 0, None).sum())
+    if total <= 0:
+        return None
+    if not len(union):
+        return 0.0
+    # covered length of [x, y]: the union's cumulative length up to y minus up to x
+    starts, ends = union[:, 0], union[:, 1]
+    cum = np.concatenate(([0], np.cumsum(ends - starts)))
+
+    def upto(x: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(starts, x, side="right")  # intervals starting at or before x
+        inside = np.clip(x - starts[np.maximum(k - 1, 0)], 0, None)
+        part = np.minimum(inside, (ends - starts)[np.maximum(k - 1, 0)])
+        return np.where(k > 0, cum[np.maximum(k - 1, 0)] + part, 0)
+
+    covered = float(np.clip(upto(hi) - upto(lo), 0, None).sum())
+    return covered / total
+
+
+def _episode_context(con: duckdb.DuckDBPyConnection, episode: dict[str, Any], ev: Evidence) -> None:
+    """Throttling messages, writeback work and the journal's trigger around the episode."""
+    device = [episode["dev_major"], episode["dev_minor"]]
+    lo, hi = episode["start_ns"] - episode["window_ns"], episode["end_ns"]
+    n, sample = con.execute(
+        """SELECT count(*), any_value(message) FROM events
+           WHERE dev_major = ? AND dev_minor = ? AND time_ns >= ? AND time_ns < ?
+             AND message IS NOT NULL AND (starts_with(message, 'throtl') OR message LIKE '%iocost%'
+                                          OR starts_with(message, 'iocg'))""",
+        [*device, lo, hi],
+    ).fetchall()[0]
+    ev.throttle_messages, ev.throttle_sample = int(n), sample or ""
+    try:
+        items, pages, reasons = con.execute(
+            """SELECT count(*), sum(pages_written), string_agg(DISTINCT reason, ', ' ORDER BY reason)
+               FROM writeback_events WHERE dev_major = ? AND dev_minor = ?
+                 AND start_ns < ? AND end_ns > ?""",
+            [*device, hi, lo],
+        ).fetchall()[0]
+        ev.writeback_items, ev.writeback_reasons = int(items), reasons or ""
+        ev.pages_written = None if pages is None else int(pages)
+    except duckdb.CatalogException:  # no writeback log
+        pass

@@ -1,0 +1,72 @@
+"""How a command is declared (`Command`, listed in cli/__init__.py) and shown in help: each
+value by the name a user writes (`DATASET`, `DURATION`), flags with none, an example last."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import typer
+from typer.core import TyperArgument, TyperCommand
+
+
+def no_type_on_flags(params: list[Any]) -> list[Any]:
+    """params, the flags among them showing no value in help (typer would show `<bool>`)."""
+    for param in params:
+        if getattr(param, "is_flag", False):
+            param.metavar = ""
+    return params
+
+
+class _Argument(TyperArgument):
+    """An argument shown by its metavar alone (`DATASET`), not also by its Python type."""
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+
+class _Command(TyperCommand):
+    """A command whose help names each value as a user writes it (`DATASET`, `DURATION`),
+    flags by their name alone, and never a Python type (`<path>`, `<bool>`, `{dataset}`)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        for param in self.params:
+            if isinstance(param, TyperArgument):
+                param.__class__ = _Argument  # typer offers no other way to drop the type
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return no_type_on_flags(super().get_params(ctx))
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if isinstance(param, TyperArgument):
+                name = (param.metavar or str(param.name).upper()) + ("..." * (param.nargs != 1))
+                pieces.append(name if param.required else f"[{name}]")
+        return pieces
+
+
+@dataclass(frozen=True)
+class Command:
+    """One command of the command line: its function (the options are its parameters), an
+    example for its help, and its name when not the function's."""
+
+    run: Callable[..., None]
+    example: str
+    name: str | None = None
+    context_settings: dict[str, Any] = field(default_factory=dict)
+
+
+def register(group: typer.Typer, commands: list[Command]) -> None:
+    """Add the commands to the group, in this order (help lists them so)."""
+    for c in commands:
+        first = (c.run.__doc__ or "").split("\n\n")[0]
+        group.command(
+            c.name,
+            cls=_Command,
+            short_help=" ".join(first.split()),  # one line in the list, wrapped as it fits
+            epilog=f"Example: {c.example}",
+            context_settings=c.context_settings or None,
+        )(c.run)
