@@ -2,11 +2,14 @@
 
 default: lint test
 
-# ruff (lint + format check) and mypy on the package
+# ruff (lint + format check) and mypy on the package; cargo fmt, clippy and the crate's tests
 lint:
     ruff check src tests fixtures bench
     ruff format --check src tests fixtures bench
     mypy
+    cd rust && cargo fmt --check
+    cd rust && cargo clippy --all-targets -- -D warnings
+    cd rust && cargo test
 
 # the full test suite (the same command the README and CI run)
 test:

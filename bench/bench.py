@@ -11,10 +11,14 @@ Make one with `../shared/capture-tools/capture.sh OUT 30 vda -- ../shared/captur
 FILE` (root); never commit it. The N-times copy (copies shifted by a whole number of seconds
 longer than the trace, text and binaries) is built once into the cache folder (default
 $BLKSCOPE_BENCH_CACHE, else ~/.cache/blkscope-bench) and reused. Each round runs, for 1x then
-10x, `blkparse -d`, `btt`, `blkscope ingest` (the text) and `blkscope analyze`, so the
-compared programs alternate under the same machine load; every figure is the median over rounds
-of wall seconds, CPU seconds (user + system) and peak RSS of that child process (os.wait4,
-forked from a bare interpreter: ~10 MB is the floor of the RSS column).
+10x, `blkparse -d`, `btt`, `blkscope ingest` (the text), `blkscope analyze` and the streaming pass
+alone (bench/pass_rate.py: its events per second), so the compared programs alternate under the
+same machine load; every figure is the median over rounds of wall seconds, CPU seconds (user +
+system) and peak RSS of that child process (os.wait4, forked from a bare interpreter: ~10 MB is
+the floor of the RSS column). The ratios are printed against btt's wall AND CPU time, so that a
+slow btt cannot flatter blkscope. Ingest's speed is also given as millions of lines of blkparse
+text per CPU-second, for the whole `blkscope ingest` and for the compiled scanner alone
+(bench/scan_text.py; issue 32 asks for 5 or more).
 --quick: the 1x capture only. Run it under `flock /tmp/blkscope-bench.lock` on a shared machine.
 """
 
@@ -39,8 +43,11 @@ from scaled_capture import (  # noqa: E402  (bench/ is sys.path[0] when run as a
 )
 
 DEFAULT_INPUT = Path("/work/bigcap/fio-sched")
-WARM_UP = REPO / "fixtures" / "loop-split-merge-tail"  # numba compiles into its cache once
-STEPS = ("blkparse -d", "btt", "ingest", "analyze")
+WARM_UP = REPO / "fixtures" / "loop-split-merge-tail"  # writes the modules' bytecode once
+STEPS = ("blkparse -d", "btt", "ingest", "analyze", "pass")
+# The streaming pass alone, on the dataset analyze has just used: bench/pass_rate.py times only
+# the compiled core's calls (its wall and CPU replace the script's; its RSS is the script's).
+PASS_RATE = REPO / "bench" / "pass_rate.py"
 
 
 def _option(argv: list[str], name: str, default: str) -> str:
@@ -64,17 +71,18 @@ with open(sys.argv[1], "w") as f:
 
 
 def run(cmd: list[str], cwd: Path) -> dict[str, float]:
-    """Run cmd (output discarded); its wall and CPU seconds and peak RSS in MB."""
+    """Run cmd; its wall and CPU seconds and peak RSS in MB (its output in cwd/.bench-out)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     report = cwd / ".bench-run.json"
-    proc = subprocess.run(
-        [sys.executable, "-S", "-c", RUNNER, str(report), *cmd],
-        cwd=cwd,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        check=False,
-    )
+    with (cwd / ".bench-out").open("wb") as out:
+        proc = subprocess.run(
+            [sys.executable, "-S", "-c", RUNNER, str(report), *cmd],
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
     wall, cpu, rss_kib, code = json.loads(report.read_text())
     report.unlink()
     if code != 0 or proc.returncode != 0:
@@ -102,10 +110,14 @@ def one_round(folder: Path, work: Path) -> dict[str, dict[str, float]]:
         "btt": ["btt", "-i", dump, "-o", str(work / "btt")],
         "ingest": blkscope("ingest", str(folder / TEXT), "-o", str(dataset)),
         "analyze": blkscope("analyze", str(dataset)),
+        "pass": [sys.executable, str(PASS_RATE), str(dataset), "--json"],
     }
     out = {}
     for step in STEPS:
         out[step] = run(commands[step], cwd=work)
+        if step == "pass":
+            rate = json.loads((work / ".bench-out").read_text())
+            out[step].update(wall_s=rate["wall_s"], cpu_s=rate["cpu_s"], events=rate["events"])
         print(f"  {folder.name:>18} {step:12} {out[step]}", file=sys.stderr, flush=True)
     shutil.rmtree(work, ignore_errors=True)
     return out
@@ -131,6 +143,8 @@ def ratios(result: dict[str, dict[str, dict[str, float]]], big: str) -> dict[str
     # the waits a small or busy disk adds to theirs do not flatter blkscope.
     out = {}
     for scale, t in result.items():
+        out[f"pass M events/s (wall), {scale}"] = r(t["pass"]["events"] / 1e6, t["pass"]["wall_s"])
+        out[f"pass M events per CPU-s, {scale}"] = r(t["pass"]["events"] / 1e6, t["pass"]["cpu_s"])
         out[f"analyze / btt wall, {scale}"] = r(t["analyze"]["wall_s"], t["btt"]["wall_s"])
         out[f"analyze wall / btt CPU, {scale}"] = r(t["analyze"]["wall_s"], t["btt"]["cpu_s"])
         out[f"analyze / btt CPU, {scale}"] = r(t["analyze"]["cpu_s"], t["btt"]["cpu_s"])
@@ -147,6 +161,38 @@ def ratios(result: dict[str, dict[str, dict[str, float]]], big: str) -> dict[str
         for step in ("analyze", "ingest"):
             out[f"{step} peak RSS {big} / 1x"] = r(t[step]["rss_mb"], result["1x"][step]["rss_mb"])
     return out
+
+
+def text_lines(path: Path) -> int:
+    """Lines of a text file (blkparse's events and its summary), counted in 16 MiB reads."""
+    count = 0
+    with path.open("rb") as f:
+        while block := f.read(1 << 24):
+            count += block.count(b"\n")
+    return count
+
+
+def ingest_speed(
+    result: dict[str, dict[str, dict[str, float]]], lines: dict[str, int]
+) -> dict[str, float]:
+    """Issue 32's ingest speed: millions of lines of blkparse text per CPU-second of ingest."""
+    return {
+        f"ingest M lines / CPU s, {scale}": round(lines[scale] / 1e6 / t["ingest"]["cpu_s"], 2)
+        for scale, t in result.items()
+        if t["ingest"]["cpu_s"]
+    }
+
+
+def scan_speed(text: Path, rounds: int) -> float:
+    """The compiled scanner alone on the text (bench/scan_text.py): M lines per CPU-second."""
+    script = REPO / "bench" / "scan_text.py"
+    out = subprocess.run(
+        [sys.executable, str(script), str(text), str(rounds)],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return float(json.loads(out.stdout)["m_lines_per_cpu_s"])
 
 
 def print_table(result: dict[str, dict[str, dict[str, float]]], found: dict[str, float]) -> None:
@@ -217,9 +263,12 @@ def main(argv: list[str]) -> int:
         for scale, folder in folders.items():
             samples[scale].append(one_round(folder, cache / "work"))
     result = {scale: medians(s) for scale, s in samples.items()}
-    found = ratios(result, f"{copies}x")
+    lines = {scale: text_lines(folder / TEXT) for scale, folder in folders.items()}
+    found = {**ratios(result, f"{copies}x"), **ingest_speed(result, lines)}
+    found["scan alone M lines / CPU s, 1x"] = scan_speed(folders["1x"] / TEXT, max(rounds, 3))
     if "--json" in argv:
-        doc = {"input": str(capture), "copies": copies, "rounds": rounds, "medians": result}
+        doc = {"input": str(capture), "copies": copies, "rounds": rounds}
+        doc = {**doc, "lines": lines, "medians": result}
         print(json.dumps({**doc, "ratios": found, "samples": samples}, indent=2))
     else:
         print_table(result, found)

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Run issue 14's input bombs through `blkscope ingest` and print each one's time and peak RSS.
+"""Run issue 14's and issue 33's input bombs through blkscope and print each step's time and
+peak RSS.
 
 Usage: python bench/bombs.py [--keep DIR] [--only NAME...] [--json]
 
@@ -18,6 +19,15 @@ Each bomb, and what it did before issue 14's bounds:
                    iostat report stamped a month late: 104 s (56 years late: MemoryError)
   writeback-big/   the bundled capture with a 200 MiB writeback log (its real log repeated
                    with shifted times, 4 M rows): side logs were read whole, 1.5 GB at 100 MiB
+
+Issue 33's, each through the steps it was slow or big in (ingest, then analyze, then report):
+  vmstat-20000/    the bundled capture's blkparse text and a vmstat.txt of 20,000 rows (vmstat
+                   left running past the trace): the clock alignment was quadratic, 2,000 rows
+                   11 s, 10,000 rows 191 s
+  time-2^32.txt    a small real trace (tests/data/issue5/jbd2-commit) with one completion at
+                   4294967296.000000000: analyze ran 233 s and died out of memory in iostat
+  devices-3000.txt 3,000 devices of one IO each: the report took ~0.7 s per device
+  hot-sector.txt   1,000,000 IOs on one sector (5 M events): analyze peaked at 1.49 GB
 """
 
 from __future__ import annotations
@@ -132,14 +142,80 @@ def writeback_big(folder: Path) -> Path:
     return out
 
 
-BOMBS: dict[str, Callable[[Path], Path]] = {
-    "zeros.zst": zeros,
-    "a-line.zst": a_line,
-    "blank-lines.zst": blank_lines_zst,
-    "blank-lines.txt": blank_lines_txt,
-    "garbage.txt": garbage,
-    "iostat-month": iostat_month,
-    "writeback-big": writeback_big,
+def vmstat_long(folder: Path) -> Path:
+    """The bundled capture's blkparse text and its vmstat.txt padded to 20,000 samples with its
+    last, idle one (vmstat left running after the trace)."""
+    out = folder / "vmstat-20000"
+    out.mkdir()
+    shutil.copy(MQ30 / "blkparse.txt.zst", out)
+    lines = (MQ30 / "vmstat.txt").read_text().splitlines()
+    lines += [lines[-1]] * (20_000 + 2 - len(lines))
+    (out / "vmstat.txt").write_text("\n".join(lines) + "\n")
+    return out
+
+
+def _event(dev: tuple[int, int], cpu: int, seq: int, t_us: int, action: str, sector: int) -> str:
+    completion = action == "C"
+    return (
+        f"{dev[0]:>3},{dev[1]:<3} {cpu:>2} {seq:>8} {t_us // 1_000_000:>5}."
+        f"{t_us % 1_000_000:06d}000 {0 if completion else 100:>5}  {action}   W {sector} + 8 "
+        f"{'[0]' if completion else '[dd]'}\n"
+    )
+
+
+def _ios(dev: tuple[int, int], seq: int, t_us: int, sector: int) -> list[str]:
+    """Q, G, I, D and C of one 4 KiB write (completing 100 us after its Q)."""
+    steps = (("Q", 0), ("G", 1), ("I", 2), ("D", 3), ("C", 100))
+    return [_event(dev, 0, seq + k, t_us + dt, a, sector) for k, (a, dt) in enumerate(steps)]
+
+
+def time_2_32(folder: Path) -> Path:
+    """tests/data/issue5/jbd2-commit's trace with one C (in its middle) at 4294967296 s."""
+    out = folder / "time-2^32.txt"
+    with open(ROOT / "tests/data/issue5/jbd2-commit/blkparse.txt.zst", "rb") as fh:
+        lines = zstandard.ZstdDecompressor().stream_reader(fh).read().decode().splitlines(True)
+    for i in range(len(lines) // 2, len(lines)):
+        fields = lines[i].split()
+        if len(fields) > 5 and fields[5] == "C":
+            lines[i] = lines[i].replace(fields[3], "4294967296.000000000", 1)
+            break
+    out.write_text("".join(lines))
+    return out
+
+
+def devices_3000(folder: Path) -> Path:
+    """3,000 devices (majors 8..19), one 4 KiB write each, 1 ms apart."""
+    out = folder / "devices-3000.txt"
+    lines = []
+    for d in range(3000):
+        lines += _ios((8 + d // 256, d % 256), 1, d * 1000, 1000 + 8 * d)
+    out.write_text("".join(lines))
+    return out
+
+
+def hot_sector(folder: Path) -> Path:
+    """1,000,000 4 KiB writes to sector 1000, one every 200 us (5 M events)."""
+    out = folder / "hot-sector.txt"
+    with out.open("w") as f:
+        for start in range(0, 1_000_000, 10_000):
+            f.write("".join(line for i in range(start, start + 10_000)
+                            for line in _ios((8, 0), 1 + 5 * i, 200 * i, 1000)))  # fmt: skip
+    return out
+
+
+# name -> (builder, the steps it goes through)
+BOMBS: dict[str, tuple[Callable[[Path], Path], tuple[str, ...]]] = {
+    "zeros.zst": (zeros, ("ingest",)),
+    "a-line.zst": (a_line, ("ingest",)),
+    "blank-lines.zst": (blank_lines_zst, ("ingest",)),
+    "blank-lines.txt": (blank_lines_txt, ("ingest",)),
+    "garbage.txt": (garbage, ("ingest",)),
+    "iostat-month": (iostat_month, ("ingest",)),
+    "writeback-big": (writeback_big, ("ingest",)),
+    "vmstat-20000": (vmstat_long, ("ingest",)),
+    "time-2^32.txt": (time_2_32, ("ingest", "analyze", "report")),
+    "devices-3000.txt": (devices_3000, ("ingest", "analyze", "report")),
+    "hot-sector.txt": (hot_sector, ("ingest", "analyze")),
 }
 
 
@@ -149,12 +225,21 @@ def _size(path: Path) -> int:
     return path.stat().st_size
 
 
-def run_ingest(source: Path, out: Path) -> dict[str, object]:
-    """`blkscope ingest SOURCE -o OUT -q` in a child: exit code, wall seconds, peak RSS."""
+def _command(step: str, source: Path, out: Path) -> list[str]:
+    if step == "ingest":
+        return ["ingest", str(source), "-o", str(out), "-q"]
+    if step == "analyze":
+        return ["analyze", str(out), "-q"]
+    return ["report", str(out), "-o", str(out.with_suffix(".html")), "-q"]
+
+
+def run_step(step: str, source: Path, out: Path) -> dict[str, object]:
+    """`blkscope STEP ...` in a child (ingest SOURCE into OUT, analyze OUT, report on OUT):
+    exit code, wall seconds, peak RSS."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     start = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "blkscope.cli", "ingest", str(source), "-o", str(out), "-q"],
+        [sys.executable, "-m", "blkscope.cli", *_command(step, source, out)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -183,21 +268,27 @@ def main() -> None:
     results = []
     try:
         for name in args.only or BOMBS:
+            build, steps = BOMBS[name]
             built = time.monotonic()
-            bomb = BOMBS[name](folder)
+            bomb = build(folder)
             build_s = time.monotonic() - built
-            result = run_ingest(bomb, folder / f"{name}.dataset")
-            results.append({"bomb": name, "input_bytes": _size(bomb), **result,
-                            "build_seconds": round(build_s, 1)})  # fmt: skip
-            if not args.json:
-                r = results[-1]
-                print(
-                    f"{name:16} {r['input_bytes']:>13,} B  exit {r['exit']:>3}  "
-                    f"{r['seconds']:>7.2f} s  peak RSS {r['peak_rss_mib']:>7.1f} MiB  "
-                    f"{r['said'][:90]}",
-                    flush=True,
-                )
-            shutil.rmtree(folder / f"{name}.dataset", ignore_errors=True)
+            dataset = folder / f"{name}.dataset"
+            for step in steps:
+                result = run_step(step, bomb, dataset)
+                results.append({"bomb": name, "step": step, "input_bytes": _size(bomb),
+                                **result, "build_seconds": round(build_s, 1)})  # fmt: skip
+                if not args.json:
+                    r = results[-1]
+                    print(
+                        f"{name:16} {step:8} {r['input_bytes']:>13,} B  exit {r['exit']:>3}  "
+                        f"{r['seconds']:>7.2f} s  peak RSS {r['peak_rss_mib']:>7.1f} MiB  "
+                        f"{r['said'][:90]}",
+                        flush=True,
+                    )
+                if result["exit"] != 0:
+                    break  # nothing for the next step to read
+            shutil.rmtree(dataset, ignore_errors=True)
+            dataset.with_suffix(".html").unlink(missing_ok=True)
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)

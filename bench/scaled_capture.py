@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from blkscope.ingest.blktrace.records import RECORD, RECORD_BYTES, _walk
+from blkscope.ingest.blktrace.records import RECORD, read_records
 
 TEXT = "blkparse.txt"
 BINARY_GLOB = "*.blktrace.*"
@@ -85,15 +85,11 @@ def _shifted_text(src: Path, dst: Path, copies: int, shift_s: int) -> None:
 def _shifted_binary(src: Path, dst: Path, copies: int, shift_ns: int) -> None:
     """Copies of one per-CPU file, each record's time moved by k * shift_ns and its sequence
     number by k * (the file's highest + 1), so every copy reads as later events of the same CPU."""
-    buf = np.fromfile(src, dtype=np.uint8)
-    offsets = np.empty(len(buf) // RECORD_BYTES + 1, dtype=np.int64)
-    packed = np.empty((len(offsets), RECORD_BYTES), dtype=np.uint8)
-    count, end = _walk(buf, offsets, packed)
-    if end != len(buf):
-        raise SystemExit(f"{src}: a truncated record at byte {end}")
-    header = packed[:count].view(RECORD).ravel()
-    time_at = offsets[:count, None] + RECORD.fields["time"][1] + np.arange(8)
-    seq_at = offsets[:count, None] + RECORD.fields["sequence"][1] + np.arange(4)
+    records = read_records(str(src))
+    buf, offsets, header = records.data, records.offsets, records.records
+    count = len(offsets)
+    time_at = offsets[:, None] + RECORD.fields["time"][1] + np.arange(8)
+    seq_at = offsets[:, None] + RECORD.fields["sequence"][1] + np.arange(4)
     seq_step = int(header["sequence"].max()) + 1 if count else 0
     with dst.open("wb") as out:
         for k in range(copies):

@@ -1,10 +1,12 @@
-"""Each command loads only what it uses: numba (the compiled ingest and streaming pass, slow
-to import), matplotlib (the report's charts, as slow), Polars and pyarrow.dataset stay out of
+"""Each command loads only what it uses: the compiled core (blkscope._core: ingest's scanners
+and the streaming pass), matplotlib (the report's charts, slow to import), Polars and
+pyarrow.dataset stay out of
 the commands that do not need them, and `import blkscope` loads none of them. Run in a fresh
 interpreter each, as a user's shell would."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -12,16 +14,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-HEAVY = ("numba", "matplotlib", "polars", "pyarrow.dataset", "duckdb", "pyarrow")
+HEAVY = ("blkscope._core", "matplotlib", "polars", "pyarrow.dataset", "duckdb", "pyarrow")
 # What each must not load ({ds}: the bundled capture's analysed dataset).
 NOT_LOADED = [
     (["--help"], HEAVY),
-    (["sql", "{ds}", "SELECT 1"], ("numba", "matplotlib", "polars", "pyarrow.dataset")),
-    (["check", "{ds}", "--max", "spikes=9"], ("numba", "matplotlib", "polars")),
-    (["crosscheck", "{ds}"], ("numba", "matplotlib", "polars")),
-    (["spikes", "{ds}", "--json"], ("numba", "matplotlib")),
-    (["periods", "{ds}"], ("numba", "matplotlib")),
-    (["report", "{ds}", "-o", "{tmp}/r.html"], ("numba",)),
+    (["ingest", "{capture}", "-o", "{tmp}/ds"], ("matplotlib", "polars")),
+    (["sql", "{ds}", "SELECT 1"], ("blkscope._core", "matplotlib", "polars", "pyarrow.dataset")),
+    (["check", "{ds}", "--max", "spikes=9"], ("blkscope._core", "matplotlib", "polars")),
+    (["crosscheck", "{ds}"], ("blkscope._core", "matplotlib", "polars")),
+    (["spikes", "{ds}", "--json"], ("blkscope._core", "matplotlib")),
+    (["periods", "{ds}"], ("blkscope._core", "matplotlib")),
+    (["report", "{ds}", "-o", "{tmp}/r.html"], ("blkscope._core",)),
 ]
 RUN = """
 import sys
@@ -56,10 +59,21 @@ def _loaded(args: list[str], code: str) -> tuple[int, set[str]]:
 def test_a_command_loads_only_what_it_uses(
     mq_dataset: Path, tmp_path: Path, command: list[str], absent: tuple[str, ...]
 ) -> None:
-    args = [a.format(ds=mq_dataset, tmp=tmp_path) for a in command]
+    capture = ROOT / "fixtures" / "loop-split-merge-tail"
+    args = [a.format(ds=mq_dataset, tmp=tmp_path, capture=capture) for a in command]
     code, loaded = _loaded(args, RUN.format(heavy=HEAVY))
     assert code == 0
     assert not loaded & set(absent)
+
+
+def test_analyze_loads_the_core_and_no_charts(mq_dataset: Path, tmp_path: Path) -> None:
+    """The streaming pass is the compiled core's; an analysis draws nothing."""
+    dataset = tmp_path / "mq.dataset"
+    shutil.copytree(mq_dataset, dataset)
+    code, loaded = _loaded(["analyze", str(dataset), "-q"], RUN.format(heavy=HEAVY))
+    assert code == 0
+    assert {"blkscope._core", "duckdb", "pyarrow"} <= loaded
+    assert "matplotlib" not in loaded
 
 
 def test_import_blkscope_loads_nothing_heavy() -> None:

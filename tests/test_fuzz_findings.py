@@ -62,9 +62,10 @@ def test_a_5000_digit_number_in_blkparse_text_is_a_counted_line_error(tmp_path: 
     assert _errors(tmp_path / "ds") == [(2, TOO_LONG + cut)]
 
 
-# blkparse inputs 437 and 979: a count of 2^31 (and 2^32) on a line the numba scanner takes
+# blkparse inputs 437 and 979: a count of 2^31 (and 2^32) on a line the JIT-compiled scanner before
+# the Rust one took
 # whole; its int32 column then refused it with ArrowInvalid "Integer value 2147483648 not in
-# range". The scanner now leaves such lines to the reference parser, which names the field.
+# range". The scanner leaves such lines to the reference parser, which names the field.
 INPUT_437 = "254,0    0    35342     0.021242172 11563  G  RS 36814688 + 2147483648 [python3]"
 INPUT_979 = "  8,0    0        3     0.000001500  1000  Q  WS 4096 + 4294967296 [dd]"
 

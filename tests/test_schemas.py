@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pyarrow as pa
 import pytest
 
-from blkscope.ingest.codes import events_table, rwbs_columns
+from blkscope.ingest.codes import events_table
 from blkscope.schemas import EVENTS, TABLES, doc_of, field
 
 REQUIRED_EVENT_COLUMNS = [
@@ -48,9 +47,8 @@ def test_a_field_without_doc_cannot_be_declared() -> None:
 def test_events_table_takes_columns_by_name_and_nulls_the_rest() -> None:
     """Both event readers build the events table through codes.events_table: by column name,
     every column not given all null, a name the schema lacks refused."""
-    table = events_table(
-        2, {"cpu": pa.array([3, 4], pa.int32()), **rwbs_columns(np.array([98, 1]))}
-    )
+    rwbs = {"rwbs": pa.array(["WSM", "FR"]), "meta": pa.array([True, False])}
+    table = events_table(2, {"cpu": pa.array([3, 4], pa.int32()), **rwbs})
     assert table.schema == EVENTS
     assert table["cpu"].to_pylist() == [3, 4]
     assert table["rwbs"].to_pylist() == ["WSM", "FR"]

@@ -30,7 +30,15 @@ def fake_tracefs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     root = tmp_path / "tracing"
     (root / "options").mkdir(parents=True)
     (root / "instances").mkdir()
-    for name, value in {"trace": "", "current_tracer": "nop", "tracing_on": "1"}.items():
+    files = {
+        "trace": "",
+        "current_tracer": "nop",
+        "available_tracers": "blk function_graph function nop",
+        "trace_clock": "[local] global counter uptime perf mono mono_raw boot x86-tsc",
+        "saved_cmdlines_size": "128",
+        "tracing_on": "1",
+    }
+    for name, value in files.items():
         (root / name).write_text(value + "\n")
     (root / "options" / "bin").write_text("0\n")
     (root / "buffer_size_kb").write_text("7 (expanded: 1408)\n")
@@ -107,14 +115,91 @@ def test_journal_removing_another_folder_is_refused(fake_tracefs: Path, tmp_path
 
 
 def test_journal_unmounting_another_path_is_refused(fake_tracefs: Path, tmp_path: Path) -> None:
-    record = _journal(tmp_path, [], mounted="/home")
+    boot = tracefs.boot_id()
+    record = _journal(tmp_path, [], mounted={"path": "/home", "mount_id": 1, "boot_id": boot})
     assert _refusal(record) == (
         f"{record}: refusing to restore: '/home' is not where blkscope capture mounts tracefs"
     )
-    record = _journal(tmp_path, [], mounted=str(fake_tracefs))  # a candidate, not a tracefs mount
+    # a candidate, not a tracefs mount
+    record = _journal(
+        tmp_path, [], mounted={"path": str(fake_tracefs), "mount_id": 1, "boot_id": boot}
+    )
     assert (
         _refusal(record) == f"{record}: refusing to restore: {fake_tracefs} is not a tracefs mount"
     )
+
+
+SYSTEM_TRACEFS = Path("/sys/kernel/tracing")
+
+
+@pytest.mark.skipif(
+    tracefs.tracefs_mount_id(SYSTEM_TRACEFS) is None, reason="no tracefs mounted here"
+)
+def test_16_journal_unmounting_the_systems_own_tracefs_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 finding 16: `"mounted": "/sys/kernel/tracing"` was taken, and capture-restore
+    would have unmounted the system's own tracefs. Only the mount capture made (its id, this
+    boot) is unmounted."""
+    monkeypatch.setattr(tracefs, "TRACEFS_CANDIDATES", (SYSTEM_TRACEFS,))
+    record = _journal(tmp_path, [], mounted=str(SYSTEM_TRACEFS))
+    assert _refusal(record) == (
+        f"{record}: refusing to restore: 'mounted' is '{SYSTEM_TRACEFS}', not the mount id and "
+        "boot id blkscope capture records"
+    )
+    now = tracefs.tracefs_mount_id(SYSTEM_TRACEFS)
+    for mount_id, boot in ((now + 1, tracefs.boot_id()), (now, "another-boot")):  # type: ignore[operator]
+        record = _journal(
+            tmp_path,
+            [],
+            mounted={"path": str(SYSTEM_TRACEFS), "mount_id": mount_id, "boot_id": boot},
+        )
+        assert _refusal(record) == (
+            f"{record}: refusing to restore: the tracefs mount at {SYSTEM_TRACEFS} (id {now}) is "
+            f"not the one blkscope capture made (id {mount_id!r} in boot {boot!r})"
+        )
+
+
+@pytest.mark.parametrize(
+    ("setting", "value", "why"),
+    [
+        ("current_tracer", "wakeup", "available_tracers offers blk function_graph function nop"),
+        (
+            "trace_clock",
+            "jiffies",
+            "trace_clock offers local global counter uptime perf mono mono_raw boot x86-tsc",
+        ),
+        ("saved_cmdlines_size", "40000", "the kernel takes at most 32768"),
+    ],
+)
+def test_16_journal_value_this_machine_never_showed_is_refused(
+    fake_tracefs: Path, tmp_path: Path, setting: str, value: str, why: str
+) -> None:
+    """Issue 33 finding 16: any word was taken for current_tracer (and trace_clock)."""
+    record = _journal(tmp_path, [[str(fake_tracefs / setting), value]])
+    assert _refusal(record) == (
+        f"{record}: refusing to restore: {value!r} is not a value {fake_tracefs}/{setting} can "
+        f"hold here: {why}"
+    )
+
+
+def test_16_journal_buffer_bigger_than_the_memory_is_refused(
+    fake_tracefs: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 finding 16: 12-digit buffer sizes were taken."""
+    monkeypatch.setattr(tracefs, "_memory_kb", lambda: 4_000_000)
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    path = fake_tracefs / "buffer_size_kb"
+    record = _journal(tmp_path, [[str(path), "999999999999"]])
+    assert _refusal(record) == (
+        f"{record}: refusing to restore: '999999999999' is not a value {path} can hold here: "
+        "more than its memory holds (2,000,000 KiB per CPU on 2 CPUs)"
+    )
+    record = _journal(tmp_path, [[str(path), "7 (expanded: 2000001)"]])
+    assert "more than its memory holds" in _refusal(record)
+    record = _journal(tmp_path, [[str(path), "2000000"]])
+    assert TracefsJournal.load(record).restore() == []
+    assert path.read_text() == "2000000\n"
 
 
 @pytest.mark.parametrize(

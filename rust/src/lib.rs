@@ -2,6 +2,10 @@
 
 use pyo3::prelude::*;
 
+mod arrow_io;
+mod ingest;
+mod pass;
+
 /// The crate's version: the Python package checks it matches its own.
 #[pyfunction]
 fn version() -> &'static str {
@@ -11,5 +15,8 @@ fn version() -> &'static str {
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(version, m)?)?;
+    m.add_class::<arrow_io::ArrowBatch>()?;
+    pass::register(m)?;
+    ingest::register(m)?;
     Ok(())
 }

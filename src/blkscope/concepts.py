@@ -17,6 +17,10 @@ import pyarrow.compute as pc
 FLUSHER_COMM_PREFIXES = ("kworker/u", "flush-")
 # ext4's journal commits from jbd2/<dev>-<n>.
 JOURNAL_COMM_PREFIXES = ("jbd2/",)
+# Linux sizes a block device in bytes as a signed 64-bit number (loff_t), so every sector of
+# every device ends before 2^63 / 512 = 2^54: a sector past it is a damaged line or record, and
+# keeping it would overflow every sum of sectors and every byte offset after ingest.
+MAX_SECTOR = 1 << 54
 # The observer: processes of the capture itself (blkscope capture and its samplers, the shared
 # capture.sh and the bpftrace probes beside the trace). Their IO is real but not the workload's,
 # so the report flags it and never lets it set a chart's scale. Exact names, not prefixes: a

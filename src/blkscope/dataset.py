@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from blkscope.analyze.devices import DeviceName
     from blkscope.analyze.file_usage import During
     from blkscope.analyze.findings import SpikeOptions
-    from blkscope.analyze.query import Answer
+    from blkscope.analyze.query import Answer, QueryLimits
     from blkscope.analyze.sql_modules import Column
     from blkscope.files.attach import HandPlacement
     from blkscope.progress import ProgressCallback
@@ -241,16 +241,19 @@ class Dataset:
             self.document()
         return run_frame(self.con, query)
 
-    def query(self, query: str) -> Answer:
+    def query(self, query: str, limits: QueryLimits | None = None) -> Answer:
         """Run SQL from someone else (`blkscope sql`): read-only, on a connection that can
-        reach this dataset's own tables and nothing else; the rows as Python values."""
+        reach this dataset's own tables and nothing else, within a time and a memory limit
+        (default: QueryLimits()); the rows as Python values."""
         from blkscope.analyze import query as run
         from blkscope.analyze.views import reads_catalog
 
-        if reads_catalog(query):
-            self.document()  # the column docs, for DESCRIBE-like queries
-        self.lock_down()
-        return run.run_query(self.con, query)
+        limits = limits or run.QueryLimits()
+        with run.limited(self.con, limits):  # before lock_down locks the configuration
+            if reads_catalog(query):
+                self.document()  # the column docs, for DESCRIBE-like queries
+            self.lock_down()
+            return run.run_query(self.con, query, limits)
 
     def spikes(
         self,

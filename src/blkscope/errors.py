@@ -1,6 +1,6 @@
 """The one error hierarchy that library code raises; the CLI turns it into `file:line: reason`.
 
-Exit codes of the command line (the README's table is this one):
+Exit codes of the command line (the README and docs/ingest.md show this table):
   0   done (`check`: every threshold held)
   1   another failure: a dataset that cannot be written, a capture that cannot run, a
       threshold `check` found exceeded, a recorded command that failed

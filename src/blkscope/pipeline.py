@@ -42,8 +42,8 @@ def ingested(
     source: Path, dataset_dir: Path, progress: ProgressCallback | None = None
 ) -> tuple[Dataset, bool]:
     """(dataset, ingested): source itself when it is a dataset, else source ingested into
-    dataset_dir first. The ingest modules are imported only when needed: their compiled
-    scanners take numba, slow to load, which a command on a dataset does not need."""
+    dataset_dir first. The ingest modules are imported only when needed: they take pyarrow and
+    the compiled core, which a command on a dataset may not need."""
     try:
         is_dir = source.is_dir()
     except OSError as exc:  # a name too long, a loop of links

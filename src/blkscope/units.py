@@ -105,6 +105,27 @@ def format_s(ns: float | None, digits: int = 2, sep: str = " ") -> str:
     return "-" if ns is None else f"{ns_to_s(ns):.{digits}f}{sep}s"
 
 
+_SIZE = re.compile(r"\s*([0-9]*\.?[0-9]+)\s*([KMGT]?)(i?)B\s*", re.I)
+
+
+def option_bytes(text: str, option: str) -> int:
+    """An option's size in bytes: a number and a unit, as DuckDB reads them (KB, MB, GB, TB in
+    powers of 1000; KiB, MiB, GiB, TiB in powers of 1024), more than 0, at most 1 PiB."""
+    m = _SIZE.fullmatch(text)
+    if m is None:
+        raise OptionError(option, f"not a size: {text!r}", hint=f"e.g. {option} 2GB, 512MiB")
+    power = "KMGT".find(m.group(2).upper()) + 1 if m.group(2) else 0
+    size = int(Decimal(m.group(1)) * (1024 if m.group(3) else 1000) ** power)
+    if size <= 0 or size > 1 << 50:
+        raise OptionError(option, f"must be more than 0 B and at most 1 PiB, got {text!r}")
+    return size
+
+
+def format_percent(share: float | None, decimals: int = 1) -> str:
+    """A share as a percentage with fixed decimals: '4.3%'; '-' for None (not measurable)."""
+    return "-" if share is None else f"{100 * share:.{decimals}f}%"
+
+
 def format_share(share: float) -> str:
     """A share as a percentage with the digits it needs: 67%, 2.1%, 0.4%, 0.03%, 0%, 100%.
 

@@ -7,7 +7,6 @@ import shutil
 from pathlib import Path
 
 import pyarrow.parquet as pq
-import pytest
 from rich.progress import Progress
 from typer.testing import CliRunner
 
@@ -101,31 +100,6 @@ def test_sql_before_analyze_hints(tmp_path: Path) -> None:
     ]
     count = runner.invoke(app, ["sql", str(ds), "SELECT count(*) AS n FROM events", "--csv"])
     assert count.output == "n\n41\n"
-
-
-def test_the_progress_bar_says_when_the_pass_compiles(
-    analyzed: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The first analysis after an install compiles the pass for a minute or two: the bar says
-    so before the first event is read (stream/run.py asks numba's cache)."""
-    from blkscope.analyze.stream import run
-
-    assert run.is_cached(run.step)  # the fixture's analysis compiled it
-    monkeypatch.setattr(run, "is_cached", lambda dispatcher: False)
-    dataset = tmp_path / "ds"
-    shutil.copytree(analyzed["mq-writeback-30s"], dataset)
-    calls: list[tuple[str, int, str]] = []
-    analyze(
-        dataset,
-        progress=lambda key, done, total, unit, label: calls.append((unit, done, label)),
-    ).close()
-    events = [c for c in calls if c[0] == "events"]
-    assert events[0] == (
-        "events",
-        0,
-        "analyze ds events: compiling the pass (once after an install, 1-2 min)",
-    )
-    assert events[1][2] == "analyze ds events: pairing"
 
 
 def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""Q2Q gaps from the streaming pass (analyze/stream/q2q.py) against their definition: the gap to
+"""Q2Q gaps from the streaming pass (rust/src/pass/q2q.rs) against their definition: the gap to
 the previous Q of the bio's group, in (q_time_ns, q_eid) order, per process, class, op and
 device, which `_bio_stages.sql` computed with four windows over every bio until the pass took
 it over."""
@@ -6,6 +6,7 @@ it over."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 import duckdb
 import numpy as np
@@ -15,9 +16,8 @@ import pytest
 
 from blkscope.analyze.build import caches_plug_time
 from blkscope.analyze.memory import bound_memory
-from blkscope.analyze.stream.events import EventCoder
-from blkscope.analyze.stream.q2q import Q2Q_VIEW, SCOPES, OpClasses
-from blkscope.analyze.stream.run import stream_tables
+from blkscope.analyze.stream.q2q import Q2Q_VIEW, SCOPES
+from blkscope.analyze.stream.run import OpClassNames, stream_tables
 from blkscope.analyze.views import connect, register, register_table
 from blkscope.concepts import STAGE_TIME_COLUMNS
 from blkscope.ingest.block_events import ingest_blkparse
@@ -43,14 +43,18 @@ PASS = f"SELECT q_eid, dev_major, dev_minor, op_class, process, {', '.join(f'{s}
 BIO = f"q_eid, dev_major, dev_minor, op_base, op_class, process, {', '.join(STAGE_TIME_COLUMNS)}"
 
 
-def _stream(inputs: list[str], ds: Path) -> duckdb.DuckDBPyConnection:
+def _stream(
+    inputs: list[str], ds: Path, modules: tuple[str, ...] = ("_bio_class",)
+) -> duckdb.DuckDBPyConnection:
     """Ingest inputs into ds and run the streaming pass on it the way analyze does; the
     connection sees bios, _bio_class and the pass's internal._bio_q2q."""
     ingest_blkparse(inputs, ds)
-    return _stream_dataset(ds)
+    return _stream_dataset(ds, modules)
 
 
-def _stream_dataset(ds: Path) -> duckdb.DuckDBPyConnection:
+def _stream_dataset(
+    ds: Path, modules: tuple[str, ...] = ("_bio_class",)
+) -> duckdb.DuckDBPyConnection:
     manifest = read_manifest(ds)
     done: set[str] = set()
     con = connect(ds, manifest, done=done)
@@ -62,7 +66,7 @@ def _stream_dataset(ds: Path) -> duckdb.DuckDBPyConnection:
         int(manifest.editable().get("events", {}).get("count", 0)),
     )
     register_table(con, "bios", ds / "bios.parquet")
-    register(con, done, ["_bio_class"])
+    register(con, done, modules)
     return con
 
 
@@ -149,24 +153,34 @@ def test_ties_and_qs_without_a_comm(tmp_path: Path) -> None:
     con.close()
 
 
-def test_op_classes_grow_with_the_rwbs_dictionary() -> None:
-    """The lookup covers each RWBS code the coder hands out, batch after batch, with the
-    classes the SQL macros give (the suffixes are defined only there); a Q without a comm is
-    process '?', like a Q whose comm is '?'."""
-    coder = EventCoder()
-    classes = OpClasses(coder)
+class _Classes:
+    """What OpClassNames hands the pass: (op_class, bio_op_class) names per RWBS."""
+
+    def __init__(self) -> None:
+        self.names: dict[str | None, list[tuple[str, str]]] = {}
+
+    def add_op_classes(self, rwbs: str | None, names: list[tuple[str, str]]) -> None:
+        assert rwbs not in self.names, "each RWBS once"
+        self.names[rwbs] = names
+
+
+def test_op_classes_come_from_the_sql_macros_once_per_rwbs() -> None:
+    """The pass hears each RWBS's classes once, before its first batch, with the classes the
+    SQL macros give (the suffixes are defined only there), for each op letter with and without
+    a sector; a Q without RWBS is classified first."""
     con = duckdb.connect()
     register(con, set(), ["op_class"])
-    coder.rwbs.encode(pa.array(["WS", "R"]))
-    first = classes.cover(con).copy()
-    coder.rwbs.encode(pa.array(["FWFSM", "R", None, "RM", "WFS"]))
-    grown = classes.cover(con)
-    assert len(first) == 3 and len(grown) == 6 and (grown[:3] == first).all()
+    seen = _Classes()
+    names = OpClassNames(con, cast(Any, seen))
+    names.cover(pa.record_batch({"rwbs": pa.array(["WS", "R", "WS"]).dictionary_encode()}))
+    assert list(seen.names) == [None, "WS", "R"]
+    names.cover(
+        pa.record_batch({"rwbs": pa.array(["FWFSM", "R", "RM", "WFS"]).dictionary_encode()})
+    )
+    assert list(seen.names) == [None, "WS", "R", "FWFSM", "RM", "WFS"]
 
     def name(flags: str | None, op: str, sector: bool) -> str:
-        row = 0 if flags is None else coder.rwbs.values.index(flags) + 1
-        col = "RWDN".index(op) * 2 + (0 if sector else 1)
-        return classes.names[grown[row, col] >> 4]
+        return seen.names[flags]["RWDN".index(op) * 2 + (0 if sector else 1)][1]
 
     assert name("WS", "W", True) == "write/sync"
     assert name("R", "R", True) == "read"
@@ -175,5 +189,5 @@ def test_op_classes_grow_with_the_rwbs_dictionary() -> None:
     assert name("WFS", "W", True) == "write/sync"
     assert name("RM", "R", True) == "read/meta"
     assert name(None, "N", False) == "flush"
-    assert coder.comm.values[0] == "?"
+    assert seen.names["WS"][2] == ("write", "write/sync")  # op_class, bio_op_class
     assert SCOPES == ("process", "class", "op", "device")

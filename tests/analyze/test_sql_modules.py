@@ -16,7 +16,7 @@ from blkscope.analyze.build import analyze_dataset
 from blkscope.analyze.sql_modules import Column, SqlModuleError, parse_module, sql_modules
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME
 from blkscope.analyze.stream.iodist import IO_COUNTS
-from blkscope.analyze.stream.q2q import Q2Q_VIEW
+from blkscope.analyze.stream.q2q import Q2Q_VIEW, STAGE_COUNTS
 from blkscope.analyze.views import (
     builders,
     connect,
@@ -41,7 +41,9 @@ from tests.analyze.conftest import DATA
 from tests.conftest import capture_folder
 
 # the streaming pass's relations of the analysis connection, which modules include like tables
-PASSED = {name.split(".")[1] for name in (IO_COUNTS, DEPTH_TIME, DEPTH_BIN_SUMS, Q2Q_VIEW)}
+PASSED = {
+    name.split(".")[1] for name in (IO_COUNTS, DEPTH_TIME, DEPTH_BIN_SUMS, Q2Q_VIEW, STAGE_COUNTS)
+}
 MACROS = {o.name: m.name for m in modules().values() for o in m.objects if o.kind == "macro"}
 
 

@@ -17,6 +17,7 @@ shares (tests/test_capture_*.py hold them under flock).
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
 import random
@@ -61,6 +62,8 @@ OFFSETS = ["iostat=+1", "iostat=-0.5", "iostat=nan", "iostat=inf", "x=1", "=", "
 STARTS = ["2026-01-01T00:00:00", "0001-01-01", "9999-12-31T23:59:59", "nan", "",
           "2026-13-45", "2026-01-01T00:00:00+25:00", "1970-01-01", "2026-01-01T00:00:00Z"]  # fmt: skip
 QUERIES = ["select count(*) from requests", "select * from events limit 3", "select 1/0",
+           "select 'nan'::double AS x, ['inf'::double] AS y", "-- a comment\nselect 1",
+           "select count(*) from events a, events b, events c", "select * from range(100000000)",
            "", ";", "select", "select '\udcff'", "show tables", "select * from nosuch",
            "select * from read_csv('/etc/passwd')", "COPY (select 1) TO '{scratch}/x.csv'",
            "ATTACH '{scratch}/x.db'", "select * from bios; select 2",
@@ -257,6 +260,8 @@ def judge(args: list[str], code: int, out: str, err: str) -> str | None:
         return f"exit code {code}"
     if "Traceback (most recent call last)" in out + err:
         return "traceback printed"
+    if code == 0 and {"--json", "--nl"} & set(args) and (problem := _invalid_json(args, out)):
+        return problem
     if code in (1, 2):
         lines = err.splitlines()
         said = [line for line in lines if line.startswith("error: ")]
@@ -267,6 +272,21 @@ def judge(args: list[str], code: int, out: str, err: str) -> str | None:
             return f"exit {code} without an error line"
         if said and not said[0][len("error: ") :].strip():
             return "empty error message"
+    return None
+
+
+def _refuse_constant(name: str) -> object:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _invalid_json(args: list[str], out: str) -> str | None:
+    """What makes a --json (--nl: each line) output something a JSON reader refuses, or None."""
+    docs = out.splitlines() if "--nl" in args else ([out] if out.strip() else [])
+    for doc in docs:
+        try:
+            json.loads(doc, parse_constant=_refuse_constant)
+        except ValueError as exc:
+            return f"invalid JSON output: {str(exc)[:60]}"
     return None
 
 

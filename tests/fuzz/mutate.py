@@ -230,6 +230,52 @@ def long_line(rng: random.Random, data: bytes) -> bytes:
     return data[:i] + fill * size + data[i:]
 
 
+# Sectors and times a damaged trace may hold: at and past the end of any device (2^54 sectors),
+# near 2^63, and times of 2^32 s (136 years) or the int64 ns limit.
+HUGE_SECTORS = [b"18014398509481976", b"18014398509481984", b"18014398509481985",
+                b"4611686018427387904", b"9223372036854775800", b"9223372036854775807"]  # fmt: skip
+HUGE_TIMES = [b"4294967296.000000000", b"9223372035.999999999", b"9223372036.000000000",
+              b"1000000000.000000001", b"86400.000000000"]  # fmt: skip
+_EVENT_LINE = re.compile(
+    rb"^(\s*\d+,\d+\s+\d+\s+\d+\s+)(\d+\.\d+)(\s+\d+\s+[A-Z]{1,2}\s+[A-Z]*\s+)(\d+)?"
+)
+
+
+def huge_field(rng: random.Random, data: bytes) -> bytes:
+    """Give 1-3 blkparse event lines a sector past any device or a time decades away."""
+    lines = _lines(data)
+    events = [i for i, line in enumerate(lines) if _EVENT_LINE.match(line)]
+    if not events:
+        return swap_number(rng, data)
+    for i in rng.sample(events, min(len(events), rng.choice([1, 1, 2, 3]))):
+        m = _EVENT_LINE.match(lines[i])
+        assert m is not None
+        if m.group(4) is not None and rng.random() < 0.5:
+            lines[i] = lines[i][: m.start(4)] + rng.choice(HUGE_SECTORS) + lines[i][m.end(4) :]
+        else:
+            lines[i] = lines[i][: m.start(2)] + rng.choice(HUGE_TIMES) + lines[i][m.end(2) :]
+    return b"\n".join(lines)
+
+
+def time_shift(rng: random.Random, data: bytes) -> bytes:
+    """Move a block of event lines' times back or forward (their lines stay where they are)."""
+    lines = _lines(data)
+    events = [i for i, line in enumerate(lines) if _EVENT_LINE.match(line)]
+    if len(events) < 2:
+        return huge_field(rng, data)
+    a = rng.randrange(len(events))
+    b = min(len(events), a + rng.randint(1, 200))
+    shift = rng.choice([-5_000_000_000, -1, 1, 3_000_000_000])
+    for i in events[a:b]:
+        m = _EVENT_LINE.match(lines[i])
+        assert m is not None
+        sec, ns = m.group(2).split(b".")
+        t = max(0, int(sec) * 1_000_000_000 + int(ns[:9].ljust(9, b"0")) + shift)
+        new = f"{t // 1_000_000_000}.{t % 1_000_000_000:09d}".encode()
+        lines[i] = lines[i][: m.start(2)] + new + lines[i][m.end(2) :]
+    return b"\n".join(lines)
+
+
 def splice(others: list[bytes]) -> Mutator:
     """A mutator pasting lines of other formats' samples into this one."""
 
@@ -265,6 +311,8 @@ TEXT: list[tuple[float, Mutator]] = [
     (0.5, blank_lines),
     (0.03, long_line),
     (0.1, empty),
+    (1, huge_field),
+    (0.5, time_shift),
 ]
 
 
@@ -291,7 +339,8 @@ def _specials(bits: int) -> list[int]:
     top = (1 << bits) - 1
     values = {0, 1, top, top - 1, 1 << (bits - 1), (1 << (bits - 1)) - 1}
     if bits > 32:
-        values |= {1 << 31, 1 << 32, 10**19}
+        # 2^54 sectors: the end of any device; 2^32 s in ns: a time 136 years on
+        values |= {1 << 31, 1 << 32, 10**19, 1 << 54, (1 << 54) + 1, 4294967296 * 10**9}
     return sorted(values)
 
 
@@ -404,6 +453,8 @@ _CONFUSED: list[Any] = [
     True,
     0,
     -1,
+    -5,
+    float("inf"),  # json.dumps writes Infinity, which json.loads reads back (1e400 does too)
     2**64,
     10**30,
     1.5,

@@ -15,6 +15,7 @@ The campaign and the test-suite slice pick it up from there (`tests/test_fuzz.py
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -195,10 +196,37 @@ def copy_dataset(base: Path, dest: Path) -> Path:
     return dest
 
 
+# The manifest's keys every command reads (row counts, devices, events, what is shown on every
+# output): damaged there first, the rest by json_confusion's draw over every node.
+_READ_KEYS = ("tables", "devices", "events", "ingest", "completeness", "reconciliation", "skipped")
+_HOSTILE = [*M._CONFUSED, -5, 2**63, "1e400", {"rows": 1}, [{}]]
+
+
+def manifest_damage(rng: random.Random, data: bytes) -> bytes:
+    """One node under the keys every command reads given a hostile value (or dropped); the
+    literal 1e400 where a number was."""
+    try:
+        doc = json.loads(data)
+    except (ValueError, RecursionError):  # an earlier mutation broke the JSON already
+        return M.flip_bytes(rng, data)
+    paths = [p for p in M._nodes(doc) if p and isinstance(doc, dict) and p[0] in _READ_KEYS]
+    if not paths:
+        return M.json_confusion(rng, data)
+    path = rng.choice(paths)
+    if rng.random() < 0.1:
+        doc = M._replace(doc, path, None, delete=True)
+        return json.dumps(doc).encode()
+    value = rng.choice(_HOSTILE)
+    text = json.dumps(M._replace(doc, path, "@@VALUE@@"))
+    literal = "1e400" if value == "1e400" else json.dumps(value)
+    return text.replace('"@@VALUE@@"', literal).encode()
+
+
 def _build_manifest(rng: random.Random, scratch: Path) -> Path:
     base = base_dataset(scratch)
     folder = copy_dataset(base, scratch / "dataset")
-    data = M.mutate(rng, (base / "manifest.json").read_bytes(), M.JSON)
+    table = [*M.JSON, (6, manifest_damage)]
+    data = M.mutate(rng, (base / "manifest.json").read_bytes(), table)
     (folder / "manifest.json").unlink()
     (folder / "manifest.json").write_bytes(data)
     return folder
@@ -286,6 +314,105 @@ def _hostile_entry(rng: random.Random, folder: Path, scratch: Path) -> None:
         (folder / "dangling.txt").symlink_to(scratch / "nowhere")
 
 
+LOOP_TAIL = ROOT / "fixtures" / "loop-split-merge-tail"
+
+
+def _cut_at_record(rng: random.Random, data: bytes) -> bytes:
+    offsets = M.record_offsets(data)
+    return data[: rng.choice(offsets)] if offsets else data
+
+
+def _build_duplicated(rng: random.Random, scratch: Path) -> Path:
+    """A capture folder holding some of its events twice: a per-CPU file plain beside its
+    .zst, copied under another CPU, cut short, with records changed; the text beside the
+    binaries (or alone) with a block pasted in, given twice, or another trace's."""
+    folder = scratch / "capture"
+    folder.mkdir()
+    binaries = rng.random() < 0.7
+    if binaries:
+        for n in (0, 1):
+            shutil.copyfile(
+                LOOP_TAIL / f"trace.blktrace.{n}.zst", folder / f"trace.blktrace.{n}.zst"
+            )
+        raw = {n: _read(LOOP_TAIL / f"trace.blktrace.{n}.zst") for n in (0, 1)}
+        for _ in range(rng.choice([1, 1, 2, 3])):
+            n = rng.choice([0, 1])
+            how = rng.randrange(4)
+            if how == 0:  # what zstd -d leaves beside the .zst
+                data = raw[n]
+            elif how == 1:  # cut short at a record boundary
+                data = _cut_at_record(rng, raw[n])
+            elif how == 2:  # some records changed (sequence, time, sector...)
+                data = M.mutate(rng, raw[n], M.BINARY)
+            else:  # the other CPU's file
+                data = raw[1 - n]
+            name = rng.choice(
+                [f"trace.blktrace.{n}", f"trace.blktrace.{n + 2}", f"copy.blktrace.{n}"]
+            )
+            (folder / name).write_bytes(data)
+    if not binaries or rng.random() < 0.5:
+        text = _read(LOOP_TAIL / "blkparse.txt.zst")
+        if rng.random() < 0.3:
+            text = _read(CAPTURE / "blkparse.txt.zst")  # another trace's events
+        if rng.random() < 0.5:
+            text = M.mutate(
+                rng, text, [(2, M.duplicate_block), (1, M.time_shift), (1, M.delete_block)]
+            )
+        (folder / "blkparse.txt").write_bytes(text)
+        if rng.random() < 0.3:
+            (folder / "blkparse.txt.zst").write_bytes(M.COMPRESSORS["zstd"](text))
+    return folder
+
+
+def _duplicated(path: Path, scratch: Path, rng: random.Random) -> None:
+    """The folder, or its block-event files given one by one, ingested."""
+    try:
+        with _dataset_writes(rng):
+            strict = rng.random() < 0.3
+            if rng.random() < 0.7:
+                ingest_folder(path, scratch / "capture-ds", strict=strict)
+            else:
+                files = sorted(str(f) for f in path.iterdir())
+                picked = [f for f in files if rng.random() < 0.7] or files
+                ingest_events(picked, scratch / "capture-ds", strict=strict)
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+        shutil.rmtree(scratch / "capture-ds", ignore_errors=True)
+
+
+def _build_damaged_trace(rng: random.Random, scratch: Path) -> Path:
+    """A small real trace with sectors past any device, times decades away, blocks moved or
+    pasted in: what the analysis and the report then make of it."""
+    # the analysis' compiled kernels, loaded (or compiled: minutes) once per process while
+    # building, never inside an input's time limit
+    base_dataset(scratch)
+    trace = scratch / "trace.txt"
+    seed = rng.choice([CAPTURE / "blkparse.txt.zst", FORMATS / "syn.blkparse.txt"])
+    table: list[tuple[float, M.Mutator]] = [
+        (3, M.huge_field), (2, M.time_shift), (1, M.duplicate_block), (1, M.delete_block),
+        (1, M.swap_number),
+    ]  # fmt: skip
+    trace.write_bytes(M.mutate(rng, _read(seed), table))
+    return trace
+
+
+def _analysis(path: Path, scratch: Path, rng: random.Random) -> None:
+    """Ingest, analyse and (a third of the time) report: every stage on a damaged trace."""
+    from blkscope.pipeline import analyze
+    from blkscope.reports.make_report import make_report
+
+    out = scratch / "analysed-ds"
+    try:
+        ingest_events([str(path)], out, strict=rng.random() < 0.1)
+        if rng.random() < 0.3:
+            make_report(out, scratch / "report.html", timestamp=False)
+        else:
+            analyze(out).close()
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+        (scratch / "report.html").unlink(missing_ok=True)
+
+
 def _capture_folder(path: Path, scratch: Path, rng: random.Random) -> None:
     try:
         with _dataset_writes(rng):
@@ -320,6 +447,15 @@ _TEXT_SAMPLES = _f(
 
 # Tracepoint text: the first 400 lines of each real capture in tests/data/tracepoints.
 _TRACEPOINTS = ROOT / "tests" / "data" / "tracepoints" / "fuzz-seeds"
+
+
+def _built(
+    name: str, run: Run, build: Callable[[random.Random, Path], Path], weight: float
+) -> Target:
+    """A target whose every input is built whole (a folder, several files), not mutated from
+    seed bytes: no seeds, no exhaustive variants."""
+    return Target(name, (), run, [], exhaustive=lambda data: iter(()), weight=weight, build=build)
+
 
 TARGETS: list[Target] = [
     Target(
@@ -428,15 +564,9 @@ TARGETS: list[Target] = [
         weight=0.5,
         build=_build_manifest,
     ),
-    Target(
-        "capture folder",
-        (),
-        _capture_folder,
-        [],
-        exhaustive=lambda data: iter(()),
-        weight=0.3,
-        build=_build_capture,
-    ),
+    _built("capture folder", _capture_folder, _build_capture, weight=0.3),
+    _built("duplicated streams", _duplicated, _build_duplicated, weight=0.5),
+    _built("damaged analysis", _analysis, _build_damaged_trace, weight=0.05),
 ]
 
 

@@ -6,7 +6,8 @@ from html.parser import HTMLParser
 
 
 class PageStructure(HTMLParser):
-    """Tags, chart sections per device, headline sentences and all text of a page."""
+    """Tags, chart sections per device, headline sentences (each device's div.headline list)
+    and all text of a page."""
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -18,6 +19,7 @@ class PageStructure(HTMLParser):
         self._device = ""
         self._chart = ""
         self._in_li = False
+        self._in_headline = False  # the headline's sentences are its <li> (lists elsewhere are not)
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         a = dict(attrs)
@@ -31,13 +33,17 @@ class PageStructure(HTMLParser):
             self.svg_in_chart[self._chart] = 0
         if tag == "svg" and self._chart:
             self.svg_in_chart[self._chart] += 1
-        if tag == "li":
+        if tag == "div" and a.get("class") == "headline":
+            self._in_headline = True
+        if tag == "li" and self._in_headline:
             self._in_li = True
             self.headlines.append("")
 
     def handle_endtag(self, tag: str) -> None:
         if tag == "li":
             self._in_li = False
+        if tag == "ul":  # the headline's list ends its div (no nested lists there)
+            self._in_headline = False
         if tag == "figure":
             self._chart = ""
 

@@ -28,6 +28,8 @@ def _text(w: Written) -> list[str]:
 def test_the_headline_counts_episodes_and_carries_the_verdict(mq_report: Written) -> None:
     lines = parse(mq_report.report.read_text()).headlines
     assert lines[2:] == [
+        "Lost events: 0 missing from the trace (gaps in its sequence numbers); 0 completions with "
+        "no issue (C without D).",
         "6 latency episodes (10 metric spikes; causes: writeback 50%, unexplained 33%, "
         "competing_io 17%); worst at 25.18 s (23:38:14 UTC): user:prober 76.7 ms, cause "
         "writeback.",

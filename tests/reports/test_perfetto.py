@@ -137,7 +137,8 @@ def test_the_worst_episode_and_the_slowest_request_keep_their_times(
     notes = read.annotations(worst[1])
     assert worst[0] == 24_000_000_000 and read.names[worst[1].name_iid] == "episode: writeback"
     assert (notes["worst_metric"], notes["peak_latency_ns"]) == ("user:prober", 76_672_000)
-    assert notes["reason"].startswith("writeback writes: 208 of 841 bios in flight")
+    assert notes["reason"].startswith("user:prober (python3 pid 11562): worst 76.7 ms; ")
+    assert "in flight while it waited: writeback (write 111 bios, 670.0 MiB" in notes["reason"]
 
 
 def test_cli_export_says_what_it_wrote(mq_report: Written, tmp_path: Path) -> None:

@@ -90,7 +90,7 @@ def test_summary_json_headline_numbers_match_the_golden_file(mq_report: Written)
             "split_bios", "d2c", "q2c"]  # fmt: skip
     got = [{k: d[k] for k in keep} for d in doc["devices"]]
     assert got == golden_json(GOLDEN / "mq30-summary-devices.json", got)
-    assert doc["format"] == "blkscope-summary" and doc["version"] == 3
+    assert doc["format"] == "blkscope-summary" and doc["version"] == 4
     assert doc["events"] == 75_532 and doc["malformed_lines"] == 0
     device = doc["devices"][0]
     # 4 q2c and 6 prober spikes, in 6 windows: 6 latency episodes

@@ -1,5 +1,5 @@
-"""Which tables an analysis writes, known without loading the streaming pass (its compiled
-code takes numba, slow to import): commands over an analysed dataset ask this first."""
+"""Which tables an analysis writes, known without loading the analysis (its streaming pass,
+the SQL views, the findings): commands over an analysed dataset ask this first."""
 
 from __future__ import annotations
 

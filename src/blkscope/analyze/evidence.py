@@ -268,7 +268,8 @@ SELECT CASE WHEN is_writeback_write(comm, op, flags, sector) THEN 'writeback'
        CASE WHEN is_writeback_write(comm, op, flags, sector) OR is_journal(comm) THEN -1
             ELSE pid END AS pid,
        q_time_ns // {NORMAL_BIN_NS} AS bin,
-       sum((c_time_ns - q_time_ns) * coalesce(nsectors, 0)::BIGINT * 512)::DOUBLE AS byte_ns,
+       -- HUGEINT: a time decades off times a big bio passes int64; the sum is as exact
+       sum((c_time_ns - q_time_ns)::HUGEINT * coalesce(nsectors, 0) * 512)::DOUBLE AS byte_ns,
        sum(c_time_ns - q_time_ns)::DOUBLE AS io_ns,
        sum(coalesce(nsectors, 0)::BIGINT * 512)::DOUBLE AS bytes,
        count(*)::DOUBLE AS ios
@@ -461,6 +462,10 @@ class NormalLoads:
 
 def _median_with_empty(values: np.ndarray, bins: int) -> float:
     """The median of `values` padded with zeros up to `bins` values (the empty seconds)."""
+    if bins - len(values) > len(values):
+        # the empty seconds are most of them, so the median is one: never an array as long as
+        # the trace's range, which a time decades off makes billions of seconds
+        return 0.0
     padded = np.zeros(max(bins, len(values)))
     padded[: len(values)] = values
     return float(np.median(padded))

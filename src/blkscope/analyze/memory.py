@@ -46,8 +46,8 @@ def give_back() -> None:
     """Return the memory freed by the streaming pass to the system before the statistics start:
     Arrow's allocator and glibc's keep freed pages for reuse, and DuckDB (which allocates its
     own) never reuses them, so they would sit under the statistics' peak. No gc.collect()
-    first: the pass leaves next to no cycles, and a full collection walks every object numba
-    and the rest leave."""
+    first: the pass leaves next to no cycles, and a full collection walks every object the
+    imported libraries leave."""
     pa.default_memory_pool().release_unused()
     with contextlib.suppress(OSError, AttributeError):  # glibc only; elsewhere they stay
         ctypes.CDLL(None).malloc_trim(0)

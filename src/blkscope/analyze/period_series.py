@@ -51,15 +51,28 @@ class PeriodTables:
     bursts: pa.Table
 
 
-def io_series_times(
-    con: duckdb.DuckDBPyConnection, device: tuple[int, int], name: str
-) -> np.ndarray:
-    """Sorted Q times of the device's bios in one IO series."""
+def _per_device(rows: dict[str, Any], column: str) -> dict[tuple[int, int], np.ndarray]:
+    """A column of rows sorted by device, cut per device."""
+    major = np.asarray(rows["dev_major"], dtype=np.int64)
+    minor = np.asarray(rows["dev_minor"], dtype=np.int64)
+    values = np.asarray(rows[column], dtype=np.int64)
+    cut = np.flatnonzero((major[1:] != major[:-1]) | (minor[1:] != minor[:-1])) + 1
+    starts = np.concatenate(([0], cut)) if len(values) else np.zeros(0, dtype=np.int64)
+    ends = np.concatenate((cut, [len(values)])) if len(values) else starts
+    return {
+        (int(major[a]), int(minor[a])): values[a:b]
+        for a, b in zip(starts.tolist(), ends.tolist(), strict=True)
+    }
+
+
+def io_series_times(con: duckdb.DuckDBPyConnection, name: str) -> dict[tuple[int, int], np.ndarray]:
+    """Per device, the sorted Q times of its bios in one IO series (one query for every device:
+    one per device cost 2.5 ms each, 15 s on a trace of 3,000 devices)."""
     rows = con.execute(
-        f"SELECT q_time_ns FROM bios WHERE dev_major = {int(device[0])} AND "
-        f"dev_minor = {int(device[1])} AND {IO_SERIES[name]} ORDER BY 1"
+        f"SELECT dev_major, dev_minor, q_time_ns FROM bios WHERE {IO_SERIES[name]} "
+        "ORDER BY dev_major, dev_minor, q_time_ns"
     ).fetchnumpy()
-    return np.asarray(rows["q_time_ns"], dtype=np.int64)
+    return _per_device(rows, "q_time_ns")
 
 
 def dataset_periods(
@@ -74,15 +87,17 @@ def dataset_periods(
     grams: list[dict[str, Any]] = []
     bursts: list[dict[str, Any]] = []
     devices = [(*device, *span) for device, span in device_spans(con).items()]
-    peaks = episodes.select(["dev_major", "dev_minor", "peak_ns"]).to_pylist()
+    peaks: dict[tuple[int, int], list[int]] = {}
+    for p in episodes.select(["dev_major", "dev_minor", "peak_ns"]).to_pylist():
+        peaks.setdefault((p["dev_major"], p["dev_minor"]), []).append(p["peak_ns"])
+    io = {name: io_series_times(con, name) for name in IO_SERIES}
+    none = np.zeros(0, dtype=np.int64)
+    all_windows = _writeback_windows(con) if writeback_log else {}
     for major, minor, t0, t1 in devices:
         device = (int(major), int(minor))
-        series = {name: io_series_times(con, device, name) for name in IO_SERIES}
-        series["episodes"] = np.array(
-            sorted(p["peak_ns"] for p in peaks if (p["dev_major"], p["dev_minor"]) == device),
-            dtype=np.int64,
-        )
-        windows = _writeback_windows(con, device) if writeback_log else None
+        series = {name: io[name].get(device, none) for name in IO_SERIES}
+        series["episodes"] = np.array(sorted(peaks.get(device, [])), dtype=np.int64)
+        windows = all_windows.get(device, (none, none)) if writeback_log else None
         if windows is not None:
             series["writeback_events"] = windows[1]
         found = {
@@ -179,14 +194,15 @@ def _knobs_through_causes(
 
 
 def _writeback_windows(
-    con: duckdb.DuckDBPyConnection, device: tuple[int, int]
-) -> tuple[np.ndarray, np.ndarray]:
-    wb = query_table(
-        con,
-        "SELECT start_ns, end_ns FROM internal._writeback_windows "
-        f"WHERE dev_major = {device[0]} AND dev_minor = {device[1]} ORDER BY end_ns",
-    )
-    return wb["start_ns"].to_numpy(), wb["end_ns"].to_numpy()
+    con: duckdb.DuckDBPyConnection,
+) -> dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]:
+    """Per device, its writeback windows' starts and ends, in the order of their ends."""
+    wb = con.execute(
+        "SELECT dev_major, dev_minor, start_ns, end_ns FROM internal._writeback_windows "
+        "ORDER BY dev_major, dev_minor, end_ns, start_ns"
+    ).fetchnumpy()
+    starts, ends = _per_device(wb, "start_ns"), _per_device(wb, "end_ns")
+    return {dev: (starts[dev], ends[dev]) for dev in ends}
 
 
 def _user_series(con: duckdb.DuckDBPyConnection) -> list[tuple[str, np.ndarray, tuple[int, int]]]:

@@ -54,9 +54,17 @@ def _p_value(z: float, trials: float) -> float:
     return float(-np.expm1(trials * np.log1p(-min(single, 1 - 1e-16))))
 
 
+# Frequencies one search tries at most: ten per independent frequency up to a span of about
+# 10,000 s at the shortest period of 1 s; past it the grid is coarser (the peak is refined
+# after), so the search never grows with the range of a corrupt timestamp (136 years: 4e10).
+MAX_FREQUENCIES = 100_000
+
+
 def _grid(span_s: float, shortest: float, longest: float) -> np.ndarray:
-    """Frequencies tried between 1/longest and 1/shortest: ten per independent frequency."""
-    return np.arange(1 / longest, 1 / shortest, 1 / (10 * span_s))
+    """Frequencies tried between 1/longest and 1/shortest: ten per independent frequency, at
+    most MAX_FREQUENCIES."""
+    step = max(1 / (10 * span_s), (1 / shortest - 1 / longest) / MAX_FREQUENCIES)
+    return np.arange(1 / longest, 1 / shortest, step)
 
 
 def _blind_band(span_s: float, min_period_s: float, max_period_s: float | None) -> float:

@@ -11,7 +11,7 @@ import duckdb
 import pyarrow as pa
 
 from blkscope.analyze.sql_modules import INTERNAL, SqlModule, SqlObject, sql_modules
-from blkscope.errors import DatasetError
+from blkscope.errors import DatasetError, NotADatasetError
 from blkscope.interrupts import track
 from blkscope.schemas import TABLES, doc_of
 from blkscope.store.manifest import Manifest, check_table_file
@@ -212,7 +212,7 @@ def table_file(dataset: Path, file: str) -> Path:
     root = dataset.resolve()
     path = (root / file).resolve()
     if path.parent != root:
-        raise DatasetError(
+        raise NotADatasetError(
             str(dataset / file),
             f"is a link to {path}, outside the dataset",
             hint="a dataset's tables must be files inside its folder",

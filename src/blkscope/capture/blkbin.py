@@ -11,12 +11,11 @@ from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
+import pyarrow as pa
 
+from blkscope import _core
 from blkscope.blk_io_trace import (
     COMM_LEN,
-    MAGIC_MASK,
-    OFFSET,
-    RECORD_BYTES,
     RECORD_STRUCT,
     VERSION,
     note_action,
@@ -25,18 +24,12 @@ from blkscope.blk_io_trace import MAGIC as BLK_MAGIC
 from blkscope.blk_io_trace import TN_PROCESS as TN_PROCESS_CODE
 from blkscope.blk_io_trace import TN_TIMESTAMP as TN_TIMESTAMP_CODE
 from blkscope.errors import InputFormatError
-from blkscope.numba_kernels import compiled
 
 # ftrace's bin output puts pid u32, cpu u32, ts u64 before each struct blk_io_trace.
 FTRACE_HEADER = struct.Struct("<IIQ")
 MAGIC = BLK_MAGIC | VERSION
 TN_PROCESS = note_action(TN_PROCESS_CODE)
 TN_TIMESTAMP = note_action(TN_TIMESTAMP_CODE)
-# Byte offsets the compiled indexer reads (numba freezes these module constants).
-_HEAD = FTRACE_HEADER.size
-_PDU_LEN, _PID, _DEVICE, _CPU, _TIME = (
-    OFFSET[f] for f in ("pdu_len", "pid", "device", "cpu", "time")
-)
 CHUNK = 1 << 22
 WINDOW = 16 << 20  # bytes of raw.bin read and indexed at a time
 LOST_MARKER = re.compile(rb"CPU:(\d+) \[LOST (\d+) EVENTS\]\n")
@@ -109,10 +102,15 @@ def convert(
             which = np.searchsorted(dev_index, win.dev).astype(np.int64)
             for cpu in np.unique(win.cpu):
                 sel = win.cpu == cpu
-                data = _gather(
-                    win.chunk, win.start[sel], win.pdu_len[sel], which[sel], seqs[int(cpu)]
+                data, last = _core.renumbered_blk_records(
+                    win.chunk,
+                    pa.array(win.start[sel]),
+                    pa.array(win.pdu_len[sel]),
+                    pa.array(which[sel]),
+                    seqs[int(cpu)].tolist(),
                 )
-                data.tofile(outs[int(cpu)])
+                seqs[int(cpu)][:] = last
+                outs[int(cpu)].write(data)
     finally:
         for fh in outs.values():
             fh.close()
@@ -154,7 +152,7 @@ def _notes(
 
 @dataclass
 class _Window:
-    chunk: np.ndarray  # the bytes the offsets in start refer to
+    chunk: bytes  # the bytes the offsets in start refer to
     start: np.ndarray
     pdu_len: np.ndarray
     cpu: np.ndarray
@@ -173,14 +171,13 @@ def _windows(raw: Path, lost: dict[int, int]) -> Iterator[_Window]:
     with open(raw, "rb") as fh:
         while pos < size:
             fh.seek(pos)
-            chunk = np.fromfile(fh, dtype=np.uint8, count=WINDOW)
+            chunk = fh.read(WINDOW)
             off = 0
             while True:
-                n, end, bad, cols = _index(
-                    chunk, off, len(chunk), (len(chunk) - off) // (_HEAD + RECORD_BYTES) + 1
-                )
-                if n:
-                    start, pdu_len, cpu, dev, pid, time_ns = (c[:n] for c in cols)
+                end, bad, found = _core.index_ftrace_records(chunk, off, len(chunk))
+                cols = pa.record_batch(found)
+                if cols.num_rows:
+                    start, pdu_len, cpu, dev, pid, time_ns = (c.to_numpy() for c in cols.columns)
                     yield _Window(chunk, start, pdu_len, cpu, dev, pid, time_ns)
                 if bad < 0:
                     break
@@ -201,77 +198,13 @@ def _windows(raw: Path, lost: dict[int, int]) -> Iterator[_Window]:
             pos += end
 
 
-def _not_blk(name: str, at: int, head: np.ndarray) -> InputFormatError:
-    magic = int.from_bytes(bytes(head[FTRACE_HEADER.size : FTRACE_HEADER.size + 4]), "little")
+def _not_blk(name: str, at: int, head: bytes) -> InputFormatError:
+    magic = int.from_bytes(head[FTRACE_HEADER.size : FTRACE_HEADER.size + 4], "little")
     return InputFormatError(
         name,
         f"byte {at}: not a blk tracer record (magic {magic:#x})",
         "was another tracer or options/bin changed mid-capture?",
     )
-
-
-@compiled
-def _u32(buf: np.ndarray, at: int) -> int:
-    return (
-        np.uint32(buf[at])
-        | (np.uint32(buf[at + 1]) << 8)
-        | (np.uint32(buf[at + 2]) << 16)
-        | (np.uint32(buf[at + 3]) << 24)
-    )
-
-
-@compiled
-def _index(
-    buf: np.ndarray, pos: int, stop: int, cap: int
-) -> tuple[
-    int, int, int, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-]:
-    """Find whole records in buf[pos:stop]: (count, end offset, bad-magic offset or -1, columns)."""
-    start = np.empty(cap, np.int64)
-    pdu_len = np.empty(cap, np.int64)
-    cpu = np.empty(cap, np.uint32)
-    dev = np.empty(cap, np.uint32)
-    pid = np.empty(cap, np.uint32)
-    time_ns = np.empty(cap, np.uint64)
-    n = 0
-    while pos + _HEAD + 4 <= stop:
-        r = pos + _HEAD  # skip ftrace's pid/cpu/ts header
-        if (_u32(buf, r) & MAGIC_MASK) != BLK_MAGIC:
-            return n, pos, pos, (start, pdu_len, cpu, dev, pid, time_ns)
-        if pos + _HEAD + RECORD_BYTES > stop:
-            break
-        plen = np.int64(buf[r + _PDU_LEN]) | (np.int64(buf[r + _PDU_LEN + 1]) << 8)
-        if pos + _HEAD + RECORD_BYTES + plen > stop:
-            break
-        start[n] = pos
-        pdu_len[n] = plen
-        pid[n] = _u32(buf, r + _PID)
-        dev[n] = _u32(buf, r + _DEVICE)
-        cpu[n] = _u32(buf, r + _CPU)
-        time_ns[n] = np.uint64(_u32(buf, r + _TIME)) | (
-            np.uint64(_u32(buf, r + _TIME + 4)) << np.uint64(32)
-        )
-        n += 1
-        pos += _HEAD + RECORD_BYTES + plen
-    return n, pos, -1, (start, pdu_len, cpu, dev, pid, time_ns)
-
-
-@compiled
-def _gather(
-    buf: np.ndarray, start: np.ndarray, pdu_len: np.ndarray, dev_idx: np.ndarray, seqs: np.ndarray
-) -> np.ndarray:
-    """Copy records (without ftrace's header) back to back, renumbering per-device sequences."""
-    out = np.empty(int(np.sum(pdu_len)) + 48 * len(start), np.uint8)
-    o = 0
-    for i in range(len(start)):
-        length = 48 + pdu_len[i]
-        out[o : o + length] = buf[start[i] + 16 : start[i] + 16 + length]
-        seqs[dev_idx[i]] += 1
-        seq = seqs[dev_idx[i]]
-        for b in range(4):
-            out[o + 4 + b] = (seq >> (8 * b)) & 0xFF
-        o += length
-    return out
 
 
 def read_cmdlines(path: Path) -> dict[int, str]:

@@ -49,16 +49,18 @@ def write_setting(path: Path, value: str) -> None:
 # "7 (expanded: 1408)" on a tracer that was never used.
 _BIT = re.compile(r"[01]")
 _WORD = re.compile(r"[a-z0-9_-]{1,32}")
-_NUMBER = re.compile(r"[0-9]{1,12}")
+_NUMBER = re.compile(r"[1-9][0-9]{0,11}")
 SETTINGS: dict[str, re.Pattern[str]] = {
     "tracing_on": _BIT,
     "options/bin": _BIT,
     "options/context-info": _BIT,
     "trace_clock": _WORD,
     "current_tracer": _WORD,
-    "buffer_size_kb": re.compile(r"[0-9]{1,12}( \(expanded: [0-9]{1,12}\))?"),
+    "buffer_size_kb": re.compile(r"[1-9][0-9]{0,11}( \(expanded: [1-9][0-9]{0,11}\))?"),
     "saved_cmdlines_size": _NUMBER,
 }
+# The kernel takes saved_cmdlines_size up to PID_MAX_DEFAULT.
+MAX_SAVED_CMDLINES = 32768
 # The per-device switch of the blk tracer, and the tracefs instances capture makes (writeback,
 # block tracepoints).
 _DEVICE_SWITCH = re.compile(r"/sys/block/(?!\.\.?/)[A-Za-z0-9._:+-]{1,64}/trace/enable")
@@ -117,9 +119,10 @@ def _tracefs_here(record: Path) -> Path:
 
 
 def _trusted_setting(record: Path, path: str, value: str) -> Path:
-    """path as a Path when it is a setting capture changes and value a value it can hold."""
+    """path as a Path when it is a setting capture changes and value a value it can hold on
+    this machine (a tracer and a clock it offers, a buffer its memory can hold)."""
     if _DEVICE_SWITCH.fullmatch(path):
-        pattern = _BIT
+        pattern, name = _BIT, None
     else:
         root = _tracefs_here(record)
         name = path[len(str(root)) + 1 :] if path.startswith(f"{root}/") else None
@@ -128,7 +131,44 @@ def _trusted_setting(record: Path, path: str, value: str) -> Path:
         pattern = SETTINGS[name]
     if not pattern.fullmatch(value):
         raise _refuse(record, f"{value!r} is not a value {path} can hold")
+    if name is not None:
+        problem = _value_problem(_tracefs_here(record), name, restorable(value))
+        if problem:
+            raise _refuse(record, f"{value!r} is not a value {path} can hold here: {problem}")
     return Path(path)
+
+
+def _choices(path: Path) -> list[str]:
+    """The words a tracefs choice file offers (available_tracers, trace_clock's list)."""
+    try:
+        return path.read_text().replace("[", " ").replace("]", " ").split()
+    except OSError:
+        return []
+
+
+def _memory_kb() -> int:
+    """The machine's memory (MemTotal), KiB."""
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1])
+    raise CaptureError("/proc/meminfo", "no MemTotal line")
+
+
+def _value_problem(root: Path, name: str, value: str) -> str | None:
+    """Why this machine's tracefs could never have shown value for the setting name, or None."""
+    if name == "current_tracer" and value not in _choices(root / "available_tracers"):
+        return f"available_tracers offers {' '.join(_choices(root / 'available_tracers'))}"
+    if name == "trace_clock" and value not in _choices(root / "trace_clock"):
+        return f"trace_clock offers {' '.join(_choices(root / 'trace_clock'))}"
+    if name == "buffer_size_kb":
+        # per CPU: a size the machine's memory could hold on every CPU at once
+        cpus = os.cpu_count() or 1
+        limit = _memory_kb() // cpus
+        if int(value) > limit:
+            return f"more than its memory holds ({limit:,} KiB per CPU on {cpus} CPUs)"
+    if name == "saved_cmdlines_size" and int(value) > MAX_SAVED_CMDLINES:
+        return f"the kernel takes at most {MAX_SAVED_CMDLINES}"
+    return None
 
 
 def _trusted_instance(record: Path, path: str) -> Path:
@@ -139,13 +179,44 @@ def _trusted_instance(record: Path, path: str) -> Path:
     return inst
 
 
-def _trusted_mount(record: Path, path: object) -> Path:
-    mounts = Path("/proc/self/mounts").read_text().split("\n")
-    tracefs_mounts = {line.split()[1] for line in mounts if line.split()[2:3] == ["tracefs"]}
+def tracefs_mount_id(path: Path) -> int | None:
+    """The id (/proc/self/mountinfo's first field) of the tracefs mounted on top at path."""
+    found = None
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        fields = line.split()
+        if " - " not in line or len(fields) < 5:
+            continue
+        fstype = line.split(" - ", 1)[1].split()[:1]
+        if fields[4] == str(path) and fstype == ["tracefs"]:
+            found = int(fields[0])  # the last one listed is the one on top
+    return found
+
+
+def boot_id() -> str:
+    """This boot's id: a mount id means something only within the boot that gave it."""
+    return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+
+
+def _trusted_mount(record: Path, mounted: object) -> Path:
+    """The tracefs mount the journal says capture made: only one capture itself mounted (the
+    id and boot it recorded are the mount's), never a system's own tracefs."""
+    if not isinstance(mounted, dict) or set(mounted) != {"path", "mount_id", "boot_id"}:
+        raise _refuse(
+            record,
+            f"'mounted' is {mounted!r}, not the mount id and boot id blkscope capture records",
+        )
+    path = mounted["path"]
     if not isinstance(path, str) or Path(path) not in TRACEFS_CANDIDATES:
         raise _refuse(record, f"{path!r} is not where blkscope capture mounts tracefs")
-    if path not in tracefs_mounts:
+    now = tracefs_mount_id(Path(path))
+    if now is None:
         raise _refuse(record, f"{path} is not a tracefs mount")
+    if mounted["boot_id"] != boot_id() or mounted["mount_id"] != now:
+        raise _refuse(
+            record,
+            f"the tracefs mount at {path} (id {now}) is not the one blkscope capture made "
+            f"(id {mounted['mount_id']!r} in boot {mounted['boot_id']!r})",
+        )
     return Path(path)
 
 
@@ -157,6 +228,7 @@ class TracefsJournal:
         self._seen: set[Path] = set()
         self._made_dirs: list[Path] = []
         self._mounted: Path | None = None
+        self._mount_id: int | None = None
         # Kept on disk before each change: SIGKILL cannot be caught, `capture-restore` reads it.
         self.record = record
 
@@ -182,7 +254,9 @@ class TracefsJournal:
             _trusted_instance(record, p) for p in _strings(record, doc, "made_dirs")
         ]
         mounted = doc.get("mounted")
-        journal._mounted = None if mounted is None else _trusted_mount(record, mounted)
+        if mounted is not None:
+            journal._mounted = _trusted_mount(record, mounted)
+            journal._mount_id = mounted["mount_id"]
         return journal
 
     def _persist(self) -> None:
@@ -191,7 +265,9 @@ class TracefsJournal:
         doc = {
             "saved": [[str(p), v] for p, v in self._saved],
             "made_dirs": [str(p) for p in self._made_dirs],
-            "mounted": str(self._mounted) if self._mounted else None,
+            "mounted": None
+            if self._mounted is None
+            else {"path": str(self._mounted), "mount_id": self._mount_id, "boot_id": boot_id()},
         }
         tmp = self.record.with_suffix(".tmp")
         tmp.write_text(json.dumps(doc, indent=1))
@@ -212,8 +288,10 @@ class TracefsJournal:
         self._persist()
 
     def mounted(self, path: Path) -> None:
-        """Remember that we mounted tracefs ourselves, so restore unmounts it."""
+        """Remember that we mounted tracefs ourselves (which mount, in which boot), so restore
+        unmounts it and no other."""
         self._mounted = path
+        self._mount_id = tracefs_mount_id(path)
         self._persist()
 
     def restore(self) -> list[str]:
@@ -239,7 +317,7 @@ class TracefsJournal:
             )
             if done.returncode != 0:
                 problems.append(f"{self._mounted}: umount failed: {done.stderr.strip()}")
-            self._mounted = None
+            self._mounted = self._mount_id = None
         if not problems and self.record is not None:
             self.record.unlink(missing_ok=True)
         return problems

@@ -7,14 +7,15 @@ import signal
 
 from blkscope.cli import analysis, capture, files, fleet, ingest, report
 from blkscope.cli._app import app, watch_sigint
-from blkscope.cli.declare import Command, register
+from blkscope.cli.declare import Command, QueryCommand, register
 
 # Every command, in the order of the pipeline (help lists them so), with the example its help
 # shows. A new command is a function in one of the modules, and a line here.
 COMMANDS = [
     Command(ingest.ingest, "blkscope ingest capture/ -o capture.dataset"),
     Command(analysis.analyze, "blkscope analyze capture.dataset --interval 500ms"),
-    Command(analysis.sql, 'blkscope sql capture.dataset "SELECT comm, count(*) FROM bios GROUP BY ALL" --csv'),
+    Command(analysis.sql, 'blkscope sql capture.dataset "SELECT comm, count(*) FROM bios GROUP BY ALL" --csv',
+            cls=QueryCommand),
     Command(analysis.crosscheck, "blkscope crosscheck capture.dataset"),
     Command(analysis.spikes, "blkscope spikes capture.dataset --window 100ms --csv"),
     Command(analysis.periods, "blkscope periods capture.dataset --json"),
@@ -31,7 +32,8 @@ COMMANDS = [
 ]  # fmt: skip
 FLEET_COMMANDS = [
     Command(fleet.add, "blkscope fleet add fleet/ cap1/ cap2/ --host db1 --label kernel=6.9"),
-    Command(fleet.sql, 'blkscope fleet sql fleet/ "SELECT host, count(*) FROM bios GROUP BY ALL"'),
+    Command(fleet.sql, 'blkscope fleet sql fleet/ "SELECT host, count(*) FROM bios GROUP BY ALL"',
+            cls=QueryCommand),
     Command(fleet.report, "blkscope fleet report fleet/ -o fleet.html"),
     Command(fleet.check, "blkscope fleet check fleet/ --max d2c.p99=5ms"),
 ]  # fmt: skip
@@ -56,5 +58,5 @@ def run() -> None:
         main()
     finally:
         # What is alive now dies with the process: frozen, Python's exit does not walk it all
-        # (every object numba, Arrow and DuckDB made) looking for cycles to collect.
+        # (every object Arrow and DuckDB made) looking for cycles to collect.
         gc.freeze()

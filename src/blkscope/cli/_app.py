@@ -135,3 +135,26 @@ def number(text: str, option: str, *, at_least: float = 0.0) -> float:
     from blkscope.units import option_number
 
     return option_number(text, option, at_least=at_least)
+
+
+TIMEOUT_OPTION = typer.Option(
+    "--timeout",
+    metavar="DURATION",
+    help="Stop the query after this long, e.g. 30s or 600 (bare: seconds).",
+)
+MEMORY_OPTION = typer.Option(
+    "--memory-limit",
+    metavar="SIZE",
+    help="Stop the query when it takes more memory than this (DuckDB's, and the rows), e.g. 4GB.",
+)
+
+
+def query_limits(timeout: str | None, memory: str | None) -> Any:
+    """The QueryLimits of `sql` and `fleet sql` from their options (defaults when not given)."""
+    from blkscope.analyze.query import QueryLimits
+    from blkscope.units import option_bytes
+
+    default = QueryLimits()
+    seconds = duration(timeout, "--timeout") / 1e9 if timeout else default.seconds
+    size = option_bytes(memory, "--memory-limit") if memory else default.memory_bytes
+    return QueryLimits(seconds, size)

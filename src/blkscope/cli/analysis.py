@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import analyzed_dataset, duration, fail, number, say
+from blkscope.cli._app import (
+    MEMORY_OPTION,
+    TIMEOUT_OPTION,
+    analyzed_dataset,
+    duration,
+    fail,
+    number,
+    query_limits,
+    say,
+)
 from blkscope.cli.output import CsvFlag, NlFlag, Rows, emit, json_flag, output_format
 from blkscope.errors import OptionError
 
@@ -61,13 +70,17 @@ def sql(
     as_json: Annotated[bool, json_flag("Rows")] = False,
     as_csv: CsvFlag = False,
     as_nl: NlFlag = False,
+    timeout: Annotated[str | None, TIMEOUT_OPTION] = None,
+    memory_limit: Annotated[str | None, MEMORY_OPTION] = None,
 ) -> None:
-    """Run ad-hoc DuckDB SQL over a dataset's tables and views and print the result."""
+    """Run ad-hoc DuckDB SQL over a dataset's tables and views and print the result (within
+    a time and a memory limit: 5 minutes and 2 GiB unless told otherwise)."""
     from blkscope.dataset import Dataset
 
     fmt = output_format(as_json, as_csv, as_nl)
+    limits = query_limits(timeout, memory_limit)
     with Dataset(dataset) as ds:
-        answer = ds.query(query)
+        answer = ds.query(query, limits)
     emit(fmt, rows=Rows(answer.columns, answer.rows))
 
 

@@ -48,6 +48,28 @@ class _Command(TyperCommand):
         return pieces
 
 
+# An argument that starts with a dash but holds a blank or a line break is no option (no option
+# name does): a query that starts with a comment, "-- why" then SELECT ... (`sql`, `fleet sql`).
+# It is hidden from the option parser behind this mark, which the command's callback never sees.
+_NOT_AN_OPTION = "\x00"
+
+
+class QueryCommand(_Command):
+    """A command whose arguments may start with a dash (a SQL comment): parsed as arguments,
+    while a mistyped option (one word) is still refused as one."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        args = [
+            _NOT_AN_OPTION + a if a.startswith("-") and any(c.isspace() for c in a) else a
+            for a in args
+        ]
+        rest: list[str] = super().parse_args(ctx, args)
+        for name, value in ctx.params.items():
+            if isinstance(value, str) and value.startswith(_NOT_AN_OPTION):
+                ctx.params[name] = value[len(_NOT_AN_OPTION) :]
+        return rest
+
+
 @dataclass(frozen=True)
 class Command:
     """One command of the command line: its function (the options are its parameters), an
@@ -57,6 +79,7 @@ class Command:
     example: str
     name: str | None = None
     context_settings: dict[str, Any] = field(default_factory=dict)
+    cls: type[_Command] = _Command  # QueryCommand: arguments that may start with a dash
 
 
 def register(group: typer.Typer, commands: list[Command]) -> None:
@@ -65,7 +88,7 @@ def register(group: typer.Typer, commands: list[Command]) -> None:
         first = (c.run.__doc__ or "").split("\n\n")[0]
         group.command(
             c.name,
-            cls=_Command,
+            cls=c.cls,
             short_help=" ".join(first.split()),  # one line in the list, wrapped as it fits
             epilog=f"Example: {c.example}",
             context_settings=c.context_settings or None,

@@ -7,7 +7,14 @@ from typing import Annotated, Any
 
 import typer
 
-from blkscope.cli._app import EXIT_FAILED, _Commands, say
+from blkscope.cli._app import (
+    EXIT_FAILED,
+    MEMORY_OPTION,
+    TIMEOUT_OPTION,
+    _Commands,
+    query_limits,
+    say,
+)
 from blkscope.cli.output import CsvFlag, NlFlag, Rows, emit, json_flag, output_format
 from blkscope.cli.report import emit_results
 from blkscope.fleet.handle import Fleet
@@ -116,10 +123,15 @@ def sql(
     as_json: Annotated[bool, json_flag("Rows")] = False,
     as_csv: CsvFlag = False,
     as_nl: NlFlag = False,
+    timeout: Annotated[str | None, TIMEOUT_OPTION] = None,
+    memory_limit: Annotated[str | None, MEMORY_OPTION] = None,
 ) -> None:
-    """Run SQL across all captures: each table holds every capture's rows plus host and capture."""
+    """Run SQL across all captures: each table holds every capture's rows plus host and capture
+    (within a time and a memory limit: 5 minutes and 2 GiB unless told otherwise; Spark's
+    memory is its own configuration's)."""
     fmt = output_format(as_json, as_csv, as_nl)
-    answer = Fleet(fleet).sql(query, engine, spark_master)
+    limits = query_limits(timeout, memory_limit)
+    answer = Fleet(fleet).sql(query, engine, spark_master, limits)
     emit(fmt, rows=Rows(answer.columns, answer.rows))
 
 

@@ -55,6 +55,12 @@ def report(
 def _report_summary(doc: dict[str, Any], output: Path, summary: Path, dataset: Path) -> str:
     lines = [f"wrote {output} and {summary} (dataset {dataset})"]
     lines += [f"  warning: {w}" for w in doc["warnings"]]
+    said = set(doc["warnings"])  # a file whose loss is a warning is not named twice
+    lines += [
+        f"  not read: {e['name']}: {e['reason']}"
+        for e in doc["skipped"]
+        if f"{e['name']}: {e['reason']}" not in said
+    ]
     for d in doc["devices"]:
         periods = ", ".join(f"{p['series']} {format_s(p['period_ns'])}" for p in d["periods"])
         name = f"{d['name']} ({d['dev']})" if d["name"] else d["dev"]

@@ -28,7 +28,7 @@ SPARK_HINT = (
 
 def run_local(jobs: list[dict[str, Any]], workers: int | None, on_result: OnResult) -> None:
     """Each job in a worker process: spawned, not forked, so no worker inherits the fleet's
-    writer lock or the parent's DuckDB and numba threads (a script calling this needs the
+    writer lock or the parent's DuckDB threads (a script calling this needs the
     `if __name__ == "__main__":` guard of multiprocessing's spawn)."""
     workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
     if workers == 1:  # one at a time: in this process, without a pool's start-up

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from blkscope.analyze.query import Answer
+    from blkscope.analyze.query import Answer, QueryLimits
     from blkscope.reports.check import Result, Threshold
 
 
@@ -41,11 +41,18 @@ class Fleet:
             spark_master=spark_master, workers=workers, on_result=on_result,
         )  # fmt: skip
 
-    def sql(self, query: str, engine: str = "duckdb", spark_master: str | None = None) -> Answer:
-        """One read-only query over every capture's tables and the fleet views."""
+    def sql(
+        self,
+        query: str,
+        engine: str = "duckdb",
+        spark_master: str | None = None,
+        limits: QueryLimits | None = None,
+    ) -> Answer:
+        """One read-only query over every capture's tables and the fleet views, within a time
+        and a memory limit (default: QueryLimits(); Spark's memory is its own configuration's)."""
         from blkscope.fleet.query import run_sql
 
-        return run_sql(self.path, query, engine, spark_master)
+        return run_sql(self.path, query, engine, spark_master, limits)
 
     def check(self, thresholds: list[Threshold]) -> list[Result]:
         """Every threshold on every device of every capture (`blkscope check`'s gate)."""

@@ -9,12 +9,23 @@ from __future__ import annotations
 
 import os
 import re
+import threading
+from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import duckdb
 
-from blkscope.analyze.query import Answer, BadQueryError, QueryError, query_error, refuse_writes
+from blkscope.analyze.query import (
+    Answer,
+    BadQueryError,
+    QueryError,
+    QueryLimits,
+    check_utf8,
+    limited,
+    run_query,
+)
 from blkscope.analyze.sql_modules import SqlModule, sql_modules
 from blkscope.analyze.views import needed_by, quoted
 from blkscope.errors import OptionError
@@ -22,6 +33,7 @@ from blkscope.fleet.fleet_folder import open_fleet, partitions
 from blkscope.interrupts import track
 from blkscope.schemas import TABLES
 from blkscope.schemas.fleet import FLEET_TABLES
+from blkscope.units import format_s
 
 ALL_TABLES = [*FLEET_TABLES, *TABLES]
 QUERY_ENGINES = ("duckdb", "spark")
@@ -75,9 +87,14 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def duckdb_fleet(fleet: Path, sql: str | None = None) -> duckdb.DuckDBPyConnection:
+def duckdb_fleet(
+    fleet: Path,
+    sql: str | None = None,
+    before_lock: Callable[[duckdb.DuckDBPyConnection], object] | None = None,
+) -> duckdb.DuckDBPyConnection:
     """An in-memory DuckDB with the fleet's tables and views (those sql names, when given),
-    reading only the fleet's files."""
+    reading only the fleet's files; before_lock makes its own settings (a query's limits)
+    before the configuration is locked."""
     files, views = _defined_for(fleet, sql)
     con = track(duckdb.connect())
     con.execute("SET enable_progress_bar = false")
@@ -91,6 +108,8 @@ def duckdb_fleet(fleet: Path, sql: str | None = None) -> duckdb.DuckDBPyConnecti
     for view in views:
         con.execute(view.main.statement())
     every = ", ".join(_literal(p.as_posix()) for paths in files.values() for p in paths)
+    if before_lock is not None:
+        before_lock(con)
     con.execute(f"SET allowed_paths = [{every}]")
     con.execute("SET enable_external_access = false")
     con.execute("SET lock_configuration = true")
@@ -115,39 +134,54 @@ _READ_VERBS = ("SELECT", "WITH", "EXPLAIN", "SHOW", "DESCRIBE", "DESC", "VALUES"
 
 
 def run_sql(
-    fleet: Path, sql: str, engine: str = "duckdb", spark_master: str | None = None
+    fleet: Path,
+    sql: str,
+    engine: str = "duckdb",
+    spark_master: str | None = None,
+    limits: QueryLimits | None = None,
 ) -> Answer:
-    """Run one read-only query over the fleet on engine ('duckdb' or 'spark')."""
+    """Run one read-only query over the fleet on engine ('duckdb' or 'spark') within its
+    limits (Spark's memory is its own configuration's)."""
     if engine not in QUERY_ENGINES:
         raise OptionError("--engine", f"{engine!r} is not one of {', '.join(QUERY_ENGINES)}")
+    check_utf8(sql)
+    limits = limits or QueryLimits()
     if engine == "spark":
-        return _run_spark(fleet, sql, spark_master)
-    with duckdb_fleet(fleet, sql) as con:
-        try:
-            refuse_writes(con, sql)
-            cursor = con.execute(sql)
-            columns = [d[0] for d in cursor.description or []]
-            return Answer(columns, cursor.fetchall())
-        except duckdb.Error as exc:
-            raise query_error(exc) from None
+        return _run_spark(fleet, sql, spark_master, limits.seconds)
+    with ExitStack() as stack:
+        con = duckdb_fleet(fleet, sql, lambda c: stack.enter_context(limited(c, limits)))
+        with con:
+            # the same read-only path as `blkscope sql`: nothing to run in "" or ";" (no rows)
+            return run_query(con, sql, limits)
 
 
-def _run_spark(fleet: Path, sql: str, spark_master: str | None) -> Answer:
+def _run_spark(fleet: Path, sql: str, spark_master: str | None, seconds: float) -> Answer:
     from blkscope.fleet.engines import spark_session
 
-    verb = (sql.split() or [""])[0].upper()
+    if not sql.strip(" \t\r\n;"):
+        return Answer([], [])  # no statement: nothing to run, as with DuckDB
+    verb = sql.split()[0].upper()
     if verb not in _READ_VERBS:
         raise BadQueryError(
-            f"{verb or 'an empty'} statement refused: fleet sql only reads the fleet",
+            f"{verb} statement refused: fleet sql only reads the fleet",
             "save a result with --csv or --json and a shell redirect",
         )
     spark = spark_session(spark_master, "blkscope fleet sql")
     spark_fleet(spark, fleet, sql)
+    timer = threading.Timer(seconds, spark.sparkContext.cancelAllJobs)
+    timer.start()
     try:
         frame = spark.sql(sql)
         return Answer(list(frame.columns), [tuple(r) for r in frame.collect()])
     except Exception as exc:  # pyspark's AnalysisException, ParseException, ...
+        if timer.finished.is_set():
+            raise QueryError(
+                f"the query ran past its time limit ({format_s(seconds * 1e9, 1)})",
+                "narrow it (WHERE, LIMIT, a join condition) or raise --timeout",
+            ) from None
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         # pyspark's AnalysisException (and its ParseException): the query's own fault
         analysis = any(k.__name__ == "AnalysisException" for k in type(exc).__mro__)
         raise (BadQueryError if analysis else QueryError)(f"query failed: {first}") from None
+    finally:
+        timer.cancel()

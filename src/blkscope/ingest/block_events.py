@@ -12,9 +12,19 @@ from typing import Any
 
 import pyarrow as pa
 
+from blkscope.errors import InputFormatError
+from blkscope.ingest.blkparse.event_line import past_last_sector
 from blkscope.ingest.blkparse.text_stream import BlkparseTextParser, parse_source
 from blkscope.ingest.blktrace.decode import DecodedTrace, decode
-from blkscope.ingest.blktrace.records import blktrace_inputs, read_records
+from blkscope.ingest.blktrace.records import RecordFile, blktrace_inputs, read_records
+from blkscope.ingest.codes import first_sector_past_end, past_last_sector_rows
+from blkscope.ingest.duplicates import (
+    distinct_streams,
+    first_events,
+    first_events_how,
+    same_events,
+)
+from blkscope.ingest.reconcile import SequenceAudit, reconcile
 from blkscope.ingest.sources import Source, iter_chunks, open_source
 from blkscope.ingest.timeline.completeness import assess
 from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
@@ -49,6 +59,23 @@ class _DeviceStats:
     by_action: dict[str, int] = field(default_factory=dict)
     first_ns: int | None = None
     last_ns: int | None = None
+
+
+@dataclass
+class EventTally:
+    """What ingest counts as it writes the events: per device, per CPU stream (the audit that
+    reconciliation reads), blkparse's summary per input, and the inputs read once only."""
+
+    audit: SequenceAudit
+    devices: dict[tuple[int, int], _DeviceStats] = field(default_factory=dict)
+    summaries: dict[int, pa.Table] = field(default_factory=dict)
+    # {path, name, reason, warning}: inputs left out because another holds the same events
+    duplicates: list[dict[str, str]] = field(default_factory=list)
+
+    def add(self, events: pa.Table) -> None:
+        """Count one batch of events as written."""
+        _tally(self.devices, events)
+        self.audit.add(events)
 
 
 def _tally(devices: dict[tuple[int, int], _DeviceStats], events: pa.Table) -> None:
@@ -102,18 +129,28 @@ def write_blkparse(
     progress: Progress | None = None,
     on_events: EventsHook | None = None,
     first_id: int = 0,
-) -> tuple[list[dict[str, Any]], dict[tuple[int, int], _DeviceStats]]:
+) -> tuple[list[dict[str, Any]], EventTally]:
     """Stream text inputs (blkparse, or tracepoint text: each recognised from its content)
-    into an open dataset; return input docs and device stats."""
-    devices: dict[tuple[int, int], _DeviceStats] = {}
+    into an open dataset; return input docs and what was counted. An input whose first events
+    are another's (the same text twice, plain and compressed) is read once."""
+    tally = EventTally(SequenceAudit(per_input=True))
     input_docs = []
-    sinks = _TextSinks(ds, devices, on_events)
-    for input_id, path in enumerate(inputs, start=first_id):
+    sinks = _TextSinks(ds, tally, on_events)
+    seen: dict[tuple[tuple[Any, ...], ...], str] = {}
+    input_id = first_id
+    for path in inputs:
         source: Source = open_source(path)
         try:
             chunks = iter_chunks(source)
             first = next(chunks, None)
             kind = trace_text_kind(_head_text(first))
+            fingerprint = first_events(first or b"") if kind is None else ()
+            if fingerprint in seen:
+                how = first_events_how(fingerprint)
+                tally.duplicates.append(same_events(path, seen[fingerprint], how))
+                continue
+            if fingerprint:
+                seen[fingerprint] = path
             chunks = itertools.chain([] if first is None else [first], chunks)
             on_chunk = None
             if progress is not None:
@@ -123,9 +160,10 @@ def write_blkparse(
             else:
                 doc = write_trace_text(sinks, source, chunks, input_id, kind, strict, on_chunk)
             input_docs.append(doc)
+            input_id += 1
         finally:
             source.close()
-    return input_docs, devices
+    return input_docs, tally
 
 
 def _head_text(first: bytes | None) -> str:
@@ -140,7 +178,7 @@ class _TextSinks:
     """Where text inputs go: the three tables, the device tally and the caller's hook."""
 
     ds: DatasetWriter
-    devices: dict[tuple[int, int], _DeviceStats]
+    tally: EventTally
     on_events: EventsHook | None
 
     def __post_init__(self) -> None:
@@ -150,7 +188,7 @@ class _TextSinks:
 
     def write_events(self, table: pa.Table) -> None:
         self.events.write(table)
-        _tally(self.devices, table)
+        self.tally.add(table)
         if self.on_events is not None:
             self.on_events(table)
 
@@ -168,7 +206,7 @@ def _write_blkparse_input(
 ) -> dict[str, Any]:
     parser = BlkparseTextParser(source.path, input_id, strict)
     lines = events_n = errors_n = unstored_n = summary_n = 0
-    order_before = len(sinks.devices)
+    order_before = len(sinks.tally.devices)
     for chunk in parse_source(parser, source, on_chunk, chunks):
         sinks.write_events(chunk.events)
         sinks.write_errors(chunk.errors)
@@ -177,8 +215,10 @@ def _write_blkparse_input(
         errors_n += len(chunk.errors) + chunk.unstored_errors
         unstored_n += chunk.unstored_errors
         summary_n += chunk.summary_lines
-    order = list(sinks.devices)[order_before:] or list(sinks.devices)
-    sinks.summary.write(_summary_table(parser.summary.rows, input_id, order))
+    order = list(sinks.tally.devices)[order_before:] or list(sinks.tally.devices)
+    summary = _summary_table(parser.summary.rows, input_id, order)
+    sinks.summary.write(summary)
+    sinks.tally.summaries[input_id] = summary
     return {
         "id": input_id,
         "path": source.path,
@@ -199,8 +239,8 @@ def ingest_blkparse(
 ) -> dict[str, Any]:
     """Parse blkparse text inputs into the dataset folder `out`; return its manifest."""
     with DatasetWriter(out) as ds:
-        input_docs, devices = write_blkparse(ds, inputs, strict, progress)
-        manifest = build_manifest(input_docs, devices, strict)
+        input_docs, tally = write_blkparse(ds, inputs, strict, progress)
+        manifest = build_manifest(input_docs, tally, strict)
         ds.commit(manifest)
     return manifest
 
@@ -212,7 +252,7 @@ def ingest_events(
     binaries = blktrace_inputs(inputs)
     if binaries is None:
         return ingest_blkparse(inputs, out, strict=strict, progress=progress)
-    return ingest_blktrace(binaries, out, progress=progress)
+    return ingest_blktrace(binaries, out, progress=progress, strict=strict)
 
 
 _EVENT_SLICE = 1 << 20
@@ -223,23 +263,27 @@ def write_blktrace(
     paths: Sequence[str],
     progress: Progress | None = None,
     on_events: EventsHook | None = None,
-) -> tuple[list[dict[str, Any]], dict[tuple[int, int], _DeviceStats], dict[str, Any]]:
-    """Stream one trace's per-CPU blktrace files into an open dataset.
+) -> tuple[list[dict[str, Any]], EventTally, dict[str, Any]]:
+    """Stream one trace's per-CPU blktrace files into an open dataset; a file holding only
+    records another one holds (a copy: `trace.blktrace.0` beside `trace.blktrace.0.zst`) is
+    read once.
 
-    Returns the input docs, the device stats and the manifest's trace_clock section.
+    Returns the input docs, what was counted and the manifest's trace_clock section.
     """
     files = []
     for path in paths:
         files.append(read_records(path))
         if progress:
             progress(path, files[-1].raw_bytes, files[-1].raw_bytes)
+    tally = EventTally(SequenceAudit(per_input=False))
+    files, tally.duplicates = distinct_streams(files)
     trace = decode(files, list(range(len(files))))
-    devices: dict[tuple[int, int], _DeviceStats] = {}
     events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
     counts: dict[int, int] = {}
     for chunk in trace.slices(_EVENT_SLICE):
+        _refuse_past_last_sector(chunk, files)
         events_sink.write(chunk)
-        _tally(devices, chunk)
+        tally.add(chunk)
         if on_events is not None:
             on_events(chunk)
         per_input = chunk.group_by("input_id").aggregate([("input_id", "count")])
@@ -249,6 +293,7 @@ def write_blktrace(
             strict=True,
         ):
             counts[i] = counts.get(i, 0) + n
+    _refuse_damaged_notes(trace, files)
     ds.table("trace_clock", TRACE_CLOCK).write(_clock_table(trace))
     input_docs = [
         {
@@ -258,7 +303,7 @@ def write_blktrace(
             "compression": f.compression,
             "bytes": f.raw_bytes,
             "sha256": f.sha256,
-            "records": len(f.records),
+            "records": len(f.offsets),
             "event_records": counts.get(i, 0),
         }
         for i, f in enumerate(files)
@@ -271,16 +316,50 @@ def write_blktrace(
         "message_notes": trace.messages,
         "skipped_records_by_action_code": trace.skipped_by_code,
     }
-    return input_docs, devices, clock_doc
+    return input_docs, tally, clock_doc
+
+
+# trace_clock's cpu column is int32; a record's CPU field is a u32.
+_LARGEST_CPU = (1 << 31) - 1
+
+
+def _refuse_damaged_notes(trace: DecodedTrace, files: Sequence[RecordFile]) -> None:
+    """A timestamp note whose CPU no column holds refuses the trace, as the decoder refuses an
+    event record's (it checks every record's time, but only events' CPU). Which file held the
+    note is not known (its CPU is the damaged field), so every file is named."""
+    for note in trace.clock.wall_notes:
+        if note["cpu"] > _LARGEST_CPU:
+            raise InputFormatError(
+                ", ".join(f.path for f in files),
+                f"a timestamp note (wall clock {note['wall_ns']} ns): cpu {note['cpu']:,} is out "
+                f"of range (largest {_LARGEST_CPU:,})",
+                hint="the file is damaged there; blkparse would print a wrong number",
+            )
+
+
+def _refuse_past_last_sector(events: pa.Table, files: Sequence[RecordFile]) -> None:
+    """A damaged record's sector past the end of any block device refuses its file, as the
+    decoder refuses a field that does not fit its column (text inputs record such a line)."""
+    bad = past_last_sector_rows(events)
+    if bad is None:
+        return
+    row = events.filter(bad).slice(0, 1).to_pylist()[0]
+    name, start, length = first_sector_past_end(row)
+    raise InputFormatError(
+        files[row["input_id"]].path,
+        f"the record of CPU {row['cpu']}, sequence {row['seq']} ({row['action']} at "
+        f"{row['time_ns']} ns): {past_last_sector(name, start, length)}",
+        hint="the file is damaged there; blkparse would print a wrong number",
+    )
 
 
 def ingest_blktrace(
-    paths: Sequence[str], out: Path, progress: Progress | None = None
+    paths: Sequence[str], out: Path, progress: Progress | None = None, strict: bool = False
 ) -> dict[str, Any]:
     """Read the per-CPU blktrace files of one trace into the dataset folder `out`."""
     with DatasetWriter(out) as ds:
-        input_docs, devices, clock_doc = write_blktrace(ds, paths, progress)
-        manifest = build_manifest(input_docs, devices, strict=False)
+        input_docs, tally, clock_doc = write_blktrace(ds, paths, progress)
+        manifest = build_manifest(input_docs, tally, strict)
         manifest["ingest"]["error_lines"] = 0
         manifest["trace_clock"] = clock_doc
         ds.commit(manifest)
@@ -303,10 +382,10 @@ def _clock_table(trace: DecodedTrace) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=TRACE_CLOCK)
 
 
-def build_manifest(
-    inputs: list[dict[str, Any]], devices: dict[tuple[int, int], _DeviceStats], strict: bool
-) -> dict[str, Any]:
-    """The manifest of a dataset from its input docs and per-device event stats."""
+def build_manifest(inputs: list[dict[str, Any]], tally: EventTally, strict: bool) -> dict[str, Any]:
+    """The manifest of a dataset from its input docs and what was counted. With strict, a
+    trace that disagrees with itself (reconcile) is an error here, before the commit."""
+    devices = tally.devices
     by_action: dict[str, int] = {}
     for d in devices.values():
         for a, n in d.by_action.items():
@@ -325,7 +404,18 @@ def build_manifest(
         }
         for k, d in sorted(devices.items())
     ]
-    return {
+    names = {int(i["id"]): Path(str(i.get("path"))).name for i in inputs if "id" in i}
+    reconciliation = reconcile(tally.audit, tally.summaries, names)
+    completeness = assess(inputs, by_action, device_docs)
+    completeness["warnings"] += [d["warning"] for d in tally.duplicates]
+    completeness["warnings"] += reconciliation["warnings"]
+    if strict and reconciliation["warnings"]:
+        raise InputFormatError(
+            str(inputs[0].get("path")) if inputs else "input",
+            f"the trace disagrees with itself: {reconciliation['warnings'][0]}",
+            hint="drop --strict to ingest it anyway (the warning stays on every output)",
+        )
+    manifest = {
         "kind": "blkscope-dataset",
         "schema_version": SCHEMA_VERSION,
         "blkscope_version": __version__,
@@ -344,5 +434,9 @@ def build_manifest(
             # past MAX_STORED_ERRORS per input, malformed lines are counted but not stored
             "error_lines_not_stored": sum(i.get("error_lines_not_stored", 0) for i in inputs),
         },
-        "completeness": assess(inputs, by_action, device_docs),
+        "completeness": completeness,
+        "reconciliation": reconciliation,
     }
+    if tally.duplicates:
+        manifest["skipped"] = [{"name": d["name"], "reason": d["reason"]} for d in tally.duplicates]
+    return manifest

@@ -1,54 +1,17 @@
-"""What the text and binary event readers share: small integer codes -> strings (Arrow lookup
-tables), and the events table built from columns by name."""
+"""What the text and binary event readers share: the events table built from columns by name
+(the compiled core, blkscope._core, makes the columns) and the rows whose sectors end past any
+device."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
-from blkscope.ingest import rwbs_bits as R
-from blkscope.ingest.blkparse.event_line import OPS, render_rwbs
+from blkscope.concepts import MAX_SECTOR
+from blkscope.ingest.blkparse.event_line import SECTOR_COLUMNS
 from blkscope.schemas import EVENTS
-
-# RWBS code (rwbs_bits) -> the RWBS text blkparse prints
-RWBS_BY_CODE = pa.array(
-    [
-        render_rwbs(
-            OPS[(c >> R.OP_SHIFT) & R.OP_MASK],
-            bool(c & R.PREFLUSH),
-            bool(c & R.FUA),
-            bool(c & R.READAHEAD),
-            bool(c & R.SYNC),
-            bool(c & R.META),
-        )
-        for c in range(R.CODES)
-    ],
-    pa.string(),
-)
-OP_BY_CODE = pa.array(OPS, pa.string())
-
-
-def constant_strings(value: str, n: int) -> pa.StringArray:
-    """n copies of one string, built from buffers, not from a Python list of n strings."""
-    raw = value.encode()
-    offsets = np.arange(n + 1, dtype=np.int32) * len(raw)
-    data = np.frombuffer(raw * n, dtype=np.uint8) if n else np.empty(0, np.uint8)
-    return pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(data))
-
-
-def rwbs_columns(code: np.ndarray) -> dict[str, pa.Array]:
-    """The events columns an RWBS code (rwbs_bits) stands for: the text, the op and each flag."""
-    return {
-        "rwbs": RWBS_BY_CODE.take(pa.array(code)),
-        "op": OP_BY_CODE.take(pa.array((code >> R.OP_SHIFT) & R.OP_MASK)),
-        "flush": pa.array((code & R.PREFLUSH) != 0),
-        "fua": pa.array((code & R.FUA) != 0),
-        "readahead": pa.array((code & R.READAHEAD) != 0),
-        "sync": pa.array((code & R.SYNC) != 0),
-        "meta": pa.array((code & R.META) != 0),
-    }
 
 
 def events_table(n: int, columns: Mapping[str, pa.Array]) -> pa.Table:
@@ -59,3 +22,41 @@ def events_table(n: int, columns: Mapping[str, pa.Array]) -> pa.Table:
         raise ValueError(f"not columns of events: {sorted(unknown)}")
     arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in EVENTS]
     return pa.Table.from_arrays(arrays, schema=EVENTS)
+
+
+def _ends(table: pa.Table, name: str, length_column: str | None) -> pa.ChunkedArray:
+    start = table[name]
+    if length_column is None:
+        return start
+    return pc.add(start, pc.fill_null(table[length_column].cast(pa.int64()), 0))
+
+
+def past_last_sector_rows(events: pa.Table) -> pa.ChunkedArray | None:
+    """A mask of the events whose sector range ends past MAX_SECTOR (the end of any block
+    device), or None when there is none: the readers refuse them (event_line.check_ranges)."""
+    bad = None
+    for name, length_column in SECTOR_COLUMNS.items():
+        if events[name].null_count == len(events):
+            continue
+        # a start past MAX_SECTOR is bad whatever its length: tested on its own, since adding
+        # the length to it could wrap
+        over = pc.or_kleene(
+            pc.greater(events[name], MAX_SECTOR),
+            pc.greater(_ends(events, name, length_column), MAX_SECTOR),
+        )
+        bad = over if bad is None else pc.or_kleene(bad, over)
+    if bad is None:
+        return None
+    bad = pc.fill_null(bad, False)
+    return bad if pc.any(bad).as_py() else None
+
+
+def first_sector_past_end(row: Mapping[str, object]) -> tuple[str, int, int]:
+    """(column, start, length) of the first sector range of an event row that ends past
+    MAX_SECTOR (one past_last_sector_rows found)."""
+    for name, length_column in SECTOR_COLUMNS.items():
+        start = row.get(name)
+        length = (row.get(length_column) or 0) if length_column else 0
+        if isinstance(start, int) and isinstance(length, int) and start + length > MAX_SECTOR:
+            return name, start, length
+    raise ValueError("no sector of this row ends past MAX_SECTOR")

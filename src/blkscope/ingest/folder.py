@@ -15,9 +15,15 @@ from blkscope.files.attach import CAPTURE_MAP, read_capture_map
 from blkscope.ingest.block_events import Progress, build_manifest, write_blkparse, write_blktrace
 from blkscope.ingest.capture_doc import capture_section, read_capture_json
 from blkscope.ingest.detect import FORMAT_NAMES, detect_format
+from blkscope.ingest.duplicates import (
+    Fingerprint,
+    events_fingerprint,
+    first_events,
+    first_events_how,
+)
 from blkscope.ingest.logs.registry import PARSERS
 from blkscope.ingest.logs.spool import drop_pages, spooling
-from blkscope.ingest.sources import open_source
+from blkscope.ingest.sources import iter_chunks, open_source
 from blkscope.ingest.timeline.clock_model import (
     ClockHints,
     LogSource,
@@ -53,6 +59,7 @@ SPOOL_FOLDER = ".spool"
 # rows per write of a side-log table into the dataset
 WRITE_ROWS = 1 << 18
 TIMELINE = "ns since the trace's first block event (events.time_ns)"
+_OF_BINARIES = " of the blktrace binaries, which carry the absolute clock"
 
 
 @dataclass
@@ -64,6 +71,14 @@ class Entry:
     fmt: str | None
     role: str
     reason: str = ""
+    # skipped, and something the capture meant to say is lost with it (a log that does not
+    # parse, a link out of the folder...): a warning on every output, not only a line in the
+    # skipped list
+    lost: bool = False
+
+    def skip(self, reason: str, lost: bool = True) -> None:
+        """Leave this file out, saying why."""
+        self.role, self.reason, self.lost = "skipped", reason, lost
 
 
 def _head(path: str, size: int = 4096) -> str:
@@ -100,7 +115,28 @@ def _unknown_reason(name: str, head: str) -> tuple[str, str]:
         return "skipped", "pid -> process name table, not a time series"
     if not head:
         return "skipped", "empty or unreadable"
-    return "skipped", "unknown format"
+    return "skipped", UNKNOWN_REASON
+
+
+def _unreadable(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            f.read(1)
+    except OSError:
+        return True
+    return False
+
+
+def _not_a_file(name: str, path: Path) -> Entry:
+    """A folder entry that is no regular file: a link to nothing, a FIFO, a socket, a device,
+    or a link to a folder (whose files, inside the capture folder, are read where they are)."""
+    if path.is_symlink() and not path.exists():
+        return Entry(name, str(path), None, "skipped", "a symbolic link to nothing: not read", True)
+    if path.is_dir():
+        return Entry(name, str(path), None, "skipped", "a link to a folder: read where it is")
+    return Entry(
+        name, str(path), None, "skipped", "not a regular file (a FIFO, socket or device)", True
+    )
 
 
 def _pick_per_cpu_set(binaries: list[Entry]) -> list[Entry]:
@@ -124,6 +160,15 @@ def _pick_per_cpu_set(binaries: list[Entry]) -> list[Entry]:
 
 
 OUTSIDE_LINK_REASON = "a symbolic link out of the capture folder: not read"
+UNKNOWN_REASON = "unknown format"
+# Reasons of the skipped files whose content is lost to the dataset (not a file ingest knows is
+# no input: btt's output, the pid table, a dataset, the text of the binaries).
+_LOST_REASONS = (
+    OUTSIDE_LINK_REASON,
+    UNKNOWN_REASON,
+    "binary, not a format blkscope reads",
+    "unreadable",
+)
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -155,16 +200,26 @@ def survey(folder: Path) -> list[Entry]:
         p.parent for p in _walk(folder) if p.name == MANIFEST and _inside(p, root)
         and is_dataset(p.parent)
     } - {folder}  # fmt: skip
+    hidden = set()
     for path in _walk(folder):
         rel = path.relative_to(folder)
-        if any(part.startswith(".") for part in rel.parts):
+        first_hidden = next((i for i, part in enumerate(rel.parts) if part.startswith(".")), None)
+        if first_hidden is not None:
+            # named once per hidden file or folder (.git holds thousands), never read
+            top = Path(*rel.parts[: first_hidden + 1]).as_posix()
+            if top not in hidden:
+                hidden.add(top)
+                whole = top + ("/" if first_hidden + 1 < len(rel.parts) else "")
+                entries.append(Entry(whole, str(folder / top), None, "skipped", "hidden: not read"))
             continue
         if not _inside(path, root):
             # A capture comes from another machine: a link in it may name any file of this one
             # (/etc/shadow, another user's trace). Named, never read.
-            entries.append(Entry(rel.as_posix(), str(path), None, "skipped", OUTSIDE_LINK_REASON))
+            entry = Entry(rel.as_posix(), str(path), None, "skipped", OUTSIDE_LINK_REASON, True)
+            entries.append(entry)
             continue
-        if not path.is_file():  # a link to a folder inside, or to nothing
+        if not path.is_file():
+            entries.append(_not_a_file(rel.as_posix(), path))
             continue
         inside = [d for d in datasets if d in path.parents]
         if inside:
@@ -176,12 +231,15 @@ def survey(folder: Path) -> list[Entry]:
         fmt = detect_format(str(path))
         if fmt is None:
             role, reason = _unknown_reason(rel.name, _head(str(path)))
+            if reason == "empty or unreadable":
+                reason = "unreadable" if _unreadable(path) else "empty"
             fmt = _UNKNOWN_FORMATS.get(role)
         elif fmt in BLOCK_TEXT or fmt == "blktrace":
             role, reason = "block events", FORMAT_NAMES[fmt]
         else:
             role, reason = "side log", FORMAT_NAMES[fmt]
-        entries.append(Entry(rel.as_posix(), str(path), fmt, role, reason))
+        lost = role == "skipped" and reason in _LOST_REASONS
+        entries.append(Entry(rel.as_posix(), str(path), fmt, role, reason, lost))
     if not entries:
         raise InputFormatError(
             str(folder), "the folder holds no files", hint="point at a capture folder"
@@ -190,9 +248,7 @@ def survey(folder: Path) -> list[Entry]:
     for e in entries:
         if e.fmt in BLOCK_TEXT and binaries:
             e.role = "skipped"
-            e.reason = (
-                f"{_TEXT_NAMES[e.fmt]} of the blktrace binaries, which carry the absolute clock"
-            )
+            e.reason = f"{_TEXT_NAMES[e.fmt]}{_OF_BINARIES}"
     texts = [e.name for e in entries if e.role == "block events" and e.fmt in BLOCK_TEXT]
     if len(texts) > 1:
         # Each text counts from its own first event: two texts are two timelines.
@@ -208,6 +264,43 @@ def survey(folder: Path) -> list[Entry]:
             hint="add trace.blktrace.N files or blkparse.txt (blkparse -i trace -o blkparse.txt)",
         )
     return entries
+
+
+def _read_once(entries: list[Entry], duplicates: list[dict[str, str]]) -> None:
+    """Per-CPU files the decoder read once because another holds their records: skipped."""
+    by_path = {d["path"]: d for d in duplicates}
+    for e in entries:
+        if e.path in by_path:
+            e.skip(by_path[e.path]["reason"], lost=False)
+
+
+def _compare_texts(entries: list[Entry], binaries: Fingerprint) -> None:
+    """The blkparse text beside the binaries is skipped as their text: say whether its events
+    are theirs (compared by content); a text of other events is named as lost."""
+    for e in entries:
+        if e.role != "skipped" or e.fmt != "blkparse" or not e.reason.endswith(_OF_BINARIES):
+            continue
+        text = _first_chunk(e.path)
+        if text and first_events(text) == binaries:
+            e.reason += first_events_how(binaries)
+        else:
+            e.skip(
+                "blkparse text whose events are not the blktrace binaries' (its first events "
+                "differ): not read, as a capture folder holds one trace; ingest it on its own"
+            )
+
+
+def _first_chunk(path: str) -> bytes:
+    try:
+        source = open_source(path)
+    except BlkscopeError:
+        return b""
+    try:
+        return next(iter_chunks(source), b"")
+    except BlkscopeError:
+        return b""
+    finally:
+        source.close()
 
 
 def _tracepoint_clock(entries: list[Entry], doc: dict[str, Any]) -> dict[str, Any] | None:
@@ -239,7 +332,7 @@ def _parse_logs(entries: list[Entry], strict: bool) -> list[LogSource]:
         except BlkscopeError as exc:
             if strict:
                 raise
-            e.role, e.reason = "skipped", f"{FORMAT_NAMES[e.fmt]} that does not parse: {exc}"
+            e.skip(f"{FORMAT_NAMES[e.fmt]} that does not parse: {exc}")
     return logs
 
 
@@ -250,14 +343,14 @@ def _read_capture(entries: list[Entry], strict: bool) -> dict[str, Any] | None:
         if e.role != "capture manifest":
             continue
         if found is not None:
-            e.role, e.reason = "skipped", "a second capture manifest"
+            e.skip("a second capture manifest")
             continue
         try:
             found = capture_section(e.path)
         except BlkscopeError as exc:
             if strict:
                 raise
-            e.role, e.reason = "skipped", f"capture manifest that does not parse: {exc}"
+            e.skip(f"capture manifest that does not parse: {exc}")
     return found
 
 
@@ -310,11 +403,20 @@ def ingest_folder(
             logs = _parse_logs(entries, strict)
             digest = TraceDigest()
             if block[0].fmt == "blktrace":
-                docs, devices, hints.blktrace = write_blktrace(
-                    ds, [e.path for e in block], progress, digest.add
+                first: list[pa.Table] = []
+
+                def seen(events: pa.Table) -> None:
+                    digest.add(events)
+                    if not first:
+                        first.append(events)
+
+                docs, tally, hints.blktrace = write_blktrace(
+                    ds, [e.path for e in block], progress, seen
                 )
+                _read_once(entries, tally.duplicates)
+                _compare_texts(entries, events_fingerprint(first[0]) if first else ())
             else:
-                docs, devices = write_blkparse(
+                docs, tally = write_blkparse(
                     ds, [e.path for e in block], strict, progress, digest.add
                 )
                 hints.blktrace = _tracepoint_clock(entries, docs[0])
@@ -326,11 +428,15 @@ def ingest_folder(
                     _shift(doc, log.name, name, hints)
                     _write_side_table(ds, name, with_t_ns(name, table, doc))
                     sources.append({"source": log.name, "table": name, **doc})
-        manifest = build_manifest(docs, devices, strict)
+        manifest = build_manifest(docs, tally, strict)
         if hints.blktrace is not None and block[0].fmt == "blktrace":
             manifest["ingest"]["error_lines"] = 0
             manifest["trace_clock"] = hints.blktrace
         _describe(manifest, folder, entries, docs, logs, zero, sources)
+        # a skipped file that took what the capture meant to say with it: on every output
+        manifest["completeness"]["warnings"] += [
+            f"{e.name}: {e.reason}" for e in entries if e.role == "skipped" and e.lost
+        ]
         for e in entries:
             if e.role == "file map":  # which file owns each sector: read by blkscope files
                 manifest.setdefault("tables", {})["file_extents"] = ds.put(

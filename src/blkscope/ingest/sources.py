@@ -13,7 +13,7 @@ import sys
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 import zstandard
 
@@ -53,10 +53,9 @@ class _HashingReader(io.RawIOBase):
         return True
 
     def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
-        data = self.raw.read(len(b))
-        n = len(data)
-        b[:n] = data
-        self.sha256.update(data)
+        # straight into the caller's buffer: no copy to make (files and stdin are buffered)
+        n = cast(io.BufferedIOBase, self.raw).readinto(b) or 0
+        self.sha256.update(memoryview(b)[:n])
         self.bytes_read += n
         return n
 

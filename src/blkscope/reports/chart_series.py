@@ -150,7 +150,7 @@ class LbaMap:
 def lba_map(con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins) -> LbaMap:
     """Bios with a sector, counted per time bin (at Q) and per LBA_ROWS-th of the sector span."""
     span = con.execute(
-        f"SELECT min(sector), max(sector + coalesce(nsectors, 0)) FROM bios "
+        f"SELECT min(sector), max(sector::HUGEINT + coalesce(nsectors, 0)) FROM bios "
         f"WHERE {_dev_filter(*dev)} AND sector IS NOT NULL"
     ).fetchall()[0]
     lo, hi = (int(span[0] or 0), int(span[1] or 1))

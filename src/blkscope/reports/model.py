@@ -3,7 +3,7 @@ draws these and computes nothing the analysis already stored."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +15,6 @@ from blkscope.analyze.device_summary import device_summary
 from blkscope.analyze.devices import DeviceName, device_names
 from blkscope.dataset import Dataset
 from blkscope.reports import chart_series
-from blkscope.store.manifest import DeviceEntry
 from blkscope.units import ns_to_s
 from blkscope.wallclock import WallClock
 
@@ -35,9 +34,10 @@ class Spectrum:
     burst_starts_ns: np.ndarray
 
 
-@dataclass
-class Device:
-    """One device's figures, tables and findings."""
+@dataclass(kw_only=True)
+class DeviceFindings:
+    """One device's numbers and findings: what summary.json and the table of devices without
+    charts show, read in a few queries for all devices together."""
 
     major: int
     minor: int
@@ -46,31 +46,17 @@ class Device:
     last_ns: int
     counts: dict[str, Any]  # blkscope.analyze.summary.device_summary entry
     errors: int
-    bins: chart_series.Bins
-    d2c: chart_series.Band
-    q2c: chart_series.Band
-    rates: dict[str, tuple[Any, Any]]  # the workload's IO (the observer's left out)
-    observer_rates: dict[str, tuple[Any, Any]]  # the capture's own tools' IO (is_observer)
-    heatmap: dict[str, chart_series.HeatCells]  # latency_heatmap by stage
-    user: list[chart_series.UserSeries]  # every user series (the application's own log)
-    depth: dict[str, chart_series.Depth]  # depth_bins per level
-    stages: dict[str, dict[str, float]]  # stage -> n, mean_ns, p50/p90/p99/p999/max
-    episode_stages: dict[str, dict[str, float]] | None
-    hist: dict[str, dict[str, list[tuple[int, int, int]]]]  # stage -> op -> (lo, hi, n)
-    sizes: dict[str, dict[str, list[tuple[int, int, int]]]]  # io_dist metric -> op -> rows
-    lba: chart_series.LbaMap
-    top_count: list[dict[str, Any]]
-    top_latency: list[dict[str, Any]]
+    stages: dict[str, dict[str, Any]]  # stage -> n, mean_ns, p50/p90/p99/p999/max
     spikes: list[dict[str, Any]]
     episodes: list[dict[str, Any]]
     verdict: dict[str, Any] | None
     periods: list[dict[str, Any]]
-    spectra: dict[str, Spectrum]  # by series
-    writeback: list[dict[str, Any]]  # this device's writeback timeline (writeback_events)
     # this device's rows of blkscope.analyze.crosscheck (biosnoop / iostat agreement), or None
     # for a log the dataset lacks or that did not match this device
     crosscheck: dict[str, dict[str, Any] | None]
     warnings: list[str] = field(default_factory=list)
+    # events missing from the trace (gaps in its sequence numbers), None when it has none
+    missing_events: int | None = None
 
     @property
     def name_text(self) -> str:
@@ -83,6 +69,28 @@ class Device:
         return f"{self.major},{self.minor}"
 
 
+@dataclass(kw_only=True)
+class Device(DeviceFindings):
+    """A device drawn in full: its findings and every chart's series."""
+
+    bins: chart_series.Bins
+    d2c: chart_series.Band
+    q2c: chart_series.Band
+    rates: dict[str, tuple[Any, Any]]  # the workload's IO (the observer's left out)
+    observer_rates: dict[str, tuple[Any, Any]]  # the capture's own tools' IO (is_observer)
+    heatmap: dict[str, chart_series.HeatCells]  # latency_heatmap by stage
+    user: list[chart_series.UserSeries]  # every user series (the application's own log)
+    depth: dict[str, chart_series.Depth]  # depth_bins per level
+    episode_stages: dict[str, dict[str, float]] | None
+    hist: dict[str, dict[str, list[tuple[int, int, int]]]]  # stage -> op -> (lo, hi, n)
+    sizes: dict[str, dict[str, list[tuple[int, int, int]]]]  # io_dist metric -> op -> rows
+    lba: chart_series.LbaMap
+    top_count: list[dict[str, Any]]
+    top_latency: list[dict[str, Any]]
+    spectra: dict[str, Spectrum]  # by series
+    writeback: list[dict[str, Any]]  # this device's writeback timeline (writeback_events)
+
+
 @dataclass
 class Report:
     """A whole dataset's report content."""
@@ -90,9 +98,15 @@ class Report:
     dataset: Path
     manifest: dict[str, Any]
     clock: WallClock
-    devices: list[Device]
+    devices: list[Device]  # drawn in full: the CHARTED devices with the most IO
     warnings: list[str]  # the dataset's completeness warnings
     files: dict[str, Any] | None = None  # blkscope.analyze.file_usage.file_usage, when mapped
+    others: list[DeviceFindings] = field(default_factory=list)  # the rest, in one table
+
+    @property
+    def every_device(self) -> list[DeviceFindings]:
+        """Every device with IO, in major,minor order."""
+        return sorted([*self.devices, *self.others], key=lambda d: (d.major, d.minor))
 
 
 def _where(major: int, minor: int) -> str:
@@ -105,13 +119,11 @@ def _rows(con: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
     return [dict(zip(names, r, strict=True)) for r in rel.fetchall()]
 
 
-def _stage_rows(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str, dict]:
-    rows = con.execute(
-        f"SELECT stage, n, mean_ns, {', '.join(_PCTS)} FROM stage_stats WHERE level = 'device' "
-        f"AND {_where(major, minor)}"
-    ).fetchall()
-    names = ["n", "mean_ns", *_PCTS]
-    return {r[0]: dict(zip(names, r[1:], strict=True)) for r in rows}
+def _by_device(rows: list[dict[str, Any]]) -> dict[tuple[int, int], list[dict[str, Any]]]:
+    out: dict[tuple[int, int], list[dict[str, Any]]] = {}
+    for r in rows:
+        out.setdefault((r["dev_major"], r["dev_minor"]), []).append(r)
+    return out
 
 
 def _stages_in(
@@ -164,11 +176,11 @@ def _top(con: duckdb.DuckDBPyConnection, major: int, minor: int, order: str) -> 
     return _rows(con, f"{sql} ORDER BY {order}, process LIMIT {TOP_N}")
 
 
-def _errors(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> int:
-    row = con.execute(
-        f"SELECT count(*) FROM requests WHERE error <> 0 AND {_where(major, minor)}"
+def _errors(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], int]:
+    rows = con.execute(
+        "SELECT dev_major, dev_minor, count(*) FROM requests WHERE error <> 0 GROUP BY ALL"
     ).fetchall()
-    return int(row[0][0]) if row else 0
+    return {(major, minor): int(n) for major, minor, n in rows}
 
 
 def _spectra(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str, Spectrum]:
@@ -192,27 +204,47 @@ def _spectra(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str
     return out
 
 
-def _findings(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> dict[str, Any]:
-    where = _where(major, minor)
-    verdict = _rows(con, f"SELECT * FROM writeback_verdict WHERE {where}")
+def _writeback(con: duckdb.DuckDBPyConnection, major: int, minor: int) -> list[dict[str, Any]]:
     try:
-        writeback = _rows(con, f"SELECT * FROM writeback_events WHERE {where} ORDER BY end_ns")
+        return _rows(
+            con, f"SELECT * FROM writeback_events WHERE {_where(major, minor)} ORDER BY end_ns"
+        )
     except duckdb.Error:  # no writeback log in this capture
-        writeback = []
+        return []
+
+
+def _findings(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], dict[str, Any]]:
+    """Per device: its spikes, episodes, writeback verdict and periods (the user series', which
+    have no device, with every device's)."""
+    spikes = _by_device(_rows(con, "SELECT * FROM spikes ORDER BY spike_id"))
+    episodes = _by_device(_rows(con, "SELECT * FROM episodes ORDER BY episode_id"))
+    verdicts = _by_device(_rows(con, "SELECT * FROM writeback_verdict"))
+    periods = _rows(con, "SELECT * FROM periods ORDER BY p_value, series")
+    devices = set(spikes) | set(episodes) | set(verdicts)
+    devices |= {(p["dev_major"], p["dev_minor"]) for p in periods if p["dev_major"] is not None}
     return {
-        "spikes": _rows(con, f"SELECT * FROM spikes WHERE {where} ORDER BY spike_id"),
-        "episodes": _rows(con, f"SELECT * FROM episodes WHERE {where} ORDER BY episode_id"),
-        "verdict": verdict[0] if verdict else None,
-        "periods": _rows(
-            con,
-            f"SELECT * FROM periods WHERE ({where}) OR dev_major IS NULL ORDER BY p_value, series",
-        ),
-        "writeback": writeback,
+        dev: {
+            "spikes": spikes.get(dev, []),
+            "episodes": episodes.get(dev, []),
+            "verdict": verdicts[dev][0] if dev in verdicts else None,
+            "periods": [
+                p
+                for p in periods
+                if p["dev_major"] is None or (p["dev_major"], p["dev_minor"]) == dev
+            ],
+        }
+        for dev in devices
     }
 
 
+# Devices drawn in full, those with the most bios: each costs its charts and a dozen queries,
+# so a trace of 3,000 devices of one IO each draws these and lists the rest in a table.
+CHARTED = 16
+
+
 def load_report(dataset: Dataset) -> Report:
-    """Read an analysed dataset into the report model."""
+    """Read an analysed dataset into the report model: every device's findings, and the
+    charts of the CHARTED devices with the most bios."""
     manifest = dataset.manifest
     doc = dict(manifest.doc)
     warnings = list(manifest.warnings)
@@ -221,16 +253,57 @@ def load_report(dataset: Dataset) -> Report:
     matched = {r["dev"]: r["disk"] for r in checks.get("biosnoop") or [] if r["dev"]}
     names = device_names(con, doc, matched)
     counts = {c["dev"]: c for c in device_summary(con)}
-    devices = []
+    missing = (doc.get("reconciliation") or {}).get("missing_events") or {}
+    found, errors = _findings(con), _errors(con)
+    nothing = {
+        "spikes": [],
+        "episodes": [],
+        "verdict": None,
+        "periods": _rows(
+            con, "SELECT * FROM periods WHERE dev_major IS NULL ORDER BY p_value, series"
+        ),
+    }
+    by_dev: dict[str, list[str]] = {}
+    for w in warnings:
+        if w.startswith("device ") and ":" in w:
+            by_dev.setdefault(w[len("device ") : w.index(":")], []).append(w)
+    every = []
     for d in manifest.devices:
         key = f"{d.major},{d.minor}"
         if key not in counts:  # a device with events but no IO (only notes): nothing to plot
             continue
-        devices.append(_device(con, (d.major, d.minor), d, counts[key], checks, names))
-        devices[-1].warnings = [w for w in warnings if w.startswith(f"device {key}:")]
+        dev = (d.major, d.minor)
+        every.append(
+            DeviceFindings(
+                major=d.major,
+                minor=d.minor,
+                name=names.get(dev),
+                first_ns=d.first_ns or 0,
+                last_ns=d.last_ns or 0,
+                counts=counts[key],
+                errors=errors.get(dev, 0),
+                stages=_stages(counts[key]["stages"]),
+                crosscheck={
+                    log: next((r for r in rows or [] if r["dev"] == key), None)
+                    for log, rows in checks.items()
+                },
+                warnings=by_dev.get(key, []),
+                missing_events=missing.get(key),
+                **found.get(dev, nothing),
+            )
+        )
+    busiest = sorted(every, key=lambda f: (-int(f.counts["queued"]), f.major, f.minor))
+    drawn = {(f.major, f.minor) for f in busiest[:CHARTED]}
+    devices = [_device(con, f) for f in every if (f.major, f.minor) in drawn]
+    others = [f for f in every if (f.major, f.minor) not in drawn]
     files = _which_files(con)
     global_warnings = [w for w in warnings if not w.startswith("device ")]
-    return Report(dataset.path, doc, dataset.clock, devices, global_warnings, files)
+    return Report(dataset.path, doc, dataset.clock, devices, global_warnings, files, others)
+
+
+def _stages(stats: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """stage -> n, mean_ns and the percentiles, from device_summary's stage statistics."""
+    return {stage: {k: v.get(k) for k in ("n", "mean_ns", *_PCTS)} for stage, v in stats.items()}
 
 
 def _which_files(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
@@ -243,26 +316,13 @@ def _which_files(con: duckdb.DuckDBPyConnection) -> dict[str, Any] | None:
     return file_usage(con, During(), top=TOP_N)
 
 
-def _device(
-    con: duckdb.DuckDBPyConnection,
-    dev: tuple[int, int],
-    entry: DeviceEntry,
-    counts: dict[str, Any],
-    checks: dict[str, Any],
-    names: dict[tuple[int, int], DeviceName],
-) -> Device:
-    major, minor = dev
+def _device(con: duckdb.DuckDBPyConnection, found: DeviceFindings) -> Device:
+    """A device's findings with every chart's series."""
+    major, minor = dev = (found.major, found.minor)
     bins = chart_series.time_bins(con, dev)
-    found = _findings(con, major, minor)
-    windows = [(e["start_ns"], e["end_ns"]) for e in found["episodes"]]
+    windows = [(e["start_ns"], e["end_ns"]) for e in found.episodes]
     return Device(
-        major=major,
-        minor=minor,
-        name=names.get(dev),
-        first_ns=entry.first_ns or 0,
-        last_ns=entry.last_ns or 0,
-        counts=counts,
-        errors=_errors(con, major, minor),
+        **{f.name: getattr(found, f.name) for f in fields(DeviceFindings)},
         bins=bins,
         d2c=chart_series.latency_band(con, dev, bins, "d2c"),
         q2c=chart_series.latency_band(con, dev, bins, "q2c"),
@@ -271,7 +331,6 @@ def _device(
         heatmap=chart_series.heatmap(con, dev),
         user=chart_series.user_series(con),
         depth=chart_series.depth_bins(con, dev, bins),
-        stages=_stage_rows(con, major, minor),
         episode_stages=_stages_in(con, major, minor, windows) if windows else None,
         hist=_hist(con, major, minor),
         sizes=chart_series.io_distributions(con, dev),
@@ -279,9 +338,5 @@ def _device(
         top_count=_top(con, major, minor, "ios DESC"),
         top_latency=_top(con, major, minor, "q2c_p99_ns DESC NULLS LAST"),
         spectra=_spectra(con, major, minor),
-        crosscheck={
-            log: next((r for r in rows or [] if r["dev"] == f"{major},{minor}"), None)
-            for log, rows in checks.items()
-        },
-        **found,
+        writeback=_writeback(con, major, minor),
     )

@@ -63,7 +63,7 @@ _CHECKS = _object(
 _SQL_ROWS = _rows({"type": "object", "description": "one row: column name -> value"})
 _STAT_COLUMNS = ("n", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns")
 _COUNTS = ("queued", "merged_bios", "split_bios", "partial_bios", "requests", "dispatches",
-           "completions", "requeues", "partial_requests")  # fmt: skip
+           "completions", "requeues", "partial_requests", "orphan_completions")  # fmt: skip
 _OPT_NUMBER = (float, int, type(None))
 # One device of `analyze --json` (blkscope.analyze.summary.device_summary, named by the CLI).
 _DEVICE_SUMMARY = {
@@ -184,10 +184,6 @@ def _manifest() -> dict[str, Any]:
 
     body = of_shape(MANIFEST_SHAPE, required=False)
     body["properties"]["kind"] = {"const": "blkscope-dataset"}
-    body["properties"]["tables"] = {
-        "type": "object",
-        "additionalProperties": of_shape({"file": str, "rows": int}, required=False),
-    }
     body["required"] = ["kind", "tables", "events", "devices", "ingest"]
     return body
 

@@ -237,6 +237,20 @@ def source_limits_html(manifest: dict[str, Any]) -> list[str]:
     return out
 
 
+def skipped_html(manifest: dict[str, Any]) -> list[str]:
+    """The files of the capture folder that were not read, and why (ingest's skipped list)."""
+    skipped = manifest.get("skipped") or []
+    if not skipped:
+        return []
+    items = "".join(
+        f"<li>{escape(str(e.get('name')))}: {escape(str(e.get('reason')))}</li>" for e in skipped
+    )
+    return [
+        f'<div class="missing" id="skipped"><p>Not read from the capture folder:</p>'
+        f"<ul>{items}</ul></div>"
+    ]
+
+
 def render_page(report: Report, generated: str | None) -> str:
     """The whole report; generated is the one timestamp line (None leaves it out)."""
     m = report.manifest
@@ -267,9 +281,12 @@ def render_page(report: Report, generated: str | None) -> str:
     if generated:
         head.append(f'<p class="meta" id="generated">Generated {escape(generated)}.</p>')
     head += source_limits_html(m)
+    head += skipped_html(m)
     if not report.devices:
         head.append(tables.missing("No device with block IO in this dataset."))
     body = [device_html(dev, n, report) for n, dev in enumerate(report.devices)]
+    if report.others:
+        body.append(tables.other_devices(report.others, len(report.devices)))
     if report.files is not None:  # only datasets with a file map (golden pages stay as they are)
         body.append(which_files_html(report.files))
     script = [

@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -34,14 +35,27 @@ class Rows:
         return [dict(zip(self.names, r, strict=True)) for r in self.values]
 
 
+def _finite(value: Any) -> Any:
+    """value with NaN and the infinities as null, in lists and objects too: JSON has no such
+    numbers, and a reader given `NaN` fails on the whole document."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
 def json_text(doc: Any) -> str:
-    """A document as JSON, indented by 2 (values JSON has no type for, as text)."""
-    return json.dumps(doc, indent=2, default=str) + "\n"
+    """A document as JSON, indented by 2 (values JSON has no type for, as text; NaN and the
+    infinities as null)."""
+    return json.dumps(_finite(doc), indent=2, default=str) + "\n"
 
 
 def json_lines(rows: Rows) -> str:
     """One JSON object a row, one row a line."""
-    return "".join(json.dumps(o, default=str) + "\n" for o in rows.objects())
+    return "".join(json.dumps(_finite(o), default=str) + "\n" for o in rows.objects())
 
 
 def csv_text(rows: Rows) -> str:

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
-from blkscope.reports.model import Device, Report
+from blkscope.reports.model import DeviceFindings, Report
 from blkscope.reports.text import cause_shares, worst_episode
 
 SUMMARY_FORMAT = "blkscope-summary"
-SUMMARY_VERSION = 3
+SUMMARY_VERSION = 4
 PERCENTILES = ["p50", "p90", "p99", "p999", "max"]
 
-# The schema, key by key; README.md ("summary.json") repeats it. Bump SUMMARY_VERSION on any
+# The schema, key by key; docs/report.md ("summary.json") repeats it. Bump SUMMARY_VERSION on any
 # change that is not a pure addition. Version 2: `spikes` counts latency episodes (spikes of any
 # metric in one window), `worst_spike` became `worst_episode`, and `cause_shares` are shares of
 # episodes; times carry their UTC wall-clock form beside them. Version 3: causes come from the
 # closed set (concepts.CAUSES), the worst episode names its victim and evidence, and the
-# writeback verdict carries the flusher's bytes and its rule.
+# writeback verdict carries the flusher's bytes and its rule. Version 4: `skipped` (the capture
+# files not read) and `devices[].lost_events`; the warnings say where the trace disagrees with
+# itself.
 SUMMARY_SCHEMA: dict[str, str] = {
     "format": f"always '{SUMMARY_FORMAT}'",
     "version": f"schema version, {SUMMARY_VERSION}",
@@ -24,7 +26,8 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "events": "event lines ingested",
     "malformed_lines": "lines recorded in ingest_errors",
     "trace_start": "{wall_ns, utc, date_known, host_zone}: the trace's time 0 on the wall clock (nulls when unknown)",
-    "warnings": "what is missing from the trace (per-CPU files, completions), as sentences",
+    "warnings": "what is missing from the trace or disagrees with it (per-CPU files, completions, sequence numbers, blkparse's own summary, capture files not read), as sentences",
+    "skipped": "[{name, reason}]: the files of the capture folder not read, and why (empty for a file input)",
     "spikes_computed": "always true (kept from version 1)",
     "devices": "one object per device with IO, in major,minor order:",
     "devices[].dev": "'major,minor'",
@@ -45,6 +48,7 @@ SUMMARY_SCHEMA: dict[str, str] = {
     "devices[].cause_shares": "{cause: share of episodes}",
     "devices[].worst_episode": "{start_ns, end_ns, start_utc, end_utc, metrics, worst_metric, peak_ns, peak_utc, peak_latency_ns, victim, victim_pid, cause, reason, competing, pages_written, writeback_reasons, throttle_messages, processes} or null: the episodes table's row",
     "devices[].writeback_verdict": "{episodes, episodes_with_writeback, episodes_by_chance, coincidence_p_value, median_lag_ns, tail_latency_share, writeback_time_share, flusher_bytes, explains, rule, sentence}: the writeback_verdict table's row",
+    "devices[].lost_events": "{missing, orphan_completions}: events missing from the trace (gaps in its sequence numbers; null when the input has none) and completions with no issue (C without D), as blkparse counts skips",
     "devices[].crosscheck": "{biosnoop, iostat}: this device's rows of `blkscope crosscheck --json`, each null without the log",
 }
 _EPISODE_KEYS = ["start_ns", "end_ns", "metrics", "worst_metric", "peak_ns", "peak_latency_ns",
@@ -52,7 +56,7 @@ _EPISODE_KEYS = ["start_ns", "end_ns", "metrics", "worst_metric", "peak_ns", "pe
                  "writeback_reasons", "throttle_messages", "processes"]  # fmt: skip
 
 
-def _latency(dev: Device, stage: str) -> dict[str, int | None]:
+def _latency(dev: DeviceFindings, stage: str) -> dict[str, int | None]:
     s = dev.stages.get(stage, {})
     out: dict[str, int | None] = {
         f"{p}_ns": None if s.get(f"{p}_ns") is None else int(s[f"{p}_ns"]) for p in PERCENTILES
@@ -61,7 +65,7 @@ def _latency(dev: Device, stage: str) -> dict[str, int | None]:
     return out
 
 
-def device_summary(dev: Device, report: Report) -> dict[str, Any]:
+def device_summary(dev: DeviceFindings, report: Report) -> dict[str, Any]:
     """One device's entry."""
     c = dev.counts
     worst = worst_episode(dev.episodes)
@@ -101,6 +105,10 @@ def device_summary(dev: Device, report: Report) -> dict[str, Any]:
             k: v for k, v in verdict.items() if k not in ("dev_major", "dev_minor")
         }
         or None,
+        "lost_events": {
+            "missing": dev.missing_events,
+            "orphan_completions": int(c.get("orphan_completions") or 0),
+        },
         "crosscheck": dev.crosscheck,
     }
 
@@ -115,7 +123,11 @@ def build_summary(report: Report) -> dict[str, Any]:
         "events": m.get("events", {}).get("count"),
         "malformed_lines": m.get("ingest", {}).get("error_lines", 0),
         "trace_start": report.clock.as_doc(),
-        "warnings": [*report.warnings, *(w for d in report.devices for w in d.warnings)],
+        "warnings": [*report.warnings, *(w for d in report.every_device for w in d.warnings)],
+        "skipped": [
+            {"name": str(e.get("name")), "reason": str(e.get("reason"))}
+            for e in m.get("skipped", [])
+        ],
         "spikes_computed": True,
-        "devices": [device_summary(d, report) for d in report.devices],
+        "devices": [device_summary(d, report) for d in report.every_device],
     }

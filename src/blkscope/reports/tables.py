@@ -6,9 +6,10 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from blkscope.reports.model import BREAKDOWN_STAGES, Device
+from blkscope.reports.model import BREAKDOWN_STAGES, Device, DeviceFindings
 from blkscope.reports.text import count, dur, found_by
 from blkscope.units import format_bytes, format_share, ns_to_s
+from blkscope.units import format_percent as percent
 from blkscope.wallclock import WallClock
 
 
@@ -188,6 +189,13 @@ def settings(dev: Device, manifest: dict[str, Any]) -> str:
     return table(["setting", "value"], rows, text_cols=2)
 
 
+def _median_error(error: float | None) -> str:
+    # None: iostat printed 0 in every interval compared (a damaged log), nothing to divide by
+    return (
+        "not comparable (iostat printed 0)" if error is None else f"{percent(error)} median error"
+    )
+
+
 def crosscheck(dev: Device) -> str:
     """The agreement with the capture's own biosnoop and iostat logs."""
     snoop, stat = dev.crosscheck.get("biosnoop"), dev.crosscheck.get("iostat") or {}
@@ -205,13 +213,13 @@ def crosscheck(dev: Device) -> str:
     for kind in ("w", "r"):
         if stat.get(f"{kind}_seconds"):
             source = f"iostat, {stat['iostat_device']}, {stat[f'{kind}_seconds']} intervals"
-            rows.append([source, f"{kind}/s", f"{stat[f'{kind}_s_error']:.1%} median error"])
+            rows.append([source, f"{kind}/s", _median_error(stat[f"{kind}_s_error"])])
             rows.append(
                 [
                     source,
                     f"{kind}_await",
-                    f"{stat[f'{kind}_await_error']:.1%} median error, blkscope the lower "
-                    f"in {stat[f'{kind}_await_low_share']:.0%}, by a median "
+                    f"{_median_error(stat[f'{kind}_await_error'])}, blkscope the lower "
+                    f"in {percent(stat[f'{kind}_await_low_share'], 0)}, by a median "
                     f"{dur(stat[f'{kind}_await_gap_ns'])} per IO",
                 ]
             )
@@ -225,3 +233,21 @@ def crosscheck(dev: Device) -> str:
         "so short IOs come out low by that gap. <code>blkscope crosscheck</code> prints the "
         "same.</p>"
     )  # fmt: skip
+
+
+def other_devices(others: list[DeviceFindings], drawn: int) -> str:
+    """The devices without charts (past the busiest drawn), one row each."""
+    rows = [
+        [d.name_text, count(d.counts.get("queued")), count(d.counts.get("completions")),
+         dur(d.stages.get("D2C", {}).get("p99_ns")), dur(d.stages.get("Q2C", {}).get("p99_ns")),
+         count(len(d.episodes)), "; ".join(w.split(": ", 1)[-1] for w in d.warnings) or "-"]
+        for d in others
+    ]  # fmt: skip
+    head = ["device", "IOs", "completions", "D2C p99", "Q2C p99", "latency episodes", "warnings"]
+    return (
+        f'<section class="device" id="other-devices"><h2>{count(len(others))} more devices</h2>'
+        f'<p class="meta">Charts are drawn for the {drawn} devices with the most IO; these '
+        "are the others, in major,minor order (summary.json has each one's full entry).</p>"
+        + table(head, rows, text_cols=1, text=frozenset({6}))
+        + "</section>"
+    )

@@ -7,6 +7,7 @@ from typing import Any
 from blkscope.analyze.devices import DeviceName, label
 from blkscope.reports.text import found_by
 from blkscope.units import format_ns, ns_to_ms, ns_to_s, plural
+from blkscope.units import format_percent as percent
 from blkscope.wallclock import WallClock
 
 Names = dict[tuple[int, int], DeviceName]
@@ -106,6 +107,11 @@ def _share(part: int, whole: int) -> str:
     return f"{part:,} ({part / whole:.1%})" if whole else "0"
 
 
+def _or_zero(error: float | None) -> str:
+    # None: iostat printed 0 in every interval compared (a damaged log), nothing to divide by
+    return "- (iostat printed 0)" if error is None else percent(error)
+
+
 def render_crosscheck(result: dict[str, Any]) -> str:
     """The agreement with the capture's biosnoop and iostat logs, as lines of text."""
     out = []
@@ -138,11 +144,12 @@ def render_crosscheck(result: dict[str, Any]) -> str:
                 continue
             out.append(
                 f"    {name}: {d[f'{kind}_seconds']} intervals, {kind}/s median error"
-                f" {d[f'{kind}_s_error']:.1%}, {kind}_await {d[f'{kind}_await_error']:.1%}"
-                f" (blkscope's the lower in {d[f'{kind}_await_low_share']:.0%},"
+                f" {_or_zero(d[f'{kind}_s_error'])}, {kind}_await"
+                f" {_or_zero(d[f'{kind}_await_error'])}"
+                f" (blkscope's the lower in {percent(d[f'{kind}_await_low_share'], 0)},"
                 f" by a median {format_ns(d[f'{kind}_await_gap_ns'])} per IO)"
             )
-            low |= d[f"{kind}_await_low_share"] >= 0.8
+            low |= (d[f"{kind}_await_low_share"] or 0) >= 0.8
     if low:
         out.append(
             "  blkscope's await ends at the traced C; the kernel stops its clock later, after"

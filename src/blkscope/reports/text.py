@@ -84,6 +84,7 @@ def headline(dev: Device, clock: WallClock) -> list[str]:
             f"Worst {ns_to_ms(dev.bins.width_ns):g} ms bin: Q2C p99 {dur(worst[1])} at "
             f"{at(worst[0] * 1e9, clock)}."
         )
+    out.append(lost_events(dev))
     if not dev.episodes:
         out.append("No latency spikes detected.")
     else:
@@ -102,6 +103,18 @@ def headline(dev: Device, clock: WallClock) -> list[str]:
     else:
         out.append("No significant period found in writeback, journal or latency series.")
     return out
+
+
+def lost_events(dev: Device) -> str:
+    """The events the trace says it lost, as blkparse reports its skips: every number above
+    was built without them."""
+    orphans = int(dev.counts.get("orphan_completions") or 0)
+    missing = (
+        "not countable (the input has no sequence numbers)"
+        if dev.missing_events is None
+        else f"{count(dev.missing_events)} missing from the trace (gaps in its sequence numbers)"
+    )
+    return f"Lost events: {missing}; {count(orphans)} completions with no issue (C without D)."
 
 
 def found_by(method: str) -> str:

@@ -83,7 +83,12 @@ DEPTH = schema(
         field(
             "held_ns", pa.int64(), "Time spent at this depth within the trace, ns.", nullable=False
         ),
-        field("share", pa.float64(), "held_ns over the traced time of the device.", nullable=False),
+        field(
+            "share",
+            pa.float64(),
+            "held_ns over the traced time of the device; null when that is 0 ns (every event "
+            "of the device at one time).",
+        ),
     ],
 )
 

@@ -59,7 +59,7 @@ REQUESTS = schema(
             "Where the kernel's disk statistics (iostat await, aqu-sz) start this request's "
             "clock: since Linux 6.9 every request of one plug takes the time first read in that "
             "plug, so a flusher's whole batch starts at its first Q. Estimated from the "
-            "submitter's Q/P/U/UT events (analyze/stream/plug.py). Kernels before 6.9 (as "
+            "submitter's Q/P/U/UT events (rust/src/pass/plug.rs). Kernels before 6.9 (as "
             "capture.json records them) read it at allocation: g_time_ns.",
         ),
         field(

@@ -57,6 +57,11 @@ def _leftovers(path: Path, kind: str) -> list[Path]:
     return sorted(path.parent.glob(f".{path.name}.{kind}-*"))
 
 
+def has_old_version(path: Path) -> bool:
+    """Whether a killed writer left a previous version of path as `.NAME.old-*`."""
+    return bool(_leftovers(path, "old"))
+
+
 def recover(path: Path) -> None:
     """Put back a previous version that a kill between two renames left as `.NAME.old-*`."""
     if path.exists():

@@ -1,6 +1,7 @@
 """Check that a JSON document from elsewhere has the shape its readers rely on.
 
-A shape is written like the data: a Python type (or a tuple of them) for a leaf, `[shape]` for
+A shape is written like the data: a Python type (or a tuple of them) for a leaf, `AtLeast(n)`
+for an integer leaf of at least n (COUNT: a count, at least 0), `[shape]` for
 a list of items of that shape, `{"key": shape}` for an object whose listed keys, when present,
 have those shapes (other keys are left alone), and `{str: shape}` for an object whose every
 value has that shape; `Required(shape)` for a key that must be there. Integers must fit in 64
@@ -17,6 +18,16 @@ SCALAR: Shape = (str, int, float, bool, type(None))
 OPT_INT: Shape = (int, type(None))
 OPT_STR: Shape = (str, type(None))
 INT64 = 1 << 63
+
+
+@dataclass(frozen=True)
+class AtLeast:
+    """An integer leaf of at least `low`."""
+
+    low: int
+
+
+COUNT = AtLeast(0)
 
 
 @dataclass(frozen=True)
@@ -52,6 +63,11 @@ def mismatch(value: Any, shape: Shape, where: str = "") -> str | None:
             if found:
                 return found
         return None
+    if isinstance(shape, AtLeast):
+        found = mismatch(value, int, where)
+        if found is None and value < shape.low:
+            return f"{where} is {value}, expected at least {shape.low}"
+        return found
     types = shape if isinstance(shape, tuple) else (shape,)
     if isinstance(value, bool) and bool not in types:
         return f"{where} is {_kind(value)}, expected {_names(types)}"
@@ -106,5 +122,7 @@ def of_shape(shape: Any, *, required: bool = True) -> dict[str, Any]:
                 "additionalProperties": not required}  # fmt: skip
     if shape is Any:
         return {}
+    if isinstance(shape, AtLeast):
+        return {"type": "integer", "minimum": shape.low}
     kinds = [_JSON_TYPES[t] for t in (shape if isinstance(shape, tuple) else (shape,))]
     return {"type": kinds[0] if len(kinds) == 1 else kinds}

@@ -17,8 +17,8 @@ import pyarrow.parquet as pq
 
 from blkscope.errors import DatasetError, NotADatasetError, does_not_exist
 from blkscope.schemas import TABLES
-from blkscope.store.folder_swap import WriteLock, recover
-from blkscope.store.jsonshape import OPT_INT, OPT_STR, SCALAR, Required, mismatch
+from blkscope.store.folder_swap import WriteLock, has_old_version, recover
+from blkscope.store.jsonshape import COUNT, OPT_INT, OPT_STR, SCALAR, Required, mismatch
 from blkscope.units import MAX_DURATION_NS as LIMIT
 
 MANIFEST = "manifest.json"
@@ -130,8 +130,9 @@ def check_utf8_path(path: Path) -> None:
 
 def recover_quietly(path: Path) -> None:
     """Bring back a dataset a killed writer left only as `.NAME.old-*`, unless one is writing.
-    A path whose folder is not there has nothing to recover (and gets no folders made)."""
-    if not path.parent.is_dir():
+    Without such a leftover there is nothing to lock (taking the lock would create the
+    missing folders above a path a reader merely named)."""
+    if not has_old_version(path):
         return
     try:
         with WriteLock(path):
@@ -197,20 +198,25 @@ _SPAN = {"first_time_ns": OPT_INT, "last_time_ns": OPT_INT}
 # What the analysis and the reports read from a manifest (other keys are only shown).
 MANIFEST_SHAPE = {
     "inputs": [{"path": OPT_STR, "lines": OPT_INT}],
-    "events": {"count": OPT_INT, "by_action": {str: int}, **_SPAN},
+    "tables": {str: {"file": Required(str), "rows": COUNT}},
+    "events": {"count": OPT_INT, "by_action": {str: COUNT}, **_SPAN},
     "devices": [
         {
             "dev": Required(str),
             "major": Required(int),
             "minor": Required(int),
-            "events": int,
-            "by_action": {str: int},
+            "events": COUNT,
+            "by_action": {str: COUNT},
             **_SPAN,
         }
     ],
-    "ingest": {"error_lines": int, "error_lines_not_stored": int},
+    "ingest": {"error_lines": COUNT, "error_lines_not_stored": COUNT},
     "capture": CAPTURE_SHAPE,
     "version": int,
+    # shown on every output (the report, summary.json, analyze)
+    "completeness": {"warnings": [str]},
+    "reconciliation": {"missing_events": {str: COUNT}, "warnings": [str]},
+    "skipped": [{"name": Required(str), "reason": Required(str)}],
 }
 
 

@@ -11,7 +11,7 @@ import sys
 
 import numpy as np
 
-from blkscope.ingest.blktrace.decode import TC_NOTIFY, TN_MESSAGE
+from blkscope.blk_io_trace import TC_NOTIFY, TN_MESSAGE
 from blkscope.ingest.blktrace.records import RECORD_BYTES, read_records
 
 

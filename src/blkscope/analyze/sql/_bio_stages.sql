@@ -4,13 +4,12 @@ INCLUDE _bio_groups, _bio_q2q, stages, buckets;
 -- keyed by the integer ids of _bio_groups. Q2Q is the gap to the previous Q (in time, then
 -- event id order), reported once per scope it was measured at (process, class, op, device),
 -- because a gap between one process's Qs is not a gap of the device. The streaming pass
--- measures the gaps as it meets each Q (analyze/stream/q2q.py, `internal._bio_q2q`: one row per
+-- measures the gaps as it meets each Q (rust/src/pass/q2q.rs, `internal._bio_q2q`: one row per
 -- bio, while `analyze` runs, with the bio's group key and its stage times as `bios` has them);
 -- here the gaps and the stage latencies (bio_stage_ns) are keyed and bucketed. Stage and scope
--- are small codes (see the columns). Not materialised: it is read twice (_stage_buckets counts
--- all of it, _stage_stats_build only the buckets holding a percentile), and computing it twice
--- costs a little CPU where holding its rows (about ten per bio) spills over a gigabyte on a big trace
--- and doubles the peak memory.
+-- are small codes (see the columns). Not materialised: _stage_stats_build reads it once, for the
+-- buckets holding a percentile (the pass counts every bucket: _stage_buckets), and holding its
+-- rows (about ten per bio) would spill on a big trace.
 CREATE VIEW internal._bio_stages(
     gid INTEGER,     -- device x op class x process (_bio_groups; it names the coarser groups)
     scope UTINYINT,  -- Q2Q: level its gap was computed at, 1 process 2 class 3 op 4 device; else 0

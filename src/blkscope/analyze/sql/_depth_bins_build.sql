@@ -4,7 +4,7 @@ INCLUDE _depth_bin_sums;
 -- the highest depth held for any time in the bin and the time-weighted mean over the traced
 -- part of the bin (the last bin ends at the trace end). Summed over bins, mean_depth *
 -- traced_ns is the `depth` table's sum of depth * held_ns. The streaming pass cuts each held
--- depth at the bin edges as it walks (analyze/stream/depth.py) and leaves per bin the highest
+-- depth at the bin edges as it walks (rust/src/pass/depth.rs) and leaves per bin the highest
 -- depth, the sum of depth * ns and the ns held in the analysis connection's _depth_bin_sums
 -- (rows of one bin are summed here): this view exists only while `analyze` runs.
 CREATE VIEW internal._depth_bins_build(LIKE depth_bins) AS

@@ -8,7 +8,7 @@ INCLUDE _depth_time;
 -- ones until the trace end). Each device's function starts at 0 at its first event and ends at
 -- its last; the steps of one nanosecond apply -1 before 0 before +1, so a depth passed through
 -- within one nanosecond is listed with held_ns 0. The streaming pass walks the steps in time
--- order (analyze/stream/depth.py) and leaves the time held per depth, one row per depth
+-- order (rust/src/pass/depth.rs) and leaves the time held per depth, one row per depth
 -- visited, in the analysis connection's _depth_time: this view exists only while `analyze` runs.
 CREATE VIEW internal._depth_build(LIKE depth) AS
 SELECT
@@ -17,7 +17,7 @@ SELECT
     level,
     depth::INTEGER AS depth,
     sum(held_ns)::BIGINT AS held_ns,
-    sum(held_ns) / sum(sum(held_ns)) OVER (PARTITION BY dev_major, dev_minor, level) AS share
+    sum(held_ns) / nullif(sum(sum(held_ns)) OVER (PARTITION BY dev_major, dev_minor, level), 0) AS share
 FROM internal._depth_time
 GROUP BY dev_major, dev_minor, level, depth
 ORDER BY dev_major, dev_minor, level, depth;

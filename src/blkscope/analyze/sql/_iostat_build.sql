@@ -4,6 +4,10 @@ INCLUDE _iostat_requests, events;
 -- kernel's disk statistics count (_iostat_requests): a request counts when it completes, aqu-sz
 -- is the sum of their awaits over the interval, %util the share of the interval with a request
 -- in flight.
+-- Every interval from a device's first completion to its last is listed, as iostat prints one
+-- per interval, unless they are more than max(100,000, 100 per interval with a completion):
+-- then (a timestamp years off stretches the trace) only the intervals with a completion are,
+-- so the table never grows with the range of a corrupt timestamp.
 CREATE MACRO internal._iostat_build(
     interval_ns,  -- the intervals' length, ns
     origin_ns     -- where one interval starts, trace ns
@@ -49,10 +53,19 @@ WITH params AS (
                     e.hi) AS hi
     FROM openers o JOIN (SELECT dev_major, dev_minor, max(c_time_ns) AS hi FROM rq GROUP BY ALL) e
       USING (dev_major, dev_minor)
+), extent AS (
+    SELECT dev_major, dev_minor, min(k) AS k0, max(k) AS k1,
+           max(k) - min(k) + 1 <= greatest(100000, 100 * count(*)) AS whole
+    FROM done GROUP BY ALL
 ), bins AS (
-    SELECT d.dev_major, d.dev_minor, k, p.org + k * p.iv AS lo, p.org + (k + 1) * p.iv AS hi
-    FROM (SELECT dev_major, dev_minor, min(k) AS k0, max(k) AS k1 FROM rq GROUP BY ALL) d,
-         params p, range(d.k0, d.k1 + 1) AS t(k)
+    SELECT dev_major, dev_minor, k, p.org + k * p.iv AS lo, p.org + (k + 1) * p.iv AS hi
+    FROM (
+        SELECT d.dev_major, d.dev_minor, t.k
+        FROM extent d, range(d.k0, d.k1 + 1) AS t(k) WHERE d.whole
+        UNION ALL
+        SELECT dev_major, dev_minor, k FROM done JOIN extent USING (dev_major, dev_minor)
+        WHERE NOT whole
+    ), params p
 ), spans AS (
     -- the bins an island overlaps ([lo, hi] meets [org + k iv, org + (k + 1) iv)) run from
     -- floor((lo - org) / iv) to floor((hi - org - 1) / iv)

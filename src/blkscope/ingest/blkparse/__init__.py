@@ -1,2 +1,2 @@
-"""blkparse default-format text: the numba scanner, the reference line parser, blkparse's
-trailing statistics, and the streaming reader that turns text into `events` batches."""
+"""blkparse default-format text: the streaming reader over the compiled scanner, the reference
+line parser, blkparse's trailing statistics; together they turn text into `events` batches."""

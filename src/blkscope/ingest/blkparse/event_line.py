@@ -1,13 +1,15 @@
 """Reference parser and renderer for one blkparse default-format event line.
 
-The numba scanner in `_scan` handles the common shapes fast; every other line
-comes here, and the tests hold both to the same answers.
+The compiled scanner (rust/src/ingest/blkparse_text/, called by `text_stream`) handles the
+common shapes fast; every other line comes here, and the tests hold both to the same answers.
 """
 
 from __future__ import annotations
 
 import re
 from typing import Any
+
+from blkscope.concepts import MAX_SECTOR
 
 ACTIONS: tuple[str, ...] = (
     "Q",
@@ -283,11 +285,30 @@ INT_BITS = {
 
 
 def check_ranges(row: dict[str, Any]) -> None:
-    """A LineError naming the first number too big for its column: never wrapped, never lost."""
+    """A LineError naming the first number too big for its column, or a sector past the end of
+    any block device: never wrapped, never lost."""
     for name, bits in INT_BITS.items():
         value = row.get(name)
         if value is not None and not -(2**bits) <= value < 2**bits:
             raise LineError(f"{name} {value} does not fit a {bits + 1}-bit integer")
+    for name, length_column in SECTOR_COLUMNS.items():
+        start = row.get(name)
+        length = (row.get(length_column) or 0) if length_column else 0
+        if start is not None and start + length > MAX_SECTOR:
+            raise LineError(past_last_sector(name, start, length))
+
+
+# Sector columns of events, and the column holding the length of the range each starts.
+SECTOR_COLUMNS = {"sector": "nsectors", "split_sector": None, "remap_sector": "nsectors"}
+
+
+def past_last_sector(name: str, start: int, length: int) -> str:
+    """The reason a line or record whose sector range ends past MAX_SECTOR is refused."""
+    what = f"{name.replace('_', ' ')} {start:,}" + (f" + {length:,}" if length else "")
+    return (
+        f"{what} ends past sector 2^54, the end of the largest block device Linux can "
+        "address (2^63 bytes)"
+    )
 
 
 def parse_event_line(line: str) -> dict[str, Any]:

@@ -9,21 +9,20 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from blkscope import _core
 from blkscope.errors import ParseError
-from blkscope.ingest.blkparse import _scan as S
 from blkscope.ingest.blkparse.event_line import (
-    ACTIONS,
     LineError,
     parse_event_line,
+    past_last_sector,
     render_event,
     valid_text,
 )
 from blkscope.ingest.blkparse.summary_blocks import SummaryParser
-from blkscope.ingest.codes import constant_strings, events_table, rwbs_columns
+from blkscope.ingest.codes import events_table, first_sector_past_end, past_last_sector_rows
 from blkscope.ingest.sources import (
     MAX_LINE_BYTES,
     Source,
@@ -37,8 +36,6 @@ from blkscope.schemas import EVENTS
 # of garbage or blank lines must not become one row each). Their raw text is cut too.
 MAX_STORED_ERRORS = 10_000
 MAX_RAW_CHARS = 4096
-
-_ACTION_STRINGS = pa.array(ACTIONS, pa.string())
 
 
 @dataclass
@@ -60,81 +57,23 @@ class _Scanned:
     table: pa.Table
     first: int
     lines: int
-    slow: np.ndarray  # (line index, start, end) per span the scanner left alone, shape (3, n)
+    slow: pa.RecordBatch  # line_no, start, end of each span the scanner left alone
 
 
 def scan_chunk(data: bytes, first: int, input_id: int) -> _Scanned:
-    """Scan a chunk whose first line is line `first`; safe to run in several threads."""
-    nlines = data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
-    buf = np.frombuffer(data, dtype=np.uint8)
-    # Fresh arrays per chunk: the Arrow table below wraps them without copying.
-    ints, action, rwbs, valid, slow = S.alloc(nlines, len(data))
-    lines, fast, n_slow = S.scan_lines(buf, len(buf), ints, action, rwbs, valid, slow)
-    table = _fast_table(buf, ints, action[:fast], rwbs[:fast], valid[:fast], first, input_id)
-    return _Scanned(data, table, first, lines, slow[:, :n_slow])
+    """Scan a chunk whose first line is line `first`; safe to run in several threads (the
+    compiled scanner releases the GIL)."""
+    rows, spans, lines = _core.scan_blkparse_text(data, first, input_id)
+    batch = pa.record_batch(rows)
+    table = events_table(batch.num_rows, dict(zip(batch.schema.names, batch.columns, strict=True)))
+    return _Scanned(data, table, first, lines, pa.record_batch(spans))
 
 
-def _spans(slow: np.ndarray, batch: int = 4096) -> Iterator[tuple[int, int, int]]:
+def _spans(slow: pa.RecordBatch, batch: int = 4096) -> Iterator[tuple[int, int, int]]:
     # A few thousand at a time: a chunk of garbage can hold millions of them.
-    for i in range(0, slow.shape[1], batch):
-        yield from zip(*(row.tolist() for row in slow[:, i : i + batch]), strict=True)
-
-
-def _masked(values: np.ndarray, valid: np.ndarray, type_: pa.DataType) -> pa.Array:
-    if valid.all():
-        return pa.array(values, type_)
-    return pa.array(values, type_, mask=~valid)
-
-
-def _fast_table(
-    buf: np.ndarray,
-    ints: np.ndarray,
-    action: np.ndarray,
-    code: np.ndarray,
-    valid: np.ndarray,
-    first_line_no: int,
-    input_id: int,
-) -> pa.Table:
-    m = len(action)
-    cols = ints[:, :m]
-    starts, ends = cols[S.F_COMM_START], cols[S.F_COMM_END]
-    offsets = np.empty(m + 1, dtype=np.int32)
-    data = np.empty(int((ends - starts).sum()), dtype=np.uint8)
-    S.gather_spans(buf, starts, ends, offsets, data)
-    has_comm = (valid & S.HAS_COMM) != 0
-    comm = pa.StringArray.from_buffers(
-        m,
-        pa.py_buffer(offsets),
-        pa.py_buffer(data),
-        null_bitmap=pa.array(has_comm).buffers()[1],
-        null_count=m - int(has_comm.sum()),
-    )
-
-    def opt(field: int, bit: int, type_: pa.DataType) -> pa.Array:
-        return _masked(cols[field], (valid & bit) != 0, type_)
-
-    return events_table(
-        m,
-        {
-            "dev_major": pa.array(cols[S.F_MAJOR], pa.int32()),
-            "dev_minor": pa.array(cols[S.F_MINOR], pa.int32()),
-            "cpu": pa.array(cols[S.F_CPU], pa.int32()),
-            "seq": pa.array(cols[S.F_SEQ]),
-            "time_ns": pa.array(cols[S.F_TIME]),
-            "pid": pa.array(cols[S.F_PID]),
-            "action": _ACTION_STRINGS.take(pa.array(action)),
-            **rwbs_columns(code),
-            "sector": opt(S.F_SECTOR, S.HAS_SECTOR, pa.int64()),
-            "nsectors": opt(S.F_NSECT, S.HAS_NSECT, pa.int32()),
-            "split_sector": opt(S.F_SPLIT, S.HAS_SPLIT, pa.int64()),
-            "error": opt(S.F_ERROR, S.HAS_ERROR, pa.int32()),
-            "comm": comm,
-            "depth": opt(S.F_DEPTH, S.HAS_DEPTH, pa.int32()),
-            "source": constant_strings("blkparse", m),
-            "line_no": pa.array(cols[S.F_LINE] + first_line_no),
-            "input_id": pa.array(np.full(m, input_id, dtype=np.int16)),
-        },
-    )
+    for i in range(0, slow.num_rows, batch):
+        part = slow.slice(i, batch)
+        yield from zip(*(part.column(k).to_pylist() for k in range(3)), strict=True)
 
 
 class BlkparseTextParser:
@@ -150,7 +89,8 @@ class BlkparseTextParser:
     def finish(self, scanned: _Scanned, is_last: bool) -> ChunkResult:
         """Read the lines the scanner left alone (odd events, summary, errors) and merge."""
         result = ChunkResult(scanned.table, lines=scanned.lines)
-        rows = self._slow_lines(scanned, is_last, result) if scanned.slow.shape[1] else []
+        result.events = self._in_range(scanned.table, result)
+        rows = self._slow_lines(scanned, is_last, result) if scanned.slow.num_rows else []
         if is_last:
             self.summary.finish()
         for line, line_no in self.summary.orphans:
@@ -162,9 +102,21 @@ class BlkparseTextParser:
         self.summary.orphans.clear()
         result.errors.sort(key=lambda err: int(err["line_no"]))
         if rows:
-            merged = pa.concat_tables([scanned.table, pa.Table.from_pylist(rows, schema=EVENTS)])
+            merged = pa.concat_tables([result.events, pa.Table.from_pylist(rows, schema=EVENTS)])
             result.events = merged.take(pc.sort_indices(merged["line_no"]))
         return result
+
+    def _in_range(self, table: pa.Table, result: ChunkResult) -> pa.Table:
+        """The scanned rows without those whose sectors end past any device (each recorded as
+        a malformed line, as the reference parser's check_ranges refuses them)."""
+        bad = past_last_sector_rows(table)
+        if bad is None:
+            return table
+        for row in table.filter(bad).to_pylist():
+            name, start, length = first_sector_past_end(row)
+            reason = past_last_sector(name, start, length)
+            self._record(result, row["line_no"], render_event(row), reason)
+        return table.filter(pc.invert(bad))
 
     def _error(self, line_no: int, line: str, reason: str) -> dict[str, Any]:
         if len(line) > MAX_RAW_CHARS:
@@ -200,8 +152,7 @@ class BlkparseTextParser:
     ) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
         data = scanned.data
-        for r, s, e in _spans(scanned.slow):
-            line_no = scanned.first + r
+        for line_no, s, e in _spans(scanned.slow):
             blank_run = data.count(b"\n", s, e)
             if blank_run:  # a run of blank lines, one span
                 self._blank_run(line_no, blank_run + 1, result)

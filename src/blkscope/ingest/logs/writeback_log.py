@@ -12,6 +12,7 @@ import pyarrow as pa
 from blkscope.errors import ParseError
 from blkscope.ingest.logs.textlog import (
     LIMIT,
+    MAX_DIGITS,
     TRACER_CHATTER,
     SideLog,
     TableRows,
@@ -117,6 +118,10 @@ NO_PAGE_LIMIT = (1 << 63) - 1
 
 def _nr_pages(path: str, line_no: int, text: str) -> int:
     """A tracepoint's nr_pages: any long (the pattern holds only a sign and digits)."""
+    # more digits than any long: never given to int(), which refuses over 4,300 of them
+    digits = len(text.lstrip("-"))
+    if digits > MAX_DIGITS:
+        raise ParseError(path, line_no, f"nr_pages: {digits:,} digits, out of range for a long")
     value = int(text)
     if not -NO_PAGE_LIMIT - 1 <= value <= NO_PAGE_LIMIT:
         raise ParseError(path, line_no, f"nr_pages: {value} is out of range for a long")
@@ -127,7 +132,12 @@ def _pages_left(path: str, line_no: int, text: str) -> int | None:
     """A log's PAGES: nr_pages left at the end; None when counting down from LONG_MAX (no
     page limit)."""
     digits = text.lstrip("+-")
-    if digits.isascii() and digits.isdigit() and LIMIT <= int(text) <= NO_PAGE_LIMIT:
+    if (
+        digits.isascii()
+        and digits.isdigit()
+        and len(digits) <= MAX_DIGITS  # a longer one is out of range (to_int says so)
+        and LIMIT <= int(text) <= NO_PAGE_LIMIT
+    ):
         return None
     return to_int(path, line_no, text, "PAGES")
 

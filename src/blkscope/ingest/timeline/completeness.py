@@ -29,7 +29,8 @@ def per_cpu_sets(paths: list[str]) -> dict[str, tuple[list[int], list[int]]]:
             {int(m.group(1)) for p in beside if (m := PER_CPU_FILE.search(p)) and os.path.isfile(p)}
             | set(given)
         )
-        given.sort()
+        # a CPU given twice (its file plain and compressed) is one CPU: duplicates.py reads it once
+        given[:] = sorted(set(given))
     return sets
 
 

@@ -1,0 +1,160 @@
+//! Arrow to and from Python through the Arrow C data interface (the PyCapsule protocol):
+//! pyarrow takes the buffers Rust built, and Rust reads pyarrow's, without a copy either way.
+//! Ingest and the streaming pass both hand their rows over as one `ArrowBatch`.
+
+use std::ffi::CString;
+
+use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
+use arrow_array::types::ArrowPrimitiveType;
+use arrow_array::{make_array, Array, ArrayRef, PrimitiveArray, RecordBatch, StructArray};
+use arrow_data::ArrayData;
+use arrow_schema::{DataType, Field, Fields};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyTuple};
+
+/// Rows handed to Python as one struct array: `pa.record_batch(rows)` imports them (pyarrow
+/// calls `__arrow_c_array__`).
+#[pyclass(frozen, module = "blkscope._core")]
+pub struct ArrowBatch {
+    data: ArrayData,
+}
+
+impl ArrowBatch {
+    pub fn new(batch: RecordBatch) -> ArrowBatch {
+        ArrowBatch {
+            data: StructArray::from(batch).into_data(),
+        }
+    }
+
+    /// Columns of equal length by name; every one nullable in the struct's own type, since
+    /// the Python side puts them under the declared schema (schemas/), which says what may be
+    /// null.
+    pub fn from_columns(columns: Vec<(&str, ArrayRef)>) -> ArrowBatch {
+        let fields: Fields = columns
+            .iter()
+            .map(|(name, array)| Field::new(*name, array.data_type().clone(), true))
+            .collect();
+        let arrays = columns.into_iter().map(|(_, a)| a).collect();
+        ArrowBatch {
+            data: StructArray::new(fields, arrays, None).into_data(),
+        }
+    }
+}
+
+#[pymethods]
+impl ArrowBatch {
+    /// The Arrow PyCapsule protocol: (schema capsule, array capsule). A requested schema is
+    /// not honoured: the columns already have the types the Python side declares.
+    #[pyo3(signature = (requested_schema = None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let _ = requested_schema;
+        let (array, schema) =
+            to_ffi(&self.data).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        // A capsule drops its struct when Python frees it: the release callback runs then,
+        // unless pyarrow has moved the struct out (which leaves it released).
+        let schema = PyCapsule::new(py, schema, Some(CString::from(c"arrow_schema")))?;
+        let array = PyCapsule::new(py, array, Some(CString::from(c"arrow_array")))?;
+        PyTuple::new(py, [schema.into_any(), array.into_any()])
+    }
+
+    /// How many rows the batch holds.
+    #[getter]
+    fn num_rows(&self) -> usize {
+        self.data.len()
+    }
+}
+
+/// The array any Python object exports through `__arrow_c_array__`, sharing its buffers.
+/// `what` names the expected kind in the error.
+fn import_array(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ArrayData> {
+    let capsules = obj.call_method0("__arrow_c_array__").map_err(|_| {
+        PyTypeError::new_err(format!(
+            "expected an Arrow {what} (an object with __arrow_c_array__)"
+        ))
+    })?;
+    let (schema, array): (Bound<'_, PyCapsule>, Bound<'_, PyCapsule>) = capsules.extract()?;
+    let schema_ptr = schema.pointer_checked(Some(c"arrow_schema"))?;
+    let array_ptr = array.pointer_checked(Some(c"arrow_array"))?;
+    // SAFETY: the capsule names promise these structs (the PyCapsule protocol); from_raw moves
+    // the array out and marks the capsule's copy released, so it is released exactly once.
+    unsafe {
+        let schema = &*(schema_ptr.as_ptr() as *const FFI_ArrowSchema);
+        let array = FFI_ArrowArray::from_raw(array_ptr.as_ptr() as *mut FFI_ArrowArray);
+        from_ffi(array, schema)
+    }
+    .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// A pyarrow RecordBatch (any object exporting a struct array), sharing its buffers.
+pub fn import_batch(obj: &Bound<'_, PyAny>) -> PyResult<StructArray> {
+    let data = import_array(obj, "record batch")?;
+    match data.data_type() {
+        DataType::Struct(_) => Ok(StructArray::from(data)),
+        other => Err(PyTypeError::new_err(format!(
+            "expected an Arrow record batch, got an array of {other}"
+        ))),
+    }
+}
+
+/// An array of primitive type T without nulls from any Python object that exports one (a
+/// pyarrow Array, or `pa.array(numpy_array)`), sharing its buffers.
+pub fn import_primitive<T: ArrowPrimitiveType>(
+    obj: &Bound<'_, PyAny>,
+) -> PyResult<PrimitiveArray<T>> {
+    let array: ArrayRef = make_array(import_array(obj, "array")?);
+    if array.data_type() != &T::DATA_TYPE {
+        return Err(PyTypeError::new_err(format!(
+            "expected an Arrow array of {}, got {}",
+            T::DATA_TYPE,
+            array.data_type()
+        )));
+    }
+    if array.null_count() != 0 {
+        return Err(PyValueError::new_err(
+            "expected an Arrow array without nulls",
+        ));
+    }
+    Ok(array
+        .as_any()
+        .downcast_ref::<PrimitiveArray<T>>()
+        .expect("checked the type above")
+        .clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{Int64Array, StringArray};
+    use std::sync::Arc;
+
+    #[test]
+    fn a_batch_exported_imports_back() {
+        let batch = RecordBatch::try_from_iter([(
+            "t",
+            Arc::new(Int64Array::from(vec![7, 8, 9])) as ArrayRef,
+        )])
+        .unwrap();
+        let out = ArrowBatch::new(batch);
+        let (array, schema) = to_ffi(&out.data).unwrap();
+        let back = StructArray::from(unsafe { from_ffi(array, &schema) }.unwrap());
+        let t = back.column_by_name("t").unwrap();
+        let t = t.as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(t.values().to_vec(), vec![7, 8, 9]);
+    }
+
+    #[test]
+    fn columns_keep_their_names_and_rows() {
+        let rows = ArrowBatch::from_columns(vec![
+            ("a", Arc::new(Int64Array::from(vec![1, 2])) as ArrayRef),
+            ("b", Arc::new(StringArray::from(vec!["x", "y"])) as ArrayRef),
+        ]);
+        assert_eq!(rows.data.len(), 2);
+        let rows = StructArray::from(rows.data.clone());
+        assert_eq!(rows.column_names(), vec!["a", "b"]);
+    }
+}

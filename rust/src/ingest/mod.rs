@@ -1,0 +1,11 @@
+//! Ingest: blkparse text and blktrace binaries in, events rows out (Arrow).
+
+mod action;
+mod blkparse_text;
+mod blktrace;
+mod events;
+mod ftrace_bin;
+mod python;
+mod rwbs;
+
+pub use python::register;

@@ -1,0 +1,229 @@
+//! The Python face of ingest: functions of `blkscope._core`, each releasing the GIL while it
+//! works and handing its rows over as Arrow (crate::arrow_io). Python wraps them in typed modules
+//! (ingest/blkparse/text_stream.py, ingest/blktrace/, capture/blkbin.py).
+
+use arrow_array::types::Int64Type;
+use arrow_array::{ArrayRef, Int64Array, UInt32Array, UInt64Array};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+use std::sync::Arc;
+
+use super::blkparse_text::scan_chunk;
+use super::blktrace::problem::Problem;
+use super::blktrace::record::record_offsets;
+use super::blktrace::{FileProblem, Trace};
+use super::ftrace_bin::{index_records, renumbered};
+use crate::arrow_io::{import_primitive, ArrowBatch};
+
+create_exception!(
+    _core,
+    RecordsError,
+    PyValueError,
+    "A blktrace file is not what it should be: args (kind, file index, message)."
+);
+
+fn records_error((file, problem): FileProblem) -> PyErr {
+    RecordsError::new_err((problem.kind(), file, problem.message()))
+}
+
+/// Scan a chunk of blkparse text (whole lines) whose first line is `first_line`: the events
+/// rows of the lines spaced as blkparse prints them, the spans of the other lines (line_no,
+/// start, end) for the reference parser, and the number of lines.
+#[pyfunction]
+fn scan_blkparse_text(
+    py: Python<'_>,
+    data: &Bound<'_, PyBytes>,
+    first_line: i64,
+    input_id: i16,
+) -> (ArrowBatch, ArrowBatch, i64) {
+    let bytes = data.as_bytes();
+    py.detach(|| {
+        let scanned = scan_chunk(bytes, first_line);
+        (
+            ArrowBatch::from_columns(scanned.events.finish("blkparse", input_id)),
+            ArrowBatch::from_columns(scanned.slow.columns()),
+            scanned.lines,
+        )
+    })
+}
+
+/// Where each record of a per-CPU blktrace file starts (an int64 array); RecordsError when the
+/// file is not whole records of blktrace version 7.
+#[pyfunction]
+fn blktrace_record_offsets(py: Python<'_>, data: &Bound<'_, PyBytes>) -> PyResult<ArrowBatch> {
+    let bytes = data.as_bytes();
+    let offsets = py
+        .detach(|| record_offsets(bytes))
+        .map_err(|p: Problem| records_error((0, p)))?;
+    let offsets: Vec<i64> = offsets.into_iter().map(|o| o as i64).collect();
+    Ok(ArrowBatch::from_columns(vec![(
+        "offset",
+        Arc::new(Int64Array::from(offsets)) as ArrayRef,
+    )]))
+}
+
+/// The per-CPU files of one trace, read: rows in blkparse's print order, made a slice at a
+/// time, and what the notes said.
+#[pyclass(frozen, module = "blkscope._core")]
+struct BlktraceTrace {
+    files: Vec<Py<PyBytes>>,
+    trace: Trace,
+    input_id: i16,
+}
+
+#[pymethods]
+impl BlktraceTrace {
+    #[new]
+    fn new(py: Python<'_>, files: Vec<Bound<'_, PyBytes>>, input_id: i16) -> PyResult<Self> {
+        let slices: Vec<&[u8]> = files.iter().map(|f| f.as_bytes()).collect();
+        let trace = py.detach(|| Trace::read(&slices)).map_err(records_error)?;
+        Ok(BlktraceTrace {
+            files: files.into_iter().map(Bound::unbind).collect(),
+            trace,
+            input_id,
+        })
+    }
+
+    /// Rows start..stop of the events table, in print order.
+    fn rows(&self, py: Python<'_>, start: usize, stop: usize) -> PyResult<ArrowBatch> {
+        let slices: Vec<&[u8]> = self.files.iter().map(|f| f.bind(py).as_bytes()).collect();
+        let columns = py
+            .detach(|| self.trace.rows(&slices, start, stop, self.input_id))
+            .map_err(records_error)?;
+        Ok(ArrowBatch::from_columns(columns))
+    }
+
+    #[getter]
+    fn num_rows(&self) -> usize {
+        self.trace.num_rows()
+    }
+
+    #[getter]
+    fn base_time_ns(&self) -> u64 {
+        self.trace.base_time_ns
+    }
+
+    #[getter]
+    fn smallest_time_ns(&self) -> u64 {
+        self.trace.smallest_time_ns
+    }
+
+    /// (dev_major, dev_minor, cpu, note time, wall ns) of each timestamp note, in file order.
+    #[getter]
+    fn wall_notes(&self) -> Vec<(i32, i32, u32, u64, u64)> {
+        let notes = &self.trace.wall_notes;
+        notes
+            .iter()
+            .map(|n| (n.dev_major, n.dev_minor, n.cpu, n.time, n.wall_ns))
+            .collect()
+    }
+
+    #[getter]
+    fn other_notes(&self) -> u64 {
+        self.trace.other_notes
+    }
+
+    #[getter]
+    fn messages(&self) -> u64 {
+        self.trace.messages
+    }
+
+    /// (code, records) of the codes blkparse does not print, by code.
+    #[getter]
+    fn skipped_by_code(&self) -> Vec<(u8, u64)> {
+        self.trace
+            .skipped_by_code
+            .iter()
+            .map(|(&c, &n)| (c, n))
+            .collect()
+    }
+
+    /// Process names by pid, as the notes' bytes.
+    #[getter]
+    fn comms<'py>(&self, py: Python<'py>) -> Vec<(u32, Bound<'py, PyBytes>)> {
+        let mut comms: Vec<_> = self.trace.comms.iter().collect();
+        comms.sort_unstable_by_key(|(&pid, _)| pid);
+        comms
+            .into_iter()
+            .map(|(&pid, name)| (pid, PyBytes::new(py, name)))
+            .collect()
+    }
+
+    /// How many records each file holds.
+    #[getter]
+    fn records_per_file(&self) -> Vec<usize> {
+        self.trace.records_per_file()
+    }
+}
+
+/// The whole records of the ftrace blk tracer's binary stream in buf[at:stop]: (end, where a
+/// non-record starts or -1, columns start, pdu_len, cpu, device, pid, time).
+#[pyfunction]
+fn index_ftrace_records(
+    py: Python<'_>,
+    buf: &Bound<'_, PyBytes>,
+    at: usize,
+    stop: usize,
+) -> (usize, i64, ArrowBatch) {
+    let bytes = buf.as_bytes();
+    py.detach(|| {
+        let found = index_records(bytes, at, stop);
+        let bad = found.bad.map_or(-1, |b| b as i64);
+        let columns = ArrowBatch::from_columns(vec![
+            ("start", Arc::new(Int64Array::from(found.start)) as ArrayRef),
+            ("pdu_len", Arc::new(Int64Array::from(found.pdu_len))),
+            ("cpu", Arc::new(UInt32Array::from(found.cpu))),
+            ("device", Arc::new(UInt32Array::from(found.device))),
+            ("pid", Arc::new(UInt32Array::from(found.pid))),
+            ("time", Arc::new(UInt64Array::from(found.time))),
+        ]);
+        (found.end, bad, columns)
+    })
+}
+
+/// The records at `start` (int64 arrays start, pdu_len, device_index) without ftrace's header,
+/// back to back, renumbered per device from `sequences` (each device's last number); returns
+/// the bytes and the updated numbers.
+#[pyfunction]
+fn renumbered_blk_records<'py>(
+    py: Python<'py>,
+    buf: &Bound<'py, PyBytes>,
+    start: &Bound<'py, PyAny>,
+    pdu_len: &Bound<'py, PyAny>,
+    device_index: &Bound<'py, PyAny>,
+    sequences: Vec<i64>,
+) -> PyResult<(Bound<'py, PyBytes>, Vec<i64>)> {
+    let start = import_primitive::<Int64Type>(start)?;
+    let pdu_len = import_primitive::<Int64Type>(pdu_len)?;
+    let device_index = import_primitive::<Int64Type>(device_index)?;
+    if pdu_len.len() != start.len() || device_index.len() != start.len() {
+        return Err(PyValueError::new_err(
+            "start, pdu_len and device_index differ in length",
+        ));
+    }
+    let bytes = buf.as_bytes();
+    let mut sequences = sequences;
+    let out = py.detach(|| {
+        renumbered(
+            bytes,
+            start.values(),
+            pdu_len.values(),
+            device_index.values(),
+            &mut sequences,
+        )
+    });
+    Ok((PyBytes::new(py, &out), sequences))
+}
+
+/// Add ingest's functions and classes to the module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(scan_blkparse_text, m)?)?;
+    m.add_function(wrap_pyfunction!(blktrace_record_offsets, m)?)?;
+    m.add_function(wrap_pyfunction!(index_ftrace_records, m)?)?;
+    m.add_function(wrap_pyfunction!(renumbered_blk_records, m)?)?;
+    m.add_class::<BlktraceTrace>()?;
+    m.add("RecordsError", m.py().get_type::<RecordsError>())?;
+    Ok(())
+}

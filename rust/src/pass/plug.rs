@@ -1,0 +1,204 @@
+//! The plug clock: the time the kernel's disk statistics (iostat's await, aqu-sz) start each
+//! request on.
+//!
+//! Since Linux 6.9 blk_time_get_ns() caches the first time read inside a plug
+//! (plug->cur_ktime) and hands that same value to every request allocated until the cache is
+//! cleared, which happens only when the plug is flushed at blk_finish_plug or when the task
+//! schedules (U / UT), not when blk_add_rq_to_plug flushes a full plug (U followed by P for the
+//! next request). So a writeback kworker's whole plug of requests starts at its FIRST Q. A task
+//! that sleeps with an empty plug clears the cache without a trace event: a pause of more than
+//! 5 ms between its events is taken as such a sleep. A task that slept between a bio's Q and
+//! its request's G (throttled, or waiting for a tag) starts the request's clock after waking,
+//! so each G also gets the clock of its own session.
+//!
+//! A session starts at a task's first event, after a pause, after a UT, and after a U that is
+//! not a full-plug flush (one followed, past one more U, by the P of the next plug: one event
+//! of lookahead, kept per task). A Q's clock is its session's first Q when the session holds a
+//! P, else its own time; a G's is its session's first Q or G. A session lives while an open
+//! request's piece still refers to it.
+
+use super::event::Action;
+use super::slab::Id;
+use super::state::{Pass, Session, Task};
+
+/// A task quiet for longer than this slept: its next event starts a new session.
+pub const SLEEP_NS: i64 = 5_000_000;
+
+impl Pass {
+    /// One holder of session s let go of it.
+    pub fn session_release(&mut self, s: Id) {
+        let session = &mut self.sessions[s];
+        session.refs -= 1;
+        if session.refs == 0 {
+            self.sessions.remove(s);
+        }
+    }
+
+    /// Session s is final: no Q or P can join it any more.
+    fn session_close(&mut self, s: Id) {
+        if !self.sessions[s].closed {
+            self.sessions[s].closed = true;
+            self.session_release(s); // the hold the open session had on itself
+        }
+    }
+
+    fn session_open(&mut self) -> Id {
+        self.sessions.insert(Session {
+            refs: 1,
+            ..Session::default()
+        })
+    }
+
+    /// Whether a task's event `a` at `t` starts a new session (the rules above); a U or UT
+    /// right after a U is decided by the task's next event (`pending_unplug`).
+    fn starts_session(task: &mut Task, a: Action, t: i64) -> bool {
+        if t - task.last_t > SLEEP_NS || task.last_action == Action::UnplugTimer {
+            return true;
+        }
+        if task.last_action != Action::Unplug {
+            return false;
+        }
+        if a == Action::Plug {
+            false // a full plug flushed: the next request's P, the same session
+        } else if a.unplugs() {
+            task.pending_unplug = true;
+            false
+        } else {
+            true
+        }
+    }
+
+    /// The session the task's Q, G, P, U or UT falls in.
+    pub fn plug_event(&mut self, pid: i64, a: Action, t: i64) -> Id {
+        let s = match self.tasks.get_mut(&pid) {
+            None => {
+                let s = self.session_open();
+                let task = Task {
+                    session: s,
+                    last_action: a,
+                    last_t: t,
+                    pending_unplug: false,
+                };
+                self.tasks.insert(pid, task);
+                s
+            }
+            Some(task) => {
+                // a pending U or UT (right after a U) opened a session of its own unless this
+                // event is a P: then it stayed in the old session
+                let unplugged = std::mem::take(&mut task.pending_unplug) && a != Action::Plug;
+                let starts = Pass::starts_session(task, a, t);
+                task.last_action = a;
+                task.last_t = t;
+                let old = task.session;
+                if unplugged || starts {
+                    self.session_close(old);
+                    let s = self.session_open();
+                    self.tasks.get_mut(&pid).expect("the task").session = s;
+                    s
+                } else {
+                    old
+                }
+            }
+        };
+        let session = &mut self.sessions[s];
+        if a == Action::Queue && session.first_q.is_none() {
+            session.first_q = Some(t);
+        }
+        if matches!(a, Action::Queue | Action::GetRequest) && session.first_q_or_g.is_none() {
+            session.first_q_or_g = Some(t);
+        }
+        if a == Action::Plug {
+            session.plugged = true;
+        }
+        s
+    }
+
+    /// Tasks quiet for more than SLEEP_NS before `now` (or every task, at the trace end) start
+    /// a new session with their next event: their current sessions are final now.
+    pub fn close_idle_sessions(&mut self, now: Option<i64>, everything: bool) {
+        let mut idle = Vec::new();
+        self.tasks.retain(|_, task| {
+            let quiet = everything || now.is_some_and(|now| now - task.last_t > SLEEP_NS);
+            if quiet {
+                idle.push(task.session);
+            }
+            !quiet
+        });
+        for s in idle {
+            self.session_close(s);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::event::Action::*;
+    use super::super::testing::{bare, device, ev, Trace};
+    use super::SLEEP_NS;
+
+    fn writeback(plug_clock: bool, pause: i64) -> Trace {
+        let mut trace = Trace::new(vec![device(true, true)], plug_clock);
+        trace.run(&[
+            bare(Plug).at(10),
+            ev(Queue, 0, 8).at(11),
+            ev(GetRequest, 0, 8).at(12),
+            ev(Queue, 8, 8).at(13 + pause),
+            ev(GetRequest, 8, 8).at(14 + pause),
+            bare(Unplug).at(15 + pause),
+            ev(Dispatch, 0, 8).at(16 + pause),
+            ev(Dispatch, 8, 8).at(17 + pause),
+            ev(Complete, 0, 8).at(18 + pause),
+            ev(Complete, 8, 8).at(19 + pause),
+        ]);
+        trace.finish();
+        trace
+    }
+
+    #[test]
+    fn a_plugged_session_starts_every_request_at_its_first_queue() {
+        let starts: Vec<_> = writeback(true, 0)
+            .requests()
+            .iter()
+            .map(|r| r.acct_start)
+            .collect();
+        assert_eq!(starts, vec![Some(11), Some(11)]);
+    }
+
+    #[test]
+    fn a_pause_longer_than_a_sleep_starts_a_new_session() {
+        let starts: Vec<_> = writeback(true, SLEEP_NS)
+            .requests()
+            .iter()
+            .map(|r| r.acct_start)
+            .collect();
+        // the second Q's session holds no P: its own Q, or its G's session clock if later
+        assert_eq!(starts, vec![Some(11), Some(13 + SLEEP_NS)]);
+    }
+
+    #[test]
+    fn kernels_before_6_9_start_a_request_at_its_g() {
+        let starts: Vec<_> = writeback(false, 0)
+            .requests()
+            .iter()
+            .map(|r| r.acct_start)
+            .collect();
+        assert_eq!(starts, vec![Some(12), Some(14)]);
+    }
+
+    #[test]
+    fn a_request_waits_while_its_session_is_open_and_unplugged() {
+        let mut trace = Trace::new(vec![device(true, true)], true);
+        trace.run(&[
+            ev(Queue, 0, 8),
+            ev(GetRequest, 0, 8),
+            ev(Dispatch, 0, 8),
+            ev(Complete, 0, 8),
+        ]);
+        assert!(trace.pass.request_rows.is_empty() && trace.pass.deferred.len() == 1);
+        trace.pass.end_batch().unwrap(); // not idle for 5 ms yet
+        assert!(trace.pass.request_rows.is_empty());
+        trace.run(&[bare(Dispatch).at(SLEEP_NS + 10).pid(2)]);
+        trace.pass.end_batch().unwrap();
+        assert_eq!(trace.pass.request_rows[0].acct_start, Some(1));
+    }
+}

@@ -1,0 +1,190 @@
+//! The counts `stage_stats` and `latency_hist` start from (sql/_stage_buckets.sql), kept as the
+//! bios are written: per reporting group (the Q2Q file's `group_key`), scope, stage and value
+//! bucket, the count, smallest, largest and sum of the bios' stage latencies. DuckDB grouped
+//! every latency of every bio for them (the long form, `_bio_stages`: ~11 rows a bio); it now
+//! sums these counts into its levels and finds each percentile's bucket from them, and reads
+//! the latencies again only for the buckets that hold a percentile (_stage_stats_build.sql).
+//!
+//! What a latency is and which bucket holds it are the SQL macros `bio_stage_ns` and
+//! `value_bucket` (src/blkscope/concepts.py), their definition; `bio_stage_ns` and
+//! `value_bucket` here compute the same, and tests/analyze/test_stage_counts.py holds these
+//! counts against the macros' over every sample and both fixtures.
+
+use super::hash::FastMap;
+use super::rows::BioRow;
+
+/// concepts.py `bit_width`: the number of bits of x >= 0 (0 for 0).
+fn bit_width(x: i64) -> i64 {
+    64 - i64::from(x.leading_zeros())
+}
+
+/// concepts.py `value_bucket`: a value's bucket, ordered as the values are: the value itself
+/// below 256, then its top 8 bits with the shift that keeps them; negative values mirrored
+/// below 0.
+pub fn value_bucket(v: i64) -> i64 {
+    let sign = v >> 63; // -1 for a negative value, else 0
+    let x = v ^ sign;
+    let shift = bit_width(x >> 8);
+    (shift * 512 + (x >> shift)) ^ sign
+}
+
+/// concepts.py `bio_stage_ns`: a bio's stage latencies in the order of the stage codes 1..7
+/// (Q2G, G2I, I2D, Q2M, M2D, D2C, Q2C); None where the bio has no such stage. I2D (M2D) only
+/// when the bio's D follows its I (M).
+pub fn bio_stage_ns(b: &BioRow) -> [Option<i64>; 7] {
+    let since = |later: Option<i64>, earlier: Option<i64>| Some(later? - earlier?);
+    let after = |mark: Option<i64>| match (b.d_t, mark) {
+        (Some(d), Some(m)) if d >= m => Some(d - m),
+        _ => None,
+    };
+    [
+        since(b.g_t, Some(b.q_t)),
+        since(b.i_t, b.g_t),
+        if b.merged { None } else { after(b.i_t) },
+        since(b.m_t, Some(b.q_t)),
+        if b.merged { after(b.m_t) } else { None },
+        b.d2c,
+        b.q2c(),
+    ]
+}
+
+/// The Q2Q stage code; its latencies are the gaps, one per scope (codes 1..4).
+const Q2Q: u8 = 8;
+
+/// The latencies of one (group, scope, stage, value bucket).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bucket {
+    pub count: i64,
+    pub lo: i64,
+    pub hi: i64,
+    pub total: i128,
+}
+
+/// (group key, scope, stage, value bucket) -> its latencies' count, range and sum.
+pub type BucketKey = (i64, u8, u8, i16);
+
+#[derive(Default)]
+pub struct StageCounts {
+    pub buckets: FastMap<BucketKey, Bucket>,
+}
+
+impl StageCounts {
+    fn add(&mut self, key: BucketKey, ns: i64) {
+        self.buckets
+            .entry(key)
+            .and_modify(|b| {
+                b.count += 1;
+                b.lo = b.lo.min(ns);
+                b.hi = b.hi.max(ns);
+                b.total += i128::from(ns);
+            })
+            .or_insert(Bucket {
+                count: 1,
+                lo: ns,
+                hi: ns,
+                total: i128::from(ns),
+            });
+    }
+
+    /// Count a written bio's latencies: its stages at scope 0, its Q2Q gaps at theirs.
+    pub fn count(&mut self, group_key: i64, b: &BioRow) {
+        for (code, ns) in (1u8..).zip(bio_stage_ns(b)) {
+            if let Some(ns) = ns {
+                self.add((group_key, 0, code, value_bucket(ns) as i16), ns);
+            }
+        }
+        for (scope, gap) in (1u8..).zip(b.q2q) {
+            if let Some(ns) = gap {
+                self.add((group_key, scope, Q2Q, value_bucket(ns) as i16), ns);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pass::event::{Op, Remap};
+
+    fn bio(merged: bool) -> BioRow {
+        BioRow {
+            dev: 0,
+            op: Op::Write,
+            rwbs: None,
+            sector: Some(8),
+            nsectors: Some(8),
+            pid: 1,
+            comm: None,
+            q_t: 100,
+            g_t: if merged { None } else { Some(110) },
+            m_t: if merged { Some(105) } else { None },
+            i_t: if merged { None } else { Some(130) },
+            d_t: Some(160),
+            c_t: Some(1_160),
+            d2c: Some(1_000),
+            merged,
+            pieces: 1,
+            requeues: None,
+            partial: false,
+            remap: Remap::default(),
+            q_eid: 0,
+            d_eid: Some(1),
+            q2q: [Some(300), None, None, Some(300)],
+        }
+    }
+
+    #[test]
+    fn a_bio_counts_each_stage_it_has_and_each_gap_at_its_scope() {
+        let mut counts = StageCounts::default();
+        counts.count(7, &bio(false));
+        counts.count(7, &bio(true));
+        let mut got: Vec<_> = counts
+            .buckets
+            .iter()
+            .map(|(&(g, scope, stage, _), b)| (g, scope, stage, b.count, b.lo, b.hi, b.total))
+            .collect();
+        got.sort_unstable();
+        assert_eq!(
+            got,
+            vec![
+                (7, 0, 1, 1, 10, 10, 10),          // Q2G, the unmerged bio
+                (7, 0, 2, 1, 20, 20, 20),          // G2I
+                (7, 0, 3, 1, 30, 30, 30),          // I2D: its D follows its I
+                (7, 0, 4, 1, 5, 5, 5),             // Q2M, the merged bio
+                (7, 0, 5, 1, 55, 55, 55),          // M2D: its D follows its M
+                (7, 0, 6, 2, 1_000, 1_000, 2_000), // D2C, both
+                (7, 0, 7, 2, 1_060, 1_060, 2_120), // Q2C, both
+                (7, 1, Q2Q, 2, 300, 300, 600),     // the gaps at scopes 1 and 4
+                (7, 4, Q2Q, 2, 300, 300, 600),
+            ]
+        );
+    }
+
+    #[test]
+    fn buckets_are_the_value_below_256_then_its_top_8_bits() {
+        assert_eq!(value_bucket(0), 0);
+        assert_eq!(value_bucket(255), 255);
+        assert_eq!(value_bucket(256), 512 + 128); // 9 bits: shift 1, top 8 bits 128
+        assert_eq!(value_bucket(511), 512 + 255);
+        assert_eq!(value_bucket(-1), -1); // -(0 + 1): mirrored below 0
+        assert!(value_bucket(i64::MAX) < i64::from(i16::MAX));
+        assert!(value_bucket(i64::MIN) > i64::from(i16::MIN));
+        // ordered as the values are
+        let values = [
+            -70_000,
+            -300,
+            -1,
+            0,
+            1,
+            255,
+            256,
+            511,
+            512,
+            4096,
+            1 << 40,
+            i64::MAX,
+        ];
+        let buckets: Vec<i64> = values.iter().map(|&v| value_bucket(v)).collect();
+        assert!(buckets.windows(2).all(|w| w[0] <= w[1]), "{buckets:?}");
+    }
+}

@@ -1,0 +1,90 @@
+"""Types of blkscope's compiled core (the Rust crate in rust/, built by maturin).
+
+Every function that works on events or rows releases the GIL while it does. Rows come back as
+ArrowBatch, which pyarrow imports without a copy: `pa.record_batch(rows)`.
+"""
+
+from typing import Any
+
+def version() -> str: ...
+def log2_bucket(v: int) -> int:
+    """io_dist's log2 bucket of v: b with 2^b <= v < 2^(b+1), -1 for v <= 0."""
+
+def value_bucket(v: int) -> int:
+    """The value bucket of v, as the pass counts bio latencies (the SQL macro value_bucket)."""
+
+class ArrowBatch:
+    """A record batch (an Arrow struct array, through the PyCapsule protocol)."""
+
+    @property
+    def num_rows(self) -> int: ...
+    def __arrow_c_array__(self, requested_schema: Any = None) -> tuple[Any, Any]: ...
+
+class StreamPass:
+    """The streaming pass over one dataset's events (rust/src/pass)."""
+
+    def __init__(
+        self,
+        plug_clock: bool,
+        devices: list[tuple[int, int, bool, bool]],
+        bounds: list[tuple[int, ...]],
+    ) -> None: ...
+    def add_op_classes(self, rwbs: str | None, names: list[tuple[str, str]]) -> None: ...
+    def feed(self, events: Any) -> bool: ...
+    def finish(self) -> None: ...
+    def pending_rows(self) -> int: ...
+    def take_rows(self) -> tuple[ArrowBatch, ArrowBatch, ArrowBatch]: ...
+    def orphan_candidates(self) -> ArrowBatch: ...
+    def settle(self, orphans: list[int]) -> tuple[ArrowBatch, ArrowBatch, ArrowBatch]: ...
+    def undecided(self) -> bool: ...
+    def io_counts(self) -> ArrowBatch: ...
+    def stage_counts(self) -> ArrowBatch: ...
+    @staticmethod
+    def scopes() -> list[str]: ...
+    @staticmethod
+    def columns() -> list[str]: ...
+
+class RecordsError(ValueError):
+    """A blktrace file is not what it should be: args (kind, file index, message)."""
+
+def scan_blkparse_text(
+    data: bytes, first_line: int, input_id: int
+) -> tuple[ArrowBatch, ArrowBatch, int]:
+    """Scan a chunk of blkparse text: (events rows, spans left to the reference parser as
+    line_no/start/end, number of lines)."""
+
+def blktrace_record_offsets(data: bytes) -> ArrowBatch:
+    """Where each record of a per-CPU blktrace file starts (column `offset`)."""
+
+class BlktraceTrace:
+    """The per-CPU files of one trace, in blkparse's print order."""
+
+    def __init__(self, files: list[bytes], input_id: int) -> None: ...
+    def rows(self, start: int, stop: int) -> ArrowBatch: ...
+    @property
+    def num_rows(self) -> int: ...
+    @property
+    def base_time_ns(self) -> int: ...
+    @property
+    def smallest_time_ns(self) -> int: ...
+    @property
+    def wall_notes(self) -> list[tuple[int, int, int, int, int]]: ...
+    @property
+    def other_notes(self) -> int: ...
+    @property
+    def messages(self) -> int: ...
+    @property
+    def skipped_by_code(self) -> list[tuple[int, int]]: ...
+    @property
+    def comms(self) -> list[tuple[int, bytes]]: ...
+    @property
+    def records_per_file(self) -> list[int]: ...
+
+def index_ftrace_records(buf: bytes, at: int, stop: int) -> tuple[int, int, ArrowBatch]:
+    """Whole records of the ftrace blk tracer's binary stream in buf[at:stop]: (end, offset of
+    a non-record or -1, columns start/pdu_len/cpu/device/pid/time)."""
+
+def renumbered_blk_records(
+    buf: bytes, start: Any, pdu_len: Any, device_index: Any, sequences: list[int]
+) -> tuple[bytes, list[int]]:
+    """The records at `start` without ftrace's header, renumbered per device."""
