@@ -17,7 +17,7 @@ from blkscope.analyze.file_usage import During, file_usage
 from blkscope.capture.tracefs import find_tracefs, snapshot
 from blkscope.dataset import Dataset
 from blkscope.ingest.folder import ingest_folder
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 
 REPO = Path(__file__).parent.parent
 TRACEFS = find_tracefs()
@@ -87,7 +87,7 @@ def test_capture_files_maps_the_written_file_and_the_journal(
     assert (doc["files_mapped"], doc["left_out"], doc["skipped"]) == (2, [], {})
     ds = tmp_path / "ds"
     ingest_folder(out, ds)
-    analyse(ds).close()
+    analyze(ds).close()
     usage = file_usage(Dataset(ds).con, During())
     by_path = {f["path"]: f for f in usage["files"]}
     written = by_path[str(target)]

@@ -89,7 +89,7 @@ def test_a_corrupt_iostat_stamp_does_not_grow_the_search(
     tmp_path: Path, stamp: str, corrupt: str
 ) -> None:
     """One iostat report stamped a month off made the shift grid span the month (26 M shifts,
-    ingest 1.7 s -> 104 s); decades off it asked for 134 GiB. The grid now covers only shifts
+    each tried); decades off it asked for 134 GiB. The grid now covers only shifts
     where enough reports land on the trace: the same shifts, the same answer as without it."""
     from blkscope.ingest.timeline.align import _candidate_shifts
 

@@ -12,7 +12,7 @@ from blkscope.analyze.coincidence import coincident_period
 from blkscope.analyze.periodicity import Period
 from blkscope.dataset import Dataset
 from blkscope.ingest.folder import ingest_folder
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from blkscope.units import NS_PER_S
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mq-writeback-30s"
@@ -63,7 +63,7 @@ def test_the_30_s_capture_folder_finds_the_kworker_period_from_the_writeback_log
 ) -> None:
     ds = tmp_path / "ds"
     ingest_folder(FIXTURE, ds)
-    analyse(ds).close()
+    analyze(ds).close()
     with Dataset(ds).con as con:
         rows = con.execute(
             "SELECT series, period_ns, strength, p_value, bursts, method, knobs FROM periods"

@@ -10,7 +10,7 @@ import pytest
 import blkscope
 from blkscope.dataset import Dataset
 from blkscope.ingest.folder import ingest_folder
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from blkscope.reports.compare_text import render
 
 ISSUE5 = Path(__file__).parent / "data" / "issue5"
@@ -22,7 +22,7 @@ def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     for name in ("wb500-a", "wb500-b", "wb1000"):
         ds = tmp_path_factory.mktemp(name) / "ds"
         ingest_folder(ISSUE5 / name, ds)
-        analyse(ds).close()
+        analyze(ds).close()
         out[name] = ds
     return out
 

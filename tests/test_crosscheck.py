@@ -12,7 +12,7 @@ from blkscope.analyze.crosscheck import crosscheck
 from blkscope.cli import app
 from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from tests.clock_truth import trace_zero_mono
 from tests.conftest import MQ30, ROOT
 
@@ -23,14 +23,14 @@ runner = CliRunner()
 def mq30(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ds = tmp_path_factory.mktemp("mq30") / "ds"
     ingest_folder(MQ30, ds)
-    analyse(ds).close()
+    analyze(ds).close()
     return ds
 
 
 def test_crosscheck_numbers(mq30: Path) -> None:
     """biosnoop: every vda row found; loop0 was not traced. iostat: w/s exact, w_await 6.5% and
     r_await 12.5% short (the probe and bio completions after the traced C, see README)."""
-    with analyse(mq30).con as con:
+    with analyze(mq30).con as con:
         result = crosscheck(con, {"biosnoop", "iostat_log"})
     assert result["biosnoop"] == [
         {"disk": "loop0", "dev": None, "rows": 96, "found": 0, "agree": 0, "median_c_gap_ns": None},
@@ -67,7 +67,7 @@ def test_fitted_phase_matches_the_capture_clock(mq30: Path) -> None:
     interval 3.0 ms from where clock.txt puts it (iostat started 10 ms after that pair)."""
     zero = trace_zero_mono(MQ30)
     first_end = int((MQ30 / "clock.txt").read_text().split()[0]) - zero + 10_000_000 + 10**9
-    with analyse(mq30).con as con:
+    with analyze(mq30).con as con:
         t1 = con.execute(
             "SELECT t_ns FROM iostat_log WHERE device = 'vda' AND sample = 1"
         ).fetchall()

@@ -15,7 +15,7 @@ import pytest
 
 from blkscope.errors import DatasetError
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from blkscope.store import folder_swap
 from blkscope.store.folder_swap import WriteLock
 from blkscope.store.manifest import read_manifest_doc as read_manifest
@@ -59,7 +59,7 @@ def test_analyze_swaps_in_a_whole_new_version(dataset: Path) -> None:
     keep = dataset.parent / "old-manifest"
     os.link(dataset / "manifest.json", keep)  # the old version's manifest, by inode
     old_manifest = keep.read_text()
-    analyse(dataset).close()
+    analyze(dataset).close()
     assert sorted(read_manifest(dataset)["tables"]) == sorted(
         ["events", "blkparse_summary", "ingest_errors", *ANALYSIS]
     )
@@ -72,7 +72,7 @@ def test_leftovers_of_killed_writers_are_cleaned(dataset: Path) -> None:
     for stale in (".ds.tmp-1-deadbeef", ".ds.old-cafecafe"):
         (dataset.parent / stale).mkdir()
         (dataset.parent / stale / "events.parquet").write_bytes(b"half")
-    analyse(dataset).close()
+    analyze(dataset).close()
     assert sorted(p.name for p in dataset.parent.iterdir()) == ["ds"]
 
 
@@ -89,7 +89,7 @@ def test_without_exchange_the_swap_still_replaces(
     dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(folder_swap, "exchange", lambda a, b: False)
-    analyse(dataset).close()
+    analyze(dataset).close()
     assert "bios" in read_manifest(dataset)["tables"]
     assert sorted(p.name for p in dataset.parent.iterdir()) == ["ds"]
 
@@ -119,7 +119,7 @@ def test_kill_during_analyze_leaves_the_dataset_as_it_was(dataset: Path, when_s:
         tables = read_manifest(dataset)["tables"]
         assert set(ANALYSIS) <= set(tables)
         assert all((dataset / t["file"]).is_file() for t in tables.values())
-    analyse(dataset).close()  # a rerun completes it and cleans what the kill left
+    analyze(dataset).close()  # a rerun completes it and cleans what the kill left
     assert set(ANALYSIS) <= set(read_manifest(dataset)["tables"])
     assert sorted(p.name for p in dataset.parent.iterdir()) == ["ds"]
 

@@ -66,7 +66,7 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> Opened:
     ],
     ids=lambda c: c[0],
 )
-def test_a_command_opens_an_analysed_dataset_once(
+def test_a_command_opens_an_analyzed_dataset_once(
     mq: Path, tmp_path: Path, opened: Opened, command: list[str]
 ) -> None:
     args = [a.format(ds=mq, tmp=tmp_path) for a in command]

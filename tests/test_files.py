@@ -17,7 +17,7 @@ from blkscope.analyze.file_usage import During, file_usage
 from blkscope.dataset import Dataset
 from blkscope.files.attach import HandPlacement, attach_maps
 from blkscope.ingest.folder import ingest_folder
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 
 DATA = Path(__file__).parent / "data" / "files"
 CAPTURE = DATA / "loop-gpt-ext4"
@@ -30,7 +30,7 @@ P1, P2 = 2048, 329728  # partition starts, from /sys/class/block/loop1p{1,2}/sta
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("files") / "ds"
     ingest_folder(CAPTURE, out)
-    analyse(out).close()
+    analyze(out).close()
     return out
 
 

@@ -16,7 +16,7 @@ from blkscope.analyze.views import query_table
 from blkscope.dataset import Dataset
 from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from blkscope.units import format_bytes
 from tests.conftest import MQ30
 from tests.golden import golden_json
@@ -65,7 +65,7 @@ def mq30(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled capture's blkparse text alone: no writeback log, no prober."""
     out = tmp_path_factory.mktemp("mq30") / "ds"
     ingest_blkparse([str(MQ30 / "blkparse.txt.zst")], out)
-    analyse(out).close()
+    analyze(out).close()
     return out
 
 
@@ -73,7 +73,7 @@ def mq30(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def loop_parts(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("lp") / "ds"
     ingest_blkparse([str(ISSUE5 / "loop-parts" / "blkparse.txt.zst")], out)
-    analyse(out).close()
+    analyze(out).close()
     return out
 
 
@@ -170,7 +170,7 @@ def test_the_journal_commit_period_of_a_real_ext4_capture(tmp_path: Path) -> Non
     """jbd2 commits un-fsynced metadata every commit=5 s: found in its write bursts."""
     ds = tmp_path / "ds"
     ingest_folder(ISSUE5 / "jbd2-commit", ds)
-    analyse(ds).close()
+    analyze(ds).close()
     with Dataset(ds).con as con:
         rows = con.execute(
             "SELECT period_ns, bursts, method, knobs FROM periods WHERE series = 'jbd2_writes'"

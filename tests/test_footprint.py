@@ -1,5 +1,6 @@
 """Each command loads only what it uses: the compiled core (blkscope._core: ingest's scanners
-and the streaming pass), matplotlib (the report's charts, ~0.3 s), Polars and pyarrow.dataset stay out of
+and the streaming pass), matplotlib (the report's charts, slow to import), Polars and
+pyarrow.dataset stay out of
 the commands that do not need them, and `import blkscope` loads none of them. Run in a fresh
 interpreter each, as a user's shell would."""
 

@@ -127,7 +127,7 @@ def test_ingest_waiting_for_more_input(tmp_path: Path) -> None:
     ],
     ids=lambda c: c[0],
 )
-def test_commands_that_analyse_first(dataset: Path, tmp_path: Path, command: list[str]) -> None:
+def test_commands_that_analyze_first(dataset: Path, tmp_path: Path, command: list[str]) -> None:
     """The dataset has only its ingested tables, so each command analyses it first: signalled
     while that runs (its next version is being built beside it)."""
     before = _state(dataset)

@@ -5,15 +5,16 @@ points. Imports inside functions and under TYPE_CHECKING count too."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blkscope"
 
 # Lowest first. A module may import its own layer and those below; ingest, analyze and capture
-# (one layer) do not import each other. `__version__` is the package's own constant.
+# (one layer) do not import each other.
 LAYERS: list[set[str]] = [
     {"errors", "units", "schemas", "concepts", "wallclock", "progress", "progress_columns", "safe_text",
-     "interrupts", "frames", "blk_io_trace", "_core", "__version__"},
+     "interrupts", "frames", "blk_io_trace", "_core", "version"},
     {"store"},  # the dataset on disk: manifest, atomic writer, folder swap
     # inputs in; tables made from tables; files/ (issue 16) makes and reads file maps for both
     # capture and ingest, so it sits with them (its usage statistic is analyze/file_usage.py)
@@ -31,12 +32,10 @@ LAYER = {room: i for i, rooms in enumerate(LAYERS) for room in rooms}
 
 def room_of(module: str) -> str:
     """'blkscope.analyze.views' -> 'analyze'; 'blkscope' and its own names (`from blkscope
-    import __version__`) -> '__init__'."""
+    import open`) -> '__init__'."""
     parts = module.split(".")
     if len(parts) == 1:
         return "__init__"
-    if parts[1] == "__version__":
-        return "__version__"
     # a compiled module (blkscope._core) is known by its stub
     is_room = any(
         (PACKAGE / name).exists() for name in (parts[1], f"{parts[1]}.py", f"{parts[1]}.pyi")
@@ -153,3 +152,12 @@ def test_no_two_modules_share_a_name_with_different_meanings() -> None:
     repeated = {name: where for name, where in by_name.items() if len(where) > 1}
     assert {n: w for n, w in repeated.items() if n not in SAME_CONCEPT} == {}
     assert set(SAME_CONCEPT) - set(repeated) == set()  # a stale entry goes
+
+
+def test_the_version_is_pyprojects() -> None:
+    """blkscope.version.__version__ (what --version, manifests and reports print) is the
+    version pyproject.toml gives the package."""
+    from blkscope.version import __version__
+
+    pyproject = (PACKAGE.parents[1] / "pyproject.toml").read_text()
+    assert re.findall(r'^version = "(.*)"$', pyproject, re.M) == [__version__]

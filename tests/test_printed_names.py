@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from blkscope.cli import app
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from tests.conftest import ROOT
 
 MQ30 = ROOT / "fixtures" / "mq-writeback-30s"
@@ -31,7 +31,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
     trace.write_bytes(text.read().replace(b"[python3]", b"[" + HOSTILE + b"]"))
     out = folder / "ds"
     ingest_blkparse([str(trace)], out)
-    analyse(out).close()
+    analyze(out).close()
     return out
 
 

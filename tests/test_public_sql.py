@@ -1,6 +1,6 @@
 """What a user's SQL sees: only public tables and views (the `_` steps live in schema
 `internal`), integer sums as BIGINT, and each stored column's doc and each public SQL view's
-column doc (its file's `--` comment) as a DuckDB comment."""
+column doc (its declaration) as a DuckDB comment."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ import pytest
 from typer.testing import CliRunner
 
 import blkscope
-from blkscope.analyze.views import _column_docs, sql_views
+from blkscope.analyze.views import modules
 from blkscope.cli import app
 from blkscope.schemas import TABLES, doc_of
 
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
-PUBLIC_VIEWS = {name: view for name, view in sql_views().items() if not name.startswith("_")}
+PUBLIC_VIEWS = {
+    name: m.main for name, m in modules().items() if m.main.kind == "view" and not m.main.private
+}
 
 
 def sql_json(dataset: Path, query: str) -> list[dict[str, object]]:
@@ -102,25 +104,26 @@ def test_every_public_view_column_has_its_sql_comment(
     mq_dataset: Path, files_dataset: Path
 ) -> None:
     """duckdb_columns() gives each column of each public SQL view (analyze/sql/*.sql without a
-    leading _) the text of its `--` comment in the view's final SELECT; a column without one
-    fails here (the house rule: every column documented)."""
+    leading _) its declared type and the text of its declared doc; a column without one fails
+    here (the house rule: every column documented)."""
     seen: dict[str, list[tuple[str, str]]] = {}
     for dataset in (mq_dataset, files_dataset):
-        columns: dict[str, list[tuple[str, str]]] = {}
+        columns: dict[str, list[tuple[str, str, str]]] = {}
         for row in sql_json(
             dataset,
-            "SELECT table_name, column_name, comment FROM duckdb_columns() "
+            "SELECT table_name, column_name, data_type, comment FROM duckdb_columns() "
             "WHERE schema_name = 'main' ORDER BY table_name, column_index",
         ):
             if row["table_name"] in PUBLIC_VIEWS:
                 columns.setdefault(str(row["table_name"]), []).append(
-                    (str(row["column_name"]), str(row["comment"] or ""))
+                    (str(row["column_name"]), str(row["data_type"]), str(row["comment"] or ""))
                 )
         for name, docs in columns.items():
-            # the parser found DuckDB's own column names, in order, and each has a doc
-            assert docs == list(PUBLIC_VIEWS[name].columns), name
-            assert [c for c, doc in docs if not doc.strip()] == [], name
-        seen |= columns
+            # DuckDB's own column names and types, in order, are the declared ones
+            declared = [(c.name, c.type, c.doc) for c in PUBLIC_VIEWS[name].columns]
+            assert docs == declared, name
+            assert [c for c, _, doc in docs if not doc.strip()] == [], name
+        seen |= {name: [(c, doc) for c, _, doc in docs] for name, docs in columns.items()}
     assert set(seen) == set(PUBLIC_VIEWS)
     # as the files print them
     assert dict(seen["io_ratios"])["merge_ratio"] == "#Q / #D"
@@ -151,27 +154,10 @@ def test_describe_a_public_view_shows_its_column_docs(mq_dataset: Path) -> None:
     assert "share of D that are sequential" in text.stdout
 
 
-def test_column_docs_come_from_the_final_select() -> None:
-    """A column's expression may span lines (its comment ends it); its name is its alias or
-    the last word of alias.column; the CTEs' SELECTs are not read; a comment alone on a line
-    continues the doc above; a column without a comment has an empty doc (which the test
-    above fails)."""
-    text = """-- a view
--- needs: bios
-WITH x AS (
-    SELECT a, b -- not a column of the view
-    FROM bios
-)
-SELECT
-    x.a,                          -- the a
-    coalesce(sum(b), 0)
-      - 1 AS b_less_one,          -- b, less one
-                                  -- (a long doc)
-    count(*) AS n
-FROM x
-"""
-    assert _column_docs(text) == (
-        ("a", "the a"),
-        ("b_less_one", "b, less one (a long doc)"),
-        ("n", ""),
-    )
+def test_the_partition_latencies_return_their_declared_columns(files_dataset: Path) -> None:
+    """internal._partition_bios, the one private view only a dataset with a partition listing
+    defines (tests/analyze/test_sql_modules.py checks the others)."""
+    with blkscope.open(files_dataset, progress=False) as ds:
+        rows = ds.con.execute("DESCRIBE internal._partition_bios").fetchall()
+    declared = modules()["_partition_bios"].main.columns
+    assert [tuple(r[:2]) for r in rows] == [(c.name, c.type) for c in declared]

@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 from blkscope.cli import app
 from blkscope.ingest.block_events import ingest_events
 from blkscope.ingest.tracepoints.tracepoint_line import LineError, parse_context
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from blkscope.reports.page import source_limits_html
 
 DATA = Path(__file__).parent / "data" / "tracepoints"
@@ -42,7 +42,7 @@ def datasets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for name, paths in inputs.items():
         ingest_events(paths, root / name)
-        analyse(root / name).close()
+        analyze(root / name).close()
         out[name] = root / name
     return out
 

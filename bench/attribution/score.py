@@ -92,7 +92,7 @@ def default_blkscope() -> str:
     return str(beside) if beside.exists() else "blkscope"
 
 
-def analyse(run_dir: Path, blkscope: str, reuse: bool, report: bool) -> dict:
+def analyze(run_dir: Path, blkscope: str, reuse: bool, report: bool) -> dict:
     """spikes --json of the run's capture, made as a new user would."""
     out = run_dir / "analysis"
     spikes = out / "spikes.json"
@@ -299,7 +299,7 @@ def main(argv: list[str]) -> int:
     for i, run_dir in enumerate(runs, 1):
         print(f"[{i}/{len(runs)}] {run_dir.name}", file=sys.stderr, flush=True)
         try:
-            doc = analyse(run_dir, args.blkscope, args.reuse_analysis, args.report)
+            doc = analyze(run_dir, args.blkscope, args.reuse_analysis, args.report)
         except subprocess.CalledProcessError as exc:
             print(f"  blkscope failed on {run_dir.name}: {exc.stderr[-800:]}", file=sys.stderr)
             continue

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from blkscope.analyze.compare import Comparison
     from blkscope.dataset import Dataset
 
-__version__ = "0.1.0"
+from blkscope.version import __version__
+
 __all__ = ["__version__", "compare", "open"]
 
 
@@ -34,11 +35,11 @@ def open(path: str | Path, *, dataset: str | Path | None = None, progress: bool 
     every few seconds.
     Raises a blkscope.errors.BlkscopeError for anything wrong with the input.
     """
-    from blkscope.pipeline import open_analysed
+    from blkscope.pipeline import open_analyzed
     from blkscope.progress import progress_bar
 
     with progress_bar(enabled=progress) as bar:
-        return open_analysed(Path(path), Path(dataset) if dataset else None, bar)
+        return open_analyzed(Path(path), Path(dataset) if dataset else None, bar)
 
 
 def compare(before: str | Path | Dataset, after: str | Path | Dataset) -> Comparison:

@@ -28,17 +28,9 @@ if TYPE_CHECKING:
     from blkscope.analyze.file_usage import During
     from blkscope.analyze.findings import SpikeOptions
     from blkscope.analyze.query import Answer, QueryLimits
+    from blkscope.analyze.sql_modules import Column
     from blkscope.files.attach import HandPlacement
     from blkscope.progress import ProgressCallback
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column of a public table: its name, Arrow type and doc."""
-
-    name: str
-    type: str
-    doc: str
 
 
 @dataclass(frozen=True, repr=False)
@@ -183,6 +175,7 @@ class Dataset:
     @property
     def tables(self) -> Tables:
         """The stored tables, with their docs and columns (as the schemas declare them)."""
+        from blkscope.analyze.sql_modules import Column
         from blkscope.schemas import TABLES, doc_of
 
         return Tables(

@@ -71,14 +71,14 @@ def ingested(
     return Dataset(dataset_dir), True
 
 
-def is_analysed(dataset: Dataset) -> bool:
+def is_analyzed(dataset: Dataset) -> bool:
     """Whether the dataset holds every table the analysis writes."""
     from blkscope.analyze.analysis_tables import analysis_tables
 
     return analysis_tables().issubset(dataset.manifest.tables)
 
 
-def analyse(
+def analyze(
     dataset: Dataset | Path,
     interval_ns: int = 1_000_000_000,
     origin_ns: int = 0,
@@ -96,14 +96,16 @@ def analyse(
     return Dataset(dataset.path, manifest)
 
 
-def analysed(dataset: Dataset, progress: ProgressCallback | None = None) -> tuple[Dataset, bool]:
+def ensure_analyzed(
+    dataset: Dataset, progress: ProgressCallback | None = None
+) -> tuple[Dataset, bool]:
     """(dataset, analysed now): the dataset, analysed first when it lacks any analysis table."""
-    if is_analysed(dataset):
+    if is_analyzed(dataset):
         return dataset, False
-    return analyse(dataset, progress=progress), True
+    return analyze(dataset, progress=progress), True
 
 
-def open_analysed(
+def open_analyzed(
     source: Path, dataset_dir: Path | None = None, progress: ProgressCallback | None = None
 ) -> Dataset:
     """The analysed dataset of source (see the module doc), ingested into dataset_dir (default
@@ -114,5 +116,5 @@ def open_analysed(
             source = target
         else:
             dataset, _ = ingested(source, target, progress)
-            return analysed(dataset, progress)[0]
-    return analysed(Dataset(source), progress)[0]
+            return ensure_analyzed(dataset, progress)[0]
+    return ensure_analyzed(Dataset(source), progress)[0]

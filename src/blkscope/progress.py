@@ -1,6 +1,6 @@
 """Progress of long steps on stderr: bars on a terminal; elsewhere (a log, CI, a notebook) one
-line every few seconds, so a run that takes minutes never looks hung. rich (~40 ms to import)
-is imported only when a bar is drawn: `-q` and piped runs never need it (progress_columns.py)."""
+line every few seconds, so a run that takes minutes never looks hung. rich (slow to import) is
+imported only when a bar is drawn: `-q` and piped runs never need it (progress_columns.py)."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from tests.conftest import capture_folder
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "analyze"
@@ -28,7 +28,7 @@ def analyzed(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
             src = capture(name)
             out = tmp_path_factory.mktemp(name) / "ds"
             ingest_blkparse([str(src / "blkparse.txt.zst")], out)
-            analyse(out).close()
+            analyze(out).close()
             self[name] = out
             return out
 

@@ -8,7 +8,7 @@ import pytest
 
 from blkscope.dataset import Dataset
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from tests.analyze.btt_avg import read_btt_avg
 from tests.analyze.conftest import DATA, capture
 
@@ -19,7 +19,7 @@ NOSPLIT = DATA / "nosplit-fio"
 def nosplit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ds = tmp_path_factory.mktemp("nosplit") / "ds"
     ingest_blkparse([str(NOSPLIT / "blkparse.txt.zst")], ds)
-    analyse(ds).close()
+    analyze(ds).close()
     return ds
 
 
@@ -119,7 +119,7 @@ def test_btt_pairs_split_writes_with_a_discard_24_s_later(tmp_path: Path) -> Non
     assert btt["I2D"][2] == 23.924249588
     ds = tmp_path / "ds"
     ingest_blkparse([str(KYBER)], ds)
-    with analyse(ds).con as con:
+    with analyze(ds).con as con:
         times = {
             (action, sector, nsectors): t
             for action, sector, nsectors, t in con.execute(

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from blkscope.cli import app
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from blkscope.progress_columns import AmountColumn
 from tests.analyze.conftest import capture
 
@@ -106,7 +106,7 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
     dataset = tmp_path / "ds"
     shutil.copytree(analyzed["mq-writeback-30s"], dataset)
     calls: list[tuple[str, int, int, str, str]] = []
-    analyse(
+    analyze(
         dataset,
         progress=lambda key, done, total, unit, label: calls.append(
             (key, done, total, unit, label)

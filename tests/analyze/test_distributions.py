@@ -8,7 +8,7 @@ import pytest
 
 from blkscope.dataset import Dataset
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from tests.analyze.conftest import DATA
 
 
@@ -16,7 +16,7 @@ from tests.analyze.conftest import DATA
 def nosplit(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ds = tmp_path_factory.mktemp("nosplit") / "ds"
     ingest_blkparse([str(DATA / "nosplit-fio" / "blkparse.txt.zst")], ds)
-    analyse(ds).close()
+    analyze(ds).close()
     return ds
 
 

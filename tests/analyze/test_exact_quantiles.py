@@ -8,8 +8,7 @@ import duckdb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from blkscope.analyze.views import table_macros
-from blkscope.concepts import macro_statements
+from blkscope.analyze.views import register
 
 PERMILLES = [1, 500, 900, 990, 999, 1000]
 INT64 = st.integers(-(2**63), 2**63 - 1)
@@ -19,8 +18,7 @@ VALUES = st.one_of(st.integers(0, 300), st.integers(0, 10**9), st.integers(-(10*
 
 def connection() -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
-    for statement in macro_statements() + table_macros():
-        con.execute(statement)
+    register(con, set(), ["exact_quantiles"])
     return con
 
 

@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from tests.analyze.conftest import DATA, GOLDEN
 from tests.golden import golden_text
 
@@ -62,7 +62,7 @@ def _csv(names: list[str], rows: list[tuple[object, ...]]) -> str:
 def test_golden(tmp_path: Path, sample: str) -> None:
     ds = tmp_path / "ds"
     ingest_blkparse([str(DATA / f"{sample}.blkparse.txt")], ds)
-    with analyse(ds).con as con:
+    with analyze(ds).con as con:
         for table, query in TABLES.items():
             rel = con.sql(query)
             got = _csv(rel.columns, rel.fetchall())
@@ -75,7 +75,7 @@ def test_partition_remaps_put_each_bio_back_at_its_partition_start(tmp_path: Pat
     rest); every bio's remap source plus that start is its sector on loop0."""
     ds = tmp_path / "ds"
     ingest_blkparse([str(DATA / "loop-partitions-remap.blkparse.txt")], ds)
-    with analyse(ds).con as con:
+    with analyze(ds).con as con:
         rows = con.execute("""
             SELECT remap_dev_major, remap_dev_minor, min(sector - remap_sector),
                    max(sector - remap_sector), count(*), count(q2c_ns)

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from tests.analyze.conftest import DATA, capture
 from tests.analyze.iostat_txt import read_iostat
 from tests.clock_truth import trace_zero_mono
@@ -28,7 +28,7 @@ def _errors(ds: Path, folder: Path, zero_mono: int, device: str) -> tuple[int, f
     mono = int((folder / "clock.txt").read_text().split()[0])
     origin = mono - zero_mono + IOSTAT_START_NS
     reports = read_iostat(folder / "iostat.txt", device)
-    with analyse(ds, origin_ns=origin).con as con:
+    with analyze(ds, origin_ns=origin).con as con:
         rows = con.execute("SELECT start_ns, w_s, w_await_ms, writes FROM iostat").fetchall()
     ws_err, await_err = [], []
     for start, w_s, w_await, writes in rows:
@@ -81,11 +81,11 @@ def test_iostat_nosplit(tmp_path: Path) -> None:
 
 def test_iostat_interval_option(analyzed: dict[str, Path]) -> None:
     """A 250 ms interval gives four bins per second with the same totals."""
-    with analyse(analyzed["mq-writeback-30s"], interval_ns=250_000_000).con as con:
+    with analyze(analyzed["mq-writeback-30s"], interval_ns=250_000_000).con as con:
         n, writes, width = con.execute(
             "SELECT count(*), sum(writes), min(interval_ns) FROM iostat"
         ).fetchall()[0]
-    with analyse(analyzed["mq-writeback-30s"]).con as con:
+    with analyze(analyzed["mq-writeback-30s"]).con as con:
         n1, writes1 = con.execute("SELECT count(*), sum(writes) FROM iostat").fetchall()[0]
     # 3670 data writes + 1506 flush-sequence ends; blkparse's 5215 also counts 39 discards
     assert width == 250_000_000 and writes == writes1 == 5176 and 4 * n1 - 4 <= n <= 4 * n1
@@ -98,5 +98,5 @@ def test_interval_must_be_positive(analyzed: dict[str, Path], interval_ns: int) 
     from blkscope.errors import DatasetError
 
     with pytest.raises(DatasetError) as err:
-        analyse(analyzed["mq-writeback-30s"], interval_ns=interval_ns)
+        analyze(analyzed["mq-writeback-30s"], interval_ns=interval_ns)
     assert err.value.message() == f"interval must be positive, got {interval_ns} ns"

@@ -19,7 +19,7 @@ from blkscope.analyze.build import caches_plug_time
 from blkscope.dataset import Dataset
 from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.ingest.folder import ingest_folder
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "kernel-stats"
 WRITES = "op = 'W' AND (kind = 'flush_end' OR (kind = 'data' AND nsectors > 0))"
@@ -83,7 +83,7 @@ def truth(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Truth]:
     for name in ("plain", "bfq", "biosnoop"):
         ds = tmp_path_factory.mktemp(name) / "ds"
         ingest_blkparse([str(DATA / name / "blkparse.txt.zst")], ds)
-        analyse(ds).close()
+        analyze(ds).close()
         out[name] = Truth(DATA / name, ds)
     return out
 
@@ -195,10 +195,10 @@ def test_an_older_kernel_starts_each_request_at_its_g(tmp_path: Path) -> None:
         "SELECT count(*), count(*) FILTER (acct_start_ns = coalesce(g_time_ns, q_time_ns)) "
         "FROM requests WHERE q_time_ns IS NOT NULL"
     )
-    with analyse(ds).con as con:  # capture.json says 6.18: the plug clock, before G
+    with analyze(ds).con as con:  # capture.json says 6.18: the plug clock, before G
         assert con.execute(count).fetchall() == [(22, 5)]
     manifest = json.loads((ds / "manifest.json").read_text())
     manifest["capture"]["host"]["kernel"] = "5.15.0-91-generic"
     (ds / "manifest.json").write_text(json.dumps(manifest))
-    with analyse(ds).con as con:
+    with analyze(ds).con as con:
         assert con.execute(count).fetchall() == [(22, 22)]

@@ -18,8 +18,8 @@ from blkscope.analyze.build import caches_plug_time
 from blkscope.analyze.memory import bound_memory
 from blkscope.analyze.stream.q2q import Q2Q_VIEW, SCOPES
 from blkscope.analyze.stream.run import OpClassNames, stream_tables
-from blkscope.analyze.views import connect, register_table, register_views
-from blkscope.concepts import STAGE_TIME_COLUMNS, macro_statements
+from blkscope.analyze.views import connect, register, register_table
+from blkscope.concepts import STAGE_TIME_COLUMNS
 from blkscope.ingest.block_events import ingest_blkparse
 from blkscope.store.manifest import read_manifest
 from tests.analyze.conftest import DATA
@@ -43,16 +43,21 @@ PASS = f"SELECT q_eid, dev_major, dev_minor, op_class, process, {', '.join(f'{s}
 BIO = f"q_eid, dev_major, dev_minor, op_base, op_class, process, {', '.join(STAGE_TIME_COLUMNS)}"
 
 
-def _stream(inputs: list[str], ds: Path) -> duckdb.DuckDBPyConnection:
+def _stream(
+    inputs: list[str], ds: Path, modules: tuple[str, ...] = ("_bio_class",)
+) -> duckdb.DuckDBPyConnection:
     """Ingest inputs into ds and run the streaming pass on it the way analyze does; the
     connection sees bios, _bio_class and the pass's internal._bio_q2q."""
     ingest_blkparse(inputs, ds)
-    return _stream_dataset(ds)
+    return _stream_dataset(ds, modules)
 
 
-def _stream_dataset(ds: Path) -> duckdb.DuckDBPyConnection:
+def _stream_dataset(
+    ds: Path, modules: tuple[str, ...] = ("_bio_class",)
+) -> duckdb.DuckDBPyConnection:
     manifest = read_manifest(ds)
-    con = connect(ds, manifest)
+    done: set[str] = set()
+    con = connect(ds, manifest, done=done)
     bound_memory(con, ds)
     stream_tables(
         con,
@@ -61,7 +66,7 @@ def _stream_dataset(ds: Path) -> duckdb.DuckDBPyConnection:
         int(manifest.editable().get("events", {}).get("count", 0)),
     )
     register_table(con, "bios", ds / "bios.parquet")
-    register_views(con, ["_bio_class"])
+    register(con, done, modules)
     return con
 
 
@@ -164,8 +169,7 @@ def test_op_classes_come_from_the_sql_macros_once_per_rwbs() -> None:
     SQL macros give (the suffixes are defined only there), for each op letter with and without
     a sector; a Q without RWBS is classified first."""
     con = duckdb.connect()
-    for statement in macro_statements():
-        con.execute(statement)
+    register(con, set(), ["op_class"])
     seen = _Classes()
     names = OpClassNames(con, cast(Any, seen))
     names.cover(pa.record_batch({"rwbs": pa.array(["WS", "R", "WS"]).dictionary_encode()}))

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from tests.analyze.conftest import DATA
 from tests.conftest import FIXTURES
 
@@ -56,7 +56,7 @@ def test_every_q_has_one_fate_and_no_stage_is_negative(
     trace = folder / "window.blkparse.txt"
     trace.write_text("".join(TRACES[name][start : start + length]))
     ingest_blkparse([str(trace)], folder / "ds")
-    with analyse(folder / "ds").con as con:
+    with analyze(folder / "ds").con as con:
         queued = con.sql(
             "SELECT (input_id::BIGINT << 40) + line_no FROM events WHERE action = 'Q' ORDER BY 1"
         ).fetchall()
@@ -91,7 +91,7 @@ def test_a_split_bio_whose_pieces_took_different_paths_has_no_i2d(tmp_path: Path
     capture are 6, all >= 0 (were 8, min -443,191)."""
     folder = tmp_path / "ds"
     ingest_blkparse([str(FIXTURES / "loop-split-merge-tail" / "blkparse.txt.zst")], folder)
-    with analyse(folder).con as con:
+    with analyze(folder).con as con:
         bio = con.sql("SELECT pieces, i_time_ns - d_time_ns FROM bios WHERE q_eid = 1").fetchall()
         assert bio == [(96, 443_191)]
         i2d = con.sql(

@@ -14,8 +14,7 @@ from hypothesis import strategies as st
 
 from blkscope._core import value_bucket
 from blkscope.analyze.stream.q2q import STAGE_COUNTS
-from blkscope.analyze.views import register_views
-from blkscope.concepts import macro_statements
+from blkscope.analyze.views import register
 from tests.analyze.test_q2q import _sample_inputs, _stream
 
 # every power of two and its neighbours, and the ends of BIGINT
@@ -26,8 +25,7 @@ EDGES = sorted({0, -1, -(2**63), 2**63 - 1} | {(1 << b) + d for b in range(63) f
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
 def test_the_pass_buckets_values_like_the_value_bucket_macro(values: list[int]) -> None:
     con = duckdb.connect()
-    for statement in macro_statements():
-        con.execute(statement)
+    register(con, set(), ["buckets"])
     values = EDGES + [-v - 1 for v in EDGES] + values
     got = con.execute("SELECT list(value_bucket(v) ORDER BY i) FROM "
                       "(SELECT unnest(?::BIGINT[]) AS v, unnest(range(?)) AS i)",
@@ -53,8 +51,7 @@ def test_the_pass_counts_what_grouping_the_long_form_gives(
 ) -> None:
     """Every sample and both fixtures: the same (gid, scope, stage, bucket) rows, counts,
     ranges and sums, EXCEPT ALL both ways."""
-    con = _stream(inputs, tmp_path / "ds")
-    register_views(con, ["_bio_groups", "_bio_stages"])
+    con = _stream(inputs, tmp_path / "ds", ("_bio_groups", "_bio_stages"))
     rows = con.sql(f"SELECT count(*), sum(c) FROM ({LONG_FORM})").fetchall()[0]
     assert rows[0] > 0, name
     assert con.sql(f"SELECT count(*), sum(c) FROM ({PASS})").fetchall()[0] == rows, name

@@ -15,7 +15,7 @@ from blkscope.analyze import memory
 from blkscope.analyze.memory import SPILL_DIR
 from blkscope.analyze.stream import events as stream_events
 from blkscope.ingest.block_events import ingest_blkparse
-from blkscope.pipeline import analyse
+from blkscope.pipeline import analyze
 from tests.analyze.conftest import DATA
 
 # every column but the event ids, which carry the input's index
@@ -47,7 +47,7 @@ def test_two_inputs_interleaved_in_time_give_the_tables_of_one(
     whole, split = tmp_path / "whole", tmp_path / "split"
     ingest_blkparse([str(DATA / "mq30-requeue.blkparse.txt")], whole)
     ingest_blkparse([str(p) for p in parts], split)
-    with analyse(whole).con as one, analyse(split).con as two:
+    with analyze(whole).con as one, analyze(split).con as two:
         for query in (REQUESTS, BIOS):
             assert one.sql(query).fetchall() == two.sql(query).fetchall()
         assert two.sql("SELECT count(DISTINCT d_eid >> 40) FROM requests").fetchall() == [(2,)]
@@ -61,7 +61,7 @@ def test_analyze_leaves_no_spill_folder(tmp_path: Path) -> None:
     part of the dataset."""
     ds = tmp_path / "ds"
     ingest_blkparse([str(DATA / "mq30-flush.blkparse.txt")], ds)
-    analyse(ds).close()
+    analyze(ds).close()
     assert not (ds / SPILL_DIR).exists()
     assert {"requests.parquet", "bios.parquet"} <= {p.name for p in ds.iterdir()}
 
@@ -83,7 +83,7 @@ def test_events_before_the_trace_base_time_are_in_order(tmp_path: Path) -> None:
         "SELECT sector, nsectors, status, q2c_ns, d2c_ns, q_time_ns + {s} FROM bios ORDER BY ALL",
         "SELECT kind, nsectors, requeues, c_time_ns + {s} FROM requests ORDER BY ALL",
     )
-    with analyse(plain).con as one, analyse(shifted).con as two:
+    with analyze(plain).con as one, analyze(shifted).con as two:
         assert two.sql("SELECT min(q_time_ns) < 0 FROM bios").fetchall() == [(True,)]
         for query in same:
             want = one.sql(query.format(s=0)).fetchall()

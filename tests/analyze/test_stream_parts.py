@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from blkscope._core import log2_bucket
 from blkscope.analyze.stream.run import device_facts
 from blkscope.analyze.stream.threads import Background, Prefetch
-from blkscope.concepts import macro_statements
+from blkscope.analyze.views import register
 
 
 def _numbers(fail_at: int) -> Iterator[int]:
@@ -64,8 +64,7 @@ EDGES = sorted({0, -1, -(2**63), 2**63 - 1} | {(1 << b) + d for b in range(63) f
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
 def test_the_pass_buckets_values_like_the_log2_bucket_macro(values: list[int]) -> None:
     con = duckdb.connect()
-    for statement in macro_statements():
-        con.execute(statement)
+    register(con, set(), ["buckets"])
     values = EDGES + values
     got = con.execute("SELECT list(log2_bucket(v) ORDER BY i) FROM "
                       "(SELECT unnest(?::BIGINT[]) AS v, unnest(range(?)) AS i)",

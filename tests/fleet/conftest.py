@@ -62,11 +62,15 @@ def fleet_sources(tmp_path_factory: pytest.TempPathFactory) -> list[Any]:
 
 @pytest.fixture(scope="session")
 def spark() -> Iterator[Any]:
-    """One local[2] SparkSession; its Python workers import this checkout's blkscope."""
+    """One local[2] SparkSession; its Python workers import the blkscope this session does
+    (they may run the base interpreter, without the venv's site-packages: src/ with the
+    editable install)."""
+    import blkscope
     from blkscope.fleet.engines import spark_session
 
+    package_parent = str(Path(blkscope.__file__).resolve().parents[1])
     os.environ["PYTHONPATH"] = os.pathsep.join(
-        p for p in [str(ROOT), os.environ.get("PYTHONPATH", "")] if p
+        p for p in [package_parent, os.environ.get("PYTHONPATH", "")] if p
     )
     session = spark_session("local[2]", "blkscope tests")
     yield session

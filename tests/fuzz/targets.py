@@ -178,12 +178,12 @@ _BASE: dict[str, Path] = {}
 def base_dataset(scratch: Path) -> Path:
     """The small real capture ingested and analysed once per process (a worker's fixture)."""
     if "ds" not in _BASE:
-        from blkscope.pipeline import analyse
+        from blkscope.pipeline import analyze
 
         out = scratch.parent / f"base-{os.getpid()}"
         if not (out / "manifest.json").exists():
             ingest_folder(CAPTURE, out)
-            analyse(out).close()
+            analyze(out).close()
         _BASE["ds"] = out
     return _BASE["ds"]
 
@@ -398,7 +398,7 @@ def _build_damaged_trace(rng: random.Random, scratch: Path) -> Path:
 
 def _analysis(path: Path, scratch: Path, rng: random.Random) -> None:
     """Ingest, analyse and (a third of the time) report: every stage on a damaged trace."""
-    from blkscope.pipeline import analyse
+    from blkscope.pipeline import analyze
     from blkscope.reports.make_report import make_report
 
     out = scratch / "analysed-ds"
@@ -407,7 +407,7 @@ def _analysis(path: Path, scratch: Path, rng: random.Random) -> None:
         if rng.random() < 0.3:
             make_report(out, scratch / "report.html", timestamp=False)
         else:
-            analyse(out).close()
+            analyze(out).close()
     finally:
         shutil.rmtree(out, ignore_errors=True)
         (scratch / "report.html").unlink(missing_ok=True)

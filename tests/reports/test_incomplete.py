@@ -42,9 +42,9 @@ def test_ingest_names_the_missing_cpu(cpu0: Path, tmp_path: Path) -> None:
     assert manifest["completeness"]["per_cpu_files"] == [
         {"trace": "trace", "cpus_given": [0], "cpus_found": [0, 1]}
     ]
-    analysed = CliRunner().invoke(app, ["analyze", str(tmp_path / "ds"), "--json"])
-    assert analysed.exit_code == 0
-    assert json.loads(analysed.stdout)["warnings"] == [ONLY_CPU0, NO_COMPLETIONS]
+    ensure_analyzed = CliRunner().invoke(app, ["analyze", str(tmp_path / "ds"), "--json"])
+    assert ensure_analyzed.exit_code == 0
+    assert json.loads(ensure_analyzed.stdout)["warnings"] == [ONLY_CPU0, NO_COMPLETIONS]
     text = CliRunner().invoke(app, ["analyze", str(tmp_path / "ds")]).stdout.splitlines()
     assert text[:2] == [f"WARNING: {ONLY_CPU0}", f"WARNING: {NO_COMPLETIONS}"]
 

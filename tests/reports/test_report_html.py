@@ -109,7 +109,7 @@ def test_summary_json_headline_numbers_match_the_golden_file(mq_report: Written)
     assert {f"devices[].{k}" for k in doc["devices"][0]} <= set(SUMMARY_SCHEMA)
 
 
-def test_raw_input_is_ingested_and_analysed_beside_the_report(mq_report: Written) -> None:
+def test_raw_input_is_ingested_and_analyzed_beside_the_report(mq_report: Written) -> None:
     assert mq_report.ingested and mq_report.analyzed
     assert mq_report.dataset == mq_report.report.with_name("report.dataset")
     tables = read_manifest(mq_report.dataset)["tables"]
@@ -136,18 +136,15 @@ def test_bin_width_is_a_round_number_covering_the_span(span_ns: int, width_ns: i
     at most 1500 bins, from a multiple of the width."""
     import duckdb
 
-    from blkscope.analyze.views import sql_views
-    from blkscope.concepts import macro_statements
+    from blkscope.analyze.views import register
 
     con = duckdb.connect()
-    for statement in macro_statements():
-        con.execute(statement)
     start = 7_654_321
     con.execute(
         "CREATE TABLE events AS SELECT 8 AS dev_major, 0 AS dev_minor, unnest([$a, $b]) AS time_ns",
         {"a": start, "b": start + span_ns},
     )
-    con.execute(f"CREATE VIEW time_bins AS {sql_views()['time_bins'].select}")
+    register(con, set(), ["time_bins"])
     ((first, width, bins),) = con.execute(
         "SELECT start_ns, width_ns, bins FROM time_bins"
     ).fetchall()

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import functools
 
-# The streaming pass's own tables; every other comes from a view's `-- materialize: table`
-# header or from the findings step.
+# The streaming pass's own tables; every other is the rows of an SQL object declared
+# `(LIKE table)` (views.builders) or comes from the findings step.
 STREAMED = ("requests", "bios")
 
 
@@ -14,7 +14,6 @@ STREAMED = ("requests", "bios")
 def analysis_tables() -> frozenset[str]:
     """Every table `blkscope analyze` writes."""
     from blkscope.analyze.findings import FINDINGS_TABLES
-    from blkscope.analyze.views import materialized
+    from blkscope.analyze.views import builders
 
-    built = (v.table or v.name for v in materialized("table"))
-    return frozenset([*STREAMED, *built, *FINDINGS_TABLES])
+    return frozenset([*STREAMED, *builders(), *FINDINGS_TABLES])

@@ -16,18 +16,15 @@ import pyarrow as pa
 from blkscope.analyze.analysis_tables import STREAMED, analysis_tables
 from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
 from blkscope.analyze.memory import bound_memory, give_back
+from blkscope.analyze.sql_modules import SqlObject
 from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import (
-    INTERNAL,
+    builders,
     connect,
-    in_schema,
-    materialized,
-    needed_by,
-    optional_views,
+    modules,
+    optional_modules,
+    register,
     register_table,
-    register_views,
-    sql_views,
-    unbound_views,
 )
 from blkscope.errors import DatasetError
 from blkscope.progress import ProgressCallback
@@ -35,21 +32,11 @@ from blkscope.schemas import TABLES
 from blkscope.store.manifest import Manifest
 from blkscope.store.writer import DatasetWriter, write_parquet_atomic
 
-# `requests` and `bios` come from the streaming pass (analyze/stream); the tables after them are
-# statistics over those two and the events, each made by the view whose header says
-# `-- materialize: table NAME`, two at a time. The views marked `-- materialize: temp` are
-# intermediates read more than once (the long form of bio latencies and its bucket counts, the
-# in-flight step functions): computed once, in header order, into tables of the in-memory
-# database (which spill to the temp folder under the memory limit).
-# (in the order the schemas declare the tables: the order progress and the manifest list them)
-BUILD_ORDER: list[tuple[str, str]] = sorted(
-    ((v.table or v.name, v.name) for v in materialized("table")),
-    key=lambda t: list(TABLES).index(t[0]),
-)
-SHARED_AFTER_BIOS = tuple(v.name for v in materialized("temp"))
-
-
-FINDINGS = FINDINGS_TABLES
+# `requests` and `bios` come from the streaming pass (analyze/stream); the statistics after
+# them are the rows of the SQL objects declared `(LIKE table)` (views.builders), two at a time.
+# The modules declared `CREATE TABLE` are intermediates read more than once (the reporting
+# groups of bio latencies and their bucket counts): computed once, when registered, into tables
+# of the in-memory database (which spill to the temp folder under the memory limit).
 
 T = TypeVar("T")
 
@@ -59,7 +46,7 @@ class _Steps:
 
     def __init__(self, progress: ProgressCallback | None, name: str) -> None:
         self.progress, self.key = progress, f"analyze {name}"
-        self.pending = list(STREAMED) + [name for name, _ in BUILD_ORDER] + list(FINDINGS)
+        self.pending = list(STREAMED) + list(builders()) + list(FINDINGS_TABLES)
         self.total = len(self.pending)
         self.report()
 
@@ -74,10 +61,19 @@ class _Steps:
         self.report()
 
 
-def _build_table(con: duckdb.DuckDBPyConnection, view: str, schema: pa.Schema) -> pa.Table:
-    """Run a view into an Arrow table carrying the declared schema (docs included)."""
-    table = con.sql(f"SELECT * FROM {in_schema(view)}").to_arrow_table()
+def _build_table(con: duckdb.DuckDBPyConnection, query: str, schema: pa.Schema) -> pa.Table:
+    """Run a query into an Arrow table carrying the declared schema (docs included)."""
+    table = con.sql(query).to_arrow_table()
     return table.select(schema.names).cast(schema)
+
+
+def _rows_of(builder: SqlObject, arguments: dict[str, int]) -> str:
+    """The query of a builder's rows: a view's, or a table macro's called with the arguments
+    its parameters name."""
+    if builder.kind != "macro":
+        return f"SELECT * FROM {builder.name}"
+    values = ", ".join(str(int(arguments[p.name])) for p in builder.params)
+    return f"SELECT * FROM {builder.name}({values})"
 
 
 def _checked(name: str, path: Path, make: Callable[[], T]) -> T:
@@ -92,31 +88,23 @@ def _checked(name: str, path: Path, make: Callable[[], T]) -> T:
         ) from None
 
 
-def _on_cursor(
-    con: duckdb.DuckDBPyConnection,
-    variables: dict[str, int],
-    arrows: dict[str, pa.Table],
-    work: Callable[[duckdb.DuckDBPyConnection], T],
-) -> T:
+def _on_cursor(con: duckdb.DuckDBPyConnection, work: Callable[[duckdb.DuckDBPyConnection], T]) -> T:
     """Run work on a cursor of its own that sees what con sees."""
     with con.cursor() as cur:
-        for var, value in variables.items():
-            cur.execute(f"SET VARIABLE {var} = {value}")
-        for name, table in arrows.items():
-            cur.register(name, table)
         return work(cur)
 
 
 def _build_tables(
     con: duckdb.DuckDBPyConnection,
+    done: set[str],
     dataset: Path,
     manifest: dict[str, Any],
-    variables: dict[str, int],
+    arguments: dict[str, int],
     steps: _Steps,
     progress: ProgressCallback | None,
 ) -> None:
-    """Write requests and bios (one streaming pass over the events), then every BUILD_ORDER
-    table, and leave views over the files.
+    """Write requests and bios (one streaming pass over the events), then every statistic
+    (views.builders), and leave views over the files; done: the SQL modules created on con.
 
     The statistics are built two at a time on cursors of their own, so that one's
     single-threaded phases (a window over one partition, a sort) overlap the other's work.
@@ -130,7 +118,7 @@ def _build_tables(
             stream_tables,
             con,
             dataset,
-            bool(variables["blkscope_plug_clock"]),
+            caches_plug_time(manifest),
             int(manifest.get("events", {}).get("count", 0)),
             progress,
             key=f"{steps.key} events",
@@ -141,28 +129,16 @@ def _build_tables(
         manifest["tables"][name] = {"file": f"{name}.parquet", "rows": rows[name]}
         register_table(con, name, dataset / f"{name}.parquet")
         steps.done(name)
-    # The temps' inputs first, the views reading the temps once they are tables: bound over the
-    # temps' views, _stage_stats_build and _latency_hist_build took 55 ms of every analysis.
-    waiting = unbound_views(con)
-    first = needed_by(SHARED_AFTER_BIOS, sql_views().values())
-    unbound = register_views(con, [v for v in waiting if v in first], source=str(dataset))
-    for shared in SHARED_AFTER_BIOS:
-        make = (
-            f"CREATE OR REPLACE TABLE {INTERNAL}.{shared}_t AS SELECT * FROM {INTERNAL}.{shared};"
-            f"DROP VIEW {INTERNAL}.{shared}; ALTER TABLE {INTERNAL}.{shared}_t RENAME TO {shared}"
-        )
-        _checked(shared, dataset, partial(con.execute, make))
-    unbound += register_views(con, [v for v in waiting if v not in first], source=str(dataset))
+    # the modules over requests, bios and the pass's own tables (the intermediates computed)
+    register(con, done, source=str(dataset))
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {
             name: pool.submit(
                 _on_cursor,
                 con,
-                variables,
-                {},
-                partial(_build_table, view=view, schema=TABLES[name]),
+                partial(_build_table, query=_rows_of(builder, arguments), schema=TABLES[name]),
             )
-            for name, view in BUILD_ORDER
+            for name, builder in builders().items()
         }
         for name, job in jobs.items():
             path = dataset / f"{name}.parquet"
@@ -171,9 +147,11 @@ def _build_tables(
             manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
             register_table(con, name, path)
             steps.done(name)
-    for shared in SHARED_AFTER_BIOS:
-        con.execute(f"DROP TABLE {INTERNAL}.{shared}")
-    register_views(con, unbound, source=str(dataset))
+    for module in modules().values():  # the intermediates are read by the statistics only
+        for sql_object in module.objects:
+            if sql_object.kind == "table" and module.name in done:
+                con.execute(f"DROP TABLE {sql_object.name}")
+    register(con, done, source=str(dataset))  # the views over the statistics
 
 
 def caches_plug_time(manifest: dict[str, Any]) -> bool:
@@ -182,10 +160,6 @@ def caches_plug_time(manifest: dict[str, Any]) -> bool:
     release = str(manifest.get("capture", {}).get("host", {}).get("kernel", ""))
     match = re.match(r"(\d+)\.(\d+)", release)
     return match is None or (int(match[1]), int(match[2])) >= (6, 9)
-
-
-# Every table `analyze_dataset` writes: a dataset holding them all is analysed.
-ANALYSIS_TABLES = analysis_tables()
 
 
 def analyze_dataset(
@@ -220,17 +194,15 @@ def _analyze_into(
 ) -> Manifest:
     dataset = update.tmp  # the next version: the current one's files, hard-linked
     manifest = current.editable()
-    con = connect(dataset, current)
-    variables = {
-        "blkscope_interval_ns": int(interval_ns),
-        "blkscope_origin_ns": int(origin_ns),
-        "blkscope_plug_clock": int(caches_plug_time(manifest)),
-    }
-    for var, value in variables.items():
-        con.execute(f"SET VARIABLE {var} = {value}")
+    # only the ingested tables: each analysis table, and each view over one, is defined once
+    # it is written
+    done: set[str] = set()
+    ingested = [name for name in current.tables if name not in analysis_tables()]
+    con = connect(dataset, current, ingested, done)
     spill = bound_memory(con, dataset)
     steps = _Steps(progress, update.out.name)
-    _build_tables(con, dataset, manifest, variables, steps, progress)
+    arguments = {"interval_ns": interval_ns, "origin_ns": origin_ns}
+    _build_tables(con, done, dataset, manifest, arguments, steps, progress)
     for name, table in compute_findings(con, manifest).items():
         path = dataset / f"{name}.parquet"
         write_parquet_atomic(table, path)
@@ -240,9 +212,9 @@ def _analyze_into(
     # Every view must bind once the analysis tables exist, except those over tables that only
     # some captures bring (a partition listing, a writeback log): anything else is a bug.
     left_out = [
-        v
-        for v in register_views(con, unbound_views(con), source=str(update.out))
-        if v not in optional_views(manifest["tables"])
+        name
+        for name in register(con, done, source=str(update.out))
+        if name not in optional_modules(manifest["tables"])
     ]
     con.close()
     shutil.rmtree(spill, ignore_errors=True)  # never part of the dataset

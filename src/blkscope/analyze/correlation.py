@@ -11,7 +11,8 @@ import numpy as np
 import pyarrow as pa
 
 from blkscope.analyze.coincidence import at_least, overlap_chance
-from blkscope.analyze.views import in_schema, query_table
+from blkscope.analyze.sql_modules import in_schema
+from blkscope.analyze.views import query_table
 from blkscope.schemas import WRITEBACK_VERDICT
 from blkscope.units import format_s, format_share
 
@@ -90,7 +91,7 @@ def _flusher_bursts(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, int,
 def device_spans(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], tuple[int, int]]:
     """Per device (in device order), the first and last event time: the span chance is measured
     over. Kept in an internal table of the connection: the findings ask for it five times, and
-    each scan of a 45 M-event trace costs ~0.45 CPU-s (a connection's events never change)."""
+    each asks for a scan of every event (a connection's events never change)."""
     con.execute(
         f"CREATE TABLE IF NOT EXISTS {in_schema('_device_spans')} AS "
         "SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events GROUP BY ALL"
@@ -124,9 +125,9 @@ def _tail_inside(con: duckdb.DuckDBPyConnection, wb: WritebackIntervals) -> dict
 
 def latency_inside(c: np.ndarray, lat: np.ndarray, iv: np.ndarray) -> tuple[int, int]:
     """(sum of lat, sum of lat of the completions c inside an interval [start, end] of iv, sorted
-    by start), exact. One searchsorted for all of a device's tail, not one per bio (65 k bios
-    at 10x: 0.7 CPU-s): an interval starting at or before a completion reaches it when the
-    furthest end among those (a running maximum) does."""
+    by start), exact. One searchsorted for all of a device's tail, not one per bio: an
+    interval starting at or before a completion reaches it when the furthest end among those (a
+    running maximum) does."""
     k = np.searchsorted(iv[:, 0], c, side="right") - 1
     reach = np.maximum.accumulate(iv[:, 1]) if len(iv) else np.zeros(1, np.int64)
     hit = (k >= 0) & (reach[np.maximum(k, 0)] >= c)

@@ -157,8 +157,8 @@ WITH step AS (
 ), keyed AS (
     -- each episode once per step of w (its widest window) that [start - window, end) touches:
     -- bios join it on their Q's step, not on the device alone (every bio of a device against
-    -- every episode of it: 7 M x 31 pairs at 10x). Any key that never decreases with time
-    -- works, so // needs no care below zero.
+    -- every episode of it). Any key that never decreases with time works, so // needs no care
+    -- below zero.
     SELECT e.*, t.k
     FROM _episode_spans e, step,
          range((e.start_ns - e.window_ns) // step.w, (e.end_ns - 1) // step.w + 1) AS t(k)

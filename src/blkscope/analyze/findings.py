@@ -98,17 +98,18 @@ def find_spikes(con: duckdb.DuckDBPyConnection, options: SpikeOptions) -> list[d
     """Windows whose p99 exceeds median + k*MAD of all windows (or the threshold), merged, per
     device; then the same for every user series (an application's own latency log)."""
     o = options
-    con.execute(f"SET VARIABLE blkscope_spike_window_ns = {int(o.window_ns)}")
-    con.execute(f"SET VARIABLE blkscope_spike_metric = '{'d2c' if o.metric == 'd2c' else 'q2c'}'")
+    metric = "d2c" if o.metric == "d2c" else "q2c"
     windows = query_table(
-        con, "SELECT * FROM internal._spike_windows ORDER BY dev_major, dev_minor, win"
+        con,
+        f"SELECT * FROM internal._spike_windows({int(o.window_ns)}, '{metric}') "
+        "ORDER BY dev_major, dev_minor, win",
     )
     rows: list[dict[str, Any]] = []
     for (major, minor), w in _by_device(windows):
         for row in _abnormal(w, o.window_ns, o.k, o.threshold_ns, o.min_ios):
             row.update(dev_major=major, dev_minor=minor, metric=o.metric)
             rows.append(row)
-    for name, w in _user_series_windows(con):
+    for name, w in _user_series_windows(con, o.window_ns):
         # an application that stalls logs few samples: every window with one is judged
         for row in _abnormal(w, o.window_ns, o.k, o.threshold_ns, o.min_ios, judge_min=1):
             major, minor = _busiest_device(con, row["start_ns"], row["end_ns"])
@@ -166,9 +167,13 @@ def _abnormal(
     return out
 
 
-def _user_series_windows(con: duckdb.DuckDBPyConnection) -> list[tuple[str, dict[str, np.ndarray]]]:
+def _user_series_windows(
+    con: duckdb.DuckDBPyConnection, window_ns: int
+) -> list[tuple[str, dict[str, np.ndarray]]]:
     try:
-        t = query_table(con, "SELECT * FROM internal._series_windows ORDER BY series, win")
+        t = query_table(
+            con, f"SELECT * FROM internal._series_windows({int(window_ns)}) ORDER BY series, win"
+        )
     except duckdb.Error:  # no user series placed on the trace timeline
         return []
     cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}

@@ -14,13 +14,10 @@ import pyarrow as pa
 # Beyond the limit, sorts, joins, windows, aggregates and the shared temp tables spill into the
 # spill folder. No statistic holds all rows (the percentiles count per value bucket and sort only
 # the buckets holding the wanted ranks: sql/macros/exact_quantiles.sql, _stage_stats_build.sql).
-# 512 MB: the 4.4 M-event fio capture's statistics use ~280 MB of it (they never spill), while
-# the 10x copy's would fill any limit (its shared temp tables alone are ~1.7 GB): with 1 GB the
-# 10x analysis peaked at 1.45 GB RSS, with 512 MB at 0.95 GB (1x: 0.72 GB) for the same CPU
-# time (113 vs 117 CPU-s, loaded machine). 320 MB since stop 9: the pass no longer grows with
-# the trace, and the statistics after it are what make the 10x peak (881 MB with 512 MB, 717 MB
-# with 320 MB, the 1x peak staying ~515 MB in the pass; issue 12 wants the 10x peak within 1.5x
-# the 1x's). Less on a machine with under 1.3 GB.
+# 320 MB: the streaming pass does not grow with the trace, so the statistics after it make a big
+# trace's peak; a higher limit raises that peak for the same CPU time (issue 12 wants the 10x
+# peak within 1.5x the 1x's; CHANGELOG.md has the measurements). Less on a machine with under
+# 1.3 GB.
 MEMORY_LIMIT_BYTES = 320 << 20
 
 # The spill folder, inside the dataset being written (never part of the committed dataset).
@@ -48,10 +45,9 @@ def bound_memory(con: duckdb.DuckDBPyConnection, dataset: Path) -> Path:
 def give_back() -> None:
     """Return the memory freed by the streaming pass to the system before the statistics start:
     Arrow's allocator and glibc's keep freed pages for reuse, and DuckDB (which allocates its
-    own) never reuses them, so they would sit under the statistics' peak (10x fio capture: 436
-    -> 320 MB after the pass, peak 1.15 -> 0.97 GB). No gc.collect() first: the pass leaves no
-    cycles (it freed 7 objects on the fio capture) and a full collection walks the ~136 k objects
-    the imported libraries leave, 45 ms of every analysis."""
+    own) never reuses them, so they would sit under the statistics' peak. No gc.collect()
+    first: the pass leaves next to no cycles, and a full collection walks every object the
+    imported libraries leave."""
     pa.default_memory_pool().release_unused()
     with contextlib.suppress(OSError, AttributeError):  # glibc only; elsewhere they stay
         ctypes.CDLL(None).malloc_trim(0)

@@ -22,7 +22,7 @@ from blkscope.analyze.periodicity import (
 from blkscope.analyze.views import query_table
 from blkscope.schemas import BURSTS, PERIODOGRAM, PERIODS
 
-# Series of bios by who queued them (concepts.py), at their Q time.
+# Series of bios by who queued them (the macros of sql/macros/op_class.sql), at their Q time.
 IO_SERIES = {
     "kworker_writes": "is_writeback_write(comm, op, flags, sector)",
     "jbd2_writes": "is_journal(comm) AND op_class(op, flags, sector) = 'write'",

@@ -1,185 +1,54 @@
-"""Open a dataset in DuckDB with its tables and every SQL view in analyze/sql registered."""
+"""Open a dataset in DuckDB with its tables and every SQL module of analyze/sql created."""
 
 from __future__ import annotations
 
 import functools
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from blkscope.concepts import macro_statements
+from blkscope.analyze.sql_modules import INTERNAL, SqlModule, SqlObject, sql_modules
 from blkscope.errors import DatasetError, NotADatasetError
 from blkscope.interrupts import track
 from blkscope.schemas import TABLES, doc_of
 from blkscope.store.manifest import Manifest, check_table_file
 
 
-@dataclass(frozen=True)
-class SqlView:
-    """One analyze/sql/NAME.sql file: the view's SELECT and what its header declares.
-
-    `-- needs: a, b?` names the tables and views it reads; a name ending in ? is a table only
-    some captures bring (a writeback log, a partition listing): without it the view is left
-    out, which is not an error. `-- materialize: temp` has analyze compute it once into a table
-    of its connection (it is read more than once); `-- materialize: table NAME` makes it the
-    stored table NAME of the dataset.
-    """
-
-    name: str
-    select: str
-    needs: tuple[str, ...]
-    optional: tuple[str, ...] = ()
-    materialize: str | None = None  # "temp" or "table"
-    table: str | None = None  # the stored table, for materialize "table"
-    doc: str = ""  # the header's prose: what the view answers
-    # (column, doc) of the final SELECT, from each column's `--` comment ("" where it has none)
-    columns: tuple[tuple[str, str], ...] = ()
+def modules() -> dict[str, SqlModule]:
+    """Every SQL module of analyze/sql by name, each after the modules it includes."""
+    return sql_modules("blkscope.analyze")
 
 
-_NEEDS = re.compile(r"^-- needs:(.*)$", re.M)
-_MATERIALIZE = re.compile(r"^-- materialize: (temp|table (\w+))$", re.M)
-
-
-def _parse(name: str, text: str) -> SqlView:
-    header = _NEEDS.search(text)
-    names = [n.strip() for n in header[1].split(",")] if header else []
-    needs = tuple(n.rstrip("?") for n in names if n)
-    optional = tuple(n.rstrip("?") for n in names if n.endswith("?"))
-    mat = _MATERIALIZE.search(text)
-    kind = None if mat is None else mat[1].split()[0]
-    table = None if mat is None else mat[2]
-    if name.startswith("_"):  # a step: its columns are documented where they are used
-        return SqlView(name, text, needs, optional, kind, table)
-    return SqlView(name, text, needs, optional, kind, table, _header_doc(text), _column_docs(text))
-
-
-def _header_doc(text: str) -> str:
-    """The `--` lines a view's file starts with, without the `-- needs:` and `-- materialize:`
-    lines the registration reads: its doc, one line per line of the file."""
-    doc = []
-    for line in text.splitlines():
-        if not line.startswith("--"):
-            break
-        if not _NEEDS.match(line) and not _MATERIALIZE.match(line):
-            doc.append(line[2:].strip())
-    return "\n".join(doc)
-
-
-# The final top-level SELECT: `SELECT` alone on a line at the left margin, its column list up
-# to `FROM` at the margin (the CTEs' SELECTs above it are indented).
-_FINAL_SELECT = re.compile(r"^SELECT[ \t]*\n(.*?)^FROM\b", re.M | re.S)
-_ALIAS = re.compile(r"(?:\bAS\s+|^|\.)(\w+)\s*,?\s*$", re.I)
-
-
-def _column_docs(text: str) -> tuple[tuple[str, str], ...]:
-    """Each column of a view's final SELECT with the text of its `--` comment.
-
-    A column's expression may span lines; its comment ends it. The column's name is its
-    `AS name`, or the last word of a bare `alias.column`. A comment on a line of its own
-    continues the doc of the column above.
-    """
-    found = list(_FINAL_SELECT.finditer(text))
-    if not found:
-        return ()
-    columns: list[tuple[str, str]] = []
-    expression = ""
-    for line in found[-1][1].splitlines():
-        code, dash, comment = line.partition("--")
-        expression += " " + code.strip()
-        if not dash:
-            continue
-        if not expression.strip() and columns:
-            name, doc = columns.pop()
-            columns.append((name, f"{doc} {comment.strip()}"))
-            continue
-        alias = _ALIAS.search(expression.strip())
-        columns.append((alias[1] if alias else expression.strip(), comment.strip()))
-        expression = ""
-    if expression.strip():  # a last column without a comment
-        alias = _ALIAS.search(expression.strip())
-        columns.append((alias[1] if alias else expression.strip(), ""))
-    return tuple(columns)
-
-
-def sql_views() -> dict[str, SqlView]:
-    """Every analyze/sql/*.sql view by name, in an order where each comes after what it needs."""
-    return sql_views_in("blkscope.analyze")
-
-
-@functools.cache
-def sql_views_in(package: str) -> dict[str, SqlView]:
-    """Every view of a package's sql/*.sql files by name, each after what it needs."""
-    root = resources.files(package) / "sql"
-    found: dict[str, SqlView] = {}
-    for path in sorted(root.iterdir(), key=lambda p: p.name):
-        if path.name.endswith(".sql"):
-            found[path.name[:-4]] = _parse(path.name[:-4], path.read_text())
-    ordered: dict[str, SqlView] = {}
-
-    def visit(name: str) -> None:
-        if name in found and name not in ordered:
-            for need in found[name].needs:
-                visit(need)
-            ordered[name] = found[name]
-
-    for name in found:
-        visit(name)
-    return ordered
-
-
-def needed_by(names: Iterable[str], views: Iterable[SqlView]) -> set[str]:
-    """names, with every table and view the views among them read, directly or through other
-    views (views: in an order where each comes after what it needs, as sql_views gives them)."""
+def needed_by(names: Iterable[str], found: Iterable[SqlModule]) -> set[str]:
+    """names, with every table and module the modules among them include, directly or through
+    other modules (found: in an order where each comes after what it includes)."""
     wanted = set(names)
-    for view in reversed(list(views)):
-        if view.name in wanted:
-            wanted.update(view.needs)
+    for module in reversed(list(found)):
+        if module.name in wanted:
+            wanted.update(module.includes)
     return wanted
 
 
-def materialized(kind: str) -> list[SqlView]:
-    """The views whose header says `-- materialize: KIND` (temp or table), in build order."""
-    return [v for v in sql_views().values() if v.materialize == kind]
-
-
-def table_macros() -> list[str]:
-    """The CREATE MACRO ... AS TABLE statements of analyze/sql/macros/*.sql (helpers the views
-    call with the name of a view, e.g. exact_quantiles)."""
-    root = resources.files("blkscope.analyze") / "sql" / "macros"
-    return [
-        p.read_text()
-        for p in sorted(root.iterdir(), key=lambda p: p.name)
-        if p.name.endswith(".sql")
-    ]
-
-
-# The SQL views whose names start with `_` are steps of others, not answers: they live in this
-# schema, so `SHOW TABLES` (and a user's eye) sees only the public tables and views. The SQL
-# files name them bare; registering qualifies them (`_bio_pieces` -> internal._bio_pieces).
-INTERNAL = "internal"
-_PRIVATE_NAME = re.compile(r"(?<![.\w])(_[a-z0-9_]+)\b")
-
-
-def in_schema(name: str) -> str:
-    """A view's name as created and queried: `internal._x` for a private one, else `x`."""
-    return f"{INTERNAL}.{name}" if name.startswith("_") else name
-
-
-def qualified_sql(select: str) -> str:
-    """A view's SELECT with every private view it names qualified by its schema."""
-    private = {n for n in sql_views() if n.startswith("_")}
-    return _PRIVATE_NAME.sub(lambda m: in_schema(m[1]) if m[1] in private else m[1], select)
+def builders() -> dict[str, SqlObject]:
+    """The stored tables analyze computes in SQL, each with the object whose rows it is (its
+    declaration `(LIKE table)`), in the order the schemas declare the tables."""
+    found = {o.like: o for m in modules().values() for o in m.objects if o.like is not None}
+    return {name: found[name] for name in TABLES if name in found}
 
 
 def register_table(con: duckdb.DuckDBPyConnection, name: str, parquet: Path) -> None:
-    """(Re)define view `name` over a Parquet file."""
+    """Define view `name` over a stored table's Parquet file (replacing the one over an earlier
+    file of the table)."""
     path = parquet.as_posix().replace("'", "''")
-    con.execute(f"CREATE OR REPLACE VIEW {quoted(name)} AS SELECT * FROM read_parquet('{path}')")
+    create(con, f"CREATE OR REPLACE VIEW {quoted(name)} AS SELECT * FROM read_parquet('{path}')")
+
+
+def create(con: duckdb.DuckDBPyConnection, statement: str) -> None:
+    """Run a CREATE: every view, table and macro a connection gets is made here."""
+    con.execute(statement)
 
 
 # What reads DuckDB's catalog, where the column docs show.
@@ -195,12 +64,17 @@ def reads_catalog(query: str) -> bool:
 
 def document(con: duckdb.DuckDBPyConnection, tables: Iterable[str]) -> None:
     """Give the stored tables' views their docs (the schemas' field docs) and the public SQL
-    views theirs (their files' `--` comments) as DuckDB comments, shown by duckdb_columns() and
-    duckdb_views(). Not done on every connection: DuckDB re-binds a view for each COMMENT ON
-    COLUMN, so the ~600 of a whole dataset cost about 0.3 s."""
+    views theirs (their declarations) as DuckDB comments, shown by duckdb_columns() and
+    duckdb_views(). Not done on every connection: DuckDB binds a view again for each COMMENT
+    ON COLUMN, hundreds of them over a whole dataset."""
     stored = [_comments(name) for name in tables if name in TABLES]
     defined = relations(con)
-    views = [_view_comments(v) for n, v in sql_views().items() if v.columns and n in defined]
+    views = [
+        _view_comments(o)
+        for m in modules().values()
+        for o in m.objects
+        if o.kind == "view" and not o.private and o.name in defined
+    ]
     con.execute(";\n".join(stored + views))
 
 
@@ -212,9 +86,9 @@ def _comments(table: str) -> str:
 
 
 @functools.cache
-def _view_comments(view: SqlView) -> str:
-    """The COMMENT statements of a public SQL view, from its file's comments."""
-    return _comment_statements(view.name, view.doc, [c for c in view.columns if c[1]])
+def _view_comments(view: SqlObject) -> str:
+    """The COMMENT statements of a public SQL view, from its declaration."""
+    return _comment_statements(view.name, view.doc, [(c.name, c.doc) for c in view.columns])
 
 
 def _comment_statements(name: str, doc: str, columns: Iterable[tuple[str, str]]) -> str:
@@ -235,66 +109,45 @@ def quoted(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
-def register_views(
-    con: duckdb.DuckDBPyConnection, names: Iterable[str] | None = None, source: str = "dataset"
+def register(
+    con: duckdb.DuckDBPyConnection,
+    done: set[str],
+    names: Iterable[str] | None = None,
+    source: str = "dataset",
 ) -> list[str]:
-    """Define every SQL view (or only those named) whose inputs exist; return the names left out.
+    """Create the SQL modules (all, or those named and what they include) that are not in done
+    and whose includes all exist on con, in dependency order; add them to done and return the
+    names of those left out.
 
-    Views over analyze outputs (requests, bios) only exist once `blkscope analyze` wrote them.
-    Each view is created once, after what it needs (its `-- needs:` header), and only when all
-    of that is defined: binding a view reads the footers of the Parquet files under it, so a
-    failed attempt costs as much as a good one. A view whose inputs all exist but that does not
+    Views over the analysis tables exist only once `blkscope analyze` wrote them, and the
+    analysis's own steps only while it runs: analyze calls this again as its tables appear,
+    and done keeps each module created once. A view whose inputs all exist but that does not
     bind (a table written by another version, without a column the view reads) is an error
     naming the view and DuckDB's message (source names the dataset in it).
     """
-    wanted = set(sql_views()) if names is None else set(names)
+    found = modules()
+    wanted = set(found) if names is None else needed_by(names, found.values())
+    present = relations(con)
     con.execute(f"CREATE SCHEMA IF NOT EXISTS {INTERNAL}")
-    defined = relations(con)
     left_out = []
-    for name, view in sql_views().items():
-        if name not in wanted:
+    for name, module in found.items():
+        if name not in wanted or name in done:
             continue
-        if not defined.issuperset(view.needs):
+        if not all(n in done or (n not in found and n in present) for n in module.includes):
             left_out.append(name)
             continue
-        try:
-            con.execute(f"CREATE OR REPLACE VIEW {in_schema(name)} AS {qualified_sql(view.select)}")
-        except (duckdb.CatalogException, duckdb.BinderException) as exc:
-            message = str(exc).splitlines()[0]
-            raise DatasetError(
-                source,
-                f"view {name} does not bind: {message}",
-                hint="tables written by another blkscope version? run `blkscope analyze` again",
-            ) from None
-        defined.add(name)
-    _integer_sums(con)
+        for sql_object in module.objects:
+            try:
+                create(con, sql_object.statement())
+            except (duckdb.CatalogException, duckdb.BinderException) as exc:
+                message = str(exc).splitlines()[0]
+                raise DatasetError(
+                    source,
+                    f"view {name} does not bind: {message}",
+                    hint="tables written by another blkscope version? run `blkscope analyze` again",
+                ) from None
+        done.add(name)
     return sorted(left_out)
-
-
-def _integer_sums(con: duckdb.DuckDBPyConnection) -> None:
-    """Give the public views' integer sums BIGINT columns: DuckDB sums integers into HUGEINT
-    (int128), which Python, Polars and JSON readers meet as Decimal(38,0). No count or KiB sum
-    of a trace comes near 2^63 (a cast past it is an error, not a wrong number)."""
-    rows = con.execute(
-        "SELECT view_name FROM duckdb_views() WHERE schema_name = 'main' AND NOT internal "
-        "AND view_name IN (SELECT table_name FROM duckdb_columns() WHERE schema_name = 'main' "
-        "AND (data_type = 'HUGEINT' OR data_type LIKE 'DECIMAL(%,0)'))"
-    ).fetchall()
-    for (name,) in rows:
-        wide = [
-            c
-            for c, t in con.execute(
-                "SELECT column_name, data_type FROM duckdb_columns() "
-                "WHERE schema_name = 'main' AND table_name = ?",
-                [name],
-            ).fetchall()
-            if t == "HUGEINT" or (t.startswith("DECIMAL(") and t.endswith(",0)"))
-        ]
-        casts = ", ".join(f"{quoted(c)}::BIGINT AS {quoted(c)}" for c in wide)
-        select = qualified_sql(sql_views()[name].select)
-        con.execute(
-            f"CREATE OR REPLACE VIEW {quoted(name)} AS SELECT * REPLACE ({casts}) FROM ({select})"
-        )
 
 
 def relations(con: duckdb.DuckDBPyConnection) -> set[str]:
@@ -307,30 +160,31 @@ def relations(con: duckdb.DuckDBPyConnection) -> set[str]:
     return {row[0] for row in rows}
 
 
-def unbound_views(con: duckdb.DuckDBPyConnection) -> list[str]:
-    """Names of the SQL views not defined on this connection (their inputs were missing)."""
-    return sorted(set(sql_views()) - relations(con))
-
-
 def optional_tables() -> set[str]:
-    """The tables some captures bring and others not: those the views' headers mark with ?."""
-    return {t for v in sql_views().values() for t in v.optional}
+    """The tables some captures bring and others not: those the modules INCLUDE IF EXISTS."""
+    return {t for m in modules().values() for t in m.optional}
 
 
-def optional_views(tables: Iterable[str]) -> set[str]:
-    """Views that read, directly or through other views, an optional table missing from a
-    dataset that has `tables`."""
+def optional_modules(tables: Iterable[str]) -> set[str]:
+    """Modules that include, directly or through other modules, an optional table missing from
+    a dataset that has `tables`."""
     missing = optional_tables().difference(tables)
     optional: set[str] = set()
-    for name, view in sql_views().items():  # in order: what a view needs is decided before it
-        if missing.intersection(view.optional) or optional.intersection(view.needs):
+    for name, module in modules().items():  # in order: what a module includes comes first
+        if missing.intersection(module.optional) or optional.intersection(module.includes):
             optional.add(name)
     return optional
 
 
-def connect(dataset: Path, manifest: Manifest) -> duckdb.DuckDBPyConnection:
-    """Connect to an in-memory DuckDB where the dataset's tables (as its manifest lists them)
-    and views are defined."""
+def connect(
+    dataset: Path,
+    manifest: Manifest,
+    tables: Iterable[str] | None = None,
+    done: set[str] | None = None,
+) -> duckdb.DuckDBPyConnection:
+    """Connect to an in-memory DuckDB where the dataset's tables (those its manifest lists, or
+    only those named) and every SQL module over them are defined (added to done, for a caller
+    that registers more later)."""
     con = track(duckdb.connect())
     con.execute("SET enable_progress_bar = false")
     # Every stored table and golden query orders explicitly; keeping scan order costs a third.
@@ -338,20 +192,16 @@ def connect(dataset: Path, manifest: Manifest) -> duckdb.DuckDBPyConnection:
     # DuckDB 2.0's caching operator fails now and then on dictionary-encoded Parquet columns
     # ("dict-surviving cache: global dictionary column ... changed identity"). GLOBAL: the
     # setting is per connection, and analyze builds its statistics on cursors (new connections
-    # to this database), which had it on (caps-partitions' stage_stats failed so).
+    # to this database).
     con.execute("SET GLOBAL enable_caching_operators = false")
-    # Each view or query over a table parses its Parquet footer again without this (the 10x fio
-    # capture's events.parquet: 674 row groups; connect 0.51 -> 0.21 CPU-s). Safe with files
-    # rewritten in place: DuckDB re-reads a footer whose file changed, and any file modified
-    # within 10 s of the cached read (its clock-resolution guard).
+    # Without it each view or query over a table parses its Parquet footer again. Safe with
+    # files rewritten in place: DuckDB re-reads a footer whose file changed, and any file
+    # modified within 10 s of the cached read (its clock-resolution guard).
     con.execute("SET GLOBAL parquet_metadata_cache = true")
-    for statement in macro_statements():  # the shared definitions every view below uses
-        con.execute(statement)
-    for statement in table_macros():
-        con.execute(statement)
     for name, info in manifest.tables.items():
-        register_table(con, name, table_file(dataset, info.file))
-    register_views(con, source=str(dataset))
+        if tables is None or name in tables:
+            register_table(con, name, table_file(dataset, info.file))
+    register(con, set() if done is None else done, source=str(dataset))
     return con
 
 

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from blkscope import __version__
+from blkscope.version import __version__
 
 QUEUE_KNOBS = (
     "nr_requests",

@@ -20,9 +20,8 @@ from types import FrameType
 from typing import Any
 
 from blkscope.capture import host
-from blkscope.capture.blkbin import convert, copy_cmdlines, proc_comm, read_cmdlines
 from blkscope.capture.blktrace_native import BlktraceProcess
-from blkscope.capture.ftrace_blk import FtraceBlkSession, blk_tracer_unusable, per_cpu_buffer_kb
+from blkscope.capture.block_source import BlockSource, choose_block_source
 from blkscope.capture.guard import CommandGuard
 from blkscope.capture.limits import disk_cap_mib, kernel_buffer_kib, limits_line, not_recorded
 from blkscope.capture.samplers import ProcSampler, ToolProcess
@@ -33,7 +32,6 @@ from blkscope.capture.tracefs import (
     require_root,
     snapshot,
 )
-from blkscope.capture.tracepoints import EVENTS_FILE, TracepointSession
 from blkscope.capture.writeback import WritebackSession
 from blkscope.errors import CaptureError, InputFormatError, OptionError
 from blkscope.files.mapper import MapBudget, record_file_map
@@ -55,7 +53,7 @@ class CaptureOptions:
     duration_s: float | None = None
     command: list[str] | None = None
     max_size_mb: int = 1024
-    buffer_kb: int = 65536  # 8 MiB lost 1.4% of a bfq fio run on 2 CPUs; 64 MiB lost none
+    buffer_kb: int = 65536  # 8 MiB lost events of a busy fio run on 2 CPUs; 64 MiB none
     force: bool = False
     method: str = "auto"  # auto | blktrace | ftrace | tracepoints
     files: list[str] = field(default_factory=list)  # --files: map every file under these
@@ -64,12 +62,37 @@ class CaptureOptions:
 
 
 @dataclass
+class _Recording:
+    """What a capture learned, for its capture.json (written in one place, _manifest)."""
+
+    setup: dict[str, Any] = field(default_factory=dict)  # the host, devices and options
+    source: BlockSource | None = None
+    writeback: bool | None = None  # None: not asked yet; False: this tracefs cannot
+    writeback_events: int | None = None
+    limits: dict[str, Any] = field(default_factory=dict)
+    proc_samples: int | None = None
+    tools: dict[str, bool] = field(default_factory=dict)  # iostat, vmstat: did they run
+    start: tuple[int, int] | None = None  # (CLOCK_MONOTONIC, wall) ns when recording began
+    stop: tuple[int, int] | None = None  # when it was asked to stop
+    end: tuple[int, int] | None = None  # when every part had stopped
+    stop_reason: str | None = None
+    command_exit_code: int | None = None
+    device_changes: list[str] = field(default_factory=list)
+    tracefs_restore_problems: list[str] = field(default_factory=list)
+    finished: dict[str, Any] = field(default_factory=dict)  # the source's files, made final
+    blktrace_files: list[str] = field(default_factory=list)
+    blkparse: str | None = None  # blkparse.txt, when blkparse ran
+    file_map: dict[str, Any] | None = None
+    complete: bool = False
+
+
+@dataclass
 class _Run:
     opts: CaptureOptions
     journal: TracefsJournal = field(default_factory=TracefsJournal)
     stop_reason: str | None = None
     stop_event: threading.Event = field(default_factory=threading.Event)
-    manifest: dict[str, Any] = field(default_factory=dict)
+    recording: _Recording = field(default_factory=_Recording)
     before: dict[str, str] = field(default_factory=dict)
 
 
@@ -166,7 +189,7 @@ def _signal_group(proc: subprocess.Popen[bytes], sig: signal.Signals) -> None:
 def _record(run: _Run, size: Callable[[], int], proc: subprocess.Popen[bytes] | None) -> None:
     """Wait for the first reason to stop."""
     opts = run.opts
-    cap_mib = run.manifest["limits"]["disk_cap_mib"]
+    cap_mib = run.recording.limits["disk_cap_mib"]
     limit = cap_mib * 1024 * 1024
     deadline = time.monotonic() + opts.duration_s if opts.duration_s else None
     while run.stop_reason is None:
@@ -209,14 +232,13 @@ def run_capture(
             problems = run.journal.restore()
             atexit.unregister(run.journal.restore)
             problems += _compare_state(run)
-            run.manifest["tracefs_restore_problems"] = problems
+            run.recording.tracefs_restore_problems = problems
             if problems:
                 say("warning: tracefs not as before: " + "; ".join(problems))
         try:
-            _finish(run, say)
+            return _finish(run, say)
         except OSError as exc:
             raise _os_error(exc, opts.out) from None
-    return run.manifest
 
 
 def restore_from(out: Path) -> list[str]:
@@ -253,137 +275,98 @@ def _compare_state(run: _Run) -> list[str]:
 
 
 def _capture(run: _Run, say: Callable[[str], None]) -> None:
-    opts, out, m = run.opts, run.opts.out, run.manifest
+    """Start every part, record until the first reason to stop, stop every part."""
+    opts, rec = run.opts, run.recording
     root = ensure_tracefs(run.journal)
     run.before = snapshot(root, opts.devices)
-    m.update(
-        {
-            "format": "blkscope-capture",
-            "format_version": 1,
-            "host": host.host_info(),
-            "devices": [host.device_info(d) for d in opts.devices],
-            "vm_sysctls": host.vm_sysctls(),
-            "tools": host.tool_versions(),
-            "command": opts.command,
-            "duration_s": opts.duration_s,
-            "max_size_mb": opts.max_size_mb,
-            "buffer_kb": opts.buffer_kb,
-            "trace_name": TRACE_NAME,
-        }
-    )
-    native = BlktraceProcess(opts.devices, out, TRACE_NAME, opts.buffer_kb)
+    rec.setup = {
+        "host": host.host_info(),
+        "devices": [host.device_info(d) for d in opts.devices],
+        "vm_sysctls": host.vm_sysctls(),
+        "tools": host.tool_versions(),
+    }
     # Each part registers how to stop it *before* starting, so a half-started part is undone too.
     stoppers: list[tuple[str, Callable[[], None]]] = []
     proc: subprocess.Popen[bytes] | None = None
     guard: CommandGuard | None = None
-    mono, wall = host.clock_pair()
+    rec.start = mono, wall = host.clock_pair()
     failed = False
     try:
-        why_not = (
-            f"not tried (--method {opts.method})"
-            if opts.method in ("ftrace", "tracepoints")
-            else native.start()
-        )
-        stoppers.append(("blktrace", native.stop))
-        no_blk_tracer = blk_tracer_unusable(root, opts.devices)
-        if why_not is None:
-            m["block_source"] = "blktrace"
-            size: Callable[[], int] = lambda: native.bytes  # noqa: E731
-        elif opts.method == "blktrace":
-            raise CaptureError(
-                "blktrace",
-                f"blktrace failed: {why_not}",
-                "use --method auto to fall back to the ftrace blk tracer",
-            )
-        elif opts.method == "tracepoints" or (opts.method == "auto" and no_blk_tracer):
-            m["block_source"] = "tracepoints"
-            m["blktrace_unavailable_because"] = why_not
-            m["blk_tracer_unavailable_because"] = (
-                no_blk_tracer or "not tried (--method tracepoints)"
-            )
-            m["trace_clock"] = "mono"
-            m["buffer_kb_per_cpu"] = per_cpu_buffer_kb(opts.buffer_kb, os.cpu_count() or 1)
-            points = TracepointSession(root, run.journal, opts.devices, out, m["buffer_kb_per_cpu"])
-            stoppers.append(
-                ("block tracepoints", lambda: m.update(ring_buffer_stats=points.stop()))
-            )
-            points.start()
-            size = lambda: points.bytes  # noqa: E731
-        else:
-            if no_blk_tracer:
-                raise CaptureError("ftrace blk tracer", no_blk_tracer, "use --method tracepoints")
-            m["block_source"] = "ftrace-blk"
-            m["blktrace_unavailable_because"] = why_not
-            m["buffer_kb_per_cpu"] = per_cpu_buffer_kb(opts.buffer_kb, os.cpu_count() or 1)
-            ftrace = FtraceBlkSession(
-                root, run.journal, opts.devices, out / "raw.bin", m["buffer_kb_per_cpu"]
-            )
-
-            def stop_ftrace() -> None:
-                m["ring_buffer_stats"] = ftrace.stop()
-                if ftrace.started:
-                    copy_cmdlines(root, out / "cmdlines.txt")
-
-            stoppers.append(("block tracer", stop_ftrace))
-            ftrace.start()
-            size = lambda: ftrace.bytes  # noqa: E731
-        say(f"block events: {m['block_source']}" + (f" (blktrace: {why_not})" if why_not else ""))
-        m["writeback_source"] = None
-        if WritebackSession.available(root):
-            wb = WritebackSession(root, run.journal, out)
-            stoppers.append(("writeback", lambda: m.update(writeback_events=wb.stop())))
-            wb.start()
-            m["writeback_source"] = "tracefs-instance"
-        limits = m["limits"] = {
-            "disk_cap_mib": disk_cap_mib(out, opts.max_size_mb),
-            "kernel_buffers_kib": kernel_buffer_kib(
-                m["block_source"], opts.buffer_kb, native.sub_kb, os.cpu_count() or 1,
-                len(opts.devices), m["writeback_source"] is not None,
-            ),
-        }  # fmt: skip
-        say(limits_line(limits["disk_cap_mib"], opts.max_size_mb, limits["kernel_buffers_kib"]))
-        sampler = ProcSampler(out)
-        stoppers.append(("sampler", lambda: m.update(proc_samples=sampler.stop())))
-        for tool, argv in (("iostat", ["iostat", "-xmt", "1"]), ("vmstat", ["vmstat", "1"])):
-            sampler_proc = ToolProcess(out / f"{tool}.txt", argv)
-            stoppers.append((tool, sampler_proc.stop))
-            m[tool] = sampler_proc.proc is not None
-        m["clock"] = {"mono_ns": mono, "wall_ns": wall, "clock": "CLOCK_MONOTONIC"}
-        (out / "clock.txt").write_text(f"{mono} {wall}\n")
-        m["start_wall"] = _iso(wall)
-        m["start_mono_ns"] = mono
-        if opts.command:
-            try:
-                proc = subprocess.Popen(opts.command, start_new_session=True)
-            except OSError as exc:
-                raise CaptureError(
-                    opts.command[0],
-                    f"cannot run the command: {exc.strerror}",
-                    "give the command's full path after --",
-                ) from None
-            guard = CommandGuard(proc.pid)  # the group is killed even if we are SIGKILLed
+        source = _start_parts(run, root, stoppers, say)
+        (opts.out / "clock.txt").write_text(f"{mono} {wall}\n")
+        proc = _start_command(opts.command)
+        guard = CommandGuard(proc.pid) if proc else None  # killed even if we are SIGKILLed
         say(
             "recording"
             + (f" for {opts.duration_s:g} s" if opts.duration_s else "")
             + (f" while {opts.command[0]} runs" if opts.command else "")
             + "; Ctrl-C stops"
         )
-        _record(run, size, proc)
+        _record(run, lambda: source.bytes, proc)
     except BaseException:
         failed = True
         raise
     finally:
-        m["stop_reason"] = run.stop_reason or "error"
-        m["command_exit_code"] = _stop_command(proc)
+        rec.stop_reason = run.stop_reason or "error"
+        rec.command_exit_code = _stop_command(proc)
         if guard is not None:
             guard.release()
-        stop_mono, stop_wall = host.clock_pair()
-        m["stop_wall"], m["stop_mono_ns"] = _iso(stop_wall), stop_mono
+        rec.stop = host.clock_pair()
         _stop_all(stoppers, failed, say)
         # Events keep coming until each part is stopped, so the end is taken after that.
-        end_mono, end_wall = host.clock_pair()
-        m["end_wall"], m["end_mono_ns"] = _iso(end_wall), end_mono
-        m["device_changes"] = _device_changes(m.get("devices", []))
+        rec.end = host.clock_pair()
+        rec.device_changes = _device_changes(rec.setup["devices"])
+
+
+def _start_parts(
+    run: _Run, root: Path, stoppers: list[tuple[str, Callable[[], None]]],
+    say: Callable[[str], None],
+) -> BlockSource:  # fmt: skip
+    """Start the block source, the writeback recorder and the samplers, each after its stopper;
+    the block source."""
+    opts, out, rec = run.opts, run.opts.out, run.recording
+    native = BlktraceProcess(opts.devices, out, TRACE_NAME, opts.buffer_kb)
+    source = choose_block_source(
+        opts.method, native, root, run.journal, opts.devices, out, opts.buffer_kb, TRACE_NAME
+    )
+    rec.source = source
+    stoppers.append((source.label, source.stop))
+    source.start()
+    why_not = source.blktrace_unavailable
+    say(f"block events: {source.name}" + (f" (blktrace: {why_not})" if why_not else ""))
+    rec.writeback = WritebackSession.available(root)
+    if rec.writeback:
+        wb = WritebackSession(root, run.journal, out)
+        stoppers.append(("writeback", lambda: setattr(rec, "writeback_events", wb.stop())))
+        wb.start()
+    cap_mib = disk_cap_mib(out, opts.max_size_mb)
+    buffers_kib = kernel_buffer_kib(
+        source.name, opts.buffer_kb, native.sub_kb, os.cpu_count() or 1, len(opts.devices),
+        rec.writeback,
+    )  # fmt: skip
+    rec.limits = {"disk_cap_mib": cap_mib, "kernel_buffers_kib": buffers_kib}
+    say(limits_line(cap_mib, opts.max_size_mb, buffers_kib))
+    sampler = ProcSampler(out)
+    stoppers.append(("sampler", lambda: setattr(rec, "proc_samples", sampler.stop())))
+    for tool, argv in (("iostat", ["iostat", "-xmt", "1"]), ("vmstat", ["vmstat", "1"])):
+        sampler_proc = ToolProcess(out / f"{tool}.txt", argv)
+        stoppers.append((tool, sampler_proc.stop))
+        rec.tools[tool] = sampler_proc.proc is not None
+    return source
+
+
+def _start_command(command: list[str] | None) -> subprocess.Popen[bytes] | None:
+    """The command to trace, in a process group of its own (its children stop with it)."""
+    if not command:
+        return None
+    try:
+        return subprocess.Popen(command, start_new_session=True)
+    except OSError as exc:
+        raise CaptureError(
+            command[0],
+            f"cannot run the command: {exc.strerror}",
+            "give the command's full path after --",
+        ) from None
 
 
 def _device_changes(at_start: list[dict[str, Any]]) -> list[str]:
@@ -416,69 +399,94 @@ def _iso(wall_ns: int) -> str:
     return dt.datetime.fromtimestamp(ns_to_s(wall_ns), dt.timezone.utc).isoformat()
 
 
-def _finish(run: _Run, say: Callable[[str], None]) -> None:
-    """After tracefs is restored: write the blktrace files, blkparse.txt and capture.json."""
-    out, m = run.opts.out, run.manifest
-    if m.get("block_source") == "ftrace-blk":
-        comms = read_cmdlines(out / "cmdlines.txt")
-        try:
-            res = convert(
-                out / "raw.bin",
-                out,
-                TRACE_NAME,
-                comms,
-                (m["clock"]["mono_ns"], m["clock"]["wall_ns"]),
-                lookup=proc_comm,
-            )
-        except InputFormatError as exc:
-            # Keep raw.bin and say what happened, so nothing recorded is lost.
-            m["convert_error"] = str(exc)
-            (out / MANIFEST).write_text(json.dumps(m, indent=2) + "\n")
-            raise
-        m["lost_events"] = sum(res.lost.values())
-        m["lost_events_by_cpu"] = {str(cpu): n for cpu, n in sorted(res.lost.items())}
-        m["pids_without_name"] = sorted(res.pids - res.comms.keys())
-        m["block_events"] = res.events
-        m["first_event_mono_ns"], m["last_event_mono_ns"] = res.first_ns, res.last_ns
-        stats = m.get("ring_buffer_stats", {})
-        m["dropped_events"] = sum(s.get("dropped_events", 0) for s in stats.values())
-        m["overrun_events"] = sum(s.get("overrun", 0) for s in stats.values())
-        (out / "raw.bin").unlink()
-    elif m.get("block_source") == "blktrace":
-        m["dropped_events"] = BlktraceProcess.dropped_in(out)
-    elif m.get("block_source") == "tracepoints":
-        m["block_events_file"] = EVENTS_FILE
-        stats = m.get("ring_buffer_stats", {})
-        m["overrun_events"] = sum(s.get("overrun", 0) for s in stats.values())
-        m["dropped_events"] = sum(s.get("dropped_events", 0) for s in stats.values())
-    m["blktrace_files"] = sorted(p.name for p in out.glob(f"{TRACE_NAME}.blktrace.*"))
-    m["blkparse"] = _blkparse(out, m["blktrace_files"])
+def _finish(run: _Run, say: Callable[[str], None]) -> dict[str, Any]:
+    """After tracefs is restored: write the blktrace files, blkparse.txt and capture.json;
+    return what capture.json says."""
+    out, rec = run.opts.out, run.recording
+    assert rec.source is not None and rec.start is not None  # set before recording began
+    try:
+        rec.finished = rec.source.finish(out, rec.start)
+    except InputFormatError as exc:
+        # Keep raw.bin and say what happened, so nothing recorded is lost.
+        rec.finished = {"convert_error": str(exc)}
+        _write_manifest(run)
+        raise
+    rec.blktrace_files = sorted(p.name for p in out.glob(f"{TRACE_NAME}.blktrace.*"))
+    rec.blkparse = _blkparse(out, rec.blktrace_files)
     if run.opts.file_map or run.opts.files:
         _file_map(run, say)
-    m["not_recorded"] = not_recorded(m)
-    m["complete"] = True
-    m["files"] = sorted(p.name for p in out.iterdir())  # capture.json exists since the start
-    (out / MANIFEST).write_text(json.dumps(m, indent=2) + "\n")
+    rec.complete = True
+    m = _write_manifest(run)
     if m.get("dropped_events") or m.get("overrun_events") or m.get("lost_events"):
         say(
             f"warning: the kernel lost {m.get('lost_events', 0)} events (ring buffer full: "
             f"{m.get('overrun_events', 0)} overwritten, {m.get('dropped_events')} dropped); "
             "use a larger --buffer-kb"
         )
+    return m
+
+
+def _write_manifest(run: _Run) -> dict[str, Any]:
+    m = _manifest(run)
+    (run.opts.out / MANIFEST).write_text(json.dumps(m, indent=2) + "\n")
+    return m
+
+
+def _manifest(run: _Run) -> dict[str, Any]:
+    """capture.json: what the capture was asked to do, what it recorded and how it ended."""
+    opts, rec, out = run.opts, run.recording, run.opts.out
+    m: dict[str, Any] = {"format": "blkscope-capture", "format_version": 1, **rec.setup}
+    m |= {
+        "command": opts.command,
+        "duration_s": opts.duration_s,
+        "max_size_mb": opts.max_size_mb,
+        "buffer_kb": opts.buffer_kb,
+        "trace_name": TRACE_NAME,
+    }
+    if rec.source is not None:
+        m |= rec.source.facts()
+    if rec.writeback is not None:
+        m["writeback_source"] = "tracefs-instance" if rec.writeback else None
+    if rec.writeback_events is not None:
+        m["writeback_events"] = rec.writeback_events
+    if rec.limits:
+        m["limits"] = rec.limits
+    if rec.proc_samples is not None:
+        m["proc_samples"] = rec.proc_samples
+    m |= rec.tools
+    if rec.start is not None:
+        mono, wall = rec.start
+        m["clock"] = {"mono_ns": mono, "wall_ns": wall, "clock": "CLOCK_MONOTONIC"}
+        m["start_wall"], m["start_mono_ns"] = _iso(wall), mono
+    m |= {"stop_reason": rec.stop_reason, "command_exit_code": rec.command_exit_code}
+    for name, pair in (("stop", rec.stop), ("end", rec.end)):
+        if pair is not None:
+            m[f"{name}_wall"], m[f"{name}_mono_ns"] = _iso(pair[1]), pair[0]
+    m["device_changes"] = rec.device_changes
+    m["tracefs_restore_problems"] = rec.tracefs_restore_problems
+    m |= rec.finished
+    m["blktrace_files"] = rec.blktrace_files
+    m["blkparse"] = rec.blkparse
+    if rec.file_map is not None:
+        m["file_map"] = rec.file_map
+    m["not_recorded"] = not_recorded(m)
+    m["complete"] = rec.complete
+    m["files"] = sorted(p.name for p in out.iterdir())  # capture.json exists since the start
+    return m
 
 
 def _file_map(run: _Run, say: Callable[[str], None]) -> None:
     """Map files to sectors after recording (the files' extents as the trace left them)."""
-    out, m, opts = run.opts.out, run.manifest, run.opts
+    out, rec, opts = run.opts.out, run.recording, run.opts
     traced = {
         (int(d["dev"].split(":")[0]), int(d["dev"].split(":")[1])): d["name"]
-        for d in m.get("devices", [])
+        for d in rec.setup.get("devices", [])
         if d.get("dev")
     }
     say("mapping files to sectors" + (f" under {len(opts.files)} path(s)" if opts.files else ""))
-    blkparse = out / m["blkparse"] if m.get("blkparse") else None
+    blkparse = out / rec.blkparse if rec.blkparse else None
     report = record_file_map(out, opts.files, traced, opts.map_budget, blkparse)
-    m["file_map"] = report
+    rec.file_map = report
     left = "; ".join(report["left_out"]) or "nothing"
     say(
         f"file map: {report['files_mapped']} files, {report['extents']} extents in "

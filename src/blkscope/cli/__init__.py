@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import atexit
-import contextlib
 import gc
-import os
 import signal
-import sys
 
 from blkscope.cli import analysis, capture, files, fleet, ingest, report
 from blkscope.cli._app import app, watch_sigint
@@ -57,27 +53,10 @@ def main() -> None:
 
 
 def run() -> None:
-    """The `blkscope` program: main(), then a quick exit. Python's own shutdown after a command
-    (freeing DuckDB's and Arrow's memory, module by module) took ~0.5 s of
-    a 6 s `blkscope analyze` of the 1x fio capture. Every file a command writes is in place when
-    it returns (temp path, then rename), so the process runs the atexit handlers, flushes its
-    output and ends. main() itself raises SystemExit as click does (the tests call it).
-
-    Python's collector runs less often: its default thresholds (700, 10, 10) made it walk every
-    object Arrow and DuckDB create while they are imported several times over (~0.1 s
-    of each analysis: alternated 6 times, 1x fio 2.99 -> 2.88 s, a 3.6 k-event fixture 1.14 ->
-    1.07 s). Young garbage is still collected; an analysis leaves the same ~1.4 k garbage
-    objects whether the trace is 1x or 10x."""
-    gc.set_threshold(10_000, 50, 50)
+    """The `blkscope` program (main() raises SystemExit, as click does)."""
     try:
         main()
-        code = 0
-    except SystemExit as done:
-        if not isinstance(done.code, int | None):  # a message: Python prints it on its way out
-            raise
-        code = done.code or 0
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
-            stream.flush()
-    os._exit(code)
+    finally:
+        # What is alive now dies with the process: frozen, Python's exit does not walk it all
+        # (every object Arrow and DuckDB made) looking for cycles to collect.
+        gc.freeze()

@@ -8,10 +8,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from typer.core import TyperGroup
 
-from blkscope import __version__, interrupts
+from blkscope import interrupts
 from blkscope.cli.declare import no_type_on_flags
 from blkscope.errors import BadQueryError, BlkscopeError, InputFormatError, ParseError
 from blkscope.safe_text import json_printable, printable
+from blkscope.version import __version__
 
 if TYPE_CHECKING:
     from blkscope.dataset import Dataset
@@ -108,18 +109,18 @@ def _main(
     """Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs)."""
 
 
-def analyzed(path: Path) -> Dataset:
+def analyzed_dataset(path: Path) -> Dataset:
     """The dataset at path, analyzed first (with progress) when it lacks any analysis table."""
     from blkscope.dataset import Dataset
-    from blkscope.pipeline import analyse, is_analysed
+    from blkscope.pipeline import analyze, is_analyzed
     from blkscope.progress import progress_bar
 
     dataset = Dataset(path)
-    if is_analysed(dataset):
+    if is_analyzed(dataset):
         return dataset
     say(f"analyzing {path} first", err=True)
     with progress_bar() as progress:
-        return analyse(dataset, progress=progress)
+        return analyze(dataset, progress=progress)
 
 
 def duration(text: str, option: str, *, zero_ok: bool = False) -> int:

@@ -10,7 +10,7 @@ import typer
 from blkscope.cli._app import (
     MEMORY_OPTION,
     TIMEOUT_OPTION,
-    analyzed,
+    analyzed_dataset,
     duration,
     fail,
     number,
@@ -42,13 +42,13 @@ def analyze(
 ) -> None:
     """Reconstruct every request and bio, write the analysis tables, print a per-device summary."""
     from blkscope.dataset import Dataset
-    from blkscope.pipeline import analyse
+    from blkscope.pipeline import analyze
     from blkscope.progress import progress_bar
     from blkscope.reports.summary_text import render_summary
 
     interval_ns = duration(interval, "--interval")
     with progress_bar(enabled=not quiet and not as_json) as progress:
-        done = analyse(Dataset(dataset), interval_ns=interval_ns, progress=progress)
+        done = analyze(Dataset(dataset), interval_ns=interval_ns, progress=progress)
     warnings = list(done.manifest.warnings)
     if quiet and not as_json:  # no summary: the dataset is not opened again
         for warning in warnings:
@@ -120,7 +120,7 @@ def spikes(
         raise fail(OptionError("--metric", f"must be q2c or d2c, got {metric!r}"))
     limit = duration(threshold, "--threshold") if threshold else None
     options = SpikeOptions(duration(window, "--window"), metric, number(k, "--k"), limit, 5)
-    with analyzed(dataset) as ds:
+    with analyzed_dataset(dataset) as ds:
         found, clock, names = ds.find_spikes(options), ds.clock, ds.device_names()
     episodes = table_records(found.episodes, "episodes", clock)
     rows = table_records(found.spikes, "spikes", clock)
@@ -145,7 +145,7 @@ def periods(
     from blkscope.reports.terminal import render_periods
 
     fmt = output_format(as_json, as_csv, as_nl)
-    with analyzed(dataset) as ds:
+    with analyzed_dataset(dataset) as ds:
         # phase_utc: when the first burst came
         rows = table_records(ds.periods(), "periods", ds.clock, utc=("phase_ns",))
         names = ds.device_names()
@@ -159,7 +159,7 @@ def crosscheck(
     """Hold the rebuilt requests against the capture's own biosnoop and iostat logs."""
     from blkscope.reports.terminal import render_crosscheck
 
-    with analyzed(dataset) as ds:
+    with analyzed_dataset(dataset) as ds:
         result = ds.crosscheck()
     emit(output_format(as_json), text=lambda: render_crosscheck(result), doc=result)
 
@@ -172,7 +172,7 @@ def compare(
     """Compare two captures: latency shifts with 95% intervals, spikes, periods; noise vs real."""
     from blkscope.reports.compare_text import render
 
-    with analyzed(before) as a, analyzed(after) as b:
+    with analyzed_dataset(before) as a, analyzed_dataset(after) as b:
         result = a.compare(b).as_doc()
     emit(output_format(as_json), text=lambda: render(result), doc=result)
 
@@ -203,7 +203,7 @@ def partitions(
 
     fmt = output_format(as_json, as_csv, as_nl)
     override = device_number(device, "--device") if device is not None else None
-    with analyzed(dataset).attach_partitions(listings, override) as ds:
+    with analyzed_dataset(dataset).attach_partitions(listings, override) as ds:
         rows = ds.partition_io()
     emit(fmt, text=lambda: render_partitions(rows), rows=Rows.of(rows))
 

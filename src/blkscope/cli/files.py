@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from blkscope.cli._app import analyzed, duration, fail, say
+from blkscope.cli._app import analyzed_dataset, duration, fail, say
 from blkscope.cli.analysis import DatasetArg, device_number
 from blkscope.cli.output import emit, json_flag, output_format
 from blkscope.errors import OptionError
@@ -86,7 +86,7 @@ def files(
 
     what, start, end = _during(during)
     override = device_number(device, "--device") if device is not None else None
-    ds, notes = analyzed(dataset), None
+    ds, notes = analyzed_dataset(dataset), None
     if map_:
         place = HandPlacement(override, partition_start, block_size)
         ds, notes = ds.attach_file_maps(map_, place, strict)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from blkscope.cli._app import EXIT_FAILED, analyzed, fail, say
+from blkscope.cli._app import EXIT_FAILED, analyzed_dataset, fail, say
 from blkscope.cli.output import CsvFlag, NlFlag, Rows, emit, json_flag, output_format
 from blkscope.errors import OptionError
 from blkscope.units import format_ms, format_s, plural
@@ -93,7 +93,7 @@ def export(
     from blkscope.store.writer import check_output_name
 
     check_output_name(perfetto, "trace", "--perfetto")
-    with analyzed(dataset) as ds:
+    with analyzed_dataset(dataset) as ds:
         done = export_perfetto(ds, perfetto)
     doc = {"path": str(done.path), "requests": done.requests, "episodes": done.episodes,
            "writeback": done.writeback, "user_samples": done.user_samples, "bytes": done.bytes}  # fmt: skip

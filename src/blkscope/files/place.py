@@ -34,12 +34,3 @@ def placement_of(st_dev: int, sys_dev_block: Path = SYS_DEV_BLOCK) -> Placement 
         start = int((real / "start").read_text())
         return Placement(real.name, disk.name, int(major), int(minor), start)
     return Placement(real.name, real.name, os.major(st_dev), os.minor(st_dev), 0)
-
-
-def device_number(name: str) -> tuple[int, int] | None:
-    """major, minor of a block device named as in /sys/class/block."""
-    try:
-        major, minor = (Path("/sys/class/block") / name / "dev").read_text().strip().split(":")
-    except (OSError, ValueError):
-        return None
-    return int(major), int(minor)

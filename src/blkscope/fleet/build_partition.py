@@ -85,7 +85,7 @@ _BUG_HINT = "this is a blkscope bug: please report it with the capture"
 def _make_dataset(source: Path, dataset: Path) -> None:
     """Ingest (unless source is a dataset already) and analyse, with the report's own steps."""
     from blkscope.dataset import Dataset
-    from blkscope.pipeline import analysed, ingested
+    from blkscope.pipeline import ensure_analyzed, ingested
     from blkscope.store.manifest import is_dataset
 
     if source.is_dir() and is_dataset(source):
@@ -93,7 +93,7 @@ def _make_dataset(source: Path, dataset: Path) -> None:
         handle = Dataset(dataset)
     else:
         handle, _ = ingested(source, dataset)
-    handle, _ = analysed(handle)
+    handle, _ = ensure_analyzed(handle)
     handle.close()
 
 

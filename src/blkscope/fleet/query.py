@@ -26,7 +26,8 @@ from blkscope.analyze.query import (
     limited,
     run_query,
 )
-from blkscope.analyze.views import SqlView, needed_by, quoted, sql_views_in
+from blkscope.analyze.sql_modules import SqlModule, sql_modules
+from blkscope.analyze.views import needed_by, quoted
 from blkscope.errors import OptionError
 from blkscope.fleet.fleet_folder import open_fleet, partitions
 from blkscope.interrupts import track
@@ -38,9 +39,9 @@ ALL_TABLES = [*FLEET_TABLES, *TABLES]
 QUERY_ENGINES = ("duckdb", "spark")
 
 
-def fleet_views() -> list[SqlView]:
-    """The fleet views of fleet/sql/, each after the views it needs."""
-    return list(sql_views_in("blkscope.fleet").values())
+def fleet_views() -> list[SqlModule]:
+    """The fleet views of fleet/sql/, each after the views it includes."""
+    return list(sql_modules("blkscope.fleet").values())
 
 
 def table_files(fleet: Path) -> dict[str, list[Path]]:
@@ -59,20 +60,20 @@ def table_files(fleet: Path) -> dict[str, list[Path]]:
     return files
 
 
-def _views_possible(have: set[str]) -> list[SqlView]:
+def _views_possible(have: set[str]) -> list[SqlModule]:
     views = []
     for view in fleet_views():
-        if all(n in have for n in view.needs):
+        if all(n in have for n in view.includes):
             views.append(view)
             have.add(view.name)
     return views
 
 
-def _defined_for(fleet: Path, sql: str | None) -> tuple[dict[str, list[Path]], list[SqlView]]:
+def _defined_for(fleet: Path, sql: str | None) -> tuple[dict[str, list[Path]], list[SqlModule]]:
     """The tables (with their files) and views to define: all of them, or with sql only those
-    it names and what those views need. Defining a table costs a look at its files' footers
-    in both engines (~0.2 ms per file in DuckDB): at thousands of captures that is seconds per
-    table, so a query pays only for the tables it reads."""
+    it names and what those views include. Defining a table costs a look at each of its files'
+    footers in both engines, seconds per table at thousands of captures, so a query pays only
+    for the tables it reads."""
     files = table_files(fleet)
     views = _views_possible(set(files))
     if sql is not None:
@@ -105,7 +106,7 @@ def duckdb_fleet(
             "hive_partitioning = true, hive_types = {'host': VARCHAR, 'capture': VARCHAR})"
         )
     for view in views:
-        con.execute(f"CREATE VIEW {quoted(view.name)} AS {view.select}")
+        con.execute(view.main.statement())
     every = ", ".join(_literal(p.as_posix()) for paths in files.values() for p in paths)
     if before_lock is not None:
         before_lock(con)
@@ -125,7 +126,7 @@ def spark_fleet(spark: Any, fleet: Path, sql: str | None = None) -> list[str]:
         frame = spark.read.option("basePath", base).parquet(*(str(p) for p in paths))
         frame.createOrReplaceTempView(name)
     for view in views:
-        spark.sql(f"CREATE OR REPLACE TEMP VIEW {view.name} AS {view.select}")
+        spark.sql(f"CREATE OR REPLACE TEMP VIEW {view.name} AS {view.main.body}")
     return [*files, *(v.name for v in views)]
 
 

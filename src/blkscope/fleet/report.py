@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 
-from blkscope import __version__
 from blkscope.errors import DatasetError
 from blkscope.fleet.fleet_folder import open_fleet, partitions
 from blkscope.fleet.query import duckdb_fleet
@@ -24,6 +23,7 @@ from blkscope.reports.tables import missing, table
 from blkscope.store.folder_swap import make_parent_folders
 from blkscope.store.writer import check_output_name, write_text_atomic
 from blkscope.units import format_ms, format_s, plural
+from blkscope.version import __version__
 
 TITLE = "<title>blkscope fleet report</title>"
 # the tables and views the page reads (only these are defined: see query._defined_for)

@@ -12,7 +12,6 @@ from typing import Any
 
 import pyarrow as pa
 
-from blkscope import __version__
 from blkscope.errors import InputFormatError
 from blkscope.ingest.blkparse.event_line import past_last_sector
 from blkscope.ingest.blkparse.text_stream import BlkparseTextParser, parse_source
@@ -38,14 +37,14 @@ from blkscope.schemas import (
     TRACE_CLOCK,
 )
 from blkscope.store.writer import DatasetWriter
+from blkscope.version import __version__
 
 Progress = Callable[..., None]
 
 # Dictionary-encode only the repetitive strings and keep statistics where queries filter:
 # integer dictionaries and per-column min/max cost a third of the ingest time for little.
-# lz4, not zstd-1 (the other tables' codec): the analysis reads every event, and decoding the
-# 1x fio capture's events took 0.33 CPU-s with zstd-1, 0.20 with lz4; analyze at 10x,
-# alternated 3 times: 18.6 -> 18.0 s. The file is 60 % larger (10x: 178 -> 287 MB).
+# lz4, not zstd-1 (the other tables' codec): the analysis reads every event, and lz4 decodes
+# faster for a larger file (CHANGELOG.md has the measurements).
 EVENTS_PARQUET: dict[str, Any] = {
     "compression": "lz4",
     "use_dictionary": ["action", "rwbs", "op", "comm"],

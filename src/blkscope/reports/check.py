@@ -12,7 +12,7 @@ from typing import Any
 
 from blkscope.dataset import Dataset
 from blkscope.errors import InputFormatError, OptionError, does_not_exist
-from blkscope.pipeline import analysed, capture_trace, ingested
+from blkscope.pipeline import capture_trace, ensure_analyzed, ingested
 from blkscope.reports.summary_json import PERCENTILES
 from blkscope.safe_text import printable
 from blkscope.store.manifest import is_dataset
@@ -149,7 +149,7 @@ def check(path: Path, thresholds: list[Threshold]) -> list[Result]:
 
     results: list[Result] = []
     for target in targets(path):
-        with _dataset_for(target) as found, analysed(found)[0] as dataset:
+        with _dataset_for(target) as found, ensure_analyzed(found)[0] as dataset:
             results += judge(str(target), build_summary(load_report(dataset)), thresholds)
     return results
 

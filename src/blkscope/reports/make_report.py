@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import importlib
 import json
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from blkscope.errors import DatasetError
-from blkscope.pipeline import analysed, ingested
+from blkscope.pipeline import ensure_analyzed, ingested
 from blkscope.store.folder_swap import make_parent_folders
 from blkscope.store.writer import check_output_name, write_text_atomic
 
@@ -78,20 +76,15 @@ def make_report(
     make_parent_folders(report)
     refuse_to_replace(report, b"<title>blkscope report</title>")
     refuse_to_replace(summary_path(report), b'"blkscope-summary"')
-    # matplotlib takes ~0.3 s to import: let that happen while ingest and the analysis wait in
-    # compiled core, Arrow and DuckDB code that releases the GIL.
-    warm = threading.Thread(target=importlib.import_module, args=("matplotlib.figure",))
-    warm.start()
     dataset, was_ingested = ingested(source, default_dataset_dir(report), progress)
-    dataset, was_analysed = analysed(dataset, progress)
-    warm.join()
+    dataset, was_analyzed = ensure_analyzed(dataset, progress)
     with dataset:
         content = load_report(dataset)
-    from blkscope.reports.page import render_page  # after the warm-up: matplotlib is loaded
+    from blkscope.reports.page import render_page  # matplotlib: only a report needs it
 
     generated = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")  # ISO 8601
     write_text_atomic(report, render_page(content, generated if timestamp else None))
     summary = build_summary(content)
     written = summary_path(report)
     write_text_atomic(written, json.dumps(summary, indent=2) + "\n")
-    return Written(report, written, dataset.path, was_ingested, was_analysed, summary)
+    return Written(report, written, dataset.path, was_ingested, was_analyzed, summary)

@@ -9,7 +9,6 @@ from html import escape
 from importlib.resources import files
 from typing import Any
 
-from blkscope import __version__
 from blkscope.concepts import CAUSES
 from blkscope.reports import charts, tables
 from blkscope.reports.files_section import which_files_html
@@ -17,6 +16,7 @@ from blkscope.reports.legends import legend_html
 from blkscope.reports.model import Device, Report
 from blkscope.reports.text import count, headline
 from blkscope.reports.timeline import TIME_CHARTS, clock_doc, device_timeline
+from blkscope.version import __version__
 
 CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:0 auto;

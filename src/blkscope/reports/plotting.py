@@ -55,7 +55,7 @@ STYLE: dict[str, Any] = {
     "text.parse_math": False,
 }
 WIDTH_IN = 10.0
-# 0.1, 1, 10 on log axes, not 10^-1: plain text, and no mathtext parser to build (0.3 s)
+# 0.1, 1, 10 on log axes, not 10^-1: plain text, and no mathtext parser to build
 PLAIN = FuncFormatter(lambda v, _: f"{v:g}")
 LEFT_IN, RIGHT_IN = 0.85, 0.3
 

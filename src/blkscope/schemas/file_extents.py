@@ -6,10 +6,6 @@ import pyarrow as pa
 
 from blkscope.schemas._declare import field, schema
 
-# What a run of sectors holds. `data` is a regular file's contents; the rest are filesystem
-# structures no file lists among its data (the label says which).
-EXTENT_KINDS = ("data", "directory", "journal", "metadata", "log")
-
 FILE_EXTENTS = schema(
     "file_extents",
     "File map of the traced devices: one row per physical extent of a file, directory, journal "

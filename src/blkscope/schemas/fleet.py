@@ -15,13 +15,6 @@ from blkscope.schemas._declare import field, schema
 _I64 = pa.int64()
 _STR = pa.string()
 
-# The two columns every fleet table gains from its folder names; documented once, here.
-FLEET_KEYS = {
-    "host": "The host the capture came from: the `host=H` folder (from --host or capture.json).",
-    "capture": "The capture's id within its host: the `capture=C` folder (the capture folder's "
-    "name unless --capture-id gave one).",
-}
-
 
 def _knob(name: str) -> pa.Field:
     return field(

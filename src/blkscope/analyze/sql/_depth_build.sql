@@ -1,3 +1,5 @@
+INCLUDE _depth_time;
+
 -- The `depth` table: the exact in-flight step function per device and level, as time spent at
 -- each depth. level 'driver': requests between D and C (an R takes one back out until its next
 -- D; a request whose D came before the trace, i.e. a C without a D that is not an orphan, is in
@@ -8,16 +10,14 @@
 -- within one nanosecond is listed with held_ns 0. The streaming pass walks the steps in time
 -- order (rust/src/pass/depth.rs) and leaves the time held per depth, one row per depth
 -- visited, in the analysis connection's _depth_time: this view exists only while `analyze` runs.
--- needs: _depth_time
--- materialize: table depth
+CREATE VIEW internal._depth_build(LIKE depth) AS
 SELECT
-    dev_major,                                                        -- device major
-    dev_minor,                                                        -- device minor
-    level,                                                            -- driver (D..C) or queue (Q..C)
-    depth::INTEGER AS depth,                                          -- number in flight
-    sum(held_ns)::BIGINT AS held_ns,                                  -- time spent at this depth, ns
+    dev_major,
+    dev_minor,
+    level,
+    depth::INTEGER AS depth,
+    sum(held_ns)::BIGINT AS held_ns,
     sum(held_ns) / nullif(sum(sum(held_ns)) OVER (PARTITION BY dev_major, dev_minor, level), 0) AS share
-                                                                      -- share of the traced time (null: 0 ns traced)
 FROM internal._depth_time
 GROUP BY dev_major, dev_minor, level, depth
-ORDER BY dev_major, dev_minor, level, depth
+ORDER BY dev_major, dev_minor, level, depth;

@@ -1,23 +1,24 @@
+INCLUDE _iostat_requests, events;
+
 -- The `iostat` table: `iostat -x` columns recomputed per interval from the requests the
 -- kernel's disk statistics count (_iostat_requests): a request counts when it completes, aqu-sz
 -- is the sum of their awaits over the interval, %util the share of the interval with a request
 -- in flight.
--- Interval length and origin (trace ns) come from the DuckDB variables blkscope_interval_ns
--- (default 1 s) and blkscope_origin_ns.
 -- Every interval from a device's first completion to its last is listed, as iostat prints one
 -- per interval, unless they are more than max(100,000, 100 per interval with a completion):
 -- then (a timestamp years off stretches the trace) only the intervals with a completion are,
 -- so the table never grows with the range of a corrupt timestamp.
--- needs: _iostat_requests, events
--- materialize: table iostat
+CREATE MACRO internal._iostat_build(
+    interval_ns,  -- the intervals' length, ns
+    origin_ns     -- where one interval starts, trace ns
+) RETURNS TABLE(LIKE iostat) AS TABLE
 WITH params AS (
-    SELECT coalesce(getvariable('blkscope_interval_ns'), 1000000000)::BIGINT AS iv,
-           coalesce(getvariable('blkscope_origin_ns'), 0)::BIGINT AS org
+    SELECT interval_ns::BIGINT AS iv, origin_ns::BIGINT AS org
 ), rq AS NOT MATERIALIZED (
-    -- read again by each of its 4 readers, not materialised: holding its 6 M rows at 10x
-    -- (fio capture) cost 3.3 s of iostat's wall, reading requests.parquet 4 times 2.1 s
+    -- read again by each of its 4 readers, not materialised: reading requests.parquet 4 times
+    -- costs less than holding a row per request
     SELECT r.*, floor((r.c_time_ns - p.org) / p.iv)::BIGINT AS k
-    FROM _iostat_requests r, params p
+    FROM internal._iostat_requests r, params p
 ), done AS (
     SELECT dev_major, dev_minor, k,
            count(*) FILTER (op = 'R') AS reads, count(*) FILTER (op = 'W') AS writes,
@@ -73,8 +74,8 @@ WITH params AS (
     FROM islands i, params p
 ), busy AS (
     -- an island inside one bin is all busy time of that bin; only the others (few) are cut at
-    -- the bins they overlap by a range join (every island against every bin of its device was
-    -- 1.2 M x 300 pairs on the 10x fio capture)
+    -- the bins they overlap by a range join (every island against every bin of its device
+    -- makes islands x bins pairs)
     SELECT dev_major, dev_minor, k, sum(ns) AS busy_ns
     FROM (
         SELECT dev_major, dev_minor, k_lo AS k, hi - lo AS ns FROM spans WHERE k_lo = k_hi
@@ -87,24 +88,24 @@ WITH params AS (
     GROUP BY ALL
 )
 SELECT
-    b.dev_major,                                                          -- device major
-    b.dev_minor,                                                          -- device minor
-    b.lo AS start_ns,                                                     -- interval start, trace ns
-    p.iv AS interval_ns,                                                  -- interval length
-    coalesce(d.reads, 0) * 1e9 / p.iv AS r_s,                             -- reads completed per s
-    coalesce(d.writes, 0) * 1e9 / p.iv AS w_s,                            -- writes completed per s
-    coalesce(d.read_sectors, 0) / 2 * 1e9 / p.iv AS rkb_s,                -- KiB read per s
-    coalesce(d.write_sectors, 0) / 2 * 1e9 / p.iv AS wkb_s,               -- KiB written per s
-    coalesce(m.read_merges, 0) * 1e9 / p.iv AS rrqm_s,                    -- read merges (M/F) per s
-    coalesce(m.write_merges, 0) * 1e9 / p.iv AS wrqm_s,                   -- write merges per s
-    d.read_wait_ns / d.reads / 1e6 AS r_await_ms,                         -- mean await of reads, ms
-    d.write_wait_ns / d.writes / 1e6 AS w_await_ms,                       -- mean await of writes, ms
-    coalesce(d.wait_ns, 0) / p.iv AS aqu_sz,                              -- summed waits / interval
-    coalesce(u.busy_ns, 0) * 100.0 / p.iv AS util_pct,                    -- % of interval busy
-    coalesce(d.reads, 0) AS reads,                                        -- reads completed
-    coalesce(d.writes, 0) AS writes                                       -- writes completed
+    b.dev_major,
+    b.dev_minor,
+    b.lo AS start_ns,
+    p.iv AS interval_ns,
+    coalesce(d.reads, 0) * 1e9 / p.iv AS r_s,
+    coalesce(d.writes, 0) * 1e9 / p.iv AS w_s,
+    coalesce(d.read_sectors, 0) / 2 * 1e9 / p.iv AS rkb_s,
+    coalesce(d.write_sectors, 0) / 2 * 1e9 / p.iv AS wkb_s,
+    coalesce(m.read_merges, 0) * 1e9 / p.iv AS rrqm_s,
+    coalesce(m.write_merges, 0) * 1e9 / p.iv AS wrqm_s,
+    d.read_wait_ns / d.reads / 1e6 AS r_await_ms,
+    d.write_wait_ns / d.writes / 1e6 AS w_await_ms,
+    coalesce(d.wait_ns, 0) / p.iv AS aqu_sz,
+    coalesce(u.busy_ns, 0) * 100.0 / p.iv AS util_pct,
+    coalesce(d.reads, 0) AS reads,
+    coalesce(d.writes, 0) AS writes
 FROM bins b CROSS JOIN params p
 LEFT JOIN done d USING (dev_major, dev_minor, k)
 LEFT JOIN merges m USING (dev_major, dev_minor, k)
 LEFT JOIN busy u USING (dev_major, dev_minor, k)
-ORDER BY b.dev_major, b.dev_minor, b.lo
+ORDER BY b.dev_major, b.dev_minor, b.lo;

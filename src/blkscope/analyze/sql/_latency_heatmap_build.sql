@@ -1,11 +1,12 @@
+INCLUDE bios, time_bins, op_class, buckets;
+
 -- The `latency_heatmap` table: how many bios completed in each time bin (time_bins, at C) with
 -- a D2C or Q2C latency in each log-scaled bucket, the picture that shows a latency's modes and
 -- outliers over time where percentile lines hide them. Buckets are quarter octaves: each power
 -- of two is cut into 4 equal parts (bucket 4e + k holds [(4 + k) 2^(e-2), (5 + k) 2^(e-2)) ns
 -- for e >= 2); latencies under 4 ns have a bucket each (bucket = the latency). Integer
 -- arithmetic only (log2_floor), so a bucket's edges are exact.
--- needs: bios, time_bins
--- materialize: table latency_heatmap
+CREATE VIEW internal._latency_heatmap_build(LIKE latency_heatmap) AS
 WITH lat AS (
     SELECT b.dev_major, b.dev_minor, s.stage, (b.c_time_ns - t.start_ns) // t.width_ns AS bin,
            CASE s.stage WHEN 'D2C' THEN b.d2c_ns ELSE b.q2c_ns END AS ns,
@@ -19,17 +20,17 @@ WITH lat AS (
     FROM lat WHERE ns IS NOT NULL
 )
 SELECT
-    dev_major,                                                        -- device major
-    dev_minor,                                                        -- device minor
-    stage,                                                            -- D2C or Q2C
-    bin::INTEGER AS bin,                                              -- time_bins bin number (at the bio's C)
-    bucket::INTEGER AS bucket,                                        -- quarter-octave latency bucket
-    CASE WHEN bucket < 4 THEN bucket ELSE (4 + (bucket & 3)) << shift END::BIGINT AS lo_ns, -- bucket start, ns (inclusive)
-    CASE WHEN bucket < 4 THEN bucket + 1 ELSE (5 + (bucket & 3)) << shift END::BIGINT AS hi_ns, -- bucket end, ns (exclusive)
-    count(*)::BIGINT AS n,                                            -- bios in the cell
-    (count(*) FILTER (observer))::BIGINT AS observer_n,               -- of which the capture's own tools issued (is_observer)
-    max(ns)::BIGINT AS max_ns,                                        -- slowest latency in the cell, ns
-    arg_max(comm, [ns, -c_time_ns]) AS slowest_comm                  -- process of the slowest bio (the first to complete on a tie)
+    dev_major,
+    dev_minor,
+    stage,
+    bin::INTEGER AS bin,
+    bucket::INTEGER AS bucket,
+    CASE WHEN bucket < 4 THEN bucket ELSE (4 + (bucket & 3)) << shift END::BIGINT AS lo_ns,
+    CASE WHEN bucket < 4 THEN bucket + 1 ELSE (5 + (bucket & 3)) << shift END::BIGINT AS hi_ns,
+    count(*)::BIGINT AS n,
+    (count(*) FILTER (observer))::BIGINT AS observer_n,
+    max(ns)::BIGINT AS max_ns,
+    arg_max(comm, [ns, -c_time_ns]) AS slowest_comm  -- the first to complete on a tie
 FROM bucketed
 GROUP BY dev_major, dev_minor, stage, bin, bucket, shift
-ORDER BY dev_major, dev_minor, stage, bin, bucket
+ORDER BY dev_major, dev_minor, stage, bin, bucket;

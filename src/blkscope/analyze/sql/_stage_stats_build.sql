@@ -1,19 +1,20 @@
+INCLUDE _bio_group_levels, _bio_groups, _bio_stages, _stage_buckets, stages;
+
 -- The `stage_stats` table: per stage, count/min/mean/percentiles/max at four levels:
 -- device x op class x process, device x op class, device x op, and device ('*' = all).
 -- The percentiles are quantile_disc's (the value at 0-based rank ceil(n * p) - 1 of the sorted
 -- latencies), found without holding a group's latencies in memory: _stage_buckets gives the
 -- bucket holding each wanted rank, and only the latencies of those buckets are sorted (none when
 -- a bucket holds one distinct value), the way sql/macros/exact_quantiles.sql does for one level.
--- needs: _bio_group_levels, _bio_groups, _bio_stages, _stage_buckets
--- materialize: table stage_stats
+CREATE VIEW internal._stage_stats_build(LIKE stage_stats) AS
 WITH cum AS (
     SELECT *, sum(c) OVER (PARTITION BY level_code, id, stage ORDER BY b
                            ROWS UNBOUNDED PRECEDING) - c AS before
-    FROM _stage_buckets
+    FROM internal._stage_buckets
 ), agg AS (
     SELECT level_code, id, stage, sum(c)::BIGINT AS n, min(lo) AS min_ns, sum(total) / sum(c) AS mean_ns,
            max(hi) AS max_ns
-    FROM _stage_buckets GROUP BY ALL
+    FROM internal._stage_buckets GROUP BY ALL
 ), hits AS (
     -- the bucket holding each wanted rank, and the rank's offset among the bucket's latencies
     SELECT k.level_code, k.id, k.stage, k.permille, k.r - c.before AS offset, c.b, c.lo, c.hi
@@ -23,10 +24,10 @@ WITH cum AS (
     WHERE k.r >= c.before AND k.r < c.before + c.c
 ), members AS (
     -- the finest groups (gid) each group of a level is made of
-    SELECT 1 AS level_code, gid AS id, gid FROM _bio_groups
-    UNION ALL SELECT 2, cid, gid FROM _bio_groups
-    UNION ALL SELECT 3, oid, gid FROM _bio_groups
-    UNION ALL SELECT 4, did, gid FROM _bio_groups
+    SELECT 1 AS level_code, gid AS id, gid FROM internal._bio_groups
+    UNION ALL SELECT 2, cid, gid FROM internal._bio_groups
+    UNION ALL SELECT 3, oid, gid FROM internal._bio_groups
+    UNION ALL SELECT 4, did, gid FROM internal._bio_groups
 ), spread AS (
     SELECT DISTINCT h.level_code, h.id, h.stage, h.b, m.gid
     FROM hits h JOIN members m USING (level_code, id) WHERE h.lo < h.hi
@@ -34,7 +35,7 @@ WITH cum AS (
     SELECT p.level_code, p.id, p.stage, p.b, s.ns AS v,
            row_number() OVER (PARTITION BY p.level_code, p.id, p.stage, p.b ORDER BY s.ns) - 1
                AS offset
-    FROM spread p JOIN _bio_stages s
+    FROM spread p JOIN internal._bio_stages s
       ON s.gid = p.gid AND s.stage = p.stage AND s.b = p.b
      AND (s.scope = 0 OR s.scope = p.level_code)
 ), q AS (
@@ -47,19 +48,19 @@ WITH cum AS (
     SELECT * FROM agg JOIN q USING (level_code, id, stage)
 )
 SELECT
-    l.dev_major,                                       -- device major
-    l.dev_minor,                                       -- device minor
-    l.level,                                           -- process, class, op or device
-    l.op_class,                                        -- op class, op, or '*'
-    l.process,                                         -- process comm or '*'
-    stage_name(a.stage) AS stage, -- stage name
-    a.n,                                               -- number of latencies
-    a.min_ns,                                          -- minimum
-    a.mean_ns,                                         -- mean (float)
-    a.q[1] AS p50_ns,                                  -- median (an observed value)
-    a.q[2] AS p90_ns,                                  -- 90th percentile
-    a.q[3] AS p99_ns,                                  -- 99th percentile
-    a.q[4] AS p999_ns,                                 -- 99.9th percentile
-    a.max_ns                                           -- maximum
-FROM a JOIN _bio_group_levels l USING (level_code, id)
-ORDER BY dev_major, dev_minor, level, op_class, process, stage
+    l.dev_major,
+    l.dev_minor,
+    l.level,
+    l.op_class,
+    l.process,
+    stage_name(a.stage) AS stage,
+    a.n,
+    a.min_ns,
+    a.mean_ns,
+    a.q[1] AS p50_ns,
+    a.q[2] AS p90_ns,
+    a.q[3] AS p99_ns,
+    a.q[4] AS p999_ns,
+    a.max_ns
+FROM a JOIN internal._bio_group_levels l USING (level_code, id)
+ORDER BY dev_major, dev_minor, level, op_class, process, stage;

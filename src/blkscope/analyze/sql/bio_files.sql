@@ -1,3 +1,6 @@
+INCLUDE bios, op_class;
+INCLUDE IF EXISTS file_extents;
+
 -- Which files each bio touched: the bio's sectors intersected with the file map (file_extents),
 -- one row per (bio, extent) overlap, plus one 'unmapped' row for the bytes of a bio no extent
 -- covers, so the bytes of a device's bios add up exactly. The interval join is a hash join on
@@ -5,7 +8,24 @@
 -- an overlap counts in the bucket where it starts, so it counts once. DuckDB 2.0 ran the
 -- two-inequality join as a piecewise merge join, pairing every bio with half the extents.
 -- Needs the file_extents table (blkscope capture --files, or blkscope files DATASET --map MAP).
--- needs: bios, file_extents?
+CREATE VIEW bio_files(
+    q_eid BIGINT,        -- the bio (bios.q_eid)
+    dev_major INTEGER,   -- traced disk major
+    dev_minor INTEGER,   -- traced disk minor
+    op_class VARCHAR,    -- read, write, discard, other
+    pid BIGINT,          -- submitting process id
+    comm VARCHAR,        -- submitting process (untrusted text)
+    writeback BOOLEAN,   -- a flusher's write
+    q_time_ns BIGINT,    -- Q time, ns since the first event
+    c_time_ns BIGINT,    -- completion; null when partial
+    q2c_ns BIGINT,       -- the whole bio's queue-to-complete
+    path VARCHAR,        -- file or structure (untrusted); null: unmapped
+    inode BIGINT,        -- its inode, when known
+    kind VARCHAR,        -- data, directory, journal, log, metadata, unmapped
+    fs_device VARCHAR,   -- device holding the filesystem
+    file_offset BIGINT,  -- file byte the overlap starts at
+    bytes BIGINT         -- bytes of the bio in this extent
+) AS
 WITH b AS (
     SELECT q_eid, dev_major, dev_minor, sector, nsectors, op, flags, pid, comm,
            q_time_ns, c_time_ns, q2c_ns
@@ -41,20 +61,20 @@ pieces AS (
     WHERE b.nsectors * 512 > coalesce(h.bytes, 0)
 )
 SELECT
-    b.q_eid,                                                   -- the bio (bios.q_eid)
-    b.dev_major,                                               -- traced disk major
-    b.dev_minor,                                               -- traced disk minor
-    op_class(b.op, b.flags, b.sector) AS op_class,             -- read, write, discard, other
-    b.pid,                                                     -- submitting process id
-    b.comm,                                                    -- submitting process (untrusted text)
-    is_writeback_write(b.comm, b.op, b.flags, b.sector) AS writeback, -- a flusher's write
-    b.q_time_ns,                                               -- Q time, ns since the first event
-    b.c_time_ns,                                               -- completion; null when partial
-    b.q2c_ns,                                                  -- the whole bio's queue-to-complete
-    p.path,                                                    -- file or structure (untrusted); null: unmapped
-    p.inode,                                                   -- its inode, when known
-    p.kind,                                                    -- data, directory, journal, log, metadata, unmapped
-    p.fs_device,                                               -- device holding the filesystem
-    p.file_offset,                                             -- file byte the overlap starts at
-    p.bytes::BIGINT AS bytes                                   -- bytes of the bio in this extent
-FROM pieces p JOIN b USING (q_eid)
+    b.q_eid,
+    b.dev_major,
+    b.dev_minor,
+    op_class(b.op, b.flags, b.sector) AS op_class,
+    b.pid,
+    b.comm,
+    is_writeback_write(b.comm, b.op, b.flags, b.sector) AS writeback,
+    b.q_time_ns,
+    b.c_time_ns,
+    b.q2c_ns,
+    p.path,
+    p.inode,
+    p.kind,
+    p.fs_device,
+    p.file_offset,
+    p.bytes::BIGINT AS bytes
+FROM pieces p JOIN b USING (q_eid);

@@ -1,7 +1,22 @@
+INCLUDE _partition_bios, bios, exact_quantiles;
+INCLUDE IF EXISTS partitions;
+
 -- IO per partition of the traced disks: which partition the latency lives on.
 -- Needs the partitions table (blkscope partitions DATASET LISTING) and _partition_bios (the
 -- p99 is quantile_disc's, by exact_quantiles: no partition's latencies held in memory).
--- needs: _partition_bios, bios, partitions?
+CREATE VIEW partition_io(
+    dev_major INTEGER,    -- traced disk major
+    dev_minor INTEGER,    -- traced disk minor
+    partition VARCHAR,    -- partition name
+    disk VARCHAR,         -- disk name in the listing
+    start_sector BIGINT,  -- first sector on the disk
+    sectors BIGINT,       -- length in 512-byte sectors
+    bios BIGINT,          -- bios that start inside it
+    bytes BIGINT,         -- their bytes (a BIGINT: a sum is HUGEINT)
+    writes BIGINT,        -- of which writes
+    q2c_p99_ns BIGINT,    -- 99th percentile queue-to-complete
+    q2c_max_ns BIGINT     -- slowest bio
+) AS
 WITH io AS (
     SELECT
         p.disk_major, p.disk_minor, p.name, p.disk, p.start_sector, p.sectors,
@@ -14,19 +29,19 @@ WITH io AS (
     GROUP BY ALL
 )
 SELECT
-    io.disk_major AS dev_major,                                      -- traced disk major
-    io.disk_minor AS dev_minor,                                      -- traced disk minor
-    io.name       AS partition,                                      -- partition name
-    io.disk,                                                         -- disk name in the listing
-    io.start_sector,                                                 -- first sector on the disk
-    io.sectors,                                                      -- length in 512-byte sectors
-    io.bios,                                                         -- bios that start inside it
-    io.bytes,                                                        -- their bytes (a BIGINT: a sum is HUGEINT)
-    io.writes,                                                       -- of which writes
-    q.v AS q2c_p99_ns,                                               -- 99th percentile queue-to-complete
-    io.q2c_max_ns                                                    -- slowest bio
+    io.disk_major AS dev_major,
+    io.disk_minor AS dev_minor,
+    io.name       AS partition,
+    io.disk,
+    io.start_sector,
+    io.sectors,
+    io.bios,
+    io.bytes,
+    io.writes,
+    q.v AS q2c_p99_ns,
+    io.q2c_max_ns
 FROM io
-LEFT JOIN exact_quantiles('_partition_bios', [990]) q
+LEFT JOIN exact_quantiles('internal._partition_bios', [990]) q
   ON q.g IS NOT DISTINCT FROM {'disk_major': io.disk_major, 'disk_minor': io.disk_minor, 'name': io.name,
                                'disk': io.disk, 'start_sector': io.start_sector, 'sectors': io.sectors}
-ORDER BY dev_major, dev_minor, io.start_sector
+ORDER BY dev_major, dev_minor, io.start_sector;

@@ -1,7 +1,15 @@
+INCLUDE events;
+
 -- The time bins every per-bin table and chart of a device uses: equal widths of 1, 2 or 5 x 10^k
 -- ns (at least 1 ms), the smallest that covers the device's traced span in at most 1500 bins,
 -- starting at a multiple of the width. Bin b covers [start_ns + b * width_ns, + width_ns).
--- needs: events
+CREATE VIEW time_bins(
+    dev_major INTEGER,  -- device major
+    dev_minor INTEGER,  -- device minor
+    start_ns BIGINT,    -- first bin's start (trace ns)
+    width_ns BIGINT,    -- bin width, ns
+    bins INTEGER        -- number of bins
+) AS
 WITH span AS (
     SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events GROUP BY ALL
 ), widths AS (
@@ -13,10 +21,10 @@ WITH span AS (
     FROM span
 )
 SELECT
-    dev_major,                                                       -- device major
-    dev_minor,                                                       -- device minor
-    t0 - t0 % width_ns AS start_ns,                                  -- first bin's start (trace ns)
-    width_ns,                                                        -- bin width, ns
-    ((t1 - (t0 - t0 % width_ns)) // width_ns + 1)::INTEGER AS bins   -- number of bins
+    dev_major,
+    dev_minor,
+    t0 - t0 % width_ns AS start_ns,
+    width_ns,
+    ((t1 - (t0 - t0 % width_ns)) // width_ns + 1)::INTEGER AS bins
 FROM sized
-ORDER BY dev_major, dev_minor
+ORDER BY dev_major, dev_minor;

@@ -1,3 +1,5 @@
+INCLUDE IF EXISTS writeback;
+
 -- The writeback timeline: one row per writeback work item per device, on the trace timeline.
 -- A capture folder often holds the same work items in several logs: blkscope capture's raw
 -- tracepoint text `writeback_trace.txt` (monotonic, and the only one that tells the pages a
@@ -9,7 +11,19 @@
 -- (2 s against a time-of-day log). Rows only one log has are kept. Items on a bdi that is not
 -- a 'major:minor' device cannot be placed on a device and are left out.
 -- Needs the writeback table (a writeback log, placed on the trace timeline at ingest).
--- needs: writeback?
+CREATE VIEW writeback_events(
+    dev_major INTEGER,     -- device major (from the log's DEVICE major:minor)
+    dev_minor INTEGER,     -- device minor
+    start_ns BIGINT,       -- the work item started (trace ns)
+    end_ns BIGINT,         -- it ended: when the log recorded it (trace ns)
+    pages_written BIGINT,  -- pages it wrote (nr_pages at start minus at end); null when its log
+                           -- printed only the end
+    pages_left BIGINT,     -- nr_pages at its end: what it still had to write, as its log printed
+                           -- it (not what it wrote)
+    reason VARCHAR,        -- why the kernel started it: periodic, background, sync, vmscan,
+                           -- fs_free_space, ...
+    clock VARCHAR          -- the log's clock: monotonic (exact) or time_of_day (1 s stamps)
+) AS
 WITH w AS (
     SELECT DISTINCT clock, t_ns, dev_major, dev_minor, pages_left, pages_written, reason,
            duration_ns,
@@ -26,13 +40,13 @@ WITH w AS (
           AND abs(b.t_ns - w.t_ns) <= CASE WHEN w.rank = 2 THEN 2000000000 ELSE 1000000 END)
 )
 SELECT
-    dev_major,                              -- device major (from the log's DEVICE major:minor)
-    dev_minor,                              -- device minor
-    t_ns - duration_ns AS start_ns,         -- the work item started (trace ns)
-    t_ns               AS end_ns,           -- it ended: when the log recorded it (trace ns)
-    pages_written,                          -- pages it wrote (nr_pages at start minus at end); null when its log printed only the end
-    pages_left,                             -- nr_pages at its end: what it still had to write, as its log printed it (not what it wrote)
-    reason,                                 -- why the kernel started it: periodic, background, sync, vmscan, fs_free_space, ...
-    clock                                   -- the log's clock: monotonic (exact) or time_of_day (1 s stamps)
+    dev_major,
+    dev_minor,
+    t_ns - duration_ns AS start_ns,
+    t_ns               AS end_ns,
+    pages_written,
+    pages_left,
+    reason,
+    clock
 FROM kept
-ORDER BY dev_major, dev_minor, end_ns
+ORDER BY dev_major, dev_minor, end_ns;

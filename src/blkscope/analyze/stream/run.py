@@ -46,9 +46,8 @@ def device_facts(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, bool, b
     D with a sector, or a data-less flush D), does any bio land or split there (G, M, F, X)).
 
     The devices come from their event spans (a scan the depth walk and the findings need
-    anyway, cached on con); each fact is an EXISTS, which stops at the first event showing it
-    (counting them over every event cost 2.25 CPU-s on the 10x fio capture, before the pass
-    could start)."""
+    anyway, cached on con); each fact is an EXISTS, which stops at the first event showing it:
+    counting them over every event would hold up the pass on a big trace."""
     facts = []
     for major, minor in device_spans(con):
         found = []

@@ -194,7 +194,6 @@ _FIELDS: dict[str, tuple[re.Pattern[str] | None, str, str]] = {
 BLKPARSE_LAYOUT = ("dev", "cpu", "seq", "time", "pid", "action", "rwbs")
 CLASSIC_LAYOUT = ("dev", "cpu", "time", "pid", "action", "rwbs")
 BLK_TEXT_LAYOUT = ("dev", "action", "rwbs")
-HEADER_FIELDS = tuple(_FIELDS[f][1] for f in BLKPARSE_LAYOUT)
 
 
 def _next_token(line: str, i: int) -> tuple[str | None, int]:

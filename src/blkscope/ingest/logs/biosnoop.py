@@ -117,7 +117,7 @@ def parse_biosnoop(path: str) -> pa.Table:
     """
     log = SideLog(path)
     names: list[str] | None = None
-    # One row per IO: a busy capture has millions (whole: ~1.2 KB per row, 1 GB at 858 k).
+    # One row per IO: a busy capture has millions, made Arrow a batch at a time (TableRows).
     rows = TableRows(path, BIOSNOOP)
     lost = 0
     for line_no, line in log.lines():

@@ -2,8 +2,8 @@
 dataset's temporary folder while they are parsed, then read back memory-mapped.
 
 Ingest holds every parsed side log until the trace's clock is known (the alignment needs the
-block events first), so a 200 MiB writeback log used to cost a 400 MB table plus its copies
-(1.09 GB peak). Spilled, the heap holds one batch; the file's pages are mapped, read where the
+block events first): on the heap, a big writeback log costs its table and copies of it, several
+times the log's size. Spilled, the heap holds one batch; the file's pages are mapped, read where the
 alignment looks (a few columns), and dropped again after each batch is written out
 (`drop_pages`), so peak RSS no longer grows with the log.
 

@@ -79,8 +79,8 @@ def _text_chunks(
 
 class SideLog:
     """A side log read a chunk (4 MiB) at a time: its numbered lines as numbered_lines gives
-    them, its head for format detection, and the wrong-format error. Read whole, text and bytes
-    together peaked at ~1.1 GB on a large log; streamed, memory is a chunk and a batch of rows.
+    them, its head for format detection, and the wrong-format error. Read whole, a large log
+    would be held twice (bytes and text); streamed, memory is a chunk and a batch of rows.
     """
 
     def __init__(self, path: str) -> None:
@@ -117,8 +117,8 @@ class SideLog:
 
 class TableRows:
     """Rows of one table, made Arrow every BATCH_ROWS: the Python objects held at once stay a
-    batch's worth (a row as a dict costs ~1 KB; a log of millions of rows took gigabytes). A big
-    table spills its batches to disk when ingest spools (`spool.spooling`)."""
+    batch's worth (a row as a dict is heavy: a log of millions of rows would hold gigabytes). A
+    big table spills its batches to disk when ingest spools (`spool.spooling`)."""
 
     def __init__(self, path: str, schema: pa.Schema) -> None:
         self.path, self.schema = path, schema
@@ -167,7 +167,7 @@ def numbered_lines(text: str, path: str = "") -> Iterator[tuple[int, str]]:
     while start < end_of_text:
         blanks = _BLANKS.match(text, start)
         run_end = text.rfind("\n", start, blanks.end()) + 1 if blanks else 0
-        if run_end > start:  # a run of blank lines is one: 64 MiB of them took minutes
+        if run_end > start:  # a run of blank lines is one match: line by line it crawled
             line_no += 1
             yield line_no, ""
             line_no += text.count("\n", start, run_end) - 1

@@ -14,10 +14,10 @@ SECOND = NS_PER_S
 PRINT_LAG_NS = 50_000_000
 # A work item that ran shorter than this wrote nothing (an empty periodic wakeup).
 MIN_WORK_NS = 100_000
-# Work items the search looks at: each costs one interval per flusher burst, and a 200 MiB log
-# (4 M rows) took 20 GB before it was killed (20,000 items: 538 MB on a 38 MiB log). 5,000, as
-# for sector matches (MATCH_ROWS), is half an hour of the bundled capture's writeback; a longer
-# log is sampled evenly (rows_used in the manifest says how many were used).
+# Work items the search looks at: each costs one interval per flusher burst, so the memory grows
+# with items x bursts, and all the items of a big log do not fit. 5,000, as for sector matches
+# (MATCH_ROWS), is half an hour of the bundled capture's writeback; a longer log is sampled
+# evenly (rows_used in the manifest says how many were used).
 WORK_ROWS = 5000
 
 
@@ -183,9 +183,9 @@ def _candidate_shifts(stamps_ns: np.ndarray, span: int, need: int) -> np.ndarray
     """The coarse grid of shifts at which at least `need` stamps fall on the trace.
 
     A stamp s lands on the trace for shifts in [s - span, s - 1 s]; only where `need` of those
-    intervals overlap can a shift score. Gridding [min stamp - span, max stamp] instead made one
-    iostat stamp a month off cost 104 s (26 M shifts), 56 years off a 134 GiB array. Here the
-    grid covers at most len(stamps) * (span + 2 s) / need: about twice the trace's span when
+    intervals overlap can a shift score. Gridding [min stamp - span, max stamp] instead grew
+    with the stamps' spread: one corrupt stamp years off asked for more memory than any machine
+    has. Here the grid covers at most len(stamps) * (span + 2 s) / need: about twice the trace's span when
     the stamps are a trace's seconds, whatever a corrupt stamp says.
     """
     lows = stamps_ns.astype(np.int64) - span - SECOND

@@ -1,8 +1,8 @@
 """The few rows of a side log that an alignment looks at, read a batch at a time.
 
-The alignments use at most a few thousand rows (align.WORK_ROWS, align.MATCH_ROWS), but whole
-columns of a big log were turned into arrays to pick them: ~370 MB on a 5 M-row writeback log,
-the peak of its ingest. Read in batches, with a spilled table's pages dropped after each, the
+The alignments use at most a few thousand rows (align.WORK_ROWS, align.MATCH_ROWS): turning
+whole columns of a big log into arrays to pick them would make the peak of its ingest. Read in
+batches, with a spilled table's pages dropped after each, the
 memory is a batch.
 """
 

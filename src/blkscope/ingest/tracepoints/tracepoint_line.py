@@ -53,7 +53,7 @@ _PERF = re.compile(
 )
 # The context (task, pid, CPU, time, event) sits in a line's first characters (real ones take
 # under 150): the patterns only look there. Over a whole line their runs of .* and \s could
-# split a long blank run many ways: one perf line of 1 MiB ran for hours (fuzz seed 12).
+# split a long blank run many ways: a long perf line never finished (a fuzzing find).
 CONTEXT_CHARS = 512
 _EVENT = re.compile(r"(?P<event>[A-Za-z_]\w*):\s+(?P<body>.*)")
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,7 +33,7 @@ from blkscope.schemas import EVENTS
 # What `source` each kind of text gives its rows (blk tracer lines are 'ftrace-blk' in any).
 KINDS = {"ftrace": "ftrace", "trace-cmd": "trace-cmd", "perf": "perf"}
 # Detection patterns, each tried on one line at a time (with re.M over the whole head, a
-# leading \s* crosses newlines: 20,000 lines of one space took 22 s).
+# leading \s* crosses newlines: quadratic on a head of blank lines).
 _PERF_LINE = re.compile(
     r"\s*\S.*?\s\d+(?:/\d+)?\s+\[\d+\]\s+\d+(?:\.\d+)?:\s+(?:\d+\s+)?block:\w+:"
 )
@@ -267,6 +267,3 @@ def no_events_error(path: str, parser: TraceTextParser) -> InputFormatError:
         hint="record the block tracepoints (events/block/*/enable, perf record -e 'block:*') "
         "or the blk tracer (current_tracer=blk)",
     )
-
-
-ChunkHook = Callable[[int], None]

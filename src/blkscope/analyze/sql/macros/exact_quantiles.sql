@@ -1,16 +1,21 @@
--- exact_quantiles(tbl, permilles): per group, the values quantile_disc(v, permille / 1000)
--- returns (the value at 0-based rank ceil(n * permille / 1000) - 1 of the group's sorted values,
--- as DuckDB ranks for a decimal fraction), without holding a group's values in memory.
--- Needs: a table or view named by tbl with columns g (the group, any type; null fields are
--- equal) and v (BIGINT, not null); permilles, a list of integers in 1..1000.
--- How: a first pass counts each group's values per bucket (below) and finds the bucket holding
--- each wanted rank; a second pass sorts only the values of those buckets (none when a bucket
--- holds one distinct value). Memory goes with the number of buckets, not of values; both passes
--- are aggregates and joins that DuckDB can spill.
--- The buckets are value_bucket()'s (blkscope/concepts.py): the value itself below 256, then
--- its top 8 bits (1/128 to 1/256 of the value wide: on the 4.4 M-event fio capture, 1/1024 made
--- the first pass slower and the second no faster), negative values below 0.
-CREATE OR REPLACE MACRO exact_quantiles(tbl, permilles) AS TABLE
+INCLUDE buckets;
+
+-- Per group, the values quantile_disc(v, permille / 1000) returns (the value at 0-based rank
+-- ceil(n * permille / 1000) - 1 of the group's sorted values, as DuckDB ranks for a decimal
+-- fraction), without holding a group's values in memory.
+-- How: a first pass counts each group's values per value bucket (value_bucket) and finds the
+-- bucket holding each wanted rank; a second pass sorts only the values of those buckets (none
+-- when a bucket holds one distinct value). Memory goes with the number of buckets, not of
+-- values; both passes are aggregates and joins that DuckDB can spill.
+CREATE MACRO exact_quantiles(
+    tbl,       -- the name of a table, view or CTE with columns g (the group, any type; null
+               -- fields are equal) and v (BIGINT, not null)
+    permilles  -- the wanted quantiles, a list of integers in 1..1000
+) RETURNS TABLE(
+    g ANY,             -- the group (the type of tbl's g)
+    permille INTEGER,  -- the wanted quantile in thousandths
+    v BIGINT           -- the group's value at that rank
+) AS TABLE
 WITH counts AS (
     SELECT g, value_bucket(v) AS b, count(*) AS c, min(v) AS lo, max(v) AS hi
     FROM query_table(tbl) GROUP BY ALL
@@ -33,7 +38,7 @@ WITH counts AS (
     FROM query_table(tbl) t JOIN spread s ON t.g IS NOT DISTINCT FROM s.g AND t.v BETWEEN s.lo AND s.hi
 )
 SELECT
-    h.g,                                      -- the group
-    h.permille,                               -- the wanted quantile in thousandths
-    coalesce(x.v, h.lo) AS v                  -- the group's value at that rank
-FROM hits h LEFT JOIN ranked x ON h.lo < h.hi AND x.g IS NOT DISTINCT FROM h.g AND x.lo = h.lo AND x.offset = h.offset
+    h.g,
+    h.permille,
+    coalesce(x.v, h.lo) AS v
+FROM hits h LEFT JOIN ranked x ON h.lo < h.hi AND x.g IS NOT DISTINCT FROM h.g AND x.lo = h.lo AND x.offset = h.offset;
