@@ -11,12 +11,14 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import assume, event, given, settings
 from hypothesis import strategies as st
 
+from blkscope.ingest.blkparse import event_line
 from blkscope.ingest.blkparse.event_line import LineError, parse_event_line, render_event
 from blkscope.ingest.blkparse.text_stream import scan_chunk
 from blkscope.ingest.block_events import ingest_blkparse
@@ -120,7 +122,9 @@ def reference(line: bytes) -> dict[str, Any] | None:
     """The row the reference parser reads from a line blkparse prints exactly so; else None."""
     text = line.decode("utf-8", "surrogateescape")
     try:
-        row = parse_event_line(text)
+        # a sector range past MAX_SECTOR is refused after the scan (ingest/codes.py), not by it
+        with mock.patch.object(event_line, "MAX_SECTOR", 1 << 80):
+            row = parse_event_line(text)
     except LineError:
         return None
     return row if render_event(row) == text else None

@@ -72,7 +72,8 @@ def latency_band(
     v = f"{metric}_ns"
     rows = con.execute(
         f"SELECT (c_time_ns - $s) // $w AS b, quantile_disc({v}, [0.5, 0.99]), max({v}), "
-        f"count(*), arg_max(coalesce(comm, '?'), [{v}, -c_time_ns]) FROM bios "
+        f"count(*), arg_max(coalesce(comm, '?'), {{'v': {v}, 't': -c_time_ns, 'comm': comm}}) "
+        "FROM bios "
         f"WHERE {_dev_filter(*dev)} AND {v} IS NOT NULL GROUP BY b",
         {"s": bins.start_ns, "w": bins.width_ns},
     ).fetchall()

@@ -30,7 +30,9 @@ SELECT
     count(*)::BIGINT AS n,
     (count(*) FILTER (observer))::BIGINT AS observer_n,
     max(ns)::BIGINT AS max_ns,
-    arg_max(comm, [ns, -c_time_ns]) AS slowest_comm  -- the first to complete on a tie
+    -- the first to complete on a tie, then by name: merged bios tie on both, and DuckDB's
+    -- parallel groups would otherwise pick either
+    arg_max(comm, {'ns': ns, 'first': -c_time_ns, 'comm': comm}) AS slowest_comm
 FROM bucketed
 GROUP BY dev_major, dev_minor, stage, bin, bucket, shift
 ORDER BY dev_major, dev_minor, stage, bin, bucket;
