@@ -96,7 +96,7 @@ def op_rates(
         "SELECT op_class(op, flags, sector) AS cls, (c_time_ns - $s) // $w AS b, count(*), "
         f"sum(coalesce(nsectors, 0)) FROM requests WHERE {_dev_filter(*dev)} "
         "AND c_time_ns IS NOT NULL AND kind IN ('data', 'flush') AND is_observer(process) = $o "
-        "GROUP BY ALL",
+        "GROUP BY ALL ORDER BY ALL",
         {"s": bins.start_ns, "w": bins.width_ns, "o": observer},
     ).fetchall()
     per_s = 1e9 / bins.width_ns
@@ -159,7 +159,8 @@ def lba_map(con: duckdb.DuckDBPyConnection, dev: tuple[int, int], bins: Bins) ->
     step = 1 << max(0, ((hi - lo) // LBA_ROWS).bit_length() - 1)
     got = con.execute(
         "SELECT (q_time_ns - $s) // $w, (sector - $lo) // $step, op_class(op, flags, sector), "
-        f"count(*) FROM bios WHERE {_dev_filter(*dev)} AND sector IS NOT NULL GROUP BY ALL",
+        f"count(*) FROM bios WHERE {_dev_filter(*dev)} AND sector IS NOT NULL GROUP BY ALL "
+        "ORDER BY ALL",  # groups come back in any order: the page's bytes must not
         {"s": bins.start_ns, "w": bins.width_ns, "lo": lo, "step": step},
     ).fetchnumpy()
     cols = list(got.values())

@@ -139,7 +139,7 @@ def _stages_in(
                      unnest(bio_stage_ns(g_time_ns, i_time_ns, d_time_ns, m_time_ns, merged,
                                            q_time_ns, d2c_ns, q2c_ns)) AS ns
               FROM bios WHERE {_where(major, minor)} AND ({inside}))
-        WHERE ns IS NOT NULL GROUP BY 1""").fetchall()
+        WHERE ns IS NOT NULL GROUP BY 1 ORDER BY 1""").fetchall()
     return {
         stage: {"n": n, "mean_ns": mean, "p50_ns": q[0], "p99_ns": q[1], "max_ns": mx}
         for stage, n, mean, q, mx in rows
