@@ -76,3 +76,33 @@ def test_ci_runs_the_readmes_test_command() -> None:
     assert marked is not None
     ci = (ROOT / ".ci" / "run").read_text().splitlines()
     assert marked[1] in ci, marked[1]
+
+
+# A file the code, docs or build cite by path, from the repository root or from the package,
+# the crate, or the analysis folder (how docstrings write them). A word in capitals (NAME, DIR)
+# is a placeholder.
+CITED = re.compile(r"(?<![\w./-])((?:[A-Za-z_][\w-]*/)+[\w-]+\.(?:py|rs|sql|md|toml|sh|json))\b")
+PLACEHOLDER = re.compile(r"(?:^|/)[A-Z]+[/.]")
+CITED_FROM = ("", "src/", "src/blkscope/", "src/blkscope/analyze/", "rust/", "rust/src/")
+CITING = ("src", "rust/src", "docs", "bench", ".ci", "README.md", "CONTRIBUTING.md", "justfile")
+
+
+def cited_paths() -> dict[str, set[str]]:
+    """Each cited path that resolves nowhere, with the files that cite it."""
+    files = [p for top in CITING for p in sorted((ROOT / top).rglob("*")) or [ROOT / top]]
+    missing: dict[str, set[str]] = {}
+    for file in files:
+        if not file.is_file() or file.suffix not in {"", ".py", ".rs", ".sql", ".md", ".json"}:
+            continue
+        for path in CITED.findall(file.read_text(errors="replace")):
+            if PLACEHOLDER.search(path):
+                continue
+            if not any((ROOT / base / path).exists() for base in CITED_FROM):
+                missing.setdefault(path, set()).add(str(file.relative_to(ROOT)))
+    return missing
+
+
+def test_nothing_cites_a_file_that_does_not_exist() -> None:
+    """Issue 32: "Nothing in the repo cites a file that no longer exists" (CHANGELOG.md is
+    history and may)."""
+    assert cited_paths() == {}
