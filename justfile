@@ -32,7 +32,7 @@ bench-bombs *ARGS:
     python bench/bench.py bombs {{ARGS}}
 
 # issue 31's ground truth: score blkscope's named cause of each latency episode against the
-# injected causes of the captures in /work/scratch/attribution (bench/attribution/README.md).
+# injected causes of the captures in $BLKSCOPE_ATTRIBUTION_ROOT (default ~/.cache/blkscope-attribution) (bench/attribution/README.md).
 # `--rebuild` makes the captures again (root, ~1 min each); `--json`; `--only NAME,...`
 bench-attribution *ARGS:
     python bench/attribution/score.py {{ARGS}}

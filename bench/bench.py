@@ -6,8 +6,8 @@ Usage: python bench/bench.py [--input DIR] [--cache DIR] [--copies N] [--rounds 
        python bench/bench.py attribution [ARGS...]   (issue 31's cause scorer, bench/attribution/)
 
 DIR is a capture folder with blkparse.txt and the per-CPU binaries NAME.blktrace.N (default
-$BLKSCOPE_BENCH_INPUT, else /work/bigcap/fio-sched: 4.42 M events of fio under mq-deadline).
-Make one with `../shared/capture-tools/capture.sh OUT 30 vda -- ../shared/capture-tools/fio_sched.sh
+$BLKSCOPE_BENCH_INPUT, else ~/.cache/blkscope-bench/capture; a few million events of fio is a
+fair size). Make one with `../shared/capture-tools/capture.sh OUT 30 vda -- ../shared/capture-tools/fio_sched.sh
 FILE` (root); never commit it. The N-times copy (copies shifted by a whole number of seconds
 longer than the trace, text and binaries) is built once into the cache folder (default
 $BLKSCOPE_BENCH_CACHE, else ~/.cache/blkscope-bench) and reused. Each round runs, for 1x then
@@ -42,7 +42,7 @@ from scaled_capture import (  # noqa: E402  (bench/ is sys.path[0] when run as a
     scaled_capture,
 )
 
-DEFAULT_INPUT = Path("/work/bigcap/fio-sched")
+DEFAULT_INPUT = Path("~/.cache/blkscope-bench/capture")
 WARM_UP = REPO / "fixtures" / "loop-split-merge-tail"  # writes the modules' bytecode once
 STEPS = ("blkparse -d", "btt", "ingest", "analyze", "pass")
 # The streaming pass alone, on the dataset analyze has just used: bench/pass_rate.py times only
@@ -102,9 +102,8 @@ def one_round(folder: Path, work: Path) -> dict[str, dict[str, float]]:
     dataset = work / "ds"
     dump = str(work / "timed.bin")
     # btt reads the dump `blkparse -d` has just written, as analyze reads the dataset ingest has
-    # just written: both in the page cache. A dump cached with the inputs (until stop 11) was
-    # cold after the 10x round whenever the page cache could not hold the 10x inputs (~15 GB):
-    # btt at 1x then took 2.1-2.5 s against 1.6 s, in 2 of 3 rounds of stop 11's first runs.
+    # just written: both in the page cache. A dump kept beside the inputs would be cold after
+    # the 10x round whenever the page cache cannot hold the 10x inputs, and flatter blkscope.
     commands = {
         "blkparse -d": blkparse_dump_command(folder, dump),
         "btt": ["btt", "-i", dump, "-o", str(work / "btt")],
@@ -230,7 +229,7 @@ def main(argv: list[str]) -> int:
         return 0
     capture = Path(
         _option(argv, "--input", os.environ.get("BLKSCOPE_BENCH_INPUT", str(DEFAULT_INPUT)))
-    )
+    ).expanduser()
     cache = Path(
         _option(argv, "--cache", os.environ.get("BLKSCOPE_BENCH_CACHE", "~/.cache/blkscope-bench"))
     ).expanduser()

@@ -25,8 +25,9 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from truth import injections, process_names, requests, throttle_messages  # noqa: E402
+from where import CAPTURES  # noqa: E402
 
-DEFAULT_ROOT = Path("/work/scratch/attribution")
+DEFAULT_ROOT = CAPTURES
 SPIKE_RATIO = 3.0
 
 

@@ -6,7 +6,7 @@ Usage (root): python bench/attribution/run.py [--only NAME,...] [--seeds 1,2] [-
               python bench/attribution/run.py --restore     (undo what a killed run left)
               python bench/attribution/run.py --list
 
-For each run, in OUT/NAME-SEED/ (default OUT /work/scratch/attribution):
+For each run, in OUT/NAME-SEED/ (default OUT: where.py, $BLKSCOPE_ATTRIBUTION_ROOT or ~/.cache/blkscope-attribution):
   capture/          what `blkscope capture --device UPPER` wrote, plus the prober's prober.csv
   injections.csv    start_mono_ns,end_mono_ns,cause,detail: what the driver did, when
   sidelog.csv       meminfo, the dirtiers' memory cgroup, diskstats, jbd2 commits, every 100 ms
@@ -37,8 +37,9 @@ sys.path.insert(0, str(HERE))
 import rig as rig_mod  # noqa: E402
 from scenarios import SCENARIOS, SEEDS, plan  # noqa: E402
 from undo import JOURNAL, Undo, replay  # noqa: E402
+from where import CAPTURES  # noqa: E402
 
-DEFAULT_OUT = Path("/work/scratch/attribution")
+DEFAULT_OUT = CAPTURES
 TRACEFS_LOCK = Path("/tmp/blkscope-tracefs.lock")
 
 

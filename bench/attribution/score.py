@@ -4,8 +4,8 @@
 Usage: python bench/attribution/score.py [--root DIR] [--only NAME,...] [--rebuild]
            [--reuse-analysis] [--report] [--slack S] [--blkscope PATH] [--json]
 
-For each run under ROOT (default /work/scratch/attribution; made by run.py), as a new user
-would: `blkscope ingest RUN/capture -o RUN/analysis/dataset`, then
+For each run under ROOT (default: where.py's, $BLKSCOPE_ATTRIBUTION_ROOT; made by run.py), as
+a new user would: `blkscope ingest RUN/capture -o RUN/analysis/dataset`, then
 `blkscope spikes RUN/analysis/dataset --json` (with --report, `blkscope report` instead of
 ingest, which also writes the page). Each episode is put on CLOCK_MONOTONIC (trace ns + the
 trace's first record's time, read from the per-CPU binaries here and checked against the
@@ -47,8 +47,9 @@ from truth import (  # noqa: E402
     sidelog_writeback,
     trace_zero_ns,
 )
+from where import CAPTURES  # noqa: E402
 
-DEFAULT_ROOT = Path("/work/scratch/attribution")
+DEFAULT_ROOT = CAPTURES
 ALIASES = {"jbd2": "journal"}  # today's names -> the closed set's
 COLUMNS = (*CAUSES, "unexplained")
 # An injection that logs more than its cause: the scheduler injection runs a competitor whose

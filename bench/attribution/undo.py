@@ -13,7 +13,9 @@ import os
 import subprocess
 from pathlib import Path
 
-JOURNAL = Path("/work/scratch/attribution/.rig_undo.json")
+from where import CAPTURES
+
+JOURNAL = CAPTURES / ".rig_undo.json"
 
 
 class Undo:
