@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 from blkscope.cli import app
 from blkscope.errors import InputFormatError
 from blkscope.ingest.blktrace.decode import decode
-from blkscope.ingest.blktrace.records import RECORD, RECORD_BYTES, blktrace_inputs, read_records
+from blkscope.ingest.blktrace.records import RECORD, RECORD_BYTES, event_inputs, read_records
 from blkscope.ingest.block_events import ingest_blkparse, ingest_events
+from blkscope.ingest.sources import close_inputs, path_of
 from tests.golden import golden_table
 
 DATA = Path(__file__).parent / "data" / "formats"
@@ -157,13 +158,20 @@ def test_wrong_version_and_truncation(tmp_path: Path) -> None:
     )
 
 
+def _event_inputs(inputs: list[str]) -> tuple[list[str], bool]:
+    """event_inputs' paths (the files it opened, closed)."""
+    found, binary = event_inputs(inputs)
+    close_inputs(found)
+    return [path_of(i) for i in found], binary
+
+
 def test_inputs_resolve_prefix_files_and_refuse_mixing(tmp_path: Path) -> None:
     prefix = str(DATA / "mq30")
-    assert blktrace_inputs([prefix]) == [f"{prefix}.blktrace.0", f"{prefix}.blktrace.1"]
-    assert blktrace_inputs([f"{prefix}.blktrace.1"]) == [f"{prefix}.blktrace.1"]
-    assert blktrace_inputs([f"{prefix}.blkparse.txt"]) is None
+    assert _event_inputs([prefix]) == ([f"{prefix}.blktrace.0", f"{prefix}.blktrace.1"], True)
+    assert _event_inputs([f"{prefix}.blktrace.1"]) == ([f"{prefix}.blktrace.1"], True)
+    assert _event_inputs([f"{prefix}.blkparse.txt"]) == ([f"{prefix}.blkparse.txt"], False)
     with pytest.raises(InputFormatError) as err:
-        blktrace_inputs([f"{prefix}.blkparse.txt", prefix])
+        event_inputs([f"{prefix}.blkparse.txt", prefix])
     assert str(err.value) == (
         f"{prefix}.blkparse.txt: cannot mix blkparse text with blktrace "
         f"binaries ({prefix}.blktrace.0) in one ingest"
