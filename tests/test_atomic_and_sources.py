@@ -1,9 +1,11 @@
-"""Interrupted ingests leave the previous dataset intact; every compression reads the same."""
+"""Interrupted ingests leave the previous dataset intact; every compression reads the same, and
+the same once its head was sniffed."""
 
 from __future__ import annotations
 
 import bz2
 import gzip
+import hashlib
 import json
 import lzma
 from pathlib import Path
@@ -11,6 +13,9 @@ from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
+import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from blkscope.cli import app
@@ -91,8 +96,6 @@ def test_two_inputs_are_numbered_and_hashed(tmp_path: Path, mq30_text: bytes) ->
     a.write_bytes(b"\n".join(lines[:100]) + b"\n")
     b.write_bytes(b"\n".join(lines[100:300]) + b"\n")
     manifest = ingest_blkparse([str(a), str(b)], tmp_path / "ds")
-    import hashlib
-
     assert [i["sha256"] for i in manifest["inputs"]] == [
         hashlib.sha256(a.read_bytes()).hexdigest(),
         hashlib.sha256(b.read_bytes()).hexdigest(),
@@ -114,3 +117,41 @@ def test_a_corrupt_zstd_stream_is_a_clear_error(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert result.stderr.startswith(f"error: {src}: zstd stream is corrupt or truncated")
     assert not (tmp_path / "ds").exists()
+
+
+_COMPRESSORS = {
+    "none": lambda data: data,
+    "gzip": gzip.compress,
+    "xz": lzma.compress,
+    "bzip2": bz2.compress,
+    "zstd": lambda data: zstandard.ZstdCompressor().compress(data),
+}
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    data=st.binary(max_size=3000),
+    compression=st.sampled_from(sorted(_COMPRESSORS)),
+    head=st.integers(min_value=1, max_value=4000),
+    reads=st.lists(st.integers(min_value=-1, max_value=700), max_size=8),
+)
+def test_a_sniffed_source_gives_every_byte_and_hashes_the_file_once(
+    tmp_path: Path, data: bytes, compression: str, head: int, reads: list[int]
+) -> None:
+    # what recognised the input read its head: its reader gets every byte from the start, and
+    # the hash and byte count are the raw file's, each byte counted once
+    raw = _COMPRESSORS[compression](data)
+    path = tmp_path / "input"
+    path.write_bytes(raw)
+    source = sources.open_source(str(path))
+    try:
+        assert source.sniff(head) == data[:head]
+        got = b"".join(source.stream.read(n) for n in reads) + source.stream.read()
+        assert source.stream.read(10) == b""
+    finally:
+        source.close()
+    assert got == data
+    assert source.compression == compression
+    assert (source.bytes_read, source.sha256()) == (len(raw), hashlib.sha256(raw).hexdigest())
