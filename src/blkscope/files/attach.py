@@ -37,7 +37,8 @@ def read_capture_map(path: Path, data: bytes | None = None) -> pa.Table:
     try:
         table = pq.read_table(file if data is None else pa.BufferReader(data))
     except (OSError, pa.ArrowException) as exc:
-        raise InputFormatError(str(file), f"not a file map: {exc}") from None
+        why = str(exc).replace(" '<Buffer>'", "")  # the file is named first already
+        raise InputFormatError(str(file), f"not a file map: {why}") from None
     try:
         return table.select(FILE_EXTENTS.names).cast(FILE_EXTENTS)
     except (KeyError, pa.ArrowException) as exc:

@@ -18,10 +18,10 @@ from blkscope.ingest.sources import (
     CHUNK_BYTES,
     MAX_LINE_BYTES,
     Input,
-    Source,
     iter_chunks,
     line_too_long,
     opened,
+    path_of,
 )
 from blkscope.units import MAX_DURATION_NS
 
@@ -53,14 +53,17 @@ def read_text(path: Input, max_bytes: int = MAX_LOG_BYTES, what: str = "a side l
     Lines longer than MAX_LINE_BYTES, more than max_bytes or a damaged stream are errors.
     Side logs are parsed a chunk at a time (SideLog); this is for small inputs read whole.
     """
-    return "".join(_text_chunks(opened(path), max_bytes, what))
+    return "".join(_text_chunks(path, max_bytes, what))
 
 
 def _text_chunks(
-    source: Source, max_bytes: int = MAX_LOG_BYTES, what: str = "a side log"
+    given: Input, max_bytes: int = MAX_LOG_BYTES, what: str = "a side log"
 ) -> Iterator[str]:
     """The input as text a chunk at a time; each chunk ends on a newline (the last may not), so
     no character is cut in two. Closes the source at its end."""
+    # opened here, in the generator: a parser that stops at a bad line leaves it suspended, and
+    # the collector closes the file through it (it finalizes what was made first, first)
+    source = opened(given)
     size = 0
     try:
         for chunk in iter_chunks(source, CHUNK_BYTES):
@@ -85,9 +88,8 @@ class SideLog:
     """
 
     def __init__(self, given: Input) -> None:
-        source = opened(given)
-        self.path = source.path
-        self._chunks = _text_chunks(source)
+        self.path = path_of(given)
+        self._chunks = _text_chunks(given)
         self._read: list[str] = []  # chunks read for the head, not yet parsed
         for text in self._chunks:
             self._read.append(text)
