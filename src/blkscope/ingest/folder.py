@@ -77,6 +77,9 @@ class Entry:
     lost: bool = False
     # the file, opened once to recognise it: its reader continues from there
     found: Detected | None = field(default=None, repr=False, compare=False)
+    # a blkparse text skipped as the binaries' own: its first events (None: it has no text), to
+    # hold against theirs
+    text_events: Fingerprint | None = field(default=None, repr=False, compare=False)
 
     @property
     def source(self) -> Source:
@@ -189,19 +192,17 @@ def survey(folder: Path) -> list[Entry]:
     entries: list[Entry] = []
     try:
         _classify(folder, entries)
+        for e in entries:
+            if e.role == "skipped" and e.fmt == "blkparse" and e.reason.endswith(_OF_BINARIES):
+                chunk = _first_chunk(e)
+                e.text_events = first_events(chunk) if chunk else None
     except BaseException:
         close_entries(entries)
         raise
     for e in entries:
-        if e.found is not None and not _read_later(e):
+        if e.found is not None and e.role == "skipped":  # (the others are read, then closed)
             e.found.close()
     return entries
-
-
-def _read_later(e: Entry) -> bool:
-    # what ingest reads: every file it uses, and a blkparse text beside the binaries (whose first
-    # events say whether it is their text)
-    return e.role != "skipped" or e.reason.endswith(_OF_BINARIES)
 
 
 def close_entries(entries: list[Entry]) -> None:
@@ -259,6 +260,8 @@ def _classify(folder: Path, entries: list[Entry]) -> None:
         else:
             role, reason = "side log", FORMAT_NAMES[fmt]
         lost = role == "skipped" and reason in _LOST_REASONS
+        if role == "skipped":  # never read: let go of it now
+            found.close()
         entries.append(Entry(rel.as_posix(), str(path), fmt, role, reason, lost, found))
     if not entries:
         raise InputFormatError(
@@ -299,8 +302,7 @@ def _compare_texts(entries: list[Entry], binaries: Fingerprint) -> None:
     for e in entries:
         if e.role != "skipped" or e.fmt != "blkparse" or not e.reason.endswith(_OF_BINARIES):
             continue
-        text = _first_chunk(e)
-        if text and first_events(text) == binaries:
+        if e.text_events == binaries:  # (None, no text, is no match)
             e.reason += first_events_how(binaries)
         else:
             e.skip(

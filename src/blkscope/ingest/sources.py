@@ -216,9 +216,11 @@ class Source:
         return head
 
     def close(self) -> None:
-        """Close the stream and the file under it."""
+        """Close the stream and the file under it, and let go of their buffers and decompressor
+        (what recognised the input may hold the closed source to the end of the command)."""
         self.stream.close()
         self._hasher.raw.close()
+        self.stream = _Replay(b"", None)  # type: ignore[assignment]
 
 
 def open_source(path: str) -> Source:
