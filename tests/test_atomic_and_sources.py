@@ -152,6 +152,8 @@ def test_a_sniffed_source_gives_every_byte_and_hashes_the_file_once(
         assert source.stream.read(10) == b""
     finally:
         source.close()
+    with pytest.raises(ValueError):  # read again once closed: an error, never a short input
+        source.stream.read(1)
     assert got == data
     assert source.compression == compression
     assert (source.bytes_read, source.sha256()) == (len(raw), hashlib.sha256(raw).hexdigest())

@@ -160,6 +160,8 @@ class _Replay(io.BufferedIOBase):
         return True
 
     def read(self, size: int | None = -1) -> bytes:
+        if self.closed:  # a second reader of a closed source must not see a short file
+            raise ValueError("read of a closed input")
         want = -1 if size is None or size < 0 else size
         if self.at >= len(self.head):
             return self.rest.read(want) if self.rest is not None else b""
@@ -221,6 +223,7 @@ class Source:
         self.stream.close()
         self._hasher.raw.close()
         self.stream = _Replay(b"", None)  # type: ignore[assignment]
+        self.stream.close()
 
 
 def open_source(path: str) -> Source:
