@@ -14,7 +14,7 @@ import pytest
 from blkscope.concepts import CAUSES
 from blkscope.dataset import Dataset
 
-ATTRIBUTION = Path(__file__).parent / "data" / "attribution"
+ATTRIBUTION = Path(__file__).parents[1] / "data" / "attribution"
 
 
 def episode_over_injection(ds: Dataset, name: str) -> dict[str, Any]:
@@ -48,6 +48,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_the_injected_cause_is_named_with_its_evidence(
     name: str, attribution_datasets: dict[str, Dataset]

@@ -17,7 +17,7 @@ import pytest
 
 from blkscope.dataset import Dataset
 
-ATTRIBUTION = Path(__file__).parent / "data" / "attribution"
+ATTRIBUTION = Path(__file__).parents[1] / "data" / "attribution"
 CAUSES = {"writeback", "journal", "competing_io", "throttling", "scheduler", "device"}
 SLACK_NS = 500_000_000  # IO queued in a window completes (and is counted) just after it
 

@@ -14,9 +14,9 @@ from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench" / "attribution"
-SNIPPETS = Path(__file__).parent / "data" / "attribution"
+SNIPPETS = Path(__file__).parents[1] / "data" / "attribution"
 
 
 def _load(name: str) -> ModuleType:

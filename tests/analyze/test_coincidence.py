@@ -15,7 +15,7 @@ from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyze
 from blkscope.units import NS_PER_S
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "mq-writeback-30s"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "mq-writeback-30s"
 SPAN = (0, 30 * NS_PER_S)
 REFERENCE = Period(period_s=5.0, strength=1.0, p_value=1e-3, phase_s=1.0, cycles=6.0, bursts=6)
 

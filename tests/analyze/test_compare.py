@@ -13,7 +13,10 @@ from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyze
 from blkscope.reports.compare_text import render
 
-ISSUE5 = Path(__file__).parent / "data" / "issue5"
+# every test here waits for a fixture that ingests and analyses whole captures
+pytestmark = pytest.mark.slow
+
+ISSUE5 = Path(__file__).parents[1] / "data" / "issue5"
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,7 @@ def mq30(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return ds
 
 
+@pytest.mark.slow
 def test_crosscheck_numbers(mq30: Path) -> None:
     """biosnoop: every vda row found; loop0 was not traced. iostat: w/s exact, w_await 6.5% and
     r_await 12.5% short (the probe and bio completions after the traced C, see README)."""

@@ -21,8 +21,8 @@ from blkscope.units import format_bytes
 from tests.conftest import MQ30
 from tests.golden import golden_json
 
-ISSUE5 = Path(__file__).parent / "data" / "issue5"
-GOLDEN = Path(__file__).parent / "golden" / "findings"
+ISSUE5 = Path(__file__).parents[1] / "data" / "issue5"
+GOLDEN = Path(__file__).parents[1] / "golden" / "findings"
 SPIKE_COLUMNS = [
     "spike_id",
     "episode_id",
@@ -146,7 +146,7 @@ def test_aperiodic_random_reads_have_no_period_and_no_spike(loop_parts: Path) ->
 
 
 def test_partition_io_equals_what_fio_issued_per_partition(loop_parts: Path) -> None:
-    listing = Path(__file__).parent / "data" / "partitions" / "fdisk_gpt_loop0.txt"
+    listing = Path(__file__).parents[1] / "data" / "partitions" / "fdisk_gpt_loop0.txt"
     with Dataset(loop_parts).attach_partitions([listing]) as ds:
         rows = ds.partition_io()
     fio = json.loads((ISSUE5 / "loop-parts" / "fio.json").read_text())

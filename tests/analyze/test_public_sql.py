@@ -16,7 +16,7 @@ from blkscope.cli import app
 from blkscope.schemas import TABLES, doc_of
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PUBLIC_VIEWS = {
     name: m.main for name, m in modules().items() if m.main.kind == "view" and not m.main.private
 }

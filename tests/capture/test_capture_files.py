@@ -20,11 +20,11 @@ from blkscope.capture.blkbin import (
 from blkscope.capture.samplers import meminfo_line, vmstat_line
 from blkscope.capture.writeback import WritebackRecorder
 from blkscope.errors import InputFormatError
-from tests.ftrace_bin import iter_records
+from tests.capture.ftrace_bin import iter_records
 from tests.golden import golden_text
 
-DATA = Path(__file__).parent / "data" / "capture"
-GOLDEN = Path(__file__).parent / "golden" / "capture"
+DATA = Path(__file__).parents[1] / "data" / "capture"
+GOLDEN = Path(__file__).parents[1] / "golden" / "capture"
 LOOP0 = (7 << 20) | 0
 
 
@@ -194,7 +194,7 @@ def test_small_windows_give_the_same_files(tmp_path: Path, monkeypatch: pytest.M
     assert (small / "trace.blktrace.1").read_bytes() == whole
 
 
-SHARED = Path(__file__).parents[1] / ".." / "shared" / "captures"
+SHARED = Path(__file__).parents[2] / ".." / "shared" / "captures"
 
 
 def _leading_notes_stripped(blktrace: bytes) -> bytes:

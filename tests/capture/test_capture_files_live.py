@@ -19,7 +19,7 @@ from blkscope.dataset import Dataset
 from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyze
 
-REPO = Path(__file__).parent.parent
+REPO = Path(__file__).parents[2]
 TRACEFS = find_tracefs()
 pytestmark = [
     pytest.mark.usefixtures("exclusive_tracefs"),

@@ -32,7 +32,7 @@ from blkscope.capture.writeback import WritebackSession
 from blkscope.errors import CaptureError
 from blkscope.ingest.block_events import ingest_blkparse
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 TRACEFS = find_tracefs()
 pytestmark = [
     pytest.mark.usefixtures("exclusive_tracefs"),

@@ -79,6 +79,7 @@ def ext4_loop(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         subprocess.run(["losetup", "-d", dev], check=False)
 
 
+@pytest.mark.slow
 def test_capture_to_report_ties_writeback_to_the_trace(
     ext4_loop: tuple[str, Path], tmp_path: Path
 ) -> None:

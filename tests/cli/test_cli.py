@@ -41,7 +41,7 @@ def test_every_command_has_help_and_is_documented() -> None:
     ]  # fmt: skip
     fleet = commands["fleet"].commands
     assert sorted(fleet) == ["add", "check", "report", "sql"]
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     documented = "\n".join(p.read_text() for p in [root / "README.md", *root.glob("docs/*.md")])
     named = [[name] for name in commands] + [["fleet", name] for name in fleet]
     for words in named:

@@ -19,7 +19,7 @@ from blkscope.cli import app
 from blkscope.reports.outputs import output_schemas
 
 runner = CliRunner()
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOOP_CAPTURE = ROOT / "fixtures" / "loop-split-merge-tail"
 FILES_CAPTURE = ROOT / "tests" / "data" / "files" / "loop-gpt-ext4"
 GPT_LISTING = ROOT / "tests" / "data" / "partitions" / "fdisk_gpt_loop0.txt"
@@ -67,6 +67,7 @@ def test_two_output_formats_are_an_option_error(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", TABLE_COMMANDS, ids=_name)
 def test_csv_and_nl_hold_the_same_rows(
     places: dict[str, Any], fleet: Path, command: list[str]
@@ -148,6 +149,7 @@ def test_every_json_output_has_a_schema_and_a_test() -> None:
     assert _commands_with_json() == set(output_schemas()) == {_name(c) for c in JSON_COMMANDS}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", JSON_COMMANDS, ids=_name)
 def test_json_output_validates_against_its_schema(
     places: dict[str, Any], fleet: Path, command: list[str]

@@ -1,7 +1,7 @@
 """Every command ends with the README's exit codes (src/blkscope/cli/_app.py declares them): 2 for
 bad usage or input (an unknown option, a folder that is not a dataset or a fleet, a file that
 is not a trace), whichever command it is given to; 1 and 130 are held by the tests of each
-failure (tests/test_faults.py, tests/test_interrupt.py, check's thresholds)."""
+failure (tests/store/test_faults.py, tests/cli/test_interrupt.py, check's thresholds)."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ NOT_ITS_INPUT = {
 }
 # Commands that do not read a dataset or a file first: `capture` records a live trace (root,
 # tracefs); `capture-restore` on a folder without a journal has nothing to do (exit 1, tested
-# in tests/test_capture_errors.py); `fleet add` reports each capture's failure in its
+# in tests/capture/test_capture_errors.py); `fleet add` reports each capture's failure in its
 # outcome (exit 1, tested in tests/fleet/test_fleet_cli.py).
 NO_INPUT_CASE = {"capture", "capture-restore", "fleet add"}
 
@@ -65,7 +65,7 @@ def _leaf_commands() -> list[str]:
 
 def test_the_codes_are_the_readmes() -> None:
     assert (EXIT_FAILED, EXIT_BAD_INPUT, EXIT_INTERRUPTED) == (1, 2, 130)
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     for code in ("| 0 |", "| 1 |", "| 2 |", "| 130 |"):
         assert code in readme
 

@@ -116,6 +116,7 @@ def test_ingest_waiting_for_more_input(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds"]  # the temp version is gone
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [

@@ -42,6 +42,7 @@ def _stdout(*args: str) -> str:
     return result.stdout
 
 
+@pytest.mark.slow
 def test_spikes_shows_the_process_name_escaped(hostile: Path) -> None:
     lines = [s for s in _stdout("spikes", str(hostile)).splitlines() if SHOWN in s]
     processes = [s for s in lines if s.lstrip().startswith("processes (bytes queued): ")]

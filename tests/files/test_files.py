@@ -19,7 +19,7 @@ from blkscope.files.attach import HandPlacement, attach_maps
 from blkscope.ingest.folder import ingest_folder
 from blkscope.pipeline import analyze
 
-DATA = Path(__file__).parent / "data" / "files"
+DATA = Path(__file__).parents[1] / "data" / "files"
 CAPTURE = DATA / "loop-gpt-ext4"
 MAPS = DATA / "loop-gpt-ext4.maps"
 DISK = (7, 1)

@@ -24,8 +24,8 @@ from blkscope.files.place import placement_of
 from blkscope.reports.files_section import which_files_html
 from blkscope.reports.files_text import one_line
 
-DATA = Path(__file__).parent / "data" / "files"
-REPO = Path(__file__).parent.parent
+DATA = Path(__file__).parents[1] / "data" / "files"
+REPO = Path(__file__).parents[2]
 FILEFRAG = (DATA / "loop-gpt-ext4.maps" / "filefrag-p1.txt").read_text()
 
 
@@ -152,6 +152,7 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_cli_files_json_during_a_range_and_bad_options(tmp_path: Path) -> None:
     ds = tmp_path / "ds"
     assert _cli("ingest", str(DATA / "loop-gpt-ext4"), "-o", str(ds)).returncode == 0

@@ -39,6 +39,7 @@ def _escapes(tally: Tally, what: str) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", TARGETS, ids=[t.name for t in TARGETS])
 def test_fuzz_slice(target: Target, tmp_path: Path) -> None:
     tally = Tally()
@@ -54,6 +55,7 @@ def test_fuzz_slice(target: Target, tmp_path: Path) -> None:
     assert tally.ok + sum(tally.errors.values()) == n
 
 
+@pytest.mark.slow
 def test_cli_slice(tmp_path: Path) -> None:
     from tests.fuzz.cli import World, one_run
 

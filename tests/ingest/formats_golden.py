@@ -9,9 +9,9 @@ import pyarrow as pa
 
 from tests.golden import golden_json
 
-DATA = Path(__file__).parent / "data" / "formats"
-GOLDEN = Path(__file__).parent / "golden" / "formats"
-CAPTURES = Path(__file__).parents[1] / ".." / "shared" / "captures"
+DATA = Path(__file__).parents[1] / "data" / "formats"
+GOLDEN = Path(__file__).parents[1] / "golden" / "formats"
+CAPTURES = Path(__file__).parents[2] / ".." / "shared" / "captures"
 
 
 def assert_golden(name: str, table: pa.Table) -> None:

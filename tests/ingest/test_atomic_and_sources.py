@@ -63,6 +63,7 @@ def test_interrupt_mid_ingest_keeps_the_previous_dataset(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ds", "in.txt"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "compress",
     [gzip.compress, lzma.compress, bz2.compress, None],

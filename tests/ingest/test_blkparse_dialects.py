@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 
 from blkscope.ingest.blkparse.event_line import ACTION_CODE, parse_event_line, render_event
 from blkscope.ingest.block_events import ingest_blkparse
-from tests.blkparse_lines import render_table
-from tests.test_properties import _comparable, event_rows
+from tests.ingest.blkparse_lines import render_table
+from tests.ingest.test_properties import _comparable, event_rows
 
 DIALECT_LINES: dict[str, dict[str, Any]] = {
     # barrier flag B (kernels before 2.6.37)

@@ -22,7 +22,7 @@ from blkscope.ingest.blkparse import event_line
 from blkscope.ingest.blkparse.event_line import LineError, parse_event_line, render_event
 from blkscope.ingest.blkparse.text_stream import scan_chunk
 from blkscope.ingest.block_events import ingest_blkparse
-from tests.test_properties import event_rows
+from tests.ingest.test_properties import event_rows
 
 # Bytes that make a line one the scanner must think about: spacing, digits, brackets, letters of
 # actions and RWBS, a CR, bytes that are not ASCII or not UTF-8.
@@ -130,6 +130,7 @@ def reference(line: bytes) -> dict[str, Any] | None:
     return row if render_event(row) == text else None
 
 
+@pytest.mark.slow
 @settings(max_examples=500, deadline=None)
 @given(
     st.lists(text_line(), min_size=1, max_size=30),

@@ -67,6 +67,7 @@ def _summary(con: duckdb.DuckDBPyConnection, block_filter: str) -> dict[tuple, s
     return {(r[0], r[1], r[2], r[3]): r[4].replace(",", "").removesuffix("iB") for r in rows}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", INPUTS, ids=input_id)
 def test_action_counts_match_the_text(path: Path, ingested: dict[Path, Path]) -> None:
     events = pq.read_table(

@@ -21,9 +21,9 @@ from blkscope.ingest.block_events import ingest_blkparse, ingest_events
 from blkscope.ingest.sources import close_inputs, path_of
 from tests.golden import golden_table
 
-DATA = Path(__file__).parent / "data" / "formats"
-GOLDEN = Path(__file__).parent / "golden" / "formats"
-CAPTURES = Path(__file__).parents[1] / ".." / "shared" / "captures"
+DATA = Path(__file__).parents[1] / "data" / "formats"
+GOLDEN = Path(__file__).parents[1] / "golden" / "formats"
+CAPTURES = Path(__file__).parents[2] / ".." / "shared" / "captures"
 
 
 def _compared(table: pa.Table) -> pa.Table:

@@ -20,7 +20,7 @@ from blkscope.ingest.blktrace.decode import decode
 from blkscope.ingest.blktrace.records import read_records
 from tests.golden import updating
 
-GOLDEN = Path(__file__).parent / "golden" / "blktrace_generated.json.zst"
+GOLDEN = Path(__file__).parents[1] / "golden" / "blktrace_generated.json.zst"
 CASES = 150
 NOTIFY = 1 << 10
 CATEGORY_BITS = [1 << b for b in (0, 1, 2, 3, 8, 9, 11, 12, 13, 15)]

@@ -45,7 +45,7 @@ def test_writeback_crossing_midnight(tmp_path: Path, trace_start: str, expected:
 
 
 def test_iostat_without_date_takes_it_from_another_source(tmp_path: Path) -> None:
-    folder = Path(__file__).parents[1] / "fixtures" / "mq-writeback-30s"
+    folder = Path(__file__).parents[2] / "fixtures" / "mq-writeback-30s"
     src = tmp_path / "cap"
     src.mkdir()
     text = (folder / "iostat.txt").read_text()

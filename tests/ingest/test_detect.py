@@ -9,7 +9,7 @@ import pytest
 
 from blkscope.ingest.detect import detect_format
 from tests.conftest import capture_folder
-from tests.formats_golden import DATA
+from tests.ingest.formats_golden import DATA
 
 SAMPLES = {
     "mq30.blktrace.0": "blktrace",

@@ -19,7 +19,7 @@ from tests.clock_truth import capture
 from tests.golden import golden_json, golden_text
 
 runner = CliRunner()
-GOLDEN = Path(__file__).parent / "golden" / "clock"
+GOLDEN = Path(__file__).parents[1] / "golden" / "clock"
 SIDE_TABLES = ["writeback", "iostat_log", "iostat_cpu", "meminfo", "vmstat", "biosnoop", "series"]
 
 
@@ -194,7 +194,7 @@ def test_clock_flags_need_a_folder(tmp_path: Path) -> None:
 
 
 def test_only_one_per_cpu_set_is_read(tmp_path: Path) -> None:
-    fixture = Path(__file__).parents[1] / "fixtures" / "loop-split-merge-tail"
+    fixture = Path(__file__).parents[2] / "fixtures" / "loop-split-merge-tail"
     src = tmp_path / "cap"
     src.mkdir()
     for name in ("trace.blktrace.0.zst", "trace.blktrace.1.zst", "blkparse.txt.zst"):
@@ -236,7 +236,10 @@ def ingest_blkparse_count(path: Path) -> int:
 
 
 def test_a_blkscope_capture_folder(tmp_path: Path) -> None:
-    data, golden = Path(__file__).parent / "data" / "capture", Path(__file__).parent / "golden"
+    data, golden = (
+        Path(__file__).parents[1] / "data" / "capture",
+        Path(__file__).parents[1] / "golden",
+    )
     src = tmp_path / "cap"
     src.mkdir()
     shutil.copy(golden / "capture" / "dd20_blkparse.txt", src / "blkparse.txt")

@@ -16,7 +16,7 @@ from blkscope.ingest.logs.vmstat_meminfo import parse_meminfo, parse_vmstat
 from blkscope.ingest.logs.writeback_log import parse_writeback
 from blkscope.schemas import TABLES, doc_of
 from blkscope.schemas._declare import field
-from tests.formats_golden import DATA
+from tests.ingest.formats_golden import DATA
 
 
 def test_a_field_cannot_be_declared_without_a_doc() -> None:

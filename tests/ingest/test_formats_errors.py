@@ -15,7 +15,7 @@ from blkscope.ingest.logs.iostat_log import parse_iostat
 from blkscope.ingest.logs.series_csv import parse_series
 from blkscope.ingest.logs.vmstat_meminfo import parse_meminfo, parse_vmstat
 from blkscope.ingest.logs.writeback_log import parse_writeback
-from tests.formats_golden import DATA
+from tests.ingest.formats_golden import DATA
 
 
 def _error(parse: Callable[[str], Any], path: Path) -> BlkscopeError:

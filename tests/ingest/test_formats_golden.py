@@ -12,7 +12,7 @@ from blkscope.ingest.logs.iostat_log import parse_iostat
 from blkscope.ingest.logs.series_csv import parse_series
 from blkscope.ingest.logs.vmstat_meminfo import parse_meminfo, parse_vmstat
 from blkscope.ingest.logs.writeback_log import parse_writeback
-from tests.formats_golden import CAPTURES, DATA, assert_golden
+from tests.ingest.formats_golden import CAPTURES, DATA, assert_golden
 
 
 @pytest.mark.parametrize("sample", ["iostat_new_mt", "iostat_old", "iostat_x_no_t", "iostat_dxk"])
@@ -206,6 +206,7 @@ def test_series_golden() -> None:
     assert_golden("prober", parse_series(str(DATA / "prober.csv")))
 
 
+@pytest.mark.slow
 @pytest.mark.slow
 @pytest.mark.skipif(not CAPTURES.exists(), reason="shared captures not present")
 @pytest.mark.parametrize(

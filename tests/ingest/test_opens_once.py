@@ -19,7 +19,7 @@ from typer.testing import CliRunner
 
 from blkscope.cli import app
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 # the opens strace prints: openat(AT_FDCWD, "PATH", ...) = FD (a failed one ends in an errno)
 _OPENAT = re.compile(r'\bopen(?:at2?)?\((?:AT_FDCWD|-?\d+), "((?:[^"\\]|\\.)*)".*\) = \d+')
 
@@ -80,6 +80,7 @@ def _opens_in_process(args: list[str], monkeypatch: pytest.MonkeyPatch) -> colle
     return opened
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("how", ["strace", "python"])
 @pytest.mark.parametrize("command", ["ingest", "report"])
 @pytest.mark.parametrize("capture", ["mq-writeback-30s", "loop-split-merge-tail"])

@@ -7,7 +7,7 @@ import pytest
 
 from blkscope.ingest.detect import detect_format
 from blkscope.ingest.logs.registry import PARSERS
-from tests.formats_golden import DATA
+from tests.ingest.formats_golden import DATA
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from blkscope.ingest.logs.partition_listing import (
     read_partitions,
 )
 
-DATA = Path(__file__).parent / "data" / "partitions"
+DATA = Path(__file__).parents[1] / "data" / "partitions"
 
 
 def test_fdisk_gpt_listing() -> None:

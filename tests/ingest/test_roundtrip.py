@@ -8,8 +8,8 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from tests.blkparse_lines import render_table
 from tests.conftest import all_blkparse_inputs, input_id, read_zst
+from tests.ingest.blkparse_lines import render_table
 
 # device, CPU, sequence, seconds.nanoseconds: how every blkparse default-format event begins
 _EVENT_SHAPE = re.compile(rb" *\d+,\d+ +\d+ +\d+ +\d+\.\d{9} ")
@@ -20,6 +20,7 @@ def _event_lines(path: Path) -> dict[int, bytes]:
     return dict(enumerate(text.split(b"\n"), start=1))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", all_blkparse_inputs(), ids=input_id)
 def test_every_event_line_round_trips(path: Path, ingested: dict[Path, Path]) -> None:
     events = pq.read_table(ingested[path] / "events.parquet")

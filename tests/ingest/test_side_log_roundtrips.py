@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,6 +117,7 @@ VMSTAT_COLUMNS = ["r", "b", "swpd", "free", "buff", "cache", "si", "so", "bi", "
                   "us", "sy", "id", "wa", "st"]  # fmt: skip
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.lists(st.integers(0, 2**40), min_size=17, max_size=17), min_size=1, max_size=10))
 def test_vmstat(rows: list[list[int]]) -> None:

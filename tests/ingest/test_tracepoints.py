@@ -25,7 +25,7 @@ from blkscope.ingest.tracepoints.tracepoint_line import LineError, parse_context
 from blkscope.pipeline import analyze
 from blkscope.reports.page import source_limits_html
 
-DATA = Path(__file__).parent / "data" / "tracepoints"
+DATA = Path(__file__).parents[1] / "data" / "tracepoints"
 TEXTS = ["blk-classic", "blk-text", "ftrace", "perf", "trace-cmd"]
 LOOP0 = "dev_major = 7 AND dev_minor = 0"
 EVENTS_ON_LOOP0 = {
@@ -82,6 +82,7 @@ def _d2c_differences(base: list[tuple], other: list[tuple]) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["blk", *TEXTS])
 def test_every_source_sees_the_same_events(name: str, datasets: dict[str, Path]) -> None:
     devices = {d["dev"]: d["by_action"] for d in _manifest(datasets[name])["devices"]}

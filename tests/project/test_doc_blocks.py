@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 BLOCK = re.compile(r"^(<!-- doc-test: skip (.*?) -->\n)?```(\w*)\n(.*?)^```", re.M | re.S)
 RUN = {"python", "sh", "bash", "console"}
@@ -141,6 +141,7 @@ def _runnable(doc: Path) -> list[Block]:
     return [b for b in blocks(doc) if b.lang in RUN and b.skip is None]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "doc", [d for d in DOCS if _runnable(d)], ids=lambda d: str(d.relative_to(ROOT))
 )

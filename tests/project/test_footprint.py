@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("blkscope._core", "matplotlib", "polars", "pyarrow.dataset", "duckdb", "pyarrow")
 # What each must not load ({ds}: the bundled capture's analysed dataset).
 NOT_LOADED = [
@@ -55,6 +55,7 @@ def _loaded(args: list[str], code: str) -> tuple[int, set[str]]:
     return int(exit_code), set(names)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "absent"), NOT_LOADED, ids=lambda c: str(c[0]))
 def test_a_command_loads_only_what_it_uses(
     mq_dataset: Path, tmp_path: Path, command: list[str], absent: tuple[str, ...]

@@ -8,7 +8,7 @@ import ast
 import re
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[1] / "src" / "blkscope"
+PACKAGE = Path(__file__).resolve().parents[2] / "src" / "blkscope"
 
 # Lowest first. A module may import its own layer and those below; ingest, analyze and capture
 # (one layer) do not import each other.

@@ -457,6 +457,7 @@ def test_2_a_damaged_trace_is_said_to_disagree_with_itself(tmp_path: Path, damag
     assert not (tmp_path / "strict").exists()
 
 
+@pytest.mark.slow
 def test_2_every_output_says_so_and_the_page_counts_lost_events(tmp_path: Path) -> None:
     trace = tmp_path / "t.txt"
     trace.write_text(DAMAGED["completions deleted"])
@@ -568,6 +569,7 @@ def test_10_a_time_decades_off_costs_its_events_not_its_range(tmp_path: Path) ->
 # 11: the report cost ~0.7 s per device, even with one IO each (200 devices: 143 s)
 
 
+@pytest.mark.slow
 def test_11_devices_past_the_busiest_16_are_one_table(tmp_path: Path) -> None:
     trace = tmp_path / "t.txt"
     lines = []

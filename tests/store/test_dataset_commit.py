@@ -101,6 +101,7 @@ def test_a_second_writer_is_refused(dataset: Path) -> None:
     assert err.value.hint == "wait for it to finish, or write to another folder"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when_s", [0.3, 1.0, 1.7, 2.5])
 def test_kill_during_analyze_leaves_the_dataset_as_it_was(dataset: Path, when_s: float) -> None:
     before = _files(dataset)

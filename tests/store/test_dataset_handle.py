@@ -18,7 +18,7 @@ from blkscope.dataset import Dataset
 from blkscope.errors import DatasetError, InputFormatError
 from blkscope.store import manifest as manifest_module
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURE = ROOT / "fixtures" / "mq-writeback-30s"
 runner = CliRunner()
 

@@ -51,6 +51,7 @@ def previous(tmp_path: Path) -> Path:
 needs_strace = pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
 
 
+@pytest.mark.slow
 @needs_strace
 @pytest.mark.parametrize(
     ("path", "inject"),
