@@ -22,7 +22,7 @@ LOOP_TAIL = FIXTURES / "loop-split-merge-tail"
 @pytest.fixture(autouse=True, scope="session")
 def no_progress_lines() -> Iterator[None]:
     """Commands run in process print no progress lines, however slow a shared machine makes
-    them: tests compare stderr exactly (tests/test_progress.py checks the lines)."""
+    them: tests compare stderr exactly (tests/cli/test_progress.py checks the lines)."""
     from blkscope import progress
 
     patch = pytest.MonkeyPatch()

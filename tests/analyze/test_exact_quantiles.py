@@ -5,6 +5,7 @@ DuckDB's quantile_disc exactly: same ranks (ceil(n * q) - 1 for a decimal q), an
 from __future__ import annotations
 
 import duckdb
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -34,6 +35,7 @@ def both(con: duckdb.DuckDBPyConnection) -> tuple[list[tuple], list[tuple]]:
     return ref, got
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(st.integers(0, 3), VALUES), min_size=1, max_size=400))
 def test_equals_quantile_disc_on_any_values(rows: list[tuple[int, int]]) -> None:
@@ -60,6 +62,7 @@ def test_equals_quantile_disc_on_a_million_latencies_in_few_buckets() -> None:
     assert len(got) == 3
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(VALUES, min_size=1, max_size=300))
 def test_value_buckets_are_ordered_ranges_inside_log2_buckets(values: list[int]) -> None:
@@ -86,6 +89,7 @@ MIRRORED_BY_CASE = (
 POWERS = [s * ((1 << b) + d) for b in range(63) for d in (-1, 0, 1) for s in (1, -1)]
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(st.lists(VALUES, max_size=300))
 def test_value_bucket_mirrors_negative_values_by_xor_as_the_case_did(values: list[int]) -> None:

@@ -58,6 +58,7 @@ def _csv(names: list[str], rows: list[tuple[object, ...]]) -> str:
     return buf.getvalue()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sample", SAMPLES)
 def test_golden(tmp_path: Path, sample: str) -> None:
     ds = tmp_path / "ds"

@@ -47,6 +47,7 @@ def test_iostat_loop_split_merge(analyzed: dict[str, Path]) -> None:
     assert n == 8 and ws <= 0.05 and aw <= 0.05
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "seconds"), [("30s", 30), ("60s", 60)])
 def test_iostat_mq_writeback(analyzed: dict[str, Path], name: str, seconds: int) -> None:
     """w/s is exact once flush-sequence ends count as writes. w_await: median error 6.9% (30 s)
@@ -94,7 +95,7 @@ def test_iostat_interval_option(analyzed: dict[str, Path]) -> None:
 @pytest.mark.parametrize("interval_ns", [0, -1])
 def test_interval_must_be_positive(analyzed: dict[str, Path], interval_ns: int) -> None:
     """The library's own check (the command line refuses these as option errors first, see
-    tests/test_options.py)."""
+    tests/cli/test_options.py)."""
     from blkscope.errors import DatasetError
 
     with pytest.raises(DatasetError) as err:

@@ -88,6 +88,7 @@ def truth(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Truth]:
     return out
 
 
+@pytest.mark.slow
 def test_whole_capture_total(truth: dict[str, Truth]) -> None:
     """Over 20 s, 3198 writes: the plug clock gives the kernel's total await to 0.3%."""
     t = truth["plain"]

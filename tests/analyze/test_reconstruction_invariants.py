@@ -46,6 +46,7 @@ WINDOW = st.sampled_from(sorted(TRACES)).flatmap(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
 @given(WINDOW)
 def test_every_q_has_one_fate_and_no_stage_is_negative(

@@ -11,6 +11,7 @@ from tests.analyze.biosnoop import match_biosnoop, read_biosnoop
 from tests.analyze.conftest import capture
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "disk", "sized"),
     [

@@ -234,6 +234,7 @@ def one_analysis(
     return statements, columns
 
 
+@pytest.mark.slow
 def test_each_object_and_table_is_created_once_per_analysis(
     one_analysis: tuple[list[str], dict[str, list[tuple[str, str]]]],
 ) -> None:
@@ -271,9 +272,11 @@ def test_each_view_and_table_returns_its_declared_columns(
             else:
                 assert columns[o.name] == declared, o.name
             checked += 1
-    assert checked == 22  # and bio_files, partition_io, _partition_bios: tests/test_public_sql.py
+    # and bio_files, partition_io, _partition_bios: tests/analyze/test_public_sql.py
+    assert checked == 22
 
 
+@pytest.mark.slow
 def test_table_macros_return_their_declared_columns(mq_dataset: Path) -> None:
     with Dataset(mq_dataset) as ds:
         returned = ds.con.execute(

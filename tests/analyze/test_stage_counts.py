@@ -21,6 +21,7 @@ from tests.analyze.test_q2q import _sample_inputs, _stream
 EDGES = sorted({0, -1, -(2**63), 2**63 - 1} | {(1 << b) + d for b in range(63) for d in (-1, 0, 1)})
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
 def test_the_pass_buckets_values_like_the_value_bucket_macro(values: list[int]) -> None:
@@ -45,6 +46,7 @@ FROM {STAGE_COUNTS} f JOIN internal._bio_groups g USING (group_key)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "inputs"), _sample_inputs(), ids=lambda v: str(v)[:40])
 def test_the_pass_counts_what_grouping_the_long_form_gives(
     tmp_path: Path, name: str, inputs: list[str]

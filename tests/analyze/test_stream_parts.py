@@ -60,6 +60,7 @@ def test_the_writer_thread_raises_the_first_error_when_closed() -> None:
 EDGES = sorted({0, -1, -(2**63), 2**63 - 1} | {(1 << b) + d for b in range(63) for d in (-1, 0, 1)})
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(-(2**63), 2**63 - 1), max_size=50))
 def test_the_pass_buckets_values_like_the_log2_bucket_macro(values: list[int]) -> None:
@@ -81,6 +82,7 @@ EVENT = st.tuples(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=60, deadline=None)
 @given(st.lists(EVENT, max_size=40))
 def test_device_facts_stop_at_the_first_event_but_say_what_counting_all_says(

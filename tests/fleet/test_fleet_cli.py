@@ -79,6 +79,7 @@ def test_a_failed_capture_leaves_no_partition_and_the_others_land(tmp_path: Path
     assert list((fleet / ".staging").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_labels_reach_the_tables_and_are_escaped_in_the_report(
     small_fleet: Path, tmp_path: Path
 ) -> None:
@@ -149,6 +150,7 @@ def test_fleet_sql_with_a_malformed_query_is_bad_input(small_fleet: Path) -> Non
     ]
 
 
+@pytest.mark.slow
 def test_killed_add_leaves_a_queryable_fleet_and_a_rerun_completes(tmp_path: Path) -> None:
     fleet = tmp_path / "fleet"
     sources = [JBD2, PLAIN, LOOP_PARTS]

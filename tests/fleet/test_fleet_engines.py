@@ -7,8 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pytest
 
 from blkscope.fleet.query import duckdb_fleet, fleet_views, spark_fleet, table_files
+
+# every test here waits for a fixture that ingests and analyses whole captures
+pytestmark = pytest.mark.slow
 
 HOSTS = {"edge-1", "edge-2", "db-3"}
 

@@ -9,7 +9,7 @@ terminal would, the interpreter's own exit). The oracle:
   optionally `hint: ...`; or click's usage error; `check` exits 1 with its table when a
   threshold is exceeded.
 `capture` and `capture-restore` are left out: they change the live tracefs, which the machine
-shares (tests/test_capture_*.py hold them under flock).
+shares (tests/capture/test_capture_*.py hold them under flock).
 
     python -m tests.fuzz.campaign --seed 1 --inputs 0 --cli 10000 --workers 2
     python -m tests.fuzz.campaign --seed 1 --replay-cli 1234    # one run, its output

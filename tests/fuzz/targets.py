@@ -10,7 +10,7 @@ To add a format: add a `Target` to `TARGETS` below with
 - `exhaustive`: a function yielding every variant of a seed that must always be tried
   (by default, the seed cut at every offset),
 - `file_name`: the name the input is written under (a few readers look at names).
-The campaign and the test-suite slice pick it up from there (`tests/test_fuzz.py`).
+The campaign and the test-suite slice pick it up from there (`tests/fuzz/test_fuzz.py`).
 """
 
 from __future__ import annotations

@@ -239,7 +239,7 @@ def test_element_ids_are_unique_across_the_inline_svgs(mq_report: Written) -> No
 
 def test_cross_check_section_and_summary(mq_report: Written) -> None:
     """The bundled capture's biosnoop and iostat against the rebuilt requests, on the page and
-    in summary.json (numbers: tests/test_crosscheck.py)."""
+    in summary.json (numbers: tests/analyze/test_crosscheck.py)."""
     html = mq_report.report.read_text()
     assert "<h3>Cross-check against the capture's own logs</h3>" in html
     assert "9,231 of 9,256 within 50 us (99.7%); found 9,256 of 9,256 rows</td>" in html

@@ -30,13 +30,15 @@ class HandPlacement:
     block_size: int | None = None
 
 
-def read_capture_map(path: Path) -> pa.Table:
-    """A file_extents.parquet written by blkscope capture (or a capture folder holding one)."""
-    file = path / CAPTURE_MAP if path.is_dir() else path
+def read_capture_map(path: Path, data: bytes | None = None) -> pa.Table:
+    """A file_extents.parquet written by blkscope capture (or a capture folder holding one);
+    `data`: its bytes, read already."""
+    file = path / CAPTURE_MAP if data is None and path.is_dir() else path
     try:
-        table = pq.read_table(file)
+        table = pq.read_table(file if data is None else pa.BufferReader(data))
     except (OSError, pa.ArrowException) as exc:
-        raise InputFormatError(str(file), f"not a file map: {exc}") from None
+        why = str(exc).replace(" '<Buffer>'", "")  # the file is named first already
+        raise InputFormatError(str(file), f"not a file map: {why}") from None
     try:
         return table.select(FILE_EXTENTS.names).cast(FILE_EXTENTS)
     except (KeyError, pa.ArrowException) as exc:

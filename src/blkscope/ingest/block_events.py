@@ -16,7 +16,7 @@ from blkscope.errors import InputFormatError
 from blkscope.ingest.blkparse.event_line import past_last_sector
 from blkscope.ingest.blkparse.text_stream import BlkparseTextParser, parse_source
 from blkscope.ingest.blktrace.decode import DecodedTrace, decode
-from blkscope.ingest.blktrace.records import RecordFile, blktrace_inputs, read_records
+from blkscope.ingest.blktrace.records import RecordFile, event_inputs, read_records
 from blkscope.ingest.codes import first_sector_past_end, past_last_sector_rows
 from blkscope.ingest.duplicates import (
     distinct_streams,
@@ -25,7 +25,7 @@ from blkscope.ingest.duplicates import (
     same_events,
 )
 from blkscope.ingest.reconcile import SequenceAudit, reconcile
-from blkscope.ingest.sources import Source, iter_chunks, open_source
+from blkscope.ingest.sources import Input, Source, close_inputs, iter_chunks, opened
 from blkscope.ingest.timeline.completeness import assess
 from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
 from blkscope.ingest.tracepoints.write_tracepoints import write_trace_text
@@ -124,7 +124,7 @@ EventsHook = Callable[[pa.Table], None]
 
 def write_blkparse(
     ds: DatasetWriter,
-    inputs: Sequence[str],
+    inputs: Sequence[Input],
     strict: bool = False,
     progress: Progress | None = None,
     on_events: EventsHook | None = None,
@@ -138,8 +138,9 @@ def write_blkparse(
     sinks = _TextSinks(ds, tally, on_events)
     seen: dict[tuple[tuple[Any, ...], ...], str] = {}
     input_id = first_id
-    for path in inputs:
-        source: Source = open_source(path)
+    for given in inputs:
+        source = opened(given)
+        path = source.path
         try:
             chunks = iter_chunks(source)
             first = next(chunks, None)
@@ -235,7 +236,7 @@ def _write_blkparse_input(
 
 
 def ingest_blkparse(
-    inputs: Sequence[str], out: Path, strict: bool = False, progress: Progress | None = None
+    inputs: Sequence[Input], out: Path, strict: bool = False, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Parse blkparse text inputs into the dataset folder `out`; return its manifest."""
     with DatasetWriter(out) as ds:
@@ -249,10 +250,13 @@ def ingest_events(
     inputs: Sequence[str], out: Path, strict: bool = False, progress: Progress | None = None
 ) -> dict[str, Any]:
     """Ingest blkparse text, or blktrace per-CPU binaries (files or a NAME prefix)."""
-    binaries = blktrace_inputs(inputs)
-    if binaries is None:
-        return ingest_blkparse(inputs, out, strict=strict, progress=progress)
-    return ingest_blktrace(binaries, out, progress=progress, strict=strict)
+    opened_inputs, binary = event_inputs(inputs)
+    try:
+        if binary:
+            return ingest_blktrace(opened_inputs, out, progress=progress, strict=strict)
+        return ingest_blkparse(opened_inputs, out, strict=strict, progress=progress)
+    finally:
+        close_inputs(opened_inputs)
 
 
 _EVENT_SLICE = 1 << 20
@@ -260,7 +264,7 @@ _EVENT_SLICE = 1 << 20
 
 def write_blktrace(
     ds: DatasetWriter,
-    paths: Sequence[str],
+    paths: Sequence[Input],
     progress: Progress | None = None,
     on_events: EventsHook | None = None,
 ) -> tuple[list[dict[str, Any]], EventTally, dict[str, Any]]:
@@ -271,10 +275,10 @@ def write_blktrace(
     Returns the input docs, what was counted and the manifest's trace_clock section.
     """
     files = []
-    for path in paths:
-        files.append(read_records(path))
+    for given in paths:
+        files.append(read_records(given))
         if progress:
-            progress(path, files[-1].raw_bytes, files[-1].raw_bytes)
+            progress(files[-1].path, files[-1].raw_bytes, files[-1].raw_bytes)
     tally = EventTally(SequenceAudit(per_input=False))
     files, tally.duplicates = distinct_streams(files)
     trace = decode(files, list(range(len(files))))
@@ -354,7 +358,7 @@ def _refuse_past_last_sector(events: pa.Table, files: Sequence[RecordFile]) -> N
 
 
 def ingest_blktrace(
-    paths: Sequence[str], out: Path, progress: Progress | None = None, strict: bool = False
+    paths: Sequence[Input], out: Path, progress: Progress | None = None, strict: bool = False
 ) -> dict[str, Any]:
     """Read the per-CPU blktrace files of one trace into the dataset folder `out`."""
     with DatasetWriter(out) as ds:

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from blkscope.errors import InputFormatError
+from blkscope.ingest.sources import Input, Source, read_block
 from blkscope.store.jsonshape import mismatch
 from blkscope.store.manifest import CAPTURE_SHAPE
 
@@ -20,13 +21,22 @@ MAX_BYTES = 16 << 20
 HINT = "blkscope capture writes it; fix or remove the file to ingest the rest of the folder"
 
 
-def read_capture_json(path: str) -> dict[str, Any]:
-    """The capture manifest at path, with the shape the analysis reads; else an error."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_BYTES + 1)
-    except OSError as exc:
-        raise InputFormatError(path, f"cannot read: {exc.strerror}") from None
+def read_capture_json(given: Input) -> dict[str, Any]:
+    """The capture manifest at a path (or in an opened source), with the shape the analysis
+    reads; else an error."""
+    if isinstance(given, Source):
+        path = given.path
+        try:
+            data = read_block(given, MAX_BYTES + 1)
+        finally:
+            given.close()
+    else:
+        path = given
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise InputFormatError(path, f"cannot read: {exc.strerror}") from None
     if len(data) > MAX_BYTES:
         raise InputFormatError(path, f"more than {MAX_BYTES >> 20} MiB: not a capture.json")
     try:
@@ -49,10 +59,10 @@ def capture_problem(doc: Any) -> str | None:
     return f"{found} (capture.json)" if found else None
 
 
-def capture_section(path: str) -> dict[str, Any]:
+def capture_section(given: Input) -> dict[str, Any]:
     """The manifest's `capture` section from a capture.json: the document as read, with the
     writeback knobs also under `sysctl` (where the findings read them)."""
-    capture = read_capture_json(path)
+    capture = read_capture_json(given)
     capture.setdefault("sysctl", capture.get("vm_sysctls") or {})
     return capture
 

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 
 from blkscope.blk_io_trace import MAGIC_BYTES_BE, MAGIC_BYTES_LE
-from blkscope.errors import BlkscopeError
-from blkscope.ingest.sources import open_source
+from blkscope.errors import BlkscopeError, InputFormatError
+from blkscope.ingest.sources import Source, open_source
 from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
 
 FORMAT_NAMES: dict[str, str] = {
@@ -81,23 +82,70 @@ def detect_text(head: str) -> str | None:
     return trace_text_kind(head)
 
 
-def detect_format(path: str, head_bytes: int = 65536) -> str | None:
-    """Name of the format of the file at `path` (plain or compressed), or None if unknown."""
-    try:
-        source = open_source(path)
-    except BlkscopeError:  # a folder or an unreadable path has no format
-        return None
-    try:
-        head = source.stream.read(head_bytes)
-    except Exception:  # unreadable or damaged: not a format we know
-        return None
-    finally:
-        source.close()
+# How much of an input recognising its format reads (decompressed).
+HEAD_BYTES = 65536
+
+
+def format_of(head: bytes, complete: bool) -> str | None:
+    """Name of the format an input's first bytes are in, or None; `complete` when they are the
+    whole input (else the last line may be cut, and only whole lines are judged)."""
     if head[:4] in (MAGIC_BYTES_LE, MAGIC_BYTES_BE):
         return "blktrace"
     if b"\x00" in head[:4096]:
         return None
     text = head.decode("utf-8", "replace")
-    if len(head) == head_bytes:  # the last line may be cut: judge whole lines only
+    if not complete:
         text = text[: text.rfind("\n") + 1]
     return detect_text(text)
+
+
+@dataclass
+class Detected:
+    """One input opened once: its format, recognised from its first bytes, and the source its
+    reader continues from (those bytes come again first), so that no input is opened twice."""
+
+    path: str
+    fmt: str | None
+    head: bytes  # the first HEAD_BYTES decompressed bytes (none when unreadable)
+    opened: Source | None = field(default=None, repr=False)
+    # False when the file could not be opened, or its plain bytes could not be read (a damaged
+    # compressed stream is readable: it is judged by what it gives)
+    readable: bool = True
+
+    @property
+    def source(self) -> Source:
+        """The open source, for the one reader of this input (which closes it)."""
+        if self.opened is None:
+            raise InputFormatError(self.path, "cannot read: the file is damaged or unreadable")
+        return self.opened
+
+    def text(self, size: int = 4096) -> str:
+        """The first `size` bytes as text (undecodable bytes become U+FFFD)."""
+        return self.head[:size].decode("utf-8", "replace")
+
+    def close(self) -> None:
+        """Let go of the input (whether or not a reader took it: closing twice is fine)."""
+        if self.opened is not None:
+            self.opened.close()
+
+
+def detect(path: str) -> Detected:
+    """Open the input at `path` (plain or compressed) and recognise its format from its content;
+    the caller reads it on from `source` or closes it."""
+    try:
+        source = open_source(path)
+    except (BlkscopeError, OSError):  # a folder or an unreadable path has no format
+        return Detected(path, None, b"", readable=False)
+    try:
+        head = source.sniff(HEAD_BYTES)
+    except Exception:  # unreadable or damaged: not a format we know
+        source.close()
+        return Detected(path, None, b"", readable=source.compression != "none")
+    return Detected(path, format_of(head, len(head) < HEAD_BYTES), head, source)
+
+
+def detect_format(path: str) -> str | None:
+    """Name of the format of the file at `path` (plain or compressed), or None if unknown."""
+    found = detect(path)
+    found.close()
+    return found.fmt

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -13,8 +13,8 @@ import pyarrow as pa
 from blkscope.errors import BlkscopeError, InputFormatError
 from blkscope.files.attach import CAPTURE_MAP, read_capture_map
 from blkscope.ingest.block_events import Progress, build_manifest, write_blkparse, write_blktrace
-from blkscope.ingest.capture_doc import capture_section, read_capture_json
-from blkscope.ingest.detect import FORMAT_NAMES, detect_format
+from blkscope.ingest.capture_doc import capture_section
+from blkscope.ingest.detect import FORMAT_NAMES, Detected, detect
 from blkscope.ingest.duplicates import (
     Fingerprint,
     events_fingerprint,
@@ -23,7 +23,7 @@ from blkscope.ingest.duplicates import (
 )
 from blkscope.ingest.logs.registry import PARSERS
 from blkscope.ingest.logs.spool import drop_pages, spooling
-from blkscope.ingest.sources import iter_chunks, open_source
+from blkscope.ingest.sources import Source, iter_chunks, read_block
 from blkscope.ingest.timeline.clock_model import (
     ClockHints,
     LogSource,
@@ -75,23 +75,26 @@ class Entry:
     # parse, a link out of the folder...): a warning on every output, not only a line in the
     # skipped list
     lost: bool = False
+    # the file, opened once to recognise it: its reader continues from there
+    found: Detected | None = field(default=None, repr=False, compare=False)
+    # a blkparse text skipped as the binaries' own: its first events (None: it has no text), to
+    # hold against theirs
+    text_events: Fingerprint | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def source(self) -> Source:
+        """The open source of this file, for its one reader."""
+        if self.found is None:  # only regular files are recognised, and read
+            raise InputFormatError(self.path, "not a regular file")
+        return self.found.source
+
+    def head(self) -> str:
+        """The file's first 4 KiB as text ("" when it has none or cannot be read)."""
+        return self.found.text() if self.found is not None else ""
 
     def skip(self, reason: str, lost: bool = True) -> None:
         """Leave this file out, saying why."""
         self.role, self.reason, self.lost = "skipped", reason, lost
-
-
-def _head(path: str, size: int = 4096) -> str:
-    try:
-        source = open_source(path)
-    except BlkscopeError:
-        return ""
-    try:
-        return source.stream.read(size).decode("utf-8", "replace")
-    except Exception:  # damaged compressed file: it is skipped as unreadable
-        return ""
-    finally:
-        source.close()
 
 
 def _unknown_reason(name: str, head: str) -> tuple[str, str]:
@@ -116,15 +119,6 @@ def _unknown_reason(name: str, head: str) -> tuple[str, str]:
     if not head:
         return "skipped", "empty or unreadable"
     return "skipped", UNKNOWN_REASON
-
-
-def _unreadable(path: Path) -> bool:
-    try:
-        with open(path, "rb") as f:
-            f.read(1)
-    except OSError:
-        return True
-    return False
 
 
 def _not_a_file(name: str, path: Path) -> Entry:
@@ -191,10 +185,36 @@ def _walk(folder: Path) -> list[Path]:
 
 
 def survey(folder: Path) -> list[Entry]:
-    """Classify every file under `folder` (sorted, hidden files ignored) by its content."""
+    """Classify every file under `folder` (sorted, hidden files ignored) by its content. The
+    files ingest reads stay open (`Entry.source`) until `close_entries`."""
     if not folder.is_dir():
         raise InputFormatError(str(folder), "not a folder")
-    entries = []
+    entries: list[Entry] = []
+    try:
+        _classify(folder, entries)
+        for e in entries:
+            if e.role == "skipped" and e.fmt == "blkparse" and e.reason.endswith(_OF_BINARIES):
+                chunk = _first_chunk(e)
+                e.text_events = first_events(chunk) if chunk else None
+    except BaseException:
+        close_entries(entries)
+        raise
+    for e in entries:
+        if e.found is not None and e.role == "skipped":  # (the others are read, then closed)
+            e.found.close()
+    return entries
+
+
+def close_entries(entries: list[Entry]) -> None:
+    """Close every file survey left open."""
+    for e in entries:
+        if e.found is not None:
+            e.found.close()
+
+
+def _classify(folder: Path, entries: list[Entry]) -> None:
+    """survey's work, appending to entries as it goes (so that what it opened is closed if it
+    raises)."""
     root = folder.resolve()
     datasets = {
         p.parent for p in _walk(folder) if p.name == MANIFEST and _inside(p, root)
@@ -228,18 +248,21 @@ def survey(folder: Path) -> list[Entry]:
                 name = inside[0].relative_to(folder).as_posix() + "/"
                 entries.append(Entry(name, str(inside[0]), None, "skipped", "a blkscope dataset"))
             continue
-        fmt = detect_format(str(path))
+        found = detect(str(path))
+        fmt = found.fmt
         if fmt is None:
-            role, reason = _unknown_reason(rel.name, _head(str(path)))
+            role, reason = _unknown_reason(rel.name, found.text())
             if reason == "empty or unreadable":
-                reason = "unreadable" if _unreadable(path) else "empty"
+                reason = "empty" if found.readable else "unreadable"
             fmt = _UNKNOWN_FORMATS.get(role)
         elif fmt in BLOCK_TEXT or fmt == "blktrace":
             role, reason = "block events", FORMAT_NAMES[fmt]
         else:
             role, reason = "side log", FORMAT_NAMES[fmt]
         lost = role == "skipped" and reason in _LOST_REASONS
-        entries.append(Entry(rel.as_posix(), str(path), fmt, role, reason, lost))
+        if role == "skipped":  # never read: let go of it now
+            found.close()
+        entries.append(Entry(rel.as_posix(), str(path), fmt, role, reason, lost, found))
     if not entries:
         raise InputFormatError(
             str(folder), "the folder holds no files", hint="point at a capture folder"
@@ -263,7 +286,6 @@ def survey(folder: Path) -> list[Entry]:
             "no block events: neither blktrace per-CPU files nor blkparse text",
             hint="add trace.blktrace.N files or blkparse.txt (blkparse -i trace -o blkparse.txt)",
         )
-    return entries
 
 
 def _read_once(entries: list[Entry], duplicates: list[dict[str, str]]) -> None:
@@ -280,8 +302,7 @@ def _compare_texts(entries: list[Entry], binaries: Fingerprint) -> None:
     for e in entries:
         if e.role != "skipped" or e.fmt != "blkparse" or not e.reason.endswith(_OF_BINARIES):
             continue
-        text = _first_chunk(e.path)
-        if text and first_events(text) == binaries:
+        if e.text_events == binaries:  # (None, no text, is no match)
             e.reason += first_events_how(binaries)
         else:
             e.skip(
@@ -290,9 +311,9 @@ def _compare_texts(entries: list[Entry], binaries: Fingerprint) -> None:
             )
 
 
-def _first_chunk(path: str) -> bytes:
+def _first_chunk(e: Entry) -> bytes:
     try:
-        source = open_source(path)
+        source = e.source
     except BlkscopeError:
         return b""
     try:
@@ -303,22 +324,18 @@ def _first_chunk(path: str) -> bytes:
         source.close()
 
 
-def _tracepoint_clock(entries: list[Entry], doc: dict[str, Any]) -> dict[str, Any] | None:
+def _tracepoint_clock(capture: dict[str, Any] | None, doc: dict[str, Any]) -> dict[str, Any] | None:
     """The monotonic zero of tracepoint text that blkscope capture recorded on trace_clock mono."""
-    for e in entries:
-        if e.role == "capture manifest" and doc.get("clock_base_ns") is not None:
-            try:
-                capture = read_capture_json(e.path)
-            except BlkscopeError:  # a damaged one is skipped later, with its reason
-                continue
-            if (
-                capture.get("block_source") == "tracepoints"
-                and capture.get("trace_clock") == "mono"
-            ):
-                return {
-                    "base_time_ns": doc["clock_base_ns"],
-                    "how": "tracepoint text on trace_clock mono: first event's time",
-                }
+    if (
+        capture is not None
+        and doc.get("clock_base_ns") is not None
+        and capture.get("block_source") == "tracepoints"
+        and capture.get("trace_clock") == "mono"
+    ):
+        return {
+            "base_time_ns": doc["clock_base_ns"],
+            "how": "tracepoint text on trace_clock mono: first event's time",
+        }
     return None
 
 
@@ -328,7 +345,7 @@ def _parse_logs(entries: list[Entry], strict: bool) -> list[LogSource]:
         if e.role != "side log" or e.fmt not in PARSERS:
             continue
         try:
-            logs.append(LogSource(e.name, e.fmt, PARSERS[e.fmt](e.path)))
+            logs.append(LogSource(e.name, e.fmt, PARSERS[e.fmt](e.source)))
         except BlkscopeError as exc:
             if strict:
                 raise
@@ -346,7 +363,7 @@ def _read_capture(entries: list[Entry], strict: bool) -> dict[str, Any] | None:
             e.skip("a second capture manifest")
             continue
         try:
-            found = capture_section(e.path)
+            found = capture_section(e.source)
         except BlkscopeError as exc:
             if strict:
                 raise
@@ -354,11 +371,20 @@ def _read_capture(entries: list[Entry], strict: bool) -> dict[str, Any] | None:
     return found
 
 
+def _read_map(e: Entry) -> pa.Table:
+    """blkscope capture's file map, from the file survey opened."""
+    source = e.source
+    try:
+        return read_capture_map(Path(e.path), read_block(source))
+    finally:
+        source.close()
+
+
 def _hints(entries: list[Entry], trace_start_ns: int | None, offsets: dict[str, int]) -> ClockHints:
     hints = ClockHints(trace_start_ns=trace_start_ns, offsets_ns=offsets)
     for e in entries:
         if e.role == "clock hint" and hints.pair is None:
-            hints.pair, hints.pair_source = read_clock_pair(_head(e.path)), e.name
+            hints.pair, hints.pair_source = read_clock_pair(e.head()), e.name
     return hints
 
 
@@ -389,11 +415,25 @@ def ingest_folder(
     trace_start_ns: int | None = None,
     offsets_ns: dict[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Ingest a capture folder into one dataset with every table on the trace timeline."""
+    """Ingest a capture folder into one dataset with every table on the trace timeline; each
+    file in it is opened once."""
     entries = survey(folder)
-    offsets = dict(offsets_ns or {})
+    try:
+        hints = _hints(entries, trace_start_ns, dict(offsets_ns or {}))
+        return _ingest_entries(folder, entries, out, strict, progress, hints)
+    finally:
+        close_entries(entries)
+
+
+def _ingest_entries(
+    folder: Path,
+    entries: list[Entry],
+    out: Path,
+    strict: bool,
+    progress: Progress | None,
+    hints: ClockHints,
+) -> dict[str, Any]:
     capture = _read_capture(entries, strict)
-    hints = _hints(entries, trace_start_ns, offsets)
     block = [e for e in entries if e.role == "block events"]
     if block[0].fmt == "blktrace":
         block = _pick_per_cpu_set(block)
@@ -411,15 +451,15 @@ def ingest_folder(
                         first.append(events)
 
                 docs, tally, hints.blktrace = write_blktrace(
-                    ds, [e.path for e in block], progress, seen
+                    ds, [e.source for e in block], progress, seen
                 )
                 _read_once(entries, tally.duplicates)
                 _compare_texts(entries, events_fingerprint(first[0]) if first else ())
             else:
                 docs, tally = write_blkparse(
-                    ds, [e.path for e in block], strict, progress, digest.add
+                    ds, [e.source for e in block], strict, progress, digest.add
                 )
-                hints.blktrace = _tracepoint_clock(entries, docs[0])
+                hints.blktrace = _tracepoint_clock(capture, docs[0])
             zero = resolve_trace_zero(hints, logs, digest)
             sources = []
             for log in logs:
@@ -440,7 +480,7 @@ def ingest_folder(
         for e in entries:
             if e.role == "file map":  # which file owns each sector: read by blkscope files
                 manifest.setdefault("tables", {})["file_extents"] = ds.put(
-                    "file_extents", read_capture_map(Path(e.path))
+                    "file_extents", _read_map(e)
                 )
         if capture is not None:
             manifest["capture"] = capture

@@ -11,7 +11,7 @@ import os
 import re
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, cast
 
@@ -146,6 +146,45 @@ class _Budget(io.RawIOBase):
         super().close()
 
 
+class _Replay(io.BufferedIOBase):
+    """A stream whose first bytes were read already (to recognise the input): they come again
+    first, then the rest of the stream, so its reader starts from the beginning without a
+    second open. `rest` is None when the head was the whole stream."""
+
+    def __init__(self, head: bytes, rest: BinaryIO | None) -> None:
+        self.head = head
+        self.at = 0
+        self.rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.closed:  # a second reader of a closed source must not see a short file
+            raise ValueError("read of a closed input")
+        want = -1 if size is None or size < 0 else size
+        if self.at >= len(self.head):
+            return self.rest.read(want) if self.rest is not None else b""
+        taken = self.head[self.at :] if want < 0 else self.head[self.at : self.at + want]
+        self.at += len(taken)
+        if self.rest is None or len(taken) == want:
+            return taken
+        return taken + self.rest.read(want if want < 0 else want - len(taken))
+
+    def read1(self, size: int = -1) -> bytes:
+        return self.read(size)
+
+    def readinto(self, b: bytearray | memoryview) -> int:  # type: ignore[override]
+        data = self.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        if self.rest is not None:
+            self.rest.close()
+        super().close()
+
+
 @dataclass
 class Source:
     """One opened input: a decompressed byte stream plus what we learn about the file."""
@@ -165,10 +204,26 @@ class Source:
         """Hash of the raw input; complete once the stream has been read to its end."""
         return self._hasher.sha256.hexdigest()
 
+    def sniff(self, size: int) -> bytes:
+        """The first `size` decompressed bytes (fewer at the end of the input), which the stream
+        then gives again: what recognises an input and what reads it share one open. An input
+        that fits in them is read whole, and its file closed at once."""
+        head = read_block(self, size)
+        if len(head) < size:  # the end: nothing is left to hold the file open for
+            self.stream.close()
+            self._hasher.raw.close()
+            self.stream = _Replay(head, None)  # type: ignore[assignment]
+        else:
+            self.stream = _Replay(head, self.stream)  # type: ignore[assignment]
+        return head
+
     def close(self) -> None:
-        """Close the stream and the file under it."""
+        """Close the stream and the file under it, and let go of their buffers and decompressor
+        (what recognised the input may hold the closed source to the end of the command)."""
         self.stream.close()
         self._hasher.raw.close()
+        self.stream = _Replay(b"", None)  # type: ignore[assignment]
+        self.stream.close()
 
 
 def open_source(path: str) -> Source:
@@ -211,6 +266,28 @@ def open_source(path: str) -> Source:
         budget = _Budget(path, stream, hasher)
         stream = io.BufferedReader(budget, buffer_size=1 << 20)
     return Source(path, stream, compression, size, hasher)
+
+
+# What a reader takes: a path it opens itself, or a source opened already (by detection, whose
+# first bytes it gives again), so that each input is opened once per command.
+Input = str | Source
+
+
+def opened(given: Input) -> Source:
+    """The source of `given`: itself, or the path opened."""
+    return given if isinstance(given, Source) else open_source(given)
+
+
+def path_of(given: Input) -> str:
+    """The path of an input."""
+    return given.path if isinstance(given, Source) else given
+
+
+def close_inputs(inputs: Sequence[Input]) -> None:
+    """Close the inputs opened already (their readers close them too: closing twice is fine)."""
+    for given in inputs:
+        if isinstance(given, Source):
+            given.close()
 
 
 def read_block(source: Source, size: int = -1) -> bytes:

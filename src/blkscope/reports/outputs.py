@@ -1,6 +1,6 @@
 """JSON Schemas of every command's --json output (`report --json` prints the summary), so that
 a machine reading them can validate what it gets: `blkscope schema COMMAND` prints one, and
-tests/test_cli_formats.py holds each command's real output to its schema (and fails when a
+tests/cli/test_cli_formats.py holds each command's real output to its schema (and fails when a
 command gains --json without one here).
 
 Rows that come from a declared Arrow schema take their keys, types and docs from it; documents

@@ -15,7 +15,7 @@ import pyarrow as pa
 from blkscope import _core
 from blkscope.blk_io_trace import MAGIC_BYTES_BE, MAGIC_BYTES_LE, RECORD, RECORD_BYTES
 from blkscope.errors import InputFormatError
-from blkscope.ingest.sources import open_source
+from blkscope.ingest.sources import Input, close_inputs, open_source, opened, path_of
 
 
 @dataclass
@@ -67,9 +67,10 @@ def records_error(paths: Sequence[str], exc: _core.RecordsError) -> InputFormatE
     return InputFormatError(paths[index], message, hint=_HINTS[kind])
 
 
-def read_records(path: str) -> RecordFile:
+def read_records(given: Input) -> RecordFile:
     """Load one per-CPU blktrace file (plain or compressed) and find its records."""
-    source = open_source(path)
+    source = opened(given)
+    path = source.path
     try:
         try:
             blob = source.stream.read()
@@ -102,39 +103,50 @@ def read_records(path: str) -> RecordFile:
 _CPU_SUFFIX = re.compile(r"\.blktrace\.(\d+)(?:\.[A-Za-z0-9]+)?$")
 
 
-def _is_blktrace(path: str) -> bool:
+def _opened_input(path: str) -> tuple[Input, bool]:
+    """(the input, whether it is a blktrace binary): the file opened once, its first bytes
+    read to tell, and kept for its reader; a damaged stream is left to the text reader to
+    explain, from its path."""
     source = open_source(path)
     try:
-        head = source.stream.read(4)
+        head = source.sniff(4)
     except Exception:  # undecodable input: let the text reader explain it
-        return False
-    finally:
         source.close()
-    return head in (MAGIC_BYTES_LE, MAGIC_BYTES_BE)
+        return path, False
+    return source, head in (MAGIC_BYTES_LE, MAGIC_BYTES_BE)
 
 
-def blktrace_inputs(inputs: Sequence[str]) -> list[str] | None:
-    """The per-CPU files the inputs name (files, or a NAME prefix), or None for text inputs."""
-    found: list[str] = []
-    text: list[str] = []
-    for path in inputs:
-        if path != "-" and not os.path.exists(path):
-            per_cpu = glob.glob(glob.escape(path) + ".blktrace.*")
-            if not per_cpu:
+def event_inputs(inputs: Sequence[str]) -> tuple[list[Input], bool]:
+    """The block-event inputs the arguments name (files, or a NAME prefix: its per-CPU files)
+    and whether they are blktrace binaries. A file is opened once, here, and its reader
+    continues from its source; the caller closes those (`close_inputs`)."""
+    found: list[Input] = []
+    text: list[Input] = []
+    try:
+        for path in inputs:
+            if path != "-" and not os.path.exists(path):
+                per_cpu = glob.glob(glob.escape(path) + ".blktrace.*")
+                if not per_cpu:
+                    text.append(path)
+                    continue
+                per_cpu.sort(key=_cpu_number)
+                found += per_cpu  # opened when read
+            elif path != "-" and os.path.isfile(path):
+                given, binary = _opened_input(path)
+                (found if binary else text).append(given)
+            else:
                 text.append(path)
-                continue
-            found.extend(sorted(per_cpu, key=_cpu_number))
-        elif path != "-" and os.path.isfile(path) and _is_blktrace(path):
-            found.append(path)
-        else:
-            text.append(path)
-    if found and text:
-        raise InputFormatError(
-            text[0],
-            f"cannot mix blkparse text with blktrace binaries ({found[0]}) in one ingest",
-            hint="ingest them into separate datasets",
-        )
-    return found or None
+        if found and text:
+            raise InputFormatError(
+                path_of(text[0]),
+                f"cannot mix blkparse text with blktrace binaries ({path_of(found[0])}) in "
+                "one ingest",
+                hint="ingest them into separate datasets",
+            )
+    except BaseException:
+        close_inputs(found + text)
+        raise
+    return (found, True) if found else (text, False)
 
 
 def _cpu_number(path: str) -> tuple[int, str]:

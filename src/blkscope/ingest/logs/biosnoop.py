@@ -15,6 +15,7 @@ from blkscope.ingest.logs.textlog import (
     to_int,
     to_ns,
 )
+from blkscope.ingest.sources import Input
 from blkscope.schemas.bpf_logs import BIOSNOOP
 
 # header name -> (column, how to read it)
@@ -110,12 +111,13 @@ def _row(path: str, line_no: int, line: str, names: list[str]) -> dict[str, Any]
     return row
 
 
-def parse_biosnoop(path: str) -> pa.Table:
+def parse_biosnoop(given: Input) -> pa.Table:
     """Parse a biosnoop log of any of the three layouts into the `biosnoop` table.
 
     Events the tool reported lost are summed in the schema metadata key b"lost_events".
     """
-    log = SideLog(path)
+    log = SideLog(given)
+    path = log.path
     names: list[str] | None = None
     # One row per IO: a busy capture has millions, made Arrow a batch at a time (TableRows).
     rows = TableRows(path, BIOSNOOP)

@@ -21,6 +21,7 @@ from blkscope.ingest.logs.textlog import (
     wrong_format,
 )
 from blkscope.ingest.logs.wall_stamps import date_time_ns, time_of_day_ns
+from blkscope.ingest.sources import Input
 from blkscope.schemas.bpf_logs import HISTOGRAM
 
 FORMATS = ("hist_bpftrace", "hist_bcc", "hist_json")
@@ -247,9 +248,10 @@ def _bcc_json(st: _State, line_no: int, doc: dict[str, Any]) -> None:
     _json_buckets(st, line_no, doc.get("data"))
 
 
-def parse_histogram(path: str) -> pa.Table:
+def parse_histogram(given: Input) -> pa.Table:
     """Parse a histogram log of any supported layout into the `histogram` table."""
-    log = SideLog(path)
+    log = SideLog(given)
+    path = log.path
     kind = detect_text(log.head)
     if kind not in FORMATS:
         raise wrong_format(path, log.head, FORMATS, HINT)

@@ -17,6 +17,7 @@ from blkscope.ingest.logs.textlog import (
     to_float,
 )
 from blkscope.ingest.logs.wall_stamps import date_time_ns, time_of_day_ns
+from blkscope.ingest.sources import Input
 from blkscope.schemas.sysstat import IOSTAT_CPU, IOSTAT_LOG
 from blkscope.units import NS_PER_S
 
@@ -167,9 +168,10 @@ def _cpu_row(st: _State, line_no: int, line: str) -> dict[str, Any]:
     return row
 
 
-def parse_iostat(path: str) -> dict[str, pa.Table]:
+def parse_iostat(given: Input) -> dict[str, pa.Table]:
     """Parse iostat -x output into the `iostat` and `iostat_cpu` tables."""
-    log = SideLog(path)
+    log = SideLog(given)
+    path = log.path
     st = _State(path)
     section = None
     day = 0

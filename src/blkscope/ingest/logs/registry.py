@@ -12,9 +12,11 @@ from blkscope.ingest.logs.iostat_log import parse_iostat
 from blkscope.ingest.logs.series_csv import parse_series
 from blkscope.ingest.logs.vmstat_meminfo import parse_meminfo, parse_vmstat
 from blkscope.ingest.logs.writeback_log import parse_writeback, parse_writeback_trace
+from blkscope.ingest.sources import Input
 
-# detect_format name -> parser returning {table name: table}
-PARSERS: dict[str, Callable[[str], dict[str, pa.Table]]] = {
+# detect_format name -> parser of an input (a path, or the source detection opened) returning
+# {table name: table}
+PARSERS: dict[str, Callable[[Input], dict[str, pa.Table]]] = {
     "iostat": parse_iostat,
     "vmstat": lambda p: {"vmstat": parse_vmstat(p)},
     "meminfo": lambda p: {"meminfo": parse_meminfo(p)},

@@ -16,6 +16,7 @@ from blkscope.ingest.logs.textlog import (
     to_float,
     to_ns,
 )
+from blkscope.ingest.sources import Input
 from blkscope.schemas.series import SERIES
 
 HINT = "expected a header like 'mono_ns,latency_us': a time column, then value columns"
@@ -27,9 +28,10 @@ def _unit(header: str) -> str | None:
     return m.group(1) if m else None
 
 
-def parse_series(path: str, name: str | None = None) -> pa.Table:
+def parse_series(given: Input, name: str | None = None) -> pa.Table:
     """Parse a CSV whose first column is a time into the long `series` table."""
-    log = SideLog(path)
+    log = SideLog(given)
+    path = log.path
     last_line = [0]  # the number of the line the reader took last (blank runs come as one)
 
     def lines() -> Iterator[str]:

@@ -17,9 +17,11 @@ from blkscope.ingest.logs.spool import active as spooling_active
 from blkscope.ingest.sources import (
     CHUNK_BYTES,
     MAX_LINE_BYTES,
+    Input,
     iter_chunks,
     line_too_long,
-    open_source,
+    opened,
+    path_of,
 )
 from blkscope.units import MAX_DURATION_NS
 
@@ -45,7 +47,7 @@ TRACER_CHATTER = re.compile(r"Attaching \d+ probes?\.\.\.|Tracing .*|@.*")
 _BLANKS = re.compile(r"\s+")
 
 
-def read_text(path: str, max_bytes: int = MAX_LOG_BYTES, what: str = "a side log") -> str:
+def read_text(path: Input, max_bytes: int = MAX_LOG_BYTES, what: str = "a side log") -> str:
     """Whole (possibly compressed) input as text; undecodable bytes become U+FFFD.
 
     Lines longer than MAX_LINE_BYTES, more than max_bytes or a damaged stream are errors.
@@ -55,20 +57,22 @@ def read_text(path: str, max_bytes: int = MAX_LOG_BYTES, what: str = "a side log
 
 
 def _text_chunks(
-    path: str, max_bytes: int = MAX_LOG_BYTES, what: str = "a side log"
+    given: Input, max_bytes: int = MAX_LOG_BYTES, what: str = "a side log"
 ) -> Iterator[str]:
     """The input as text a chunk at a time; each chunk ends on a newline (the last may not), so
-    no character is cut in two."""
-    source = open_source(path)
+    no character is cut in two. Closes the source at its end."""
+    # opened here, in the generator: a parser that stops at a bad line leaves it suspended, and
+    # the collector closes the file through it (it finalizes what was made first, first)
+    source = opened(given)
     size = 0
     try:
         for chunk in iter_chunks(source, CHUNK_BYTES):
             if not size and b"\x00" in chunk[:4096]:
-                raise InputFormatError(path, "binary data, expected a text log")
+                raise InputFormatError(source.path, "binary data, expected a text log")
             size += len(chunk)
             if size > max_bytes:
                 raise InputFormatError(
-                    path,
+                    source.path,
                     f"more than {max_bytes >> 20} MiB: too big for {what}",
                     hint="cut it to the capture's time span",
                 )
@@ -83,9 +87,9 @@ class SideLog:
     would be held twice (bytes and text); streamed, memory is a chunk and a batch of rows.
     """
 
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._chunks = _text_chunks(path)
+    def __init__(self, given: Input) -> None:
+        self.path = path_of(given)
+        self._chunks = _text_chunks(given)
         self._read: list[str] = []  # chunks read for the head, not yet parsed
         for text in self._chunks:
             self._read.append(text)

@@ -15,6 +15,7 @@ from blkscope.ingest.logs.textlog import (
     to_int,
 )
 from blkscope.ingest.logs.wall_stamps import date_time_ns
+from blkscope.ingest.sources import Input
 from blkscope.schemas.sysstat import MEMINFO, VMSTAT, VMSTAT_COLUMNS
 
 VMSTAT_HINT = "record it with 'vmstat 1' (add -t for a timestamp per line)"
@@ -39,9 +40,10 @@ def _vmstat_time(path: str, line_no: int, fields: list[str]) -> int:
     return when
 
 
-def parse_vmstat(path: str) -> pa.Table:
+def parse_vmstat(given: Input) -> pa.Table:
     """Parse `vmstat [-a] [-t] N` output into the `vmstat` table (header may repeat)."""
-    log = SideLog(path)
+    log = SideLog(given)
+    path = log.path
     names: list[str] | None = None
     rows = TableRows(path, VMSTAT)
     for line_no, line in log.lines():
@@ -76,9 +78,10 @@ def parse_vmstat(path: str) -> pa.Table:
     return rows.table()
 
 
-def parse_meminfo(path: str) -> pa.Table:
+def parse_meminfo(given: Input) -> pa.Table:
     """Parse meminfo samples into the long `meminfo` table (one row per field per sample)."""
-    log = SideLog(path)
+    log = SideLog(given)
+    path = log.path
     rows = TableRows(path, MEMINFO)
     sample = -1
     pending_time: int | None = None

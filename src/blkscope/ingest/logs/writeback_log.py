@@ -21,6 +21,7 @@ from blkscope.ingest.logs.textlog import (
     within,
 )
 from blkscope.ingest.logs.wall_stamps import time_of_day_ns
+from blkscope.ingest.sources import Input
 from blkscope.schemas.bpf_logs import WRITEBACK
 
 HEADERS: dict[tuple[str, ...], tuple[str, str]] = {
@@ -46,9 +47,10 @@ def _time_of_day(path: str, line_no: int, text: str) -> int:
     return ns
 
 
-def parse_writeback(path: str) -> pa.Table:
+def parse_writeback(given: Input) -> pa.Table:
     """Parse a writeback.bt log (either clock) into the `writeback` table."""
-    log = SideLog(path)
+    log = SideLog(given)
+    path = log.path
     layout: tuple[str, str] | None = None
     rows = TableRows(path, WRITEBACK)
     day = 0
@@ -142,13 +144,14 @@ def _pages_left(path: str, line_no: int, text: str) -> int | None:
     return to_int(path, line_no, text, "PAGES")
 
 
-def parse_writeback_trace(path: str) -> pa.Table:
+def parse_writeback_trace(given: Input) -> pa.Table:
     """Parse the ftrace text of writeback_start/writeback_written (trace_clock=mono, as
     `blkscope capture` records it) into the `writeback` table: one row per work item, at its
     writeback_written. A work item's nr_pages counts down as it writes, so what it wrote is
     nr_pages at its start minus nr_pages at its end; an end without a start (the trace began
     mid-item) leaves pages_written null."""
-    log = SideLog(path)
+    log = SideLog(given)
+    path = log.path
     rows = TableRows(path, WRITEBACK)
     started: dict[str, tuple[int, int]] = {}  # bdi -> (start ns, nr_pages at start)
     seen = False

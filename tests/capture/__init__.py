@@ -1,0 +1,2 @@
+"""Tests of `blkscope capture`: the block sources, the files it writes, tracefs restored
+(the live ones need root)."""
