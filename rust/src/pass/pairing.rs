@@ -173,8 +173,8 @@ impl Pass {
         false
     }
 
-    /// Write request g's row, unless a plug session of one of its bios is still open and
-    /// unplugged (its clock may still move to the session's first Q); return whether written.
+    /// Write request g's row, unless a plug session of one of its bios may still get a P (its
+    /// clock would move to the session's first Q: `session_plugged`); return whether written.
     /// Its process, pid and G time are the earliest G's that rode in it; its accounting start
     /// is the plug clock (Linux >= 6.9: the later of its bios' Q clock and its G's session
     /// clock), else its G, else its first Q.
@@ -187,13 +187,11 @@ impl Pass {
             let piece = &self.pieces[pid];
             q_t = min_some(q_t, Some(piece.q_t));
             if self.plug_clock {
-                let s = &self.sessions[piece.session.expect("a plug-clock piece has a session")];
-                if s.plugged {
-                    q_clock = min_some(q_clock, piece.first_q);
-                } else if s.closed {
-                    q_clock = min_some(q_clock, Some(piece.q_t));
-                } else {
-                    return false;
+                let s = piece.session.expect("a plug-clock piece has a session");
+                match self.session_plugged(s) {
+                    Some(true) => q_clock = min_some(q_clock, piece.first_q),
+                    Some(false) => q_clock = min_some(q_clock, Some(piece.q_t)),
+                    None => return false,
                 }
             }
             if piece.landing == Some(Action::GetRequest)

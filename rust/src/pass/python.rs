@@ -113,12 +113,14 @@ impl StreamPass {
 impl StreamPass {
     /// `devices`: (major, minor, dispatches, has bio nodes) per device, in index order;
     /// `bounds`: (major, minor, first event time, last event time, first bin's start, bin
-    /// width, bins) per device with events (sql/time_bins.sql).
+    /// width, bins) per device with events (sql/time_bins.sql); `last_plugs`: (pid, time of
+    /// its last P) per task that plugs.
     #[new]
     fn new(
         plug_clock: bool,
         devices: Vec<(i64, i64, bool, bool)>,
         bounds: Vec<(i64, i64, i64, i64, i64, i64, i64)>,
+        last_plugs: Vec<(i64, i64)>,
     ) -> PyResult<StreamPass> {
         let devices: Vec<Device> = devices
             .into_iter()
@@ -147,8 +149,10 @@ impl StreamPass {
             });
         }
         let depth = DepthWalk::new(&per_device);
+        let mut pass = Pass::new(plug_clock, devices, depth);
+        pass.last_plugs = Some(last_plugs.into_iter().collect());
         Ok(StreamPass {
-            pass: Pass::new(plug_clock, devices, depth),
+            pass,
             rwbs: Dictionary::default(),
             comm: Dictionary::starting_with(&[super::q2q::UNKNOWN_COMM_NAME]),
             last: None,
@@ -336,6 +340,18 @@ impl StreamPass {
             ArrowBatch::new(times),
             ArrowBatch::new(bins),
         ))
+    }
+
+    /// The most requests, bios, pieces and plug sessions the pass held at once: what it keeps
+    /// in flight (the tests hold it to the IOs in flight, not the IOs seen).
+    fn most_in_flight(&self) -> Vec<(&'static str, usize)> {
+        let pass = &self.pass;
+        vec![
+            ("requests", pass.requests.most_held()),
+            ("bios", pass.bios.most_held()),
+            ("pieces", pass.pieces.most_held()),
+            ("sessions", pass.sessions.most_held()),
+        ]
     }
 
     /// Whether the depth walk met a C whose request had no D (the orphan verdict matters).

@@ -287,6 +287,8 @@ pub struct Piece {
 /// A plug session of a task (`plug`).
 #[derive(Clone, Debug, Default)]
 pub struct Session {
+    /// Its task's pid.
+    pub pid: i64,
     pub first_q: Option<i64>,
     pub first_q_or_g: Option<i64>,
     pub plugged: bool,
@@ -339,6 +341,9 @@ pub struct Pass {
     pub pieces: Slab<Piece>,
     pub sessions: Slab<Session>,
     pub tasks: FastMap<i64, Task>,
+    /// The time of each task's last P in the trace (asked of DuckDB before the pass; None: not
+    /// told, any task may plug at any time): after it, the task's sessions stay unplugged.
+    pub last_plugs: Option<FastMap<i64, i64>>,
 
     /// The piece waiting for the next node (Q G M F X) on its start sector.
     pub chain: FastMap<At, Id>,
@@ -388,6 +393,7 @@ impl Pass {
             pieces: Slab::default(),
             sessions: Slab::default(),
             tasks: FastMap::default(),
+            last_plugs: None,
             chain: FastMap::default(),
             after_get: FastMap::default(),
             cover: FastMap::default(),
