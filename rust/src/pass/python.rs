@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use arrow_array::{
-    ArrayRef, Int16Array, Int32Array, Int64Array, RecordBatch, StringArray, UInt8Array,
-};
-use arrow_schema::{ArrowError, Field, Schema};
+use arrow_array::{ArrayRef, Int16Array, Int32Array, Int64Array, StringArray, UInt8Array};
+use arrow_schema::ArrowError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -16,7 +14,7 @@ use super::depth::{Bounds, DepthWalk, LEVELS};
 use super::event::{Action, Op};
 use super::iodist::METRICS;
 use super::q2q::SCOPES;
-use super::rows::{bios_batches, requests_batch, Names, RequestKind};
+use super::rows::{batch, bios_batches, requests_batch, Names, RequestKind};
 use super::state::{Device, Pass};
 use super::strings::Dictionary;
 use crate::arrow_io::{import_batch, ArrowBatch};
@@ -33,17 +31,6 @@ pub struct StreamPass {
     comm: Dictionary,
     /// The (time, event id) of the last event fed.
     last: Option<(i64, i64)>,
-}
-
-fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> {
-    let fields: Vec<Field> = columns
-        .iter()
-        .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
-        .collect();
-    RecordBatch::try_new(
-        Arc::new(Schema::new(fields)),
-        columns.into_iter().map(|(_, a)| a).collect(),
-    )
 }
 
 impl StreamPass {
@@ -264,7 +251,7 @@ impl StreamPass {
             let mut orphan_eids = Vec::new();
             for &r in &orphans {
                 rows[r].kind = RequestKind::Orphan;
-                orphan_eids.extend(rows[r].c_eid);
+                orphan_eids.extend(rows[r].life.c_eid);
             }
             let held = requests_batch(&rows, &self.names())?;
             let (times, bins) = self.pass.depth.settle(&orphan_eids);
@@ -417,7 +404,7 @@ impl StreamPass {
     /// bucket b) the count c, the smallest lo and largest hi latency and their sum (total_hi *
     /// 2^32 + total_lo: exact beyond BIGINT).
     fn stage_counts(&self) -> PyResult<ArrowBatch> {
-        let buckets: Vec<_> = self.pass.stage_counts.buckets.iter().collect();
+        let buckets: Vec<_> = self.pass.stage_counts.buckets().collect();
         let columns = vec![
             (
                 "group_key",

@@ -8,7 +8,7 @@ use super::event::{Action, Op, Remap};
 use super::hash::FastMap;
 use super::iodist::IoCounts;
 use super::q2q::{LatestQueues, OpClasses};
-use super::rows::{BioRow, HeldRequest, RequestRow};
+use super::rows::{BioRow, HeldRequest, RequestLife, RequestRow};
 use super::slab::{Id, Slab};
 use super::stages::StageCounts;
 
@@ -129,14 +129,7 @@ pub struct Request {
     pub min_eid: Option<i64>,
     pub op: Op,
     pub rwbs: Option<u32>,
-    pub first_d: Option<i64>,
-    pub last_d: Option<i64>,
-    pub c_t: Option<i64>,
-    pub c_eid: Option<i64>,
-    pub error: Option<i64>,
-    pub requeues: i64,
-    pub dispatches: i64,
-    pub d_eid: Option<i64>,
+    pub life: RequestLife,
     pub d_comm: Option<u32>,
     /// Its C has length 0: the end of a flush sequence.
     pub ends_flush: bool,
@@ -159,14 +152,7 @@ impl Request {
             min_eid: None,
             op: Op::NoData,
             rwbs: None,
-            first_d: None,
-            last_d: None,
-            c_t: None,
-            c_eid: None,
-            error: None,
-            requeues: 0,
-            dispatches: 0,
-            d_eid: None,
+            life: RequestLife::default(),
             d_comm: None,
             ends_flush: false,
             state: RequestState::Building,
