@@ -593,11 +593,12 @@ def test_11_devices_past_the_busiest_16_are_one_table(tmp_path: Path) -> None:
     ]
 
 
-# 12: 1 M IOs on one sector peaked at 1.49 GB in analyze (1,228 MiB with the compiled core,
-# `python bench/bombs.py --only hot-sector.txt`): dd, never quiet for 5 ms, had one plug session
-# open for the whole trace, and the pass kept every request of it waiting for a P that could
-# move its clock, which dd never issues. The pass now knows each task's last P
-# (rust/src/pass/plug.rs `session_plugged`); it counts what it held at once, the bench the RSS.
+# 12: 1 M IOs on one sector made analyze's memory grow with the IOs seen (`python
+# bench/bombs.py --only hot-sector.txt`; the figures are in CHANGELOG.md): dd, never quiet for
+# 5 ms, had one plug session open for the whole trace, and the pass kept every request of it
+# waiting for a P that could move its clock, which dd never issues. The pass now knows each
+# task's last P (rust/src/pass/plug.rs `session_plugged`); it counts what it held at once, the
+# bench the RSS.
 
 
 def test_12_a_hot_sector_keeps_only_what_is_in_flight(tmp_path: Path) -> None:
