@@ -19,17 +19,10 @@ from pathlib import Path
 
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # this checkout's blkscope
 
-from blkscope._core import StreamPass
 from blkscope.analyze.build import caches_plug_time
 from blkscope.analyze.memory import bound_memory
-from blkscope.analyze.stream.depth_run import device_bounds
 from blkscope.analyze.stream.events import batches
-from blkscope.analyze.stream.run import (
-    WRITE_ROWS,
-    OpClassNames,
-    _as_the_pass_reads,
-    device_facts,
-)
+from blkscope.analyze.stream.run import WRITE_ROWS, OpClassNames, _as_the_pass_reads, new_stream
 from blkscope.analyze.views import connect
 from blkscope.store.manifest import read_manifest
 
@@ -39,9 +32,7 @@ def pass_rate(dataset: Path) -> dict[str, float]:
     manifest = read_manifest(dataset)
     con = connect(dataset, manifest)
     bound_memory(con, dataset)
-    stream = StreamPass(
-        caches_plug_time(manifest.editable()), device_facts(con), device_bounds(con)
-    )
+    stream = new_stream(con, caches_plug_time(manifest.editable()))
     classes = OpClassNames(con, stream)
     wall = cpu = 0.0
     events = 0

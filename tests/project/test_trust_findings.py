@@ -595,18 +595,39 @@ def test_11_devices_past_the_busiest_16_are_one_table(tmp_path: Path) -> None:
     ]
 
 
-# 12: 1 M IOs on one sector peaked at 1.49 GB in analyze: the streaming pass keeps every
-# request of the sector. Still open after the compiled core replaced the numba pass: 1,228 MiB
-# (`python bench/bombs.py --only hot-sector.txt`). The compiled pass shows no count of what it
-# holds, so no test here can watch it; the bench measures it.
+# 12: 1 M IOs on one sector made analyze's memory grow with the IOs seen (`python
+# bench/bombs.py --only hot-sector.txt`; the figures are in CHANGELOG.md): dd, never quiet for
+# 5 ms, had one plug session open for the whole trace, and the pass kept every request of it
+# waiting for a P that could move its clock, which dd never issues. The pass now knows each
+# task's last P (rust/src/pass/plug.rs `session_plugged`); it counts what it held at once, the
+# bench the RSS.
 
 
-@pytest.mark.skip(
-    reason="issue 33 finding 12 is open: the compiled streaming pass (rust/src/pass) keeps every "
-    "IO ever made to one sector; bench/bombs.py hot-sector measures it"
-)
-def test_12_a_hot_sector_keeps_only_what_is_in_flight() -> None:
-    """Placeholder for finding 12 until the compiled pass can say what it holds."""
+def test_12_a_hot_sector_keeps_only_what_is_in_flight(tmp_path: Path) -> None:
+    from blkscope.analyze.stream.events import batches
+    from blkscope.analyze.stream.run import OpClassNames, _as_the_pass_reads, new_stream
+    from blkscope.analyze.views import connect
+    from blkscope.store.manifest import read_manifest
+
+    trace = tmp_path / "t.txt"
+    trace.write_text("".join(_io(1 + 5 * k, 200 * k, 1000) for k in range(20_000)))
+    code, _, err = _run("ingest", str(trace), "-o", str(tmp_path / "ds"), "-q")
+    assert (code, err) == (0, "")
+    con = connect(tmp_path / "ds", read_manifest(tmp_path / "ds"))
+    stream = new_stream(con, plug_clock=True)
+    classes = OpClassNames(con, stream)
+    for batch in batches(tmp_path / "ds" / "events.parquet", True):
+        batch = _as_the_pass_reads(batch)
+        classes.cover(batch)
+        assert stream.feed(batch)
+    stream.finish()
+    assert dict(stream.most_in_flight()) == {"requests": 1, "bios": 1, "pieces": 1, "sessions": 1}
+    code, _, err = _run("analyze", str(tmp_path / "ds"), "-q")
+    assert (code, err) == (0, "")
+    requests = pq.read_table(tmp_path / "ds" / "requests.parquet")
+    assert requests.num_rows == 20_000
+    # no P from dd: each request's clock starts at its own Q
+    assert requests.column("acct_start_ns") == requests.column("q_time_ns")
 
 
 # The seed-34 campaign (issue 33's harness after the merge of main): a writeback log's PAGES

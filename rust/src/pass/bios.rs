@@ -124,12 +124,12 @@ impl Pass {
                 let partial = self.request_partial(g);
                 let r = &self.requests[g];
                 let bio = &mut self.bios[b];
-                bio.d_t = min_some(bio.d_t, r.last_d);
-                bio.c_t = max_some(bio.c_t, r.c_t);
-                if partial || r.c_t.is_none() {
+                bio.d_t = min_some(bio.d_t, r.life.last_d);
+                bio.c_t = max_some(bio.c_t, r.life.c_t);
+                if partial || r.life.c_t.is_none() {
                     bio.cut = true;
                 }
-                bio.requeues = Some(bio.requeues.unwrap_or(0) + r.requeues);
+                bio.requeues = Some(bio.requeues.unwrap_or(0) + r.life.requeues);
             }
             None => self.bios[b].cut = true,
         }
@@ -300,21 +300,12 @@ impl Pass {
 mod tests {
     use super::super::event::{Action::*, Op};
     use super::super::rows::RequestKind;
-    use super::super::testing::{device, ev, Trace};
+    use super::super::testing::{device, ev, split_write, Trace};
 
     #[test]
     fn a_split_bio_completes_when_its_last_piece_does() {
         let mut trace = Trace::plain();
-        trace.run(&[
-            ev(Queue, 0, 16),
-            ev(Split, 0, 16).split_at(8),
-            ev(GetRequest, 0, 8),
-            ev(GetRequest, 8, 8),
-            ev(Dispatch, 0, 8),
-            ev(Dispatch, 8, 8),
-            ev(Complete, 0, 8),
-            ev(Complete, 8, 8),
-        ]);
+        trace.run(&split_write(2));
         trace.finish();
         let bio = &trace.bios()[0];
         assert_eq!((bio.pieces, bio.d_t, bio.c_t), (2, Some(5), Some(8)));

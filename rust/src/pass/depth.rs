@@ -255,8 +255,8 @@ impl DepthWalk {
 
     /// A request's row was written: without D and C, it is in flight for the whole trace.
     pub fn request_written(&mut self, row: &RequestRow) {
-        if row.first_d.is_none()
-            && row.c_t.is_none()
+        if row.life.first_d.is_none()
+            && row.life.c_t.is_none()
             && matches!(row.kind, RequestKind::Data | RequestKind::Flush)
         {
             self.whole[driver_key(row.dev)] += 1;

@@ -152,9 +152,9 @@ impl Pass {
             .find(|d| d.dev == dev && d.sector <= sector && d.sector + d.nsectors >= sector + n)
             .copied();
         if let Some(d) = now {
-            let request = d
-                .request
-                .filter(|&g| self.requests.contains(g) && self.requests[g].d_eid == Some(d.eid));
+            let request = d.request.filter(|&g| {
+                self.requests.contains(g) && self.requests[g].life.d_eid == Some(d.eid)
+            });
             self.cover_found(p, d.eid, request);
             return;
         }
@@ -254,7 +254,7 @@ impl Pass {
 #[cfg(test)]
 mod tests {
     use super::super::event::{Action::*, Op};
-    use super::super::testing::{bare, ev, Trace};
+    use super::super::testing::{bare, ev, split_write, Trace};
 
     #[test]
     fn a_g_rides_in_the_next_dispatch_on_its_sector_via_its_insert() {
@@ -337,20 +337,7 @@ mod tests {
     #[test]
     fn a_split_remainder_starts_anew_at_the_split_sector_and_may_split_again() {
         let mut trace = Trace::plain();
-        trace.run(&[
-            ev(Queue, 0, 24),
-            ev(Split, 0, 24).split_at(8),
-            ev(Split, 8, 16).split_at(16),
-            ev(GetRequest, 0, 8),
-            ev(GetRequest, 8, 8),
-            ev(GetRequest, 16, 8),
-            ev(Dispatch, 0, 8),
-            ev(Dispatch, 8, 8),
-            ev(Dispatch, 16, 8),
-            ev(Complete, 0, 8),
-            ev(Complete, 8, 8),
-            ev(Complete, 16, 8),
-        ]);
+        trace.run(&split_write(3)); // the remainder at 8 is split again at 16
         trace.finish();
         let bio = &trace.bios()[0];
         assert_eq!((bio.pieces, bio.c_t, bio.partial), (3, Some(12), false));

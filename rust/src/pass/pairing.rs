@@ -35,17 +35,22 @@ impl Pass {
         let a = ev.action;
         let key = Pass::pair_key(ev);
         let run = self.key_runs.entry(key).or_default();
+        let mut cut = Vec::new();
         if a == Action::Dispatch && run.prev == Some(Action::Complete) {
             // a D after a C starts a new run: a reuse of the sector
-            let cut = run.requests.take_all();
+            cut = run.requests.take_all();
             run.issued = 0;
             run.completions = 0;
             run.max_ordinal = 0;
+        }
+        let run = if cut.is_empty() {
+            run // one lookup of the key, unless requests were cut
+        } else {
             for g in cut {
                 self.request_done(g);
             }
-        }
-        let run = self.key_runs.get_mut(&key).expect("the key's run");
+            self.key_runs.get_mut(&key).expect("the key's run")
+        };
         let ordinal = if a == Action::Complete {
             run.completions += 1;
             run.completions
@@ -79,28 +84,28 @@ impl Pass {
         }
         match a {
             Action::Dispatch => {
-                r.first_d = min_some(r.first_d, Some(ev.t));
-                r.last_d = max_some(r.last_d, Some(ev.t));
-                r.dispatches += 1;
-                if r.d_eid.is_none() {
-                    r.d_eid = Some(ev.eid);
+                r.life.first_d = min_some(r.life.first_d, Some(ev.t));
+                r.life.last_d = max_some(r.life.last_d, Some(ev.t));
+                r.life.dispatches += 1;
+                if r.life.d_eid.is_none() {
+                    r.life.d_eid = Some(ev.eid);
                     r.d_comm = ev.comm;
                     return (Some(g), false);
                 }
                 (None, false)
             }
             Action::Requeue => {
-                r.requeues += 1;
+                r.life.requeues += 1;
                 (None, false)
             }
             _ => {
-                r.c_t = Some(ev.t);
-                r.c_eid = Some(ev.eid);
-                r.error = ev.error;
+                r.life.c_t = Some(ev.t);
+                r.life.c_eid = Some(ev.eid);
+                r.life.error = ev.error;
                 if !ev.is_dataless_flush() && ev.nsectors == Some(0) {
                     r.ends_flush = true; // a zero-length C ends a flush sequence
                 }
-                let without_d = r.d_eid.is_none();
+                let without_d = r.life.d_eid.is_none();
                 run.requests.remove(ordinal);
                 if run.completions >= run.max_ordinal {
                     self.key_runs.remove(&key); // nothing of this key in flight: forget it
@@ -164,17 +169,17 @@ impl Pass {
     /// before the trace) unless it ends a flush sequence or is a bio-based device's.
     pub fn request_partial(&self, g: Id) -> bool {
         let r = &self.requests[g];
-        if r.c_t.is_none() {
+        if r.life.c_t.is_none() {
             return true;
         }
-        if r.d_eid.is_none() {
+        if r.life.d_eid.is_none() {
             return !r.ends_flush && self.devices[r.key.dev].dispatches;
         }
         false
     }
 
-    /// Write request g's row, unless a plug session of one of its bios is still open and
-    /// unplugged (its clock may still move to the session's first Q); return whether written.
+    /// Write request g's row, unless a plug session of one of its bios may still get a P (its
+    /// clock would move to the session's first Q: `session_plugged`); return whether written.
     /// Its process, pid and G time are the earliest G's that rode in it; its accounting start
     /// is the plug clock (Linux >= 6.9: the later of its bios' Q clock and its G's session
     /// clock), else its G, else its first Q.
@@ -187,13 +192,11 @@ impl Pass {
             let piece = &self.pieces[pid];
             q_t = min_some(q_t, Some(piece.q_t));
             if self.plug_clock {
-                let s = &self.sessions[piece.session.expect("a plug-clock piece has a session")];
-                if s.plugged {
-                    q_clock = min_some(q_clock, piece.first_q);
-                } else if s.closed {
-                    q_clock = min_some(q_clock, Some(piece.q_t));
-                } else {
-                    return false;
+                let s = piece.session.expect("a plug-clock piece has a session");
+                match self.session_plugged(s) {
+                    Some(true) => q_clock = min_some(q_clock, piece.first_q),
+                    Some(false) => q_clock = min_some(q_clock, Some(piece.q_t)),
+                    None => return false,
                 }
             }
             if piece.landing == Some(Action::GetRequest)
@@ -216,7 +219,7 @@ impl Pass {
         } else if !self.devices[dev].dispatches {
             RequestKind::Bio
         } else {
-            if r.d_eid.is_none() {
+            if r.life.d_eid.is_none() {
                 fix = r.min_eid; // 'orphan' if its key had an earlier run: settled afterwards
             }
             RequestKind::Data
@@ -242,22 +245,15 @@ impl Pass {
             q_t: q_time,
             g_t,
             acct_start,
-            first_d: r.first_d,
-            last_d: r.last_d,
-            c_t: r.c_t,
-            requeues: r.requeues,
-            dispatches: r.dispatches,
-            error: r.error,
+            life: r.life,
             partial: self.request_partial(g),
             pid: g_pid,
             process: g_comm.or(r.d_comm),
-            d_eid: r.d_eid,
-            c_eid: r.c_eid,
         };
         self.depth.request_written(&row);
         match fix {
             Some(eid) => self.held.push(HeldRequest {
-                fix_t: row.c_t.or(row.first_d),
+                fix_t: row.life.c_t.or(row.life.first_d),
                 eid,
                 row,
             }),
@@ -301,7 +297,7 @@ mod tests {
         ]);
         trace.finish();
         let rows = trace.requests();
-        let lives: Vec<_> = rows.iter().map(|r| (r.first_d, r.c_t)).collect();
+        let lives: Vec<_> = rows.iter().map(|r| (r.life.first_d, r.life.c_t)).collect();
         assert_eq!(lives, vec![(Some(1), Some(2)), (Some(3), Some(4))]);
         assert!(rows
             .iter()
@@ -321,7 +317,7 @@ mod tests {
         let lives: Vec<_> = trace
             .requests()
             .iter()
-            .map(|r| (r.dev, r.first_d, r.c_t))
+            .map(|r| (r.dev, r.life.first_d, r.life.c_t))
             .collect();
         assert_eq!(lives, vec![(1, Some(2), Some(3)), (0, Some(1), Some(4))]);
     }
@@ -340,7 +336,7 @@ mod tests {
         let lives: Vec<_> = trace
             .requests()
             .iter()
-            .map(|r| (r.first_d, r.c_t))
+            .map(|r| (r.life.first_d, r.life.c_t))
             .collect();
         assert_eq!(lives, vec![(Some(1), Some(3)), (Some(2), Some(4))]);
     }
@@ -356,8 +352,11 @@ mod tests {
         ]);
         trace.finish();
         let r = &trace.requests()[0];
-        assert_eq!((r.first_d, r.last_d, r.c_t), (Some(1), Some(3), Some(4)));
-        assert_eq!((r.dispatches, r.requeues), (2, 1));
+        assert_eq!(
+            (r.life.first_d, r.life.last_d, r.life.c_t),
+            (Some(1), Some(3), Some(4))
+        );
+        assert_eq!((r.life.dispatches, r.life.requeues), (2, 1));
     }
 
     #[test]
@@ -373,7 +372,10 @@ mod tests {
         assert!(held[0].row.partial);
         // a D without C was cut by the trace end
         let cut = &trace.pass.request_rows[0];
-        assert_eq!((cut.first_d, cut.c_t, cut.partial), (Some(2), None, true));
+        assert_eq!(
+            (cut.life.first_d, cut.life.c_t, cut.partial),
+            (Some(2), None, true)
+        );
     }
 
     #[test]
@@ -392,10 +394,10 @@ mod tests {
             (flush.op, flush.sector, flush.nsectors),
             (Op::Flush, None, Some(0))
         );
-        assert_eq!((flush.first_d, flush.c_t), (Some(1), Some(3)));
+        assert_eq!((flush.life.first_d, flush.life.c_t), (Some(1), Some(3)));
         let end = &trace.requests_of(RequestKind::FlushEnd)[0];
         assert_eq!(
-            (end.sector, end.c_t, end.partial),
+            (end.sector, end.life.c_t, end.partial),
             (Some(8), Some(5), false)
         );
     }

@@ -42,8 +42,9 @@ impl Pass {
         }
     }
 
-    fn session_open(&mut self) -> Id {
+    fn session_open(&mut self, pid: i64) -> Id {
         self.sessions.insert(Session {
+            pid,
             refs: 1,
             ..Session::default()
         })
@@ -72,7 +73,7 @@ impl Pass {
     pub fn plug_event(&mut self, pid: i64, a: Action, t: i64) -> Id {
         let s = match self.tasks.get_mut(&pid) {
             None => {
-                let s = self.session_open();
+                let s = self.session_open(pid);
                 let task = Task {
                     session: s,
                     last_action: a,
@@ -92,7 +93,7 @@ impl Pass {
                 let old = task.session;
                 if unplugged || starts {
                     self.session_close(old);
-                    let s = self.session_open();
+                    let s = self.session_open(pid);
                     self.tasks.get_mut(&pid).expect("the task").session = s;
                     s
                 } else {
@@ -111,6 +112,29 @@ impl Pass {
             session.plugged = true;
         }
         s
+    }
+
+    /// Whether session s holds a P, once that is final: a P never leaves a session, and a
+    /// session without one stays so once it is closed or once its task's last P in the trace
+    /// is behind us (no P can join it any more). None while a P may still come: the requests
+    /// of its bios wait, and a task that never plugs keeps none of them waiting, however long
+    /// it goes without a pause.
+    pub fn session_plugged(&self, s: Id) -> Option<bool> {
+        let session = &self.sessions[s];
+        if session.plugged {
+            return Some(true);
+        }
+        let plugs_later = match &self.last_plugs {
+            None => true,
+            Some(last) => last
+                .get(&session.pid)
+                .is_some_and(|&t| self.now.is_none_or(|now| t >= now)),
+        };
+        if session.closed || !plugs_later {
+            Some(false)
+        } else {
+            None
+        }
     }
 
     /// Tasks quiet for more than SLEEP_NS before `now` (or every task, at the trace end) start
@@ -183,6 +207,55 @@ mod tests {
             .map(|r| r.acct_start)
             .collect();
         assert_eq!(starts, vec![Some(12), Some(14)]);
+    }
+
+    /// One 4 KiB write on sector 8 by task `pid` every 200 us from `t0`, each completing
+    /// 100 us after its Q: the task never pauses for 5 ms, so its session never closes.
+    fn hot_sector(trace: &mut Trace, pid: i64, t0: i64, ios: i64) {
+        for i in 0..ios {
+            let t = t0 + i * 200_000;
+            trace.run(&[
+                ev(Queue, 8, 8).at(t).pid(pid),
+                ev(GetRequest, 8, 8).at(t + 1_000).pid(pid),
+                ev(Insert, 8, 8).at(t + 2_000).pid(pid),
+                ev(Dispatch, 8, 8).at(t + 3_000).pid(pid),
+                ev(Complete, 8, 8).at(t + 100_000).pid(0),
+            ]);
+        }
+    }
+
+    #[test]
+    fn a_task_that_plugs_no_more_keeps_no_request_waiting() {
+        let mut trace = Trace::new(vec![device(true, true)], true);
+        // task 7 plugs once, after its two IOs completed; task 9 never plugs
+        trace.pass.last_plugs = Some([(7, 350_000)].into_iter().collect());
+        hot_sector(&mut trace, 7, 0, 2);
+        trace.run(&[bare(Plug).at(350_000).pid(7)]);
+        hot_sector(&mut trace, 9, 400_000, 1_000);
+        trace.pass.end_batch().unwrap();
+        // task 9's requests were written as they completed, each on its own Q's clock; task
+        // 7's waited, and its P started both at the session's first Q
+        let starts: Vec<_> = trace
+            .requests()
+            .iter()
+            .map(|r| (r.pid, r.acct_start))
+            .collect();
+        assert_eq!(starts.len(), 1_002);
+        assert_eq!(starts[999], (Some(9), Some(400_000 + 999 * 200_000)));
+        assert_eq!(&starts[1_000..], &[(Some(7), Some(0)), (Some(7), Some(0))]);
+        assert!(trace.pass.deferred.is_empty());
+        // at most task 7's two, waiting for its P, and one of task 9's in flight
+        assert_eq!(trace.pass.requests.most_held(), 3);
+    }
+
+    #[test]
+    fn a_task_that_may_still_plug_keeps_its_requests_waiting() {
+        let mut trace = Trace::new(vec![device(true, true)], true);
+        trace.pass.last_plugs = Some([(7, 10_000_000)].into_iter().collect());
+        hot_sector(&mut trace, 7, 0, 10);
+        trace.pass.end_batch().unwrap();
+        assert_eq!(trace.pass.deferred.len(), 10);
+        assert!(trace.pass.request_rows.is_empty());
     }
 
     #[test]

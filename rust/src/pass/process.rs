@@ -242,6 +242,6 @@ mod tests {
         trace.finish();
         let (bio, request) = (&trace.bios()[0], &trace.requests()[0]);
         assert_eq!((bio.d_t, bio.c_t, bio.partial), (Some(3), None, true));
-        assert_eq!((request.first_d, request.partial), (Some(3), true));
+        assert_eq!((request.life.first_d, request.partial), (Some(3), true));
     }
 }

@@ -4,10 +4,8 @@
 
 use std::sync::Arc;
 
-use arrow_array::{
-    ArrayRef, Int16Array, Int32Array, Int64Array, RecordBatch, StringArray, UInt8Array,
-};
-use arrow_schema::{ArrowError, Field, Schema};
+use arrow_array::{ArrayRef, Int16Array, Int32Array, Int64Array, StringArray, UInt8Array};
+use arrow_schema::ArrowError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -16,7 +14,7 @@ use super::depth::{Bounds, DepthWalk, LEVELS};
 use super::event::{Action, Op};
 use super::iodist::METRICS;
 use super::q2q::SCOPES;
-use super::rows::{bios_batches, requests_batch, Names, RequestKind};
+use super::rows::{batch, bios_batches, requests_batch, Names, RequestKind};
 use super::state::{Device, Pass};
 use super::strings::Dictionary;
 use crate::arrow_io::{import_batch, ArrowBatch};
@@ -33,17 +31,6 @@ pub struct StreamPass {
     comm: Dictionary,
     /// The (time, event id) of the last event fed.
     last: Option<(i64, i64)>,
-}
-
-fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> {
-    let fields: Vec<Field> = columns
-        .iter()
-        .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
-        .collect();
-    RecordBatch::try_new(
-        Arc::new(Schema::new(fields)),
-        columns.into_iter().map(|(_, a)| a).collect(),
-    )
 }
 
 impl StreamPass {
@@ -113,12 +100,14 @@ impl StreamPass {
 impl StreamPass {
     /// `devices`: (major, minor, dispatches, has bio nodes) per device, in index order;
     /// `bounds`: (major, minor, first event time, last event time, first bin's start, bin
-    /// width, bins) per device with events (sql/time_bins.sql).
+    /// width, bins) per device with events (sql/time_bins.sql); `last_plugs`: (pid, time of
+    /// its last P) per task that plugs.
     #[new]
     fn new(
         plug_clock: bool,
         devices: Vec<(i64, i64, bool, bool)>,
         bounds: Vec<(i64, i64, i64, i64, i64, i64, i64)>,
+        last_plugs: Vec<(i64, i64)>,
     ) -> PyResult<StreamPass> {
         let devices: Vec<Device> = devices
             .into_iter()
@@ -147,8 +136,10 @@ impl StreamPass {
             });
         }
         let depth = DepthWalk::new(&per_device);
+        let mut pass = Pass::new(plug_clock, devices, depth);
+        pass.last_plugs = Some(last_plugs.into_iter().collect());
         Ok(StreamPass {
-            pass: Pass::new(plug_clock, devices, depth),
+            pass,
             rwbs: Dictionary::default(),
             comm: Dictionary::starting_with(&[super::q2q::UNKNOWN_COMM_NAME]),
             last: None,
@@ -260,7 +251,7 @@ impl StreamPass {
             let mut orphan_eids = Vec::new();
             for &r in &orphans {
                 rows[r].kind = RequestKind::Orphan;
-                orphan_eids.extend(rows[r].c_eid);
+                orphan_eids.extend(rows[r].life.c_eid);
             }
             let held = requests_batch(&rows, &self.names())?;
             let (times, bins) = self.pass.depth.settle(&orphan_eids);
@@ -338,6 +329,18 @@ impl StreamPass {
         ))
     }
 
+    /// The most requests, bios, pieces and plug sessions the pass held at once: what it keeps
+    /// in flight (the tests hold it to the IOs in flight, not the IOs seen).
+    fn most_in_flight(&self) -> Vec<(&'static str, usize)> {
+        let pass = &self.pass;
+        vec![
+            ("requests", pass.requests.most_held()),
+            ("bios", pass.bios.most_held()),
+            ("pieces", pass.pieces.most_held()),
+            ("sessions", pass.sessions.most_held()),
+        ]
+    }
+
     /// Whether the depth walk met a C whose request had no D (the orphan verdict matters).
     fn undecided(&self) -> bool {
         self.pass.depth.undecided()
@@ -401,7 +404,7 @@ impl StreamPass {
     /// bucket b) the count c, the smallest lo and largest hi latency and their sum (total_hi *
     /// 2^32 + total_lo: exact beyond BIGINT).
     fn stage_counts(&self) -> PyResult<ArrowBatch> {
-        let buckets: Vec<_> = self.pass.stage_counts.buckets.iter().collect();
+        let buckets: Vec<_> = self.pass.stage_counts.buckets().collect();
         let columns = vec![
             (
                 "group_key",

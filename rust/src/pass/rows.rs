@@ -44,6 +44,21 @@ impl RequestKind {
     }
 }
 
+/// A request's D..C life, as its D, R and C events tell it: what `state::Request` gathers and
+/// its row writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RequestLife {
+    pub first_d: Option<i64>,
+    pub last_d: Option<i64>,
+    pub c_t: Option<i64>,
+    pub requeues: i64,
+    pub dispatches: i64,
+    pub error: Option<i64>,
+    /// Its first D's event id, and its C's.
+    pub d_eid: Option<i64>,
+    pub c_eid: Option<i64>,
+}
+
 /// One `requests` row.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RequestRow {
@@ -56,17 +71,10 @@ pub struct RequestRow {
     pub q_t: Option<i64>,
     pub g_t: Option<i64>,
     pub acct_start: Option<i64>,
-    pub first_d: Option<i64>,
-    pub last_d: Option<i64>,
-    pub c_t: Option<i64>,
-    pub requeues: i64,
-    pub dispatches: i64,
-    pub error: Option<i64>,
+    pub life: RequestLife,
     pub partial: bool,
     pub pid: Option<i64>,
     pub process: Option<u32>,
-    pub d_eid: Option<i64>,
-    pub c_eid: Option<i64>,
 }
 
 /// A data request without D: 'orphan' if its key had an earlier run (a D after a C) before
@@ -163,6 +171,24 @@ impl<T: ArrowPrimitiveType> Ints<T> {
     }
 }
 
+/// An integer column with a value in every row: no validity bits to keep.
+struct Values<T: ArrowPrimitiveType>(Vec<T::Native>);
+
+impl<T: ArrowPrimitiveType> Values<T> {
+    fn with_capacity(n: usize) -> Self {
+        Values(Vec::with_capacity(n))
+    }
+
+    #[inline(always)]
+    fn push(&mut self, v: T::Native) {
+        self.0.push(v);
+    }
+
+    fn finish(self) -> ArrayRef {
+        Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(self.0), None))
+    }
+}
+
 fn int32(v: i64) -> i32 {
     // lengths, errors, device numbers and counts come from int32 event columns: they fit
     v as i32
@@ -198,7 +224,9 @@ impl Strs {
     }
 }
 
-fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> {
+/// A record batch of named columns (every field nullable: Python puts the declared schema over
+/// it).
+pub fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> {
     let fields: Vec<Field> = columns
         .iter()
         .map(|(name, a)| Field::new(*name, a.data_type().clone(), true))
@@ -213,8 +241,8 @@ fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> {
 pub fn requests_batch(rows: &[RequestRow], n: &Names) -> Result<RecordBatch, ArrowError> {
     let len = rows.len();
     let (mut major, mut minor) = (
-        Ints::<Int32Type>::with_capacity(len),
-        Ints::<Int32Type>::with_capacity(len),
+        Values::<Int32Type>::with_capacity(len),
+        Values::<Int32Type>::with_capacity(len),
     );
     let mut op = Strs::with_capacity(len);
     let mut sector = Ints::<Int64Type>::with_capacity(len);
@@ -222,8 +250,8 @@ pub fn requests_batch(rows: &[RequestRow], n: &Names) -> Result<RecordBatch, Arr
     let mut kind = Strs::with_capacity(len);
     let mut flags = Strs::with_capacity(len);
     let mut times: [Ints<Int64Type>; 7] = std::array::from_fn(|_| Ints::with_capacity(len));
-    let mut requeues = Ints::<Int32Type>::with_capacity(len);
-    let mut dispatches = Ints::<Int32Type>::with_capacity(len);
+    let mut requeues = Values::<Int32Type>::with_capacity(len);
+    let mut dispatches = Values::<Int32Type>::with_capacity(len);
     let mut error = Ints::<Int32Type>::with_capacity(len);
     let mut partial = Bools::with_capacity(len);
     let mut pid = Ints::<Int64Type>::with_capacity(len);
@@ -232,29 +260,34 @@ pub fn requests_batch(rows: &[RequestRow], n: &Names) -> Result<RecordBatch, Arr
     let mut c_eid = Ints::<Int64Type>::with_capacity(len);
     for r in rows {
         let device = &n.devices[r.dev];
-        major.push(Some(int32(device.major)));
-        minor.push(Some(int32(device.minor)));
+        let life = &r.life;
+        major.push(int32(device.major));
+        minor.push(int32(device.minor));
         op.push(Some(r.op.name()));
         sector.push(r.sector);
         nsectors.push(r.nsectors.map(int32));
         kind.push(Some(r.kind.name()));
         flags.push(r.rwbs.map(|c| n.rwbs.value(c)));
-        let d2c = r.c_t.zip(r.last_d).map(|(c, d)| c - d);
-        for (column, v) in
-            times
-                .iter_mut()
-                .zip([r.q_t, r.g_t, r.acct_start, r.first_d, r.last_d, r.c_t, d2c])
-        {
+        let d2c = life.c_t.zip(life.last_d).map(|(c, d)| c - d);
+        for (column, v) in times.iter_mut().zip([
+            r.q_t,
+            r.g_t,
+            r.acct_start,
+            life.first_d,
+            life.last_d,
+            life.c_t,
+            d2c,
+        ]) {
             column.push(v);
         }
-        requeues.push(Some(int32(r.requeues)));
-        dispatches.push(Some(int32(r.dispatches)));
-        error.push(r.error.map(int32));
+        requeues.push(int32(life.requeues));
+        dispatches.push(int32(life.dispatches));
+        error.push(life.error.map(int32));
         partial.push(r.partial);
         pid.push(r.pid);
         process.push(r.process.map(|c| n.comm.value(c)));
-        d_eid.push(r.d_eid);
-        c_eid.push(r.c_eid);
+        d_eid.push(life.d_eid);
+        c_eid.push(life.c_eid);
     }
     let [q, g, acct, first_d, last_d, c, d2c] = times;
     batch(vec![
@@ -294,42 +327,42 @@ pub fn bios_batches(
 ) -> Result<(RecordBatch, RecordBatch), ArrowError> {
     let len = rows.len();
     let (mut major, mut minor) = (
-        Ints::<Int32Type>::with_capacity(len),
-        Ints::<Int32Type>::with_capacity(len),
+        Values::<Int32Type>::with_capacity(len),
+        Values::<Int32Type>::with_capacity(len),
     );
     let mut op = Strs::with_capacity(len);
     let mut flags = Strs::with_capacity(len);
     let mut sector = Ints::<Int64Type>::with_capacity(len);
     let mut nsectors = Ints::<Int32Type>::with_capacity(len);
-    let mut pid = Ints::<Int64Type>::with_capacity(len);
+    let mut pid = Values::<Int64Type>::with_capacity(len);
     let mut comm = Strs::with_capacity(len);
     // q g m i d c q2c d2c
     let mut times: [Ints<Int64Type>; 8] = std::array::from_fn(|_| Ints::with_capacity(len));
     let mut merged = Bools::with_capacity(len);
     let mut split = Bools::with_capacity(len);
-    let mut pieces = Ints::<Int32Type>::with_capacity(len);
+    let mut pieces = Values::<Int32Type>::with_capacity(len);
     let mut requeues = Ints::<Int32Type>::with_capacity(len);
     let mut status = Strs::with_capacity(len);
     let mut partial = Bools::with_capacity(len);
     let mut remap_major = Ints::<Int32Type>::with_capacity(len);
     let mut remap_minor = Ints::<Int32Type>::with_capacity(len);
     let mut remap_sector = Ints::<Int64Type>::with_capacity(len);
-    let mut q_eid = Ints::<Int64Type>::with_capacity(len);
+    let mut q_eid = Values::<Int64Type>::with_capacity(len);
     let mut d_eid = Ints::<Int64Type>::with_capacity(len);
     let mut base = Vec::with_capacity(len);
     let mut class = Vec::with_capacity(len);
     let mut process = Vec::with_capacity(len);
-    let mut group_key = Ints::<Int64Type>::with_capacity(len);
+    let mut group_key = Values::<Int64Type>::with_capacity(len);
     let mut gaps: [Ints<Int64Type>; 4] = std::array::from_fn(|_| Ints::with_capacity(len));
     for r in rows {
         let device = &n.devices[r.dev];
-        major.push(Some(int32(device.major)));
-        minor.push(Some(int32(device.minor)));
+        major.push(int32(device.major));
+        minor.push(int32(device.minor));
         op.push(Some(r.op.name()));
         flags.push(r.rwbs.map(|c| n.rwbs.value(c)));
         sector.push(r.sector);
         nsectors.push(r.nsectors.map(int32));
-        pid.push(Some(r.pid));
+        pid.push(r.pid);
         comm.push(r.comm.map(|c| n.comm.value(c)));
         let stages = [
             Some(r.q_t),
@@ -346,21 +379,21 @@ pub fn bios_batches(
         }
         merged.push(r.merged);
         split.push(r.pieces > 1);
-        pieces.push(Some(int32(r.pieces)));
+        pieces.push(int32(r.pieces));
         requeues.push(r.requeues.map(int32));
         status.push(Some(r.status()));
         partial.push(r.partial);
         remap_major.push(r.remap.major.map(int32));
         remap_minor.push(r.remap.minor.map(int32));
         remap_sector.push(r.remap.sector);
-        q_eid.push(Some(r.q_eid));
+        q_eid.push(r.q_eid);
         d_eid.push(r.d_eid);
         let c = classes.of(r.rwbs, r.op as usize, r.sector.is_some());
         let who = r.comm.unwrap_or(UNKNOWN_COMM);
         base.push(c.base as i32);
         class.push(c.class as i32);
         process.push(who as i32);
-        group_key.push(Some(q2q::group_key(r.dev, c, who)));
+        group_key.push(q2q::group_key(r.dev, c, who));
         for (column, v) in gaps.iter_mut().zip(r.q2q) {
             column.push(v);
         }

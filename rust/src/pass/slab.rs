@@ -41,6 +41,11 @@ impl<T> Slab<T> {
         item
     }
 
+    /// The most items it ever held at once: a slot is added only when none is free.
+    pub fn most_held(&self) -> usize {
+        self.slots.len()
+    }
+
     pub fn contains(&self, id: Id) -> bool {
         matches!(self.slots.get(id), Some(Some(_)))
     }
@@ -92,5 +97,6 @@ mod tests {
         assert_eq!(slab.insert("d"), b);
         assert_eq!((slab[a], slab[b], slab[c]), ("a", "d", "c"));
         assert_eq!(slab.ids(), vec![a, b, c]);
+        assert_eq!(slab.most_held(), 3);
     }
 }

@@ -60,16 +60,30 @@ pub struct Bucket {
     pub total: i128,
 }
 
-/// (group key, scope, stage, value bucket) -> its latencies' count, range and sum.
+/// (group key, scope, stage, value bucket): what a bucket's latencies share.
 pub type BucketKey = (i64, u8, u8, i16);
 
+/// The buckets, each found by one integer: a bio's group is looked up once (its index among
+/// the groups met), and each of its latencies hashes one word, not four fields.
 #[derive(Default)]
 pub struct StageCounts {
-    pub buckets: FastMap<BucketKey, Bucket>,
+    /// Each reporting group met (the Q2Q file's group_key), by its index.
+    groups: Vec<i64>,
+    group_index: FastMap<i64, u32>,
+    /// `packed` (group index, scope, stage, value bucket) -> its latencies.
+    buckets: FastMap<u64, Bucket>,
+}
+
+/// A bucket's key as one integer: group index, scope, stage, value bucket (as 16 bits).
+fn packed(group: u32, scope: u8, stage: u8, bucket: i16) -> u64 {
+    (u64::from(group) << 32)
+        | (u64::from(scope) << 24)
+        | (u64::from(stage) << 16)
+        | u64::from(bucket as u16)
 }
 
 impl StageCounts {
-    fn add(&mut self, key: BucketKey, ns: i64) {
+    fn add(&mut self, key: u64, ns: i64) {
         self.buckets
             .entry(key)
             .and_modify(|b| {
@@ -86,16 +100,32 @@ impl StageCounts {
             });
     }
 
+    /// Every bucket holding a latency, with its key.
+    pub fn buckets(&self) -> impl Iterator<Item = (BucketKey, &Bucket)> {
+        self.buckets.iter().map(|(&k, b)| {
+            let group = self.groups[(k >> 32) as usize];
+            (
+                (group, (k >> 24) as u8, (k >> 16) as u8, k as u16 as i16),
+                b,
+            )
+        })
+    }
+
     /// Count a written bio's latencies: its stages at scope 0, its Q2Q gaps at theirs.
     pub fn count(&mut self, group_key: i64, b: &BioRow) {
+        let groups = &mut self.groups;
+        let group = *self.group_index.entry(group_key).or_insert_with(|| {
+            groups.push(group_key);
+            (groups.len() - 1) as u32
+        });
         for (code, ns) in (1u8..).zip(bio_stage_ns(b)) {
             if let Some(ns) = ns {
-                self.add((group_key, 0, code, value_bucket(ns) as i16), ns);
+                self.add(packed(group, 0, code, value_bucket(ns) as i16), ns);
             }
         }
         for (scope, gap) in (1u8..).zip(b.q2q) {
             if let Some(ns) = gap {
-                self.add((group_key, scope, Q2Q, value_bucket(ns) as i16), ns);
+                self.add(packed(group, scope, Q2Q, value_bucket(ns) as i16), ns);
             }
         }
     }
@@ -138,24 +168,34 @@ mod tests {
         let mut counts = StageCounts::default();
         counts.count(7, &bio(false));
         counts.count(7, &bio(true));
+        // a negative group key and a negative gap keep their signs through the packed key
+        let back = BioRow {
+            q2q: [Some(-300), None, None, None],
+            ..bio(false)
+        };
+        counts.count(-8, &back);
         let mut got: Vec<_> = counts
-            .buckets
-            .iter()
-            .map(|(&(g, scope, stage, _), b)| (g, scope, stage, b.count, b.lo, b.hi, b.total))
+            .buckets()
+            .filter(|&((g, scope, _, _), _)| g == 7 || scope == 1)
+            .map(|((g, scope, stage, b), n)| {
+                (g, scope, stage, i64::from(b), n.count, n.lo, n.hi, n.total)
+            })
             .collect();
         got.sort_unstable();
+        let bucket = value_bucket;
         assert_eq!(
             got,
             vec![
-                (7, 0, 1, 1, 10, 10, 10),          // Q2G, the unmerged bio
-                (7, 0, 2, 1, 20, 20, 20),          // G2I
-                (7, 0, 3, 1, 30, 30, 30),          // I2D: its D follows its I
-                (7, 0, 4, 1, 5, 5, 5),             // Q2M, the merged bio
-                (7, 0, 5, 1, 55, 55, 55),          // M2D: its D follows its M
-                (7, 0, 6, 2, 1_000, 1_000, 2_000), // D2C, both
-                (7, 0, 7, 2, 1_060, 1_060, 2_120), // Q2C, both
-                (7, 1, Q2Q, 2, 300, 300, 600),     // the gaps at scopes 1 and 4
-                (7, 4, Q2Q, 2, 300, 300, 600),
+                (-8, 1, Q2Q, bucket(-300), 1, -300, -300, -300),
+                (7, 0, 1, bucket(10), 1, 10, 10, 10), // Q2G, the unmerged bio
+                (7, 0, 2, bucket(20), 1, 20, 20, 20), // G2I
+                (7, 0, 3, bucket(30), 1, 30, 30, 30), // I2D: its D follows its I
+                (7, 0, 4, bucket(5), 1, 5, 5, 5),     // Q2M, the merged bio
+                (7, 0, 5, bucket(55), 1, 55, 55, 55), // M2D: its D follows its M
+                (7, 0, 6, bucket(1_000), 2, 1_000, 1_000, 2_000), // D2C, both
+                (7, 0, 7, bucket(1_060), 2, 1_060, 1_060, 2_120), // Q2C, both
+                (7, 1, Q2Q, bucket(300), 2, 300, 300, 600), // the gaps at scopes 1 and 4
+                (7, 4, Q2Q, bucket(300), 2, 300, 300, 600),
             ]
         );
     }

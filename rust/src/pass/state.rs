@@ -8,7 +8,7 @@ use super::event::{Action, Op, Remap};
 use super::hash::FastMap;
 use super::iodist::IoCounts;
 use super::q2q::{LatestQueues, OpClasses};
-use super::rows::{BioRow, HeldRequest, RequestRow};
+use super::rows::{BioRow, HeldRequest, RequestLife, RequestRow};
 use super::slab::{Id, Slab};
 use super::stages::StageCounts;
 
@@ -129,14 +129,7 @@ pub struct Request {
     pub min_eid: Option<i64>,
     pub op: Op,
     pub rwbs: Option<u32>,
-    pub first_d: Option<i64>,
-    pub last_d: Option<i64>,
-    pub c_t: Option<i64>,
-    pub c_eid: Option<i64>,
-    pub error: Option<i64>,
-    pub requeues: i64,
-    pub dispatches: i64,
-    pub d_eid: Option<i64>,
+    pub life: RequestLife,
     pub d_comm: Option<u32>,
     /// Its C has length 0: the end of a flush sequence.
     pub ends_flush: bool,
@@ -159,14 +152,7 @@ impl Request {
             min_eid: None,
             op: Op::NoData,
             rwbs: None,
-            first_d: None,
-            last_d: None,
-            c_t: None,
-            c_eid: None,
-            error: None,
-            requeues: 0,
-            dispatches: 0,
-            d_eid: None,
+            life: RequestLife::default(),
             d_comm: None,
             ends_flush: false,
             state: RequestState::Building,
@@ -287,6 +273,8 @@ pub struct Piece {
 /// A plug session of a task (`plug`).
 #[derive(Clone, Debug, Default)]
 pub struct Session {
+    /// Its task's pid.
+    pub pid: i64,
     pub first_q: Option<i64>,
     pub first_q_or_g: Option<i64>,
     pub plugged: bool,
@@ -339,6 +327,9 @@ pub struct Pass {
     pub pieces: Slab<Piece>,
     pub sessions: Slab<Session>,
     pub tasks: FastMap<i64, Task>,
+    /// The time of each task's last P in the trace (asked of DuckDB before the pass; None: not
+    /// told, any task may plug at any time): after it, the task's sessions stay unplugged.
+    pub last_plugs: Option<FastMap<i64, i64>>,
 
     /// The piece waiting for the next node (Q G M F X) on its start sector.
     pub chain: FastMap<At, Id>,
@@ -388,6 +379,7 @@ impl Pass {
             pieces: Slab::default(),
             sessions: Slab::default(),
             tasks: FastMap::default(),
+            last_plugs: None,
             chain: FastMap::default(),
             after_get: FastMap::default(),
             cover: FastMap::default(),

@@ -66,6 +66,19 @@ pub fn bare(action: Action) -> Ev {
     }
 }
 
+/// A write of `pages` 4 KiB pages at sector 0, split page by page (each remainder split again),
+/// each page a request of its own: Q, the X's, then every G, every D and every C in page order.
+pub fn split_write(pages: i64) -> Vec<Ev> {
+    let mut events = vec![ev(Action::Queue, 0, 8 * pages)];
+    for k in 0..pages - 1 {
+        events.push(ev(Action::Split, 8 * k, 8 * (pages - k)).split_at(8 * (k + 1)));
+    }
+    for action in [Action::GetRequest, Action::Dispatch, Action::Complete] {
+        events.extend((0..pages).map(|k| ev(action, 8 * k, 8)));
+    }
+    events
+}
+
 impl Ev {
     pub fn at(self, t: i64) -> Ev {
         Ev { t: Some(t), ..self }

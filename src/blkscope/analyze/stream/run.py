@@ -62,6 +62,23 @@ def device_facts(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, bool, b
     return facts
 
 
+def last_plugs(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int]]:
+    """(pid, time of its last P) per task that plugs: after it, no P can join the task's open
+    plug session, so the requests of its bios need not wait for one (rust/src/pass/plug.rs
+    `session_plugged`)."""
+    found = con.execute(
+        "SELECT pid, max(time_ns) FROM events WHERE action = 'P' GROUP BY pid"
+    ).fetchall()
+    return [(int(pid), int(t)) for pid, t in found]
+
+
+def new_stream(con: duckdb.DuckDBPyConnection, plug_clock: bool) -> StreamPass:
+    """A pass over con's events, told what it needs to know of the whole trace first."""
+    return StreamPass(
+        plug_clock, device_facts(con), device_bounds(con), last_plugs(con) if plug_clock else []
+    )
+
+
 class OpClassNames:
     """Hands the pass the op classes of each RWBS before the events that carry it.
 
@@ -242,7 +259,7 @@ def stream_tables(
     The pass's internal tables are left in con: io_dist's counts (IO_COUNTS), the depth walk's
     sums (DEPTH_TIME, DEPTH_BIN_SUMS), the bio latencies' bucket counts (STAGE_COUNTS) and the
     Q2Q view (q2q.Q2Q_VIEW)."""
-    stream = StreamPass(plug_clock, device_facts(con), device_bounds(con))
+    stream = new_stream(con, plug_clock)
     classes = OpClassNames(con, stream)
     sinks = _Sinks(dataset)
     events = Prefetch(_events(dataset, in_order), _as_the_pass_reads)
