@@ -10,6 +10,7 @@ was in flight while the victim waited is the direct evidence, and a 1 s window d
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -252,7 +253,7 @@ def bio_evidence(
 _WINDOW_BIOS = """
 SELECT pid, coalesce(comm, '?') AS comm, op, flags, q_time_ns AS q,
        coalesce(d_time_ns, q_time_ns) AS d,
-       coalesce(c_time_ns, (SELECT max(time_ns) FROM events)) AS c,
+       coalesce(c_time_ns, ?) AS c,
        coalesce(nsectors, 0)::BIGINT * 512 AS bytes,
        is_writeback_write(comm, op, flags, sector) AS writeback,
        is_journal(comm) AS journal
@@ -321,7 +322,7 @@ def _in_flight(
     ev.stalls = len(_union(a, e + STALL_GAP_NS))
     lo = min(int(a.min()), episode["start_ns"] - episode["window_ns"])
     hi = max(int(e.max()), episode["end_ns"])
-    t = query_table(con, _WINDOW_BIOS, [*device, hi, hi + 1, lo])
+    t = query_table(con, _WINDOW_BIOS, [normals.trace_end, *device, hi, hi + 1, lo])
     cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
     q, d, c, size = (cols[k].astype(np.int64) for k in ("q", "d", "c", "bytes"))
     normal = normals.of(device)
@@ -419,6 +420,12 @@ class NormalLoads:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self._by_device: dict[tuple[int, int], dict[tuple[str, int], Normal]] = {}
+
+    @functools.cached_property
+    def trace_end(self) -> int | None:
+        """The last event's time (where a bio that never completed is still in flight), read
+        once: a scan of every event, which each episode asked for again."""
+        return self.con.execute("SELECT max(time_ns) FROM events").fetchall()[0][0]
 
     def d2c_ns(self, device: tuple[int, int]) -> float:
         """The device's median D2C (stage_stats), 0 when unknown."""
