@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("blkscope._core", "matplotlib", "polars", "pyarrow.dataset", "duckdb", "pyarrow")
+HEAVY = ("blkscope._core", "matplotlib", "polars", "pyarrow.dataset", "duckdb", "pyarrow", "numpy")
 # What each must not load ({ds}: the bundled capture's analysed dataset).
 NOT_LOADED = [
     (["--help"], HEAVY),
@@ -79,6 +79,16 @@ def test_analyze_loads_the_core_and_no_charts(mq_dataset: Path, tmp_path: Path) 
 
 def test_import_blkscope_loads_nothing_heavy() -> None:
     code = f"import sys, blkscope; print('LOADED 0', *[m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)"
+    assert _loaded([], code) == (0, set())
+
+
+def test_registering_the_commands_loads_nothing_heavy() -> None:
+    """Every command is registered (`import blkscope.cli`) before any runs: each imports what
+    it needs when it runs, so that each command's start-up pays only for its own."""
+    code = (
+        "import sys, blkscope.cli; "
+        f"print('LOADED 0', *[m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)"
+    )
     assert _loaded([], code) == (0, set())
 
 

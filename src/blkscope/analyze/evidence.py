@@ -10,6 +10,8 @@ was in flight while the victim waited is the direct evidence, and a 1 s window d
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -252,7 +254,7 @@ def bio_evidence(
 _WINDOW_BIOS = """
 SELECT pid, coalesce(comm, '?') AS comm, op, flags, q_time_ns AS q,
        coalesce(d_time_ns, q_time_ns) AS d,
-       coalesce(c_time_ns, (SELECT max(time_ns) FROM events)) AS c,
+       coalesce(c_time_ns, ?) AS c,
        coalesce(nsectors, 0)::BIGINT * 512 AS bytes,
        is_writeback_write(comm, op, flags, sector) AS writeback,
        is_journal(comm) AS journal
@@ -321,7 +323,7 @@ def _in_flight(
     ev.stalls = len(_union(a, e + STALL_GAP_NS))
     lo = min(int(a.min()), episode["start_ns"] - episode["window_ns"])
     hi = max(int(e.max()), episode["end_ns"])
-    t = query_table(con, _WINDOW_BIOS, [*device, hi, hi + 1, lo])
+    t = query_table(con, _WINDOW_BIOS, [normals.trace_end, *device, hi, hi + 1, lo])
     cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
     q, d, c, size = (cols[k].astype(np.int64) for k in ("q", "d", "c", "bytes"))
     normal = normals.of(device)
@@ -353,11 +355,13 @@ def _in_flight(
         if load.kind in ("writeback", "journal"):
             theirs = cols[load.kind].astype(bool) & (weight > 0) & ~victim
             load.queued_ns = float(np.mean(d[theirs] - q[theirs])) if theirs.any() else 0.0
-            load.fair_wait_ns = _fair_wait(q, d, c, theirs, theirs)
+            # their thousands of bios: summed by the sweep (the matrix took gigabytes)
+            load.fair_wait_ns = _fair_wait(q, d, c, theirs, theirs, _overlap_total)
             load.device_ns = float(np.mean(c[theirs] - d[theirs])) if theirs.any() else 0.0
             load.bio_bytes = float(np.mean(size[theirs])) if theirs.any() else 0.0
             # every IO at the device beside each of theirs, itself included (so 1 when alone)
-            load.at_device = _device_busy(q, d, c, np.zeros(len(q), bool), theirs)[1]
+            alone = np.zeros(len(q), bool)
+            _, load.at_device = _device_busy(q, d, c, alone, theirs, _overlap_total)
     if not block_level:  # the victim's bios inside its slow samples, not all it ever issued
         inside = np.zeros(len(q), bool)
         for lo_, hi_ in zip(a, e, strict=True):
@@ -419,6 +423,12 @@ class NormalLoads:
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.con = con
         self._by_device: dict[tuple[int, int], dict[tuple[str, int], Normal]] = {}
+
+    @functools.cached_property
+    def trace_end(self) -> int | None:
+        """The last event's time (where a bio that never completed is still in flight), read
+        once: a scan of every event, which each episode asked for again."""
+        return self.con.execute("SELECT max(time_ns) FROM events").fetchall()[0][0]
 
     def d2c_ns(self, device: tuple[int, int]) -> float:
         """The device's median D2C (stage_stats), 0 when unknown."""
@@ -492,11 +502,30 @@ def _ops(cols: dict[str, np.ndarray], mask: np.ndarray) -> str:
     return ", ".join(parts)
 
 
+# The summed overlap of intervals [qs, cs] with [lo, hi], every pair: by the matrix of overlaps
+# or by the sweep (_overlap_total), which agree but for the rounding of the matrix product. A
+# victim's few slow items keep the matrix (its rounding is in the stored others_at_device); the
+# writeback's and the journal's thousands of bios take the sweep, whose matrix took gigabytes.
+OverlapSum = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], float]
+
+
+def _overlap_matrix_sum(qs: np.ndarray, cs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """The summed overlap, as the [items x bios] matrix of shares (_overlap) weighted by each
+    item's length."""
+    return float(_overlap(qs, cs, lo, hi).T.dot(np.clip(hi - lo, 0, None)).sum())
+
+
 def _device_busy(
-    q: np.ndarray, d: np.ndarray, c: np.ndarray, victim: np.ndarray, mine: np.ndarray
+    q: np.ndarray,
+    d: np.ndarray,
+    c: np.ndarray,
+    victim: np.ndarray,
+    mine: np.ndarray,
+    overlap: OverlapSum = _overlap_matrix_sum,
 ) -> tuple[float | None, float | None]:
     """(share of the time the victim's bios `mine` were queued during which some IO was at the
-    device, how many other IOs were at the device with them on average while they were there)."""
+    device, how many other IOs were at the device with them on average while they were there).
+    overlap sums the others' time at the device over mine's (OverlapSum)."""
     if not mine.any():
         return None, None
     busy = _coverage(_union(d, c), q[mine], d[mine])
@@ -505,30 +534,62 @@ def _device_busy(
     if length <= 0:
         return busy, None
     others = ~victim & (d < hi.max()) & (c > lo.min())
-    shared = float(_overlap(d[others], c[others], lo, hi).T.dot(np.clip(hi - lo, 0, None)).sum())
-    return busy, shared / length
+    return busy, overlap(d[others], c[others], lo, hi) / length
 
 
 def _fair_wait(
-    q: np.ndarray, d: np.ndarray, c: np.ndarray, victim: np.ndarray, mine: np.ndarray
+    q: np.ndarray,
+    d: np.ndarray,
+    c: np.ndarray,
+    victim: np.ndarray,
+    mine: np.ndarray,
+    overlap: OverlapSum = _overlap_matrix_sum,
 ) -> float | None:
     """The wait a first-come-first-served queue would have given the victim's bios `mine`:
     the others' IO in flight during their queued time (L, a time average) over the device's
     completions per ns meanwhile (Little's law). A scheduler that makes the victim wait many
-    times this is holding it back, whatever else is in flight."""
+    times this is holding it back, whatever else is in flight. overlap sums the others' time in
+    flight over mine's queued time (OverlapSum)."""
     if not mine.any():
         return None
     lo, hi = q[mine], d[mine]
     length = float(np.clip(hi - lo, 0, None).sum())
     if length <= 0:
         return 0.0
-    others = ~victim
-    ahead = float(_overlap(q[others], c[others], lo, hi).T.dot(np.clip(hi - lo, 0, None)).sum())
-    done = float(sum(((c > x) & (c <= y)).sum() for x, y in zip(lo, hi, strict=True)))
+    ahead = overlap(q[~victim], c[~victim], lo, hi)
+    done = _completions_within(c, lo, hi)
     in_flight = ahead / length
     if done == 0:
         return 0.0 if in_flight == 0 else float("inf")
     return in_flight / (done / length)
+
+
+def _overlap_total(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, e: np.ndarray) -> float:
+    """The summed length of the intersections of every interval [lo, hi] with every [a, e],
+    exact: the integral over time of how many of each set cover it, multiplied, by one sweep
+    over the sorted ends (an [intervals x intervals] matrix of overlaps, for a writeback load of
+    thousands of bios in a busy window, took gigabytes)."""
+    first, second = hi > lo, e > a  # an empty interval overlaps nothing
+    k, m = int(first.sum()), int(second.sum())
+    if not k or not m:
+        return 0.0
+    ends = np.concatenate((lo[first], hi[first], a[second], e[second])).astype(np.int64)
+    opens = np.repeat(np.array([1, -1, 0, 0], np.int64), [k, k, m, m])
+    opens_second = np.repeat(np.array([0, 0, 1, -1], np.int64), [k, k, m, m])
+    order = np.argsort(ends, kind="stable")
+    both = (np.cumsum(opens[order]) * np.cumsum(opens_second[order]))[:-1]
+    gaps = np.diff(ends[order])
+    live = np.flatnonzero(both)
+    # summed as Python integers: pairs times a span decades long pass int64
+    return float(sum(map(int.__mul__, both[live].tolist(), gaps[live].tolist())))
+
+
+def _completions_within(c: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """How many completions c fall in (lo, hi], summed over the intervals (a completion in
+    several counts in each)."""
+    done = np.sort(c)
+    counts = np.searchsorted(done, hi, side="right") - np.searchsorted(done, lo, side="right")
+    return float(np.clip(counts, 0, None).sum())
 
 
 def _union(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:

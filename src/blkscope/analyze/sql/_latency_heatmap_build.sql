@@ -14,10 +14,13 @@ WITH lat AS (
     FROM bios b JOIN time_bins t USING (dev_major, dev_minor), (VALUES ('D2C'), ('Q2C')) s(stage)
     WHERE b.c_time_ns IS NOT NULL
 ), bucketed AS (
-    SELECT *, CASE WHEN ns < 4 THEN greatest(ns, 0)
-                   ELSE 4 * log2_floor(ns) + ((ns >> (log2_floor(ns) - 2)) & 3) END AS bucket,
-           CASE WHEN ns < 4 THEN 0 ELSE log2_floor(ns) - 2 END AS shift
-    FROM lat WHERE ns IS NOT NULL
+    -- without CASE: DuckDB evaluates a macro inside a CASE branch once per use of its argument
+    -- (log2_floor's nested shifts use theirs 64 times); at the top level, once
+    SELECT *, small * greatest(ns, 0) + (1 - small) * (4 * e + ((big >> (e - 2)) & 3)) AS bucket,
+           (1 - small) * (e - 2) AS shift
+    FROM (SELECT *, (ns < 4)::INTEGER AS small, greatest(ns, 4) AS big,
+                 log2_floor(greatest(ns, 4)) AS e
+          FROM lat WHERE ns IS NOT NULL)
 )
 SELECT
     dev_major,

@@ -1,0 +1,51 @@
+"""latency_heatmap's quarter-octave buckets (sql/_latency_heatmap_build.sql), computed without a
+CASE around log2_floor, against their definition on any latency: bucket 4e + k holds
+[(4 + k) 2^(e-2), (5 + k) 2^(e-2)) for latencies of 4 ns and more, and latencies under 4 ns
+(negative ones at 0) have a bucket each."""
+
+from __future__ import annotations
+
+import duckdb
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from blkscope.analyze.views import register
+
+LATENCIES = st.one_of(
+    st.integers(-10, 10), st.integers(0, 10**12), st.integers(-(2**62), 2**62 - 1)
+)
+
+
+def _bucket(ns: int) -> tuple[int, int, int]:
+    """(bucket, lo_ns, hi_ns) of a latency, by the definition."""
+    if ns < 4:
+        b = max(ns, 0)
+        return b, b, b + 1
+    e = ns.bit_length() - 1
+    k = (ns >> (e - 2)) & 3
+    return 4 * e + k, (4 + k) << (e - 2), (5 + k) << (e - 2)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(LATENCIES, min_size=1, max_size=200))
+def test_buckets_are_quarter_octaves(latencies: list[int]) -> None:
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE bios AS SELECT 8::INTEGER AS dev_major, 0::INTEGER AS dev_minor, "
+        "'fio' AS comm, 1000::BIGINT AS c_time_ns, unnest($ns)::BIGINT AS d2c_ns, "
+        "unnest($ns)::BIGINT AS q2c_ns",
+        {"ns": latencies},
+    )
+    con.execute(
+        "CREATE TABLE events AS SELECT 8::INTEGER AS dev_major, 0::INTEGER AS dev_minor, "
+        "unnest([0, 2000])::BIGINT AS time_ns"
+    )
+    register(con, set(), ["_latency_heatmap_build"])
+    got = con.execute(
+        "SELECT bucket, lo_ns, hi_ns, n, max_ns FROM internal._latency_heatmap_build "
+        "WHERE stage = 'D2C' ORDER BY bucket"
+    ).fetchall()
+    expected: dict[tuple[int, int, int], list[int]] = {}
+    for ns in latencies:
+        expected.setdefault(_bucket(ns), []).append(ns)
+    assert got == [(*key, len(v), max(v)) for key, v in sorted(expected.items())]
