@@ -56,6 +56,20 @@ def scan_blkparse_text(
     """Scan a chunk of blkparse text: (events rows, spans left to the reference parser as
     line_no/start/end, number of lines)."""
 
+def count_newlines(data: bytes) -> int:
+    """How many newlines a chunk of text holds."""
+
+class EventAudit:
+    """What ingest counts of the events it writes: groups per batch, CPU streams' numbers."""
+
+    def __init__(self, per_input: bool, unnumbered: list[str]) -> None: ...
+    def add(self, events: Any) -> ArrowBatch:
+        """Feed a batch in logged order; its (input_id, dev_major, dev_minor, action, plain)
+        groups: events, first_time_ns, last_time_ns."""
+    def streams(self) -> ArrowBatch:
+        """Each CPU stream by key: events, distinct, first_seq, last_seq, steps_back,
+        largest_step_back_ns."""
+
 def blktrace_record_offsets(data: bytes) -> ArrowBatch:
     """Where each record of a per-CPU blktrace file starts (column `offset`)."""
 

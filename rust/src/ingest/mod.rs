@@ -1,6 +1,7 @@
 //! Ingest: blkparse text and blktrace binaries in, events rows out (Arrow).
 
 mod action;
+mod audit;
 mod blkparse_text;
 mod blktrace;
 mod events;

@@ -10,12 +10,13 @@ use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::Arc;
 
+use super::audit::Audit;
 use super::blkparse_text::scan_chunk;
 use super::blktrace::problem::Problem;
 use super::blktrace::record::record_offsets;
 use super::blktrace::{FileProblem, Trace};
 use super::ftrace_bin::{index_records, renumbered};
-use crate::arrow_io::{import_primitive, ArrowBatch};
+use crate::arrow_io::{import_batch, import_primitive, ArrowBatch};
 
 create_exception!(
     _core,
@@ -47,6 +48,48 @@ fn scan_blkparse_text(
             scanned.lines,
         )
     })
+}
+
+/// How many newlines a chunk of text holds (a SIMD count: the next chunk's first line number
+/// is known before this one is scanned).
+#[pyfunction]
+fn count_newlines(py: Python<'_>, data: &Bound<'_, PyBytes>) -> usize {
+    let bytes = data.as_bytes();
+    py.detach(|| memchr::memchr_iter(b'\n', bytes).count())
+}
+
+/// What ingest counts of the events it writes (ingest/audit.rs; ingest/reconcile.py reads it).
+#[pyclass(module = "blkscope._core")]
+struct EventAudit {
+    audit: Audit,
+}
+
+#[pymethods]
+impl EventAudit {
+    /// `per_input`: each input numbers its own events; `unnumbered`: the actions printed
+    /// without a number of their own.
+    #[new]
+    fn new(per_input: bool, unnumbered: Vec<String>) -> Self {
+        EventAudit {
+            audit: Audit::new(per_input, unnumbered),
+        }
+    }
+
+    /// Feed a record batch of events in the order they were logged; returns its groups by
+    /// (input_id, dev_major, dev_minor, action, plain): events, first_time_ns, last_time_ns.
+    fn add(&mut self, py: Python<'_>, events: &Bound<'_, PyAny>) -> PyResult<ArrowBatch> {
+        let columns = import_batch(events)?;
+        let groups = py
+            .detach(|| self.audit.add(&columns))
+            .map_err(PyValueError::new_err)?;
+        Ok(ArrowBatch::from_columns(groups))
+    }
+
+    /// Each CPU stream fed, by key: input_id (-1: one trace), dev_major, dev_minor, cpu,
+    /// events, distinct numbers, first_seq, last_seq, steps_back, largest_step_back_ns.
+    fn streams(&mut self, py: Python<'_>) -> ArrowBatch {
+        ArrowBatch::from_columns(py.detach(|| self.audit.streams()))
+    }
 }
 
 /// Where each record of a per-CPU blktrace file starts (an int64 array); RecordsError when the
@@ -220,10 +263,12 @@ fn renumbered_blk_records<'py>(
 /// Add ingest's functions and classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_blkparse_text, m)?)?;
+    m.add_function(wrap_pyfunction!(count_newlines, m)?)?;
     m.add_function(wrap_pyfunction!(blktrace_record_offsets, m)?)?;
     m.add_function(wrap_pyfunction!(index_ftrace_records, m)?)?;
     m.add_function(wrap_pyfunction!(renumbered_blk_records, m)?)?;
     m.add_class::<BlktraceTrace>()?;
+    m.add_class::<EventAudit>()?;
     m.add("RecordsError", m.py().get_type::<RecordsError>())?;
     Ok(())
 }

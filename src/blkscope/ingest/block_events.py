@@ -74,24 +74,18 @@ class EventTally:
 
     def add(self, events: pa.Table) -> None:
         """Count one batch of events as written."""
-        _tally(self.devices, events)
-        self.audit.add(events)
+        if events.num_rows == 0:
+            return
+        _tally(self.devices, self.audit.add(events))
 
 
-def _tally(devices: dict[tuple[int, int], _DeviceStats], events: pa.Table) -> None:
-    if events.num_rows == 0:
-        return
-    agg = (
-        events.group_by(["dev_major", "dev_minor", "action"])
-        .aggregate([("line_no", "count"), ("time_ns", "min"), ("time_ns", "max")])
-        .to_pylist()
-    )
-    for row in agg:
+def _tally(devices: dict[tuple[int, int], _DeviceStats], groups: list[dict[str, Any]]) -> None:
+    for row in groups:
         d = devices.setdefault((row["dev_major"], row["dev_minor"]), _DeviceStats())
-        n = row["line_no_count"]
+        n = row["events"]
         d.events += n
         d.by_action[row["action"]] = d.by_action.get(row["action"], 0) + n
-        lo, hi = row["time_ns_min"], row["time_ns_max"]
+        lo, hi = row["first_time_ns"], row["last_time_ns"]
         d.first_ns = lo if d.first_ns is None else min(d.first_ns, lo)
         d.last_ns = hi if d.last_ns is None else max(d.last_ns, hi)
 

@@ -22,10 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
+from blkscope import _core
 from blkscope.units import format_s
 
 # Events blkparse prints without a number of their own (messages: sequence 0).
@@ -38,135 +37,48 @@ SUMMARY_COUNTS = {
     "C": ("reads_completed", "writes_completed"),
 }
 
-StreamKey = tuple[int, int, int, int]  # (input_id or -1, dev_major, dev_minor, cpu)
-
-
-@dataclass
-class _Stream:
-    """One CPU's numbered events of one device (of one input, for text)."""
-
-    events: int = 0
-    runs: list[np.ndarray] = field(default_factory=list)  # (lo, hi) of consecutive numbers
-    last: tuple[int, int] | None = None  # (seq, time_ns) of the last event fed
-    disorder: int = 0  # steps where the number or the time goes back, as fed
-    back_ns: int = 0  # the largest step back in time, as fed
-
-    def add(self, seq: np.ndarray, time_ns: np.ndarray) -> None:
-        self.events += len(seq)
-        steps_seq, steps_time = seq, time_ns
-        if self.last is not None:
-            steps_seq = np.concatenate(([self.last[0]], seq))
-            steps_time = np.concatenate(([self.last[1]], time_ns))
-        back = steps_time[:-1] - steps_time[1:]
-        self.disorder += int(((steps_seq[1:] < steps_seq[:-1]) | (back > 0)).sum())
-        if back.size:
-            self.back_ns = max(self.back_ns, int(back.max()))
-        self.last = (int(seq[-1]), int(time_ns[-1]))
-        # as logged, a CPU's numbers go up: sorted already, and distinct (no sort to pay)
-        numbers = seq if bool((seq[1:] > seq[:-1]).all()) else np.sort(seq)
-        step = np.diff(numbers)
-        if (step <= 0).any():  # repeats: each number once
-            numbers = numbers[np.concatenate(([True], step > 0))]
-            step = np.diff(numbers)
-        breaks = np.flatnonzero(step > 1)
-        lo = numbers[np.concatenate(([0], breaks + 1))]
-        hi = numbers[np.concatenate((breaks, [len(numbers) - 1]))]
-        self.runs.append(np.stack([lo, hi], axis=1))
-
-    def numbers(self) -> tuple[int, int, int]:
-        """(distinct numbers, first, last): the runs merged once, at the end."""
-        runs = np.concatenate(self.runs)
-        runs = runs[np.argsort(runs[:, 0], kind="stable")]
-        reach = np.maximum.accumulate(runs[:, 1])
-        # a run that starts past all before it (not next to them) opens a new block of numbers
-        starts = np.concatenate(([0], np.flatnonzero(runs[1:, 0] > reach[:-1] + 1) + 1))
-        ends = np.concatenate((starts[1:], [len(runs)])) - 1
-        distinct = int((reach[ends] - runs[starts, 0] + 1).sum())
-        return distinct, int(runs[0, 0]), int(reach[-1])
-
 
 @dataclass
 class SequenceAudit:
-    """What the events fed to it say about themselves: per CPU stream its numbers, and per
-    (input, device) the Q, D and C events blkparse's summary counts.
+    """What the events fed to it say about themselves: per CPU stream its numbers (counted by
+    the compiled core, `_core.EventAudit`), and per (input, device) the Q, D and C events
+    blkparse's summary counts.
 
     per_input: text inputs each number their own events (two files are two traces); the
     per-CPU files of one blktrace trace are one numbering, whatever file a CPU came from.
     """
 
     per_input: bool
-    streams: dict[StreamKey, _Stream] = field(default_factory=dict)
     counts: dict[tuple[int, int, int], dict[str, int]] = field(default_factory=dict)
+    core: _core.EventAudit = field(init=False, repr=False)
 
-    def add(self, events: pa.Table) -> None:
-        """Feed one batch of events, in the order they were logged (read)."""
-        if events.num_rows == 0:
-            return
-        events = events.select([*_STREAM, "action", "pc_bytes", "pdu"])
-        self._count(events)
-        numbered = pc.and_(
-            pc.is_valid(events["seq"]),
-            pc.fill_null(pc.invert(pc.is_in(events["action"], pa.array(UNNUMBERED))), False),
-        )
-        batch = events.select(list(_STREAM))
-        if not pc.all(numbered).as_py():
-            batch = batch.filter(numbered)
-        if batch.num_rows == 0:
-            return
-        cols = [batch[name].to_numpy() for name in _STREAM]
-        if not self.per_input:
-            cols[0] = np.full(batch.num_rows, -1, dtype=np.int64)
-        order, starts = _grouped(cols[:4])
-        seq, time_ns = cols[4][order], cols[5][order]
-        ends = [*starts[1:], len(order)]
-        for a, b in zip(starts, ends, strict=True):
-            key: StreamKey = tuple(int(c[order[a]]) for c in cols[:4])  # type: ignore[assignment]
-            self.streams.setdefault(key, _Stream()).add(seq[a:b], time_ns[a:b])
+    def __post_init__(self) -> None:
+        self.core = _core.EventAudit(self.per_input, list(UNNUMBERED))
 
-    def _count(self, events: pa.Table) -> None:
-        plain = pc.and_(pc.is_null(events["pc_bytes"]), pc.is_null(events["pdu"]))
-        wanted = pc.and_(plain, pc.is_in(events["action"], pa.array(list(SUMMARY_COUNTS))))
-        rows = (
-            events.select(["input_id", "dev_major", "dev_minor", "action"])
-            .filter(pc.fill_null(wanted, False))
-            .group_by(["input_id", "dev_major", "dev_minor", "action"])
-            .aggregate([("action", "count")])
-            .to_pylist()
-        )
-        for r in rows:
-            per = self.counts.setdefault((r["input_id"], r["dev_major"], r["dev_minor"]), {})
-            per[r["action"]] = per.get(r["action"], 0) + r["action_count"]
+    def add(self, events: pa.Table) -> list[dict[str, Any]]:
+        """Feed one batch of events, in the order they were logged (read); returns its events
+        counted by (input_id, dev_major, dev_minor, action, plain): `events`, `first_time_ns`
+        and `last_time_ns` of each group, in the order each first appears. Plain: no SCSI
+        pass-through bytes and no payload (what blkparse's summary counts)."""
+        groups: list[dict[str, Any]] = []
+        for batch in events.select(list(_AUDITED)).to_batches():
+            groups += pa.record_batch(self.core.add(batch)).to_pylist()
+        for g in groups:
+            if g["plain"] and g["action"] in SUMMARY_COUNTS:
+                per = self.counts.setdefault((g["input_id"], g["dev_major"], g["dev_minor"]), {})
+                per[g["action"]] = per.get(g["action"], 0) + g["events"]
+        return groups
+
+    def streams(self) -> list[dict[str, Any]]:
+        """Each CPU stream fed, by key: input_id (-1 when the inputs are one trace),
+        dev_major, dev_minor, cpu, events, distinct numbers, first_seq, last_seq, steps_back,
+        largest_step_back_ns."""
+        return pa.record_batch(self.core.streams()).to_pylist()
 
 
-_STREAM = ("input_id", "dev_major", "dev_minor", "cpu", "seq", "time_ns")
-# Bits of each stream key column when packed into one int64 (input ids, Linux's 12 + 20 bit
-# dev_t, 16 bits of CPU): one stable argsort instead of a four-key lexsort.
-_KEY_BITS = (14, 12, 20, 16)
-
-
-def _grouped(columns: list[np.ndarray]) -> tuple[np.ndarray, list[int]]:
-    """(order, where each group starts in it): the rows grouped by their key (the columns),
-    each group in the order it was fed (a stable sort)."""
-    n = len(columns[0])
-    if all(c[0] == c[-1] and bool((c == c[0]).all()) for c in columns):
-        return np.arange(n), [0]  # one stream (one CPU of one device): nothing to sort
-    fits = all(
-        int(c.min()) >= -1 and int(c.max()) < (1 << bits) - 1
-        for c, bits in zip(columns, _KEY_BITS, strict=True)
-    )
-    if fits:
-        packed = np.zeros(n, dtype=np.int64)
-        for c, bits in zip(columns, _KEY_BITS, strict=True):
-            packed = (packed << bits) | (c.astype(np.int64) + 1)  # +1: the input id -1
-        order = np.argsort(packed, kind="stable")
-        ordered = packed[order]
-        cut = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-    else:  # numbers no real trace holds: the general sort
-        keys = np.stack([c.astype(np.int64) for c in columns], axis=1)
-        order = np.lexsort(keys.T[::-1])
-        keys = keys[order]
-        cut = np.flatnonzero((keys[1:] != keys[:-1]).any(axis=1)) + 1
-    return order, [0, *cut.tolist()]
+# The columns the audit reads.
+_AUDITED = ("input_id", "dev_major", "dev_minor", "cpu", "seq", "time_ns", "action", "pc_bytes",
+            "pdu")  # fmt: skip
 
 
 def _cpus(values: list[int]) -> str:
@@ -174,24 +86,21 @@ def _cpus(values: list[int]) -> str:
 
 
 def _stream_docs(audit: SequenceAudit) -> list[dict[str, Any]]:
-    docs = []
-    for (input_id, major, minor, cpu), s in sorted(audit.streams.items()):
-        distinct, first, last = s.numbers()
-        docs.append(
-            {
-                **({"input_id": input_id} if input_id >= 0 else {}),
-                "dev": f"{major},{minor}",
-                "cpu": cpu,
-                "events": s.events,
-                "first_seq": first,
-                "last_seq": last,
-                "missing": last - first + 1 - distinct,
-                "repeated": s.events - distinct,
-                "steps_back": s.disorder,
-                "largest_step_back_ns": s.back_ns,
-            }
-        )
-    return docs
+    return [
+        {
+            **({"input_id": s["input_id"]} if s["input_id"] >= 0 else {}),
+            "dev": f"{s['dev_major']},{s['dev_minor']}",
+            "cpu": s["cpu"],
+            "events": s["events"],
+            "first_seq": s["first_seq"],
+            "last_seq": s["last_seq"],
+            "missing": s["last_seq"] - s["first_seq"] + 1 - s["distinct"],
+            "repeated": s["events"] - s["distinct"],
+            "steps_back": s["steps_back"],
+            "largest_step_back_ns": s["largest_step_back_ns"],
+        }
+        for s in audit.streams()
+    ]
 
 
 def _summary_docs(audit: SequenceAudit, summaries: Mapping[int, pa.Table]) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from typing import BinaryIO, cast
 
 import zstandard
 
+from blkscope import _core
 from blkscope.blk_io_trace import MAGIC_BYTES_BE, MAGIC_BYTES_LE
 from blkscope.errors import BlkscopeError, InputFormatError, ParseError, does_not_exist
 
@@ -321,8 +322,9 @@ def iter_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
             if pending_bytes > MAX_LINE_BYTES:
                 raise _too_long(source.path, lines + 1, pending[0])
             continue
-        chunk = b"".join([*pending, block[:cut]]) if pending else block[:cut]
-        lines += chunk.count(b"\n")
+        # one copy of the block at most (join takes the view as it is)
+        chunk = b"".join([*pending, memoryview(block)[:cut]]) if pending else block[:cut]
+        lines += _core.count_newlines(chunk)
         rest = block[cut:]  # (none when the block ends on a newline: no empty last chunk)
         pending, pending_bytes = ([rest] if rest else []), len(rest)
         yield chunk

@@ -194,7 +194,7 @@ def _scanned_in_order(chunks: Iterator[bytes], input_id: int) -> Iterator[tuple[
         first = 1
         for chunk in chunks:
             pending.append(pool.submit(scan_chunk, chunk, first, input_id))
-            first += chunk.count(b"\n") + (0 if chunk.endswith(b"\n") else 1)
+            first += _core.count_newlines(chunk) + (0 if chunk.endswith(b"\n") else 1)
             if len(pending) > 2:
                 yield pending.popleft().result(), False
         while pending:

@@ -1,0 +1,542 @@
+//! What ingest counts of the events it writes, in one pass over each batch (ingest/reconcile.py
+//! reads it; its docstring says what the counts witness):
+//! - per (input, device, action, plain) the events and their first and last times: the
+//!   manifest's per-device counts and the Q, D and C held against blkparse's summary are sums
+//!   of these groups, a few dozen per batch however many rows it holds;
+//! - per CPU stream (input or none, device, CPU) its numbered events as fed: how many, the
+//!   runs of consecutive sequence numbers, and the steps where the number or the time goes
+//!   back.
+
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{Int16Type, Int32Type, Int64Type};
+use arrow_array::{
+    Array, ArrayRef, BooleanArray, Int16Array, Int32Array, Int64Array, PrimitiveArray, StringArray,
+    StructArray,
+};
+
+/// FNV-1a: the keys are a few small numbers and one or two letters, so a hash of a handful of
+/// multiplies beats SipHash's setup.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type FnvMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
+
+/// Slots of the small cache in front of each map: rows of a batch reuse a few keys, mixed.
+const CACHE_SLOTS: usize = 64;
+
+/// A map from keys to indexes with a direct-mapped cache in front of it.
+struct Index<K> {
+    map: FnvMap<K, usize>,
+    cache: Vec<Option<(K, usize)>>,
+}
+
+impl<K: Copy + Eq + std::hash::Hash> Index<K> {
+    fn new() -> Self {
+        Index {
+            map: FnvMap::default(),
+            cache: vec![None; CACHE_SLOTS],
+        }
+    }
+
+    /// The key's index, `insert()` making it when it is new; `slot` picks its cache slot.
+    #[inline(always)]
+    fn get(&mut self, key: K, slot: usize, insert: impl FnOnce() -> usize) -> usize {
+        let slot = slot % CACHE_SLOTS;
+        if let Some((k, at)) = self.cache[slot] {
+            if k == key {
+                return at;
+            }
+        }
+        let at = *self.map.entry(key).or_insert_with(insert);
+        self.cache[slot] = Some((key, at));
+        at
+    }
+}
+
+/// The events table's columns the audit reads, typed.
+struct Columns<'a> {
+    input_id: &'a PrimitiveArray<Int16Type>,
+    major: &'a PrimitiveArray<Int32Type>,
+    minor: &'a PrimitiveArray<Int32Type>,
+    cpu: &'a PrimitiveArray<Int32Type>,
+    seq: &'a PrimitiveArray<Int64Type>,
+    time: &'a PrimitiveArray<Int64Type>,
+    action: &'a StringArray,
+    pc_bytes: &'a ArrayRef,
+    pdu: &'a ArrayRef,
+}
+
+impl<'a> Columns<'a> {
+    fn of(batch: &'a StructArray) -> Result<Self, String> {
+        let column = |name: &str| {
+            batch
+                .column_by_name(name)
+                .ok_or_else(|| format!("the events have no column {name}"))
+        };
+        let wrong = |name: &str, what: &str| format!("{name} is not {what}");
+        let columns = Columns {
+            input_id: column("input_id")?
+                .as_primitive_opt()
+                .ok_or_else(|| wrong("input_id", "int16"))?,
+            major: column("dev_major")?
+                .as_primitive_opt()
+                .ok_or_else(|| wrong("dev_major", "int32"))?,
+            minor: column("dev_minor")?
+                .as_primitive_opt()
+                .ok_or_else(|| wrong("dev_minor", "int32"))?,
+            cpu: column("cpu")?
+                .as_primitive_opt()
+                .ok_or_else(|| wrong("cpu", "int32"))?,
+            seq: column("seq")?
+                .as_primitive_opt()
+                .ok_or_else(|| wrong("seq", "int64"))?,
+            time: column("time_ns")?
+                .as_primitive_opt()
+                .ok_or_else(|| wrong("time_ns", "int64"))?,
+            action: column("action")?
+                .as_string_opt()
+                .ok_or_else(|| wrong("action", "a string"))?,
+            pc_bytes: column("pc_bytes")?,
+            pdu: column("pdu")?,
+        };
+        // the columns the schema declares not null (seq may be: an event without a number)
+        for (name, nulls) in [
+            ("input_id", columns.input_id.null_count()),
+            ("dev_major", columns.major.null_count()),
+            ("dev_minor", columns.minor.null_count()),
+            ("cpu", columns.cpu.null_count()),
+            ("time_ns", columns.time.null_count()),
+            ("action", columns.action.null_count()),
+        ] {
+            if nulls > 0 {
+                return Err(format!("{name} holds {nulls} nulls"));
+            }
+        }
+        Ok(columns)
+    }
+}
+
+/// A group's key: input, device, action letters and whether the event is plain (no SCSI
+/// pass-through bytes, no payload: blkparse's summary counts only those).
+type GroupKey<'a> = (i16, i32, i32, &'a str, bool);
+
+/// A group's events and their first and last times.
+struct Group {
+    events: i64,
+    first_ns: i64,
+    last_ns: i64,
+}
+
+/// A CPU stream: (input id, or -1 when the inputs are one trace; dev_major, dev_minor, cpu).
+type StreamKey = (i16, i32, i32, i32);
+
+/// One CPU's numbered events of one device (of one input, for text).
+#[derive(Default)]
+struct Stream {
+    events: i64,
+    /// (lo, hi) of consecutive numbers: each batch's merged, then all merged at the end.
+    runs: Vec<(i64, i64)>,
+    /// Where this batch's runs start in `runs` (None: the stream has none in this batch yet).
+    batch_start: Option<usize>,
+    /// (seq, time_ns) of the last event fed.
+    last: Option<(i64, i64)>,
+    /// Steps where the number or the time goes back, as fed.
+    disorder: i64,
+    /// The largest step back in time, as fed.
+    back_ns: i64,
+}
+
+impl Stream {
+    #[inline(always)]
+    fn add(&mut self, seq: i64, time: i64) {
+        self.events += 1;
+        if let Some((last_seq, last_time)) = self.last {
+            // as numpy subtracts int64s: wrapping (a damaged time cannot panic the audit)
+            let back = last_time.wrapping_sub(time);
+            if seq < last_seq || back > 0 {
+                self.disorder += 1;
+            }
+            self.back_ns = self.back_ns.max(back);
+        }
+        self.last = Some((seq, time));
+        let start = *self.batch_start.get_or_insert(self.runs.len());
+        let in_batch = self.runs.len() > start;
+        match self.runs.last_mut() {
+            Some(run) if in_batch && run.1.checked_add(1) == Some(seq) => run.1 = seq,
+            _ => self.runs.push((seq, seq)),
+        }
+    }
+
+    /// Merge this batch's runs into the maximal runs of its numbers (memory stays bounded by
+    /// the gaps, however the numbers came).
+    fn end_batch(&mut self) {
+        if let Some(start) = self.batch_start.take() {
+            let merged = merge_runs(&mut self.runs[start..]);
+            self.runs.truncate(start + merged);
+        }
+    }
+
+    /// (distinct numbers, first, last).
+    fn numbers(&mut self) -> (i64, i64, i64) {
+        let n = merge_runs(&mut self.runs);
+        self.runs.truncate(n);
+        let distinct = self.runs.iter().map(|(lo, hi)| hi - lo + 1).sum();
+        let first = self.runs.first().map_or(0, |r| r.0);
+        let last = self.runs.last().map_or(0, |r| r.1);
+        (distinct, first, last)
+    }
+}
+
+/// Sort runs and merge those that overlap or touch, in place; returns how many are left.
+fn merge_runs(runs: &mut [(i64, i64)]) -> usize {
+    if runs.is_empty() {
+        return 0;
+    }
+    if !runs.windows(2).all(|w| w[0].0 < w[1].0) {
+        runs.sort_unstable();
+    }
+    let mut out = 0;
+    for k in 1..runs.len() {
+        let (lo, hi) = runs[k];
+        let reach = runs[out].1;
+        if reach == i64::MAX || lo <= reach + 1 {
+            runs[out].1 = reach.max(hi);
+        } else {
+            out += 1;
+            runs[out] = (lo, hi);
+        }
+    }
+    out + 1
+}
+
+/// The audit of every batch fed so far.
+pub struct Audit {
+    per_input: bool,
+    unnumbered: Vec<String>,
+    streams: Vec<(StreamKey, Stream)>,
+    stream_index: FnvMap<StreamKey, usize>,
+}
+
+impl Audit {
+    /// `per_input`: text inputs each number their own events; the per-CPU files of one
+    /// blktrace trace are one numbering. `unnumbered`: the actions printed without a number.
+    pub fn new(per_input: bool, unnumbered: Vec<String>) -> Audit {
+        Audit {
+            per_input,
+            unnumbered,
+            streams: Vec::new(),
+            stream_index: FnvMap::default(),
+        }
+    }
+
+    /// Feed one batch of events, in the order they were logged (read); returns its groups
+    /// as columns, in the order each first appears: input_id, dev_major, dev_minor, action,
+    /// plain, events, first_time_ns, last_time_ns.
+    pub fn add(&mut self, batch: &StructArray) -> Result<Vec<(&'static str, ArrayRef)>, String> {
+        let c = Columns::of(batch)?;
+        let all_plain =
+            c.pc_bytes.null_count() == c.pc_bytes.len() && c.pdu.null_count() == c.pdu.len();
+        let mut groups: Index<GroupKey<'_>> = Index::new();
+        let mut keys: Vec<GroupKey<'_>> = Vec::new();
+        let mut found: Vec<Group> = Vec::new();
+        let mut streams: Index<StreamKey> = Index::new();
+        let mut touched: Vec<usize> = Vec::new();
+        let unnumbered: Vec<&str> = self.unnumbered.iter().map(String::as_str).collect();
+        for row in 0..batch.len() {
+            let plain = all_plain || (c.pc_bytes.is_null(row) && c.pdu.is_null(row));
+            let action = c.action.value(row);
+            let (input_id, major, minor) = (
+                c.input_id.value(row),
+                c.major.value(row),
+                c.minor.value(row),
+            );
+            let time = c.time.value(row);
+            let first = action.as_bytes().first().copied().unwrap_or(0) as usize;
+            let key = (input_id, major, minor, action, plain);
+            let slot = first ^ (action.len() << 4) ^ (minor as usize) << 1 ^ usize::from(plain);
+            let at = groups.get(key, slot, || {
+                keys.push(key);
+                found.push(Group {
+                    events: 0,
+                    first_ns: time,
+                    last_ns: time,
+                });
+                found.len() - 1
+            });
+            let g = &mut found[at];
+            g.events += 1;
+            g.first_ns = g.first_ns.min(time);
+            g.last_ns = g.last_ns.max(time);
+            if c.seq.is_null(row) || unnumbered.contains(&action) {
+                continue;
+            }
+            let cpu = c.cpu.value(row);
+            let skey = (
+                if self.per_input { input_id } else { -1 },
+                major,
+                minor,
+                cpu,
+            );
+            let (index, all) = (&mut self.stream_index, &mut self.streams);
+            let at = streams.get(skey, (cpu as usize) ^ (minor as usize) << 3, || {
+                *index.entry(skey).or_insert_with(|| {
+                    all.push((skey, Stream::default()));
+                    all.len() - 1
+                })
+            });
+            let stream = &mut self.streams[at].1;
+            if stream.batch_start.is_none() {
+                touched.push(at);
+            }
+            stream.add(c.seq.value(row), time);
+        }
+        for at in touched {
+            self.streams[at].1.end_batch();
+        }
+        Ok(group_columns(&keys, &found))
+    }
+
+    /// Each stream, by key: input_id (-1: one trace), dev_major, dev_minor, cpu, events,
+    /// distinct numbers, first_seq, last_seq, steps_back, largest_step_back_ns.
+    pub fn streams(&mut self) -> Vec<(&'static str, ArrayRef)> {
+        self.streams.sort_unstable_by_key(|(k, _)| *k);
+        self.stream_index.clear();
+        let mut numbers = Vec::with_capacity(self.streams.len());
+        for (at, (key, s)) in self.streams.iter_mut().enumerate() {
+            self.stream_index.insert(*key, at);
+            numbers.push(s.numbers());
+        }
+        let keys: Vec<StreamKey> = self.streams.iter().map(|(k, _)| *k).collect();
+        let stat = |f: fn(&Stream) -> i64| -> ArrayRef {
+            Arc::new(Int64Array::from_iter_values(
+                self.streams.iter().map(|(_, s)| f(s)),
+            ))
+        };
+        vec![
+            (
+                "input_id",
+                Arc::new(Int16Array::from_iter_values(keys.iter().map(|k| k.0))) as ArrayRef,
+            ),
+            (
+                "dev_major",
+                Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| k.1))),
+            ),
+            (
+                "dev_minor",
+                Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| k.2))),
+            ),
+            (
+                "cpu",
+                Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| k.3))),
+            ),
+            ("events", stat(|s| s.events)),
+            (
+                "distinct",
+                Arc::new(Int64Array::from_iter_values(numbers.iter().map(|n| n.0))),
+            ),
+            (
+                "first_seq",
+                Arc::new(Int64Array::from_iter_values(numbers.iter().map(|n| n.1))),
+            ),
+            (
+                "last_seq",
+                Arc::new(Int64Array::from_iter_values(numbers.iter().map(|n| n.2))),
+            ),
+            ("steps_back", stat(|s| s.disorder)),
+            ("largest_step_back_ns", stat(|s| s.back_ns)),
+        ]
+    }
+}
+
+fn group_columns(keys: &[GroupKey<'_>], found: &[Group]) -> Vec<(&'static str, ArrayRef)> {
+    vec![
+        (
+            "input_id",
+            Arc::new(Int16Array::from_iter_values(keys.iter().map(|k| k.0))) as ArrayRef,
+        ),
+        (
+            "dev_major",
+            Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| k.1))),
+        ),
+        (
+            "dev_minor",
+            Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| k.2))),
+        ),
+        (
+            "action",
+            Arc::new(StringArray::from_iter_values(keys.iter().map(|k| k.3))),
+        ),
+        (
+            "plain",
+            Arc::new(BooleanArray::from(
+                keys.iter().map(|k| k.4).collect::<Vec<_>>(),
+            )),
+        ),
+        (
+            "events",
+            Arc::new(Int64Array::from_iter_values(found.iter().map(|g| g.events))),
+        ),
+        (
+            "first_time_ns",
+            Arc::new(Int64Array::from_iter_values(
+                found.iter().map(|g| g.first_ns),
+            )),
+        ),
+        (
+            "last_time_ns",
+            Arc::new(Int64Array::from_iter_values(
+                found.iter().map(|g| g.last_ns),
+            )),
+        ),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_schema::{DataType, Field};
+
+    /// (dev_minor, cpu, seq, action, time_ns, pc_bytes) rows of input 0 on major 8.
+    type Row<'a> = (i32, i32, Option<i64>, &'a str, i64, Option<i64>);
+
+    fn batch(rows: &[Row<'_>]) -> StructArray {
+        let n = rows.len();
+        let col =
+            |name: &str, a: ArrayRef| (Arc::new(Field::new(name, a.data_type().clone(), true)), a);
+        StructArray::from(vec![
+            col("input_id", Arc::new(Int16Array::from(vec![0; n]))),
+            col("dev_major", Arc::new(Int32Array::from(vec![8; n]))),
+            col(
+                "dev_minor",
+                Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.0))),
+            ),
+            col(
+                "cpu",
+                Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.1))),
+            ),
+            col(
+                "seq",
+                Arc::new(Int64Array::from(
+                    rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+                )),
+            ),
+            col(
+                "action",
+                Arc::new(StringArray::from_iter_values(rows.iter().map(|r| r.3))),
+            ),
+            col(
+                "time_ns",
+                Arc::new(Int64Array::from_iter_values(rows.iter().map(|r| r.4))),
+            ),
+            col(
+                "pc_bytes",
+                Arc::new(Int64Array::from(
+                    rows.iter().map(|r| r.5).collect::<Vec<_>>(),
+                )),
+            ),
+            col("pdu", arrow_array::new_null_array(&DataType::Utf8, n)),
+        ])
+    }
+
+    fn ints(cols: &[(&str, ArrayRef)], name: &str) -> Vec<i64> {
+        let a = &cols.iter().find(|(n, _)| *n == name).unwrap().1;
+        a.as_primitive::<Int64Type>().values().to_vec()
+    }
+
+    fn audit() -> Audit {
+        Audit::new(true, vec!["m".into()])
+    }
+
+    #[test]
+    fn groups_count_in_order_of_first_sight() {
+        let b = batch(&[
+            (0, 0, Some(1), "Q", 50, None),
+            (16, 0, Some(1), "Q", 10, None),
+            (0, 0, Some(2), "Q", 20, None),
+            (0, 0, Some(3), "C", 70, None),
+            (0, 0, Some(4), "Q", 90, Some(512)),
+        ]);
+        let out = audit().add(&b).unwrap();
+        assert_eq!(ints(&out, "events"), vec![2, 1, 1, 1]);
+        assert_eq!(ints(&out, "first_time_ns"), vec![20, 10, 70, 90]);
+        assert_eq!(ints(&out, "last_time_ns"), vec![50, 10, 70, 90]);
+        let plain = &out.iter().find(|(n, _)| *n == "plain").unwrap().1;
+        let plain: Vec<_> = plain.as_boolean().iter().collect();
+        assert_eq!(plain, vec![Some(true), Some(true), Some(true), Some(false)]);
+        let minor = &out.iter().find(|(n, _)| *n == "dev_minor").unwrap().1;
+        assert_eq!(
+            minor.as_primitive::<Int32Type>().values().to_vec(),
+            vec![0, 16, 0, 0]
+        );
+    }
+
+    #[test]
+    fn streams_count_gaps_repeats_and_steps_back() {
+        let mut a = audit();
+        // CPU 0: 1 2 3, then 7 (a gap of 3), 7 again (a repeat), then 5 (a step back in
+        // number and time); CPU 1: one event; an m message takes no number
+        a.add(&batch(&[
+            (0, 0, Some(1), "Q", 10, None),
+            (0, 1, Some(9), "Q", 15, None),
+            (0, 0, Some(2), "G", 20, None),
+            (0, 0, Some(0), "m", 25, None),
+            (0, 0, Some(3), "I", 30, None),
+        ]))
+        .unwrap();
+        a.add(&batch(&[
+            (0, 0, Some(7), "D", 40, None),
+            (0, 0, Some(7), "D", 40, None),
+            (0, 0, Some(5), "C", 35, None),
+            (0, 0, None, "C", 36, None),
+        ]))
+        .unwrap();
+        let s = a.streams();
+        assert_eq!(ints(&s, "events"), vec![6, 1]);
+        assert_eq!(ints(&s, "distinct"), vec![5, 1]);
+        assert_eq!(ints(&s, "first_seq"), vec![1, 9]);
+        assert_eq!(ints(&s, "last_seq"), vec![7, 9]);
+        assert_eq!(ints(&s, "steps_back"), vec![1, 0]);
+        assert_eq!(ints(&s, "largest_step_back_ns"), vec![5, 0]);
+    }
+
+    #[test]
+    fn runs_merge_when_they_touch_or_overlap() {
+        let mut runs = vec![(5, 6), (1, 2), (3, 3), (9, 9), (8, 10)];
+        let n = merge_runs(&mut runs);
+        assert_eq!(&runs[..n], &[(1, 3), (5, 6), (8, 10)]);
+    }
+
+    #[test]
+    fn a_missing_column_is_named() {
+        let b = StructArray::from(vec![(
+            Arc::new(Field::new("input_id", DataType::Int16, true)),
+            Arc::new(Int16Array::from(vec![0])) as ArrayRef,
+        )]);
+        assert_eq!(
+            audit().add(&b).unwrap_err(),
+            "the events have no column dev_major"
+        );
+    }
+}
