@@ -11,7 +11,6 @@ was in flight while the victim waited is the direct evidence, and a 1 s window d
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -355,13 +354,11 @@ def _in_flight(
         if load.kind in ("writeback", "journal"):
             theirs = cols[load.kind].astype(bool) & (weight > 0) & ~victim
             load.queued_ns = float(np.mean(d[theirs] - q[theirs])) if theirs.any() else 0.0
-            # their thousands of bios: summed by the sweep (the matrix took gigabytes)
-            load.fair_wait_ns = _fair_wait(q, d, c, theirs, theirs, _overlap_total)
+            load.fair_wait_ns = _fair_wait(q, d, c, theirs, theirs)
             load.device_ns = float(np.mean(c[theirs] - d[theirs])) if theirs.any() else 0.0
             load.bio_bytes = float(np.mean(size[theirs])) if theirs.any() else 0.0
             # every IO at the device beside each of theirs, itself included (so 1 when alone)
-            alone = np.zeros(len(q), bool)
-            _, load.at_device = _device_busy(q, d, c, alone, theirs, _overlap_total)
+            load.at_device = _device_busy(q, d, c, np.zeros(len(q), bool), theirs)[1]
     if not block_level:  # the victim's bios inside its slow samples, not all it ever issued
         inside = np.zeros(len(q), bool)
         for lo_, hi_ in zip(a, e, strict=True):
@@ -502,30 +499,15 @@ def _ops(cols: dict[str, np.ndarray], mask: np.ndarray) -> str:
     return ", ".join(parts)
 
 
-# The summed overlap of intervals [qs, cs] with [lo, hi], every pair: by the matrix of overlaps
-# or by the sweep (_overlap_total), which agree but for the rounding of the matrix product. A
-# victim's few slow items keep the matrix (its rounding is in the stored others_at_device); the
-# writeback's and the journal's thousands of bios take the sweep, whose matrix took gigabytes.
-OverlapSum = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], float]
-
-
-def _overlap_matrix_sum(qs: np.ndarray, cs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
-    """The summed overlap, as the [items x bios] matrix of shares (_overlap) weighted by each
-    item's length."""
-    return float(_overlap(qs, cs, lo, hi).T.dot(np.clip(hi - lo, 0, None)).sum())
-
-
 def _device_busy(
     q: np.ndarray,
     d: np.ndarray,
     c: np.ndarray,
     victim: np.ndarray,
     mine: np.ndarray,
-    overlap: OverlapSum = _overlap_matrix_sum,
 ) -> tuple[float | None, float | None]:
     """(share of the time the victim's bios `mine` were queued during which some IO was at the
-    device, how many other IOs were at the device with them on average while they were there).
-    overlap sums the others' time at the device over mine's (OverlapSum)."""
+    device, how many other IOs were at the device with them on average while they were there)."""
     if not mine.any():
         return None, None
     busy = _coverage(_union(d, c), q[mine], d[mine])
@@ -533,8 +515,7 @@ def _device_busy(
     length = float(np.clip(hi - lo, 0, None).sum())
     if length <= 0:
         return busy, None
-    others = ~victim & (d < hi.max()) & (c > lo.min())
-    return busy, overlap(d[others], c[others], lo, hi) / length
+    return busy, _overlap_total(d[~victim], c[~victim], lo, hi) / length
 
 
 def _fair_wait(
@@ -543,20 +524,18 @@ def _fair_wait(
     c: np.ndarray,
     victim: np.ndarray,
     mine: np.ndarray,
-    overlap: OverlapSum = _overlap_matrix_sum,
 ) -> float | None:
     """The wait a first-come-first-served queue would have given the victim's bios `mine`:
     the others' IO in flight during their queued time (L, a time average) over the device's
     completions per ns meanwhile (Little's law). A scheduler that makes the victim wait many
-    times this is holding it back, whatever else is in flight. overlap sums the others' time in
-    flight over mine's queued time (OverlapSum)."""
+    times this is holding it back, whatever else is in flight."""
     if not mine.any():
         return None
     lo, hi = q[mine], d[mine]
     length = float(np.clip(hi - lo, 0, None).sum())
     if length <= 0:
         return 0.0
-    ahead = overlap(q[~victim], c[~victim], lo, hi)
+    ahead = _overlap_total(q[~victim], c[~victim], lo, hi)
     done = _completions_within(c, lo, hi)
     in_flight = ahead / length
     if done == 0:
