@@ -16,7 +16,9 @@ from typing import Any
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 
+from blkscope.analyze.episode_context import EpisodeContext
 from blkscope.analyze.victims import SAMPLE_NS, SeriesProcess
 from blkscope.analyze.views import query_table
 from blkscope.concepts import is_observer
@@ -226,13 +228,8 @@ def bio_evidence(
     cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
     n = t.num_rows
     ev = Evidence(f"{metric} of {n} bio{'s' * (n != 1)}", None, n, int(cols["lat"].max(initial=0)))
-    normal = dict(
-        con.execute(
-            """SELECT stage, p50_ns FROM stage_stats WHERE level = 'device' AND dev_major = ?
-               AND dev_minor = ? AND stage IN ('Q2C', 'D2C')""",
-            [episode["dev_major"], episode["dev_minor"]],
-        ).fetchall()
-    )
+    device = (episode["dev_major"], episode["dev_minor"])
+    normal = {stage: normals.median_ns(device, stage) for stage in ("Q2C", "D2C")}
     ev.stage_ns = {
         "above": 0,
         "queued": int(cols["queued"].sum()),
@@ -251,7 +248,7 @@ def bio_evidence(
 
 
 _WINDOW_BIOS = """
-SELECT pid, coalesce(comm, '?') AS comm, op, flags, q_time_ns AS q,
+SELECT pid, coalesce(comm, '?') AS comm, op, q_time_ns AS q,
        coalesce(d_time_ns, q_time_ns) AS d,
        coalesce(c_time_ns, ?) AS c,
        coalesce(nsectors, 0)::BIGINT * 512 AS bytes,
@@ -292,6 +289,36 @@ class Normal:
     ios_per_ns: float = 0.0
 
 
+def _columns(t: pa.Table) -> dict[str, np.ndarray]:
+    """A table's columns as numpy; strings (a few names over many rows) through their
+    dictionary, not one Python string made per row."""
+    cols = {}
+    for n in t.column_names:
+        col = t[n]
+        if pa.types.is_string(col.type):
+            codes = col.dictionary_encode().combine_chunks()
+            names = np.array([*codes.dictionary.to_pylist(), None], dtype=object)
+            cols[n] = names[codes.indices.fill_null(-1).to_numpy()]  # -1: the None at the end
+        else:
+            cols[n] = col.to_numpy(zero_copy_only=False)
+    return cols
+
+
+def _mean_overlap(q: np.ndarray, c: np.ndarray, a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per bio, the mean over the items of the share of each item's interval it was in flight
+    (_overlap's columns averaged), computed only for the bios that reach an item: 0 for the
+    others."""
+    near = np.flatnonzero((q < e.max()) & (c > a.min()))
+    if len(near) == len(q):
+        return _overlap(q, c, a, e).mean(axis=0)
+    weight = np.zeros(len(q))
+    # and one empty interval beside them: a mean down a one-column matrix adds in another
+    # order (pairwise) than down many columns, as it did over the whole window
+    qs, cs = np.append(q[near], 0), np.append(c[near], 0)
+    weight[near] = _overlap(qs, cs, a, e).mean(axis=0)[:-1]
+    return weight
+
+
 def _overlap(qs: np.ndarray, cs: np.ndarray, a: np.ndarray, e: np.ndarray) -> np.ndarray:
     """Matrix [item, bio] of the share of each item's interval each bio was in flight."""
     lo = np.maximum(qs[None, :], a[:, None])
@@ -322,8 +349,7 @@ def _in_flight(
     ev.stalls = len(_union(a, e + STALL_GAP_NS))
     lo = min(int(a.min()), episode["start_ns"] - episode["window_ns"])
     hi = max(int(e.max()), episode["end_ns"])
-    t = query_table(con, _WINDOW_BIOS, [normals.trace_end, *device, hi, hi + 1, lo])
-    cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+    cols = _columns(query_table(con, _WINDOW_BIOS, [normals.trace_end, *device, hi, hi + 1, lo]))
     q, d, c, size = (cols[k].astype(np.int64) for k in ("q", "d", "c", "bytes"))
     normal = normals.of(device)
     window = episode["end_ns"] - (episode["start_ns"] - episode["window_ns"])
@@ -339,7 +365,7 @@ def _in_flight(
         mine = victim
         loaded = np.ones(len(q), bool)  # every IO of the device, the slow ones too
     else:
-        weight = _overlap(q, c, a, e).mean(axis=0)  # time-average over the items in flight
+        weight = _mean_overlap(q, c, a, e)  # time-average over the items in flight
         victim = (
             cols["pid"] == ev.victim_pid if ev.victim_pid is not None else np.zeros(len(q), bool)
         )
@@ -367,7 +393,7 @@ def _in_flight(
     ev.busy_while_queued, ev.others_at_device = _device_busy(q, d, c, victim, mine)
     ev.normal_d2c_ns = normals.d2c_ns(device)
     ev.fair_wait_ns = _fair_wait(q, d, c, victim, mine)
-    _episode_context(con, episode, ev)
+    _episode_context(normals.context, episode, ev)
 
 
 def _loads(
@@ -381,20 +407,23 @@ def _loads(
     strongest first."""
     wb = cols["writeback"].astype(bool) & loaded
     jn = cols["journal"].astype(bool) & loaded & ~wb
-    other = loaded & ~wb & ~jn
-    pid = cols["pid"]
+    other = np.flatnonzero(loaded & ~wb & ~jn)
     groups: list[tuple[str, str, int | None, np.ndarray]] = [
-        ("writeback", "writeback", None, wb),
-        ("journal", "journal", None, jn),
+        ("writeback", "writeback", None, np.flatnonzero(wb)),
+        ("journal", "journal", None, np.flatnonzero(jn)),
     ]
-    for p in np.unique(pid[other]):
-        mask = other & (pid == p)
-        comm = str(cols["comm"][mask][0])
+    # each process's rows, in their order (a stable sort): not a mask over every row per pid
+    by_pid = other[np.argsort(cols["pid"][other], kind="stable")]
+    pids, starts = np.unique(cols["pid"][by_pid], return_index=True)
+    groups_of_pid = np.split(by_pid, starts[1:]) if len(pids) else []
+    for p, rows in zip(pids.tolist(), groups_of_pid, strict=True):
+        comm = str(cols["comm"][rows[0]])
         label = f"{comm} pid {int(p)}" + (" (the capture's own tool)" if is_observer(comm) else "")
-        groups.append(("process", label, int(p), mask))
+        groups.append(("process", label, int(p), rows))
+    weighted = weight * size
     loads = []
-    for kind, label, p, mask in groups:
-        ios = float(weight[mask].sum())
+    for kind, label, p, rows in groups:
+        ios = float(weight[rows].sum())
         if ios <= 0:
             continue
         n = normal.get((kind, -1 if p is None else p), Normal())
@@ -403,11 +432,11 @@ def _loads(
                 kind,
                 label,
                 p,
-                float((weight * size)[mask].sum()),
+                float(weighted[rows].sum()),
                 ios,
                 n.bytes_in_flight,
                 n.ios_in_flight,
-                _ops(cols, mask & (weight > 0)),
+                _ops(cols, rows[weight[rows] > 0]),
             )
         )
     return sorted(loads, key=lambda x: (-x.bytes, -x.ios, x.label))
@@ -422,19 +451,32 @@ class NormalLoads:
         self._by_device: dict[tuple[int, int], dict[tuple[str, int], Normal]] = {}
 
     @functools.cached_property
+    def context(self) -> EpisodeContext:
+        """The trace's throttling messages and writeback work, read once for every episode."""
+        return EpisodeContext(self.con)
+
+    @functools.cached_property
     def trace_end(self) -> int | None:
         """The last event's time (where a bio that never completed is still in flight), read
         once: a scan of every event, which each episode asked for again."""
         return self.con.execute("SELECT max(time_ns) FROM events").fetchall()[0][0]
 
+    @functools.cached_property
+    def _medians(self) -> dict[tuple[int, int, str], int | None]:
+        rows = self.con.execute(
+            "SELECT dev_major, dev_minor, stage, p50_ns FROM stage_stats "
+            "WHERE level = 'device' AND stage IN ('Q2C', 'D2C')"
+        ).fetchall()
+        return {(int(a), int(b), str(stage)): p50 for a, b, stage, p50 in rows}
+
+    def median_ns(self, device: tuple[int, int], stage: str) -> int | None:
+        """The device's median latency of a stage ('Q2C' or 'D2C', stage_stats); None when
+        unknown."""
+        return self._medians.get((*device, stage))
+
     def d2c_ns(self, device: tuple[int, int]) -> float:
         """The device's median D2C (stage_stats), 0 when unknown."""
-        rows = self.con.execute(
-            "SELECT p50_ns FROM stage_stats WHERE level = 'device' AND stage = 'D2C' "
-            "AND dev_major = ? AND dev_minor = ?",
-            list(device),
-        ).fetchall()
-        return float(rows[0][0] or 0) if rows else 0.0
+        return float(self.median_ns(device, "D2C") or 0)
 
     def of(self, device: tuple[int, int]) -> dict[tuple[str, int], Normal]:
         if device not in self._by_device:
@@ -558,6 +600,8 @@ def _overlap_total(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, e: np.ndarray)
     order = np.argsort(ends, kind="stable")
     both = (np.cumsum(opens[order]) * np.cumsum(opens_second[order]))[:-1]
     gaps = np.diff(ends[order])
+    if int(np.abs(both).max(initial=0)) * (int(ends.max()) - int(ends.min())) < 1 << 63:
+        return float(int(np.dot(both, gaps)))  # no partial sum can pass int64: exact
     live = np.flatnonzero(both)
     # summed as Python integers: pairs times a span decades long pass int64
     return float(sum(map(int.__mul__, both[live].tolist(), gaps[live].tolist())))
@@ -607,26 +651,12 @@ def _coverage(union: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float | None
     return covered / total
 
 
-def _episode_context(con: duckdb.DuckDBPyConnection, episode: dict[str, Any], ev: Evidence) -> None:
-    """Throttling messages, writeback work and the journal's trigger around the episode."""
-    device = [episode["dev_major"], episode["dev_minor"]]
+def _episode_context(context: EpisodeContext, episode: dict[str, Any], ev: Evidence) -> None:
+    """Throttling messages and writeback work around the episode."""
+    device = (episode["dev_major"], episode["dev_minor"])
     lo, hi = episode["start_ns"] - episode["window_ns"], episode["end_ns"]
-    n, sample = con.execute(
-        """SELECT count(*), any_value(message) FROM events
-           WHERE dev_major = ? AND dev_minor = ? AND time_ns >= ? AND time_ns < ?
-             AND message IS NOT NULL AND (starts_with(message, 'throtl') OR message LIKE '%iocost%'
-                                          OR starts_with(message, 'iocg'))""",
-        [*device, lo, hi],
-    ).fetchall()[0]
-    ev.throttle_messages, ev.throttle_sample = int(n), sample or ""
-    try:
-        items, pages, reasons = con.execute(
-            """SELECT count(*), sum(pages_written), string_agg(DISTINCT reason, ', ' ORDER BY reason)
-               FROM writeback_events WHERE dev_major = ? AND dev_minor = ?
-                 AND start_ns < ? AND end_ns > ?""",
-            [*device, hi, lo],
-        ).fetchall()[0]
-        ev.writeback_items, ev.writeback_reasons = int(items), reasons or ""
-        ev.pages_written = None if pages is None else int(pages)
-    except duckdb.CatalogException:  # no writeback log
-        pass
+    ev.throttle_messages, ev.throttle_sample = context.throttle_messages(device, lo, hi)
+    work = context.writeback_work(device, lo, hi)
+    if work is not None:
+        ev.writeback_items, ev.writeback_reasons = work.items, work.reasons
+        ev.pages_written = work.pages

@@ -1,0 +1,101 @@
+"""What happened around an episode besides its IO: the blk-throttle and iocost messages the trace
+holds, and the writeback work items the writeback log recorded. Each is read from the dataset
+once and looked up per episode: a query per episode scanned every event again."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+
+from blkscope.analyze.views import query_table
+
+# The trace's messages that say the block layer held IO back above the device.
+_THROTTLE_MESSAGES = """
+SELECT dev_major, dev_minor, time_ns, message FROM events
+WHERE message IS NOT NULL AND time_ns IS NOT NULL AND dev_major IS NOT NULL
+  AND dev_minor IS NOT NULL
+  AND (starts_with(message, 'throtl') OR message LIKE '%iocost%' OR starts_with(message, 'iocg'))
+ORDER BY dev_major, dev_minor, time_ns, message
+"""
+_MIN, _MAX = -(1 << 63), (1 << 63) - 1
+_WRITEBACK_WORK = """
+SELECT dev_major, dev_minor, start_ns, end_ns, pages_written, reason FROM writeback_events
+"""
+
+
+@dataclass(frozen=True)
+class Messages:
+    """One device's throttling messages, by time."""
+
+    times: np.ndarray
+    texts: list[str]
+
+
+@dataclass(frozen=True)
+class WritebackWork:
+    """What the writeback log says of a span of a device: how many work items ran in it, the
+    pages they wrote (None when the log does not tell) and their reasons, sorted, joined."""
+
+    items: int
+    pages: int | None
+    reasons: str
+
+
+class EpisodeContext:
+    """The dataset's throttling messages and writeback work items, read once."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.con = con
+
+    @functools.cached_property
+    def _messages(self) -> dict[tuple[int, int], Messages]:
+        t = query_table(self.con, _THROTTLE_MESSAGES)
+        major, minor = t["dev_major"].to_numpy(), t["dev_minor"].to_numpy()
+        times, texts = t["time_ns"].to_numpy(), t["message"].to_pylist()
+        out = {}
+        for key in sorted({(int(a), int(b)) for a, b in zip(major, minor, strict=True)}):
+            idx = np.flatnonzero((major == key[0]) & (minor == key[1]))
+            out[key] = Messages(times[idx], [texts[i] for i in idx.tolist()])
+        return out
+
+    def throttle_messages(self, device: tuple[int, int], lo: int, hi: int) -> tuple[int, str]:
+        """(how many throttling messages of the device fall in [lo, hi), the first of them)."""
+        found = self._messages.get(device)
+        if found is None:
+            return 0, ""
+        first, last = np.searchsorted(found.times, [lo, hi], side="left").tolist()
+        return last - first, found.texts[first] if last > first else ""
+
+    @functools.cached_property
+    def _work(self) -> dict[str, np.ndarray] | None:
+        try:
+            t = query_table(self.con, _WRITEBACK_WORK)
+        except duckdb.CatalogException:  # no writeback log
+            return None
+        # a null never matches, as in SQL: a device of -1, a start after and an end before all
+        never = {"dev_major": -1, "dev_minor": -1, "start_ns": _MAX, "end_ns": _MIN}
+        cols = {n: t[n].fill_null(v).to_numpy() for n, v in never.items()}
+        cols["pages_known"] = ~t["pages_written"].is_null().to_numpy(zero_copy_only=False)
+        cols["pages_written"] = t["pages_written"].fill_null(0).to_numpy()
+        cols["reason"] = np.array(t["reason"].to_pylist(), dtype=object)
+        return cols
+
+    def writeback_work(self, device: tuple[int, int], lo: int, hi: int) -> WritebackWork | None:
+        """The device's work items that overlap [lo, hi); None without a writeback log."""
+        w = self._work
+        if w is None:
+            return None
+        hit = (
+            (w["dev_major"] == device[0])
+            & (w["dev_minor"] == device[1])
+            & (w["start_ns"] < hi)
+            & (w["end_ns"] > lo)
+        )
+        known = hit & w["pages_known"]
+        # Python integers: pages left at LONG_MAX (no limit) make sums past int64
+        pages = sum(w["pages_written"][known].tolist()) if known.any() else None
+        reasons = sorted({r for r in w["reason"][hit].tolist() if r is not None})
+        return WritebackWork(int(hit.sum()), pages, ", ".join(reasons))
