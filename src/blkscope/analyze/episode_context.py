@@ -15,11 +15,14 @@ from blkscope.analyze.views import query_table
 # The trace's messages that say the block layer held IO back above the device.
 _THROTTLE_MESSAGES = """
 SELECT dev_major, dev_minor, time_ns, message FROM events
-WHERE message IS NOT NULL AND time_ns IS NOT NULL AND dev_major IS NOT NULL
-  AND dev_minor IS NOT NULL
+WHERE message IS NOT NULL AND dev_major IS NOT NULL AND dev_minor IS NOT NULL
+  AND ({spans})
   AND (starts_with(message, 'throtl') OR message LIKE '%iocost%' OR starts_with(message, 'iocg'))
 ORDER BY dev_major, dev_minor, time_ns, message
 """
+# Up to this many spans are read as they are (the events' row groups outside them are
+# skipped); more are read as the one span from the first to the last.
+MAX_SPANS = 64
 _MIN, _MAX = -(1 << 63), (1 << 63) - 1
 _WRITEBACK_WORK = """
 SELECT dev_major, dev_minor, start_ns, end_ns, pages_written, reason FROM writeback_events
@@ -45,24 +48,32 @@ class WritebackWork:
 
 
 class EpisodeContext:
-    """The dataset's throttling messages and writeback work items, read once."""
+    """The dataset's throttling messages in the given spans [lo, hi) of time, and its
+    writeback work items, read once."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, spans: list[tuple[int, int]]) -> None:
         self.con = con
+        self.spans = _merged(spans)
+        if len(self.spans) > MAX_SPANS:
+            self.spans = [(self.spans[0][0], self.spans[-1][1])]
 
     @functools.cached_property
     def _messages(self) -> dict[tuple[int, int], Messages]:
-        t = query_table(self.con, _THROTTLE_MESSAGES)
+        spans = " OR ".join(
+            f"(time_ns >= {int(lo)} AND time_ns < {int(hi)})" for lo, hi in self.spans
+        )
+        t = query_table(self.con, _THROTTLE_MESSAGES.format(spans=spans or "false"))
         major, minor = t["dev_major"].to_numpy(), t["dev_minor"].to_numpy()
         times, texts = t["time_ns"].to_numpy(), t["message"].to_pylist()
         out = {}
-        for key in sorted({(int(a), int(b)) for a, b in zip(major, minor, strict=True)}):
+        for key in map(tuple, np.unique(np.stack([major, minor], axis=1), axis=0).tolist()):
             idx = np.flatnonzero((major == key[0]) & (minor == key[1]))
             out[key] = Messages(times[idx], [texts[i] for i in idx.tolist()])
         return out
 
     def throttle_messages(self, device: tuple[int, int], lo: int, hi: int) -> tuple[int, str]:
-        """(how many throttling messages of the device fall in [lo, hi), the first of them)."""
+        """(how many throttling messages of the device fall in [lo, hi), the first of them);
+        [lo, hi) lies within the spans."""
         found = self._messages.get(device)
         if found is None:
             return 0, ""
@@ -99,3 +110,14 @@ class EpisodeContext:
         pages = sum(w["pages_written"][known].tolist()) if known.any() else None
         reasons = sorted({r for r in w["reason"][hit].tolist() if r is not None})
         return WritebackWork(int(hit.sum()), pages, ", ".join(reasons))
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted disjoint spans covering the given ones."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(spans):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out

@@ -76,7 +76,7 @@ def attribute_episodes(
     spans = device_spans(con)
     processes = series_processes(con)
     stages: dict[str, dict[str, np.ndarray]] = {}  # per user series, computed once
-    normals = NormalLoads(con)
+    normals = NormalLoads(con, [(e["start_ns"] - e["window_ns"], e["end_ns"]) for e in episodes])
     tops = _top_processes(con, episodes)
     for e, top in zip(episodes, tops, strict=True):
         device = (e["dev_major"], e["dev_minor"])

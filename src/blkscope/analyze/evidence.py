@@ -446,14 +446,15 @@ class NormalLoads:
     """Each device's loads' Normal levels, computed once per device for all its episodes
     (writeback and the journal under pid -1)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, spans: list[tuple[int, int]]) -> None:
         self.con = con
+        self.spans = spans  # every [lo, hi) an episode's context is asked for
         self._by_device: dict[tuple[int, int], dict[tuple[str, int], Normal]] = {}
 
     @functools.cached_property
     def context(self) -> EpisodeContext:
         """The trace's throttling messages and writeback work, read once for every episode."""
-        return EpisodeContext(self.con)
+        return EpisodeContext(self.con, self.spans)
 
     @functools.cached_property
     def trace_end(self) -> int | None:
