@@ -261,18 +261,30 @@ WHERE dev_major = ? AND dev_minor = ? AND q_time_ns < ? AND coalesce(c_time_ns, 
 # queued, and their size x time in flight. A bio counts whole in the bin it was queued in.
 NORMAL_BIN_NS = 1_000_000_000
 _LOAD_BINS = f"""
+WITH per_issuer AS (
+    -- summed per issuer and kind of IO first: the rules below then run once per group, not
+    -- once per bio (the sector matters to them only by being null)
+    SELECT comm, op, flags, CASE WHEN sector IS NOT NULL THEN 0 END AS sector, pid,
+           q_time_ns // {NORMAL_BIN_NS} AS bin,
+           -- HUGEINT: a time decades off times a big bio passes int64; the sums are exact
+           sum((c_time_ns - q_time_ns)::HUGEINT * coalesce(nsectors, 0) * 512) AS byte_ns,
+           sum((c_time_ns - q_time_ns)::HUGEINT) AS io_ns,
+           sum(coalesce(nsectors, 0)::BIGINT * 512) AS bytes,
+           count(*) AS ios
+    FROM bios
+    WHERE dev_major = ? AND dev_minor = ? AND c_time_ns IS NOT NULL AND pid IS NOT NULL
+    GROUP BY ALL
+)
 SELECT CASE WHEN is_writeback_write(comm, op, flags, sector) THEN 'writeback'
             WHEN is_journal(comm) THEN 'journal' ELSE 'process' END AS kind,
        CASE WHEN is_writeback_write(comm, op, flags, sector) OR is_journal(comm) THEN -1
             ELSE pid END AS pid,
-       q_time_ns // {NORMAL_BIN_NS} AS bin,
-       -- HUGEINT: a time decades off times a big bio passes int64; the sum is as exact
-       sum((c_time_ns - q_time_ns)::HUGEINT * coalesce(nsectors, 0) * 512)::DOUBLE AS byte_ns,
-       sum(c_time_ns - q_time_ns)::DOUBLE AS io_ns,
-       sum(coalesce(nsectors, 0)::BIGINT * 512)::DOUBLE AS bytes,
-       count(*)::DOUBLE AS ios
-FROM bios
-WHERE dev_major = ? AND dev_minor = ? AND c_time_ns IS NOT NULL AND pid IS NOT NULL
+       bin,
+       sum(byte_ns)::DOUBLE AS byte_ns,
+       sum(io_ns)::DOUBLE AS io_ns,
+       sum(bytes)::DOUBLE AS bytes,
+       sum(ios)::DOUBLE AS ios
+FROM per_issuer
 GROUP BY ALL
 """
 
@@ -588,23 +600,44 @@ def _fair_wait(
 
 def _overlap_total(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, e: np.ndarray) -> float:
     """The summed length of the intersections of every interval [lo, hi] with every [a, e],
-    exact: the integral over time of how many of each set cover it, multiplied, by one sweep
-    over the sorted ends (an [intervals x intervals] matrix of overlaps, for a writeback load of
-    thousands of bios in a busy window, took gigabytes)."""
+    exact. Each [a, e] is met by F(e) - F(a), F(x) the time the [lo, hi] intervals cover up to
+    x (from their sorted starts and ends and prefix sums), in int64 when no sum can pass it;
+    else by _overlap_sweep. (An [intervals x intervals] matrix of overlaps, for a writeback load
+    of thousands of bios in a busy window, took gigabytes.)"""
     first, second = hi > lo, e > a  # an empty interval overlaps nothing
-    k, m = int(first.sum()), int(second.sum())
-    if not k or not m:
+    lo, hi = lo[first].astype(np.int64), hi[first].astype(np.int64)
+    a, e = a[second].astype(np.int64), e[second].astype(np.int64)
+    if not len(lo) or not len(a):
         return 0.0
-    ends = np.concatenate((lo[first], hi[first], a[second], e[second])).astype(np.int64)
+    reach = max(int(np.abs(x).max()) for x in (lo, hi, a, e))
+    # F(x) <= 2 n |x| each, and the total <= n * the summed lengths of the [a, e]
+    if 4 * (len(lo) + len(a)) * reach >= 1 << 62 or len(lo) * int(np.sum(e - a)) >= 1 << 62:
+        return _overlap_sweep(lo, hi, a, e)
+    starts, ends = np.sort(lo), np.sort(hi)
+    before_start = np.concatenate(([0], np.cumsum(starts)))
+    before_end = np.concatenate(([0], np.cumsum(ends)))
+
+    def covered(x: np.ndarray) -> np.ndarray:  # F: summed length of [lo, hi] before each x
+        opened = np.searchsorted(starts, x, side="left")
+        closed = np.searchsorted(ends, x, side="left")
+        return (opened * x - before_start[opened]) - (closed * x - before_end[closed])
+
+    return float(int(np.sum(covered(e) - covered(a))))
+
+
+def _overlap_sweep(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, e: np.ndarray) -> float:
+    """_overlap_total of non-empty intervals, for times too far apart for int64 sums: the
+    integral over time of how many of each set cover it, multiplied, by one sweep over the
+    sorted ends, summed as Python integers."""
+    k, m = len(lo), len(a)
+    ends = np.concatenate((lo, hi, a, e))
     opens = np.repeat(np.array([1, -1, 0, 0], np.int64), [k, k, m, m])
     opens_second = np.repeat(np.array([0, 0, 1, -1], np.int64), [k, k, m, m])
     order = np.argsort(ends, kind="stable")
     both = (np.cumsum(opens[order]) * np.cumsum(opens_second[order]))[:-1]
     gaps = np.diff(ends[order])
-    if int(np.abs(both).max(initial=0)) * (int(ends.max()) - int(ends.min())) < 1 << 63:
-        return float(int(np.dot(both, gaps)))  # no partial sum can pass int64: exact
     live = np.flatnonzero(both)
-    # summed as Python integers: pairs times a span decades long pass int64
+    # pairs times a span decades long pass int64
     return float(sum(map(int.__mul__, both[live].tolist(), gaps[live].tolist())))
 
 
