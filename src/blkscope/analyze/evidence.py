@@ -198,35 +198,84 @@ def series_evidence(
     return ev
 
 
+class SlowBios:
+    """The slowest bios (MAX_ITEMS) of the block-level episodes, read for many episodes in one
+    query (SLOW_BIOS_PER_QUERY): each query reads the bios' footer and row groups again."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, wanted: list[SlowBiosKey]) -> None:
+        self._found: dict[SlowBiosKey, dict[str, np.ndarray]] = {}
+        wanted = list(dict.fromkeys(wanted))
+        for first in range(0, len(wanted), SLOW_BIOS_PER_QUERY):
+            self._read(con, wanted[first : first + SLOW_BIOS_PER_QUERY])
+
+    def _read(self, con: duckdb.DuckDBPyConnection, keys: list[SlowBiosKey]) -> None:
+        # an episode's bios: completed in its [start, end) on its device, slower than its
+        # threshold (a device's episodes never share a time, so a bio is one episode's)
+        conditions = [
+            f"(dev_major = {int(major)} AND dev_minor = {int(minor)} AND c_time_ns >= {int(start)}"
+            f" AND c_time_ns < {int(end)} AND {_LATENCY[metric]} > {int(threshold)})"
+            for major, minor, start, end, metric, threshold in keys
+        ]
+        which = " ".join(f"WHEN {c} THEN {k}" for k, c in enumerate(conditions))
+        t = query_table(con, _SLOW_BIOS.format(which=which, any=" OR ".join(conditions)))
+        cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+        for k, key in enumerate(keys):
+            rows = np.flatnonzero(cols["i"] == k)
+            lat = cols[_LATENCY[key[4]]]
+            # the slowest first, then the earliest queued (ORDER BY lat DESC, q)
+            rows = rows[np.lexsort((cols["a"][rows], -lat[rows]))][:MAX_ITEMS]
+            self._found[key] = {
+                "a": cols["a"][rows],
+                "e": cols["e"][rows],
+                "lat": lat[rows],
+                "queued": cols["queued"][rows],
+                "device": cols["device"][rows],
+            }
+
+    def of(self, key: SlowBiosKey) -> dict[str, np.ndarray]:
+        """The episode's slow bios, slowest first: a, e (queued, completed), lat, queued
+        (Q to D) and device (D to C)."""
+        return self._found[key]
+
+
+# An episode's slow bios: (dev_major, dev_minor, start_ns, end_ns, metric, threshold_ns).
+SlowBiosKey = tuple[int, int, int, int, str, int]
+SLOW_BIOS_PER_QUERY = 32
+_LATENCY = {"q2c": "q2c_ns", "d2c": "d2c_ns"}
+_SLOW_BIOS = """
+SELECT CASE {which} END AS i, q_time_ns AS a, c_time_ns AS e,
+       -- never null for the episode that selects the row (only for another's metric)
+       coalesce(q2c_ns, -1) AS q2c_ns, coalesce(d2c_ns, -1) AS d2c_ns,
+       coalesce(d_time_ns, q_time_ns) - q_time_ns AS queued,
+       c_time_ns - coalesce(d_time_ns, q_time_ns) AS device
+FROM bios
+WHERE {any}
+"""
+
+
+def slow_bios_key(episode: dict[str, Any], metric: str, threshold_ns: int) -> SlowBiosKey:
+    """The key of an episode's slow bios for a q2c or d2c spike (any other metric is q2c's)."""
+    return (
+        int(episode["dev_major"]),
+        int(episode["dev_minor"]),
+        int(episode["start_ns"]),
+        int(episode["end_ns"]),
+        "d2c" if metric == "d2c" else "q2c",
+        int(threshold_ns),
+    )
+
+
 def bio_evidence(
     con: duckdb.DuckDBPyConnection,
     episode: dict[str, Any],
     metric: str,
     threshold_ns: int,
     normals: NormalLoads,
+    slow: SlowBios,
 ) -> Evidence:
     """The evidence of an episode whose victim is the device's slow bios (a q2c or d2c spike)."""
-    latency = "d2c_ns" if metric == "d2c" else "q2c_ns"
-    t = query_table(
-        con,
-        f"""
-        SELECT q_time_ns AS a, c_time_ns AS e, {latency} AS lat,
-               coalesce(d_time_ns, q_time_ns) - q_time_ns AS queued, c_time_ns - coalesce(
-                   d_time_ns, q_time_ns) AS device, pid
-        FROM bios
-        WHERE dev_major = ? AND dev_minor = ? AND c_time_ns >= ? AND c_time_ns < ?
-          AND {latency} > ?
-        ORDER BY {latency} DESC, q_time_ns LIMIT {MAX_ITEMS}""",
-        [
-            episode["dev_major"],
-            episode["dev_minor"],
-            episode["start_ns"],
-            episode["end_ns"],
-            threshold_ns,
-        ],
-    )
-    cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
-    n = t.num_rows
+    cols = slow.of(slow_bios_key(episode, metric, threshold_ns))
+    n = len(cols["a"])
     ev = Evidence(f"{metric} of {n} bio{'s' * (n != 1)}", None, n, int(cols["lat"].max(initial=0)))
     device = (episode["dev_major"], episode["dev_minor"])
     normal = {stage: normals.median_ns(device, stage) for stage in ("Q2C", "D2C")}
