@@ -21,8 +21,9 @@ WHERE message IS NOT NULL AND dev_major IS NOT NULL AND dev_minor IS NOT NULL
 ORDER BY dev_major, dev_minor, time_ns, message
 """
 # Up to this many spans are read as they are (the events' row groups outside them are
-# skipped); more are read as the one span from the first to the last.
-MAX_SPANS = 64
+# skipped); more are read as the one span from the first to the last: each span is one more
+# test of every event read, and past a few they cost more than the row groups they skip.
+MAX_SPANS = 8
 _MIN, _MAX = -(1 << 63), (1 << 63) - 1
 _WRITEBACK_WORK = """
 SELECT dev_major, dev_minor, start_ns, end_ns, pages_written, reason FROM writeback_events
@@ -53,16 +54,12 @@ class EpisodeContext:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, spans: list[tuple[int, int]]) -> None:
         self.con = con
-        self.spans = _merged(spans)
-        if len(self.spans) > MAX_SPANS:
-            self.spans = [(self.spans[0][0], self.spans[-1][1])]
+        self.spans = _merged_spans(spans)
 
     @functools.cached_property
     def _messages(self) -> dict[tuple[int, int], Messages]:
-        spans = " OR ".join(
-            f"(time_ns >= {int(lo)} AND time_ns < {int(hi)})" for lo, hi in self.spans
-        )
-        t = query_table(self.con, _THROTTLE_MESSAGES.format(spans=spans or "false"))
+        spans = _within_spans("time_ns", self.spans)
+        t = query_table(self.con, _THROTTLE_MESSAGES.format(spans=spans))
         major, minor = t["dev_major"].to_numpy(), t["dev_minor"].to_numpy()
         times, texts = t["time_ns"].to_numpy(), t["message"].to_pylist()
         out = {}
@@ -112,12 +109,20 @@ class EpisodeContext:
         return WritebackWork(int(hit.sum()), pages, ", ".join(reasons))
 
 
-def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Sorted disjoint spans covering the given ones."""
+def _merged_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Sorted disjoint spans covering the given ones; the one span from the first to the last
+    when there are more than MAX_SPANS."""
     out: list[tuple[int, int]] = []
     for lo, hi in sorted(spans):
         if out and lo <= out[-1][1]:
             out[-1] = (out[-1][0], max(out[-1][1], hi))
         else:
             out.append((lo, hi))
-    return out
+    return out if len(out) <= MAX_SPANS else [(out[0][0], out[-1][1])]
+
+
+def _within_spans(column: str, spans: list[tuple[int, int]]) -> str:
+    """A SQL condition: `column` in one of the sorted disjoint spans [lo, hi). DuckDB skips the
+    row groups whose times fall outside all of them."""
+    terms = [f"({column} >= {int(lo)} AND {column} < {int(hi)})" for lo, hi in spans]
+    return " OR ".join(terms) or "false"
