@@ -43,3 +43,14 @@ def test_completions_within_counts_each_interval(done: list[int], spans: list) -
     lo, hi = _ends(spans)
     expected = sum(int(((c > x) & (c <= y)).sum()) for x, y in zip(lo, hi, strict=True))
     assert _completions_within(c, lo, hi) == float(expected)
+
+
+@given(intervals, intervals, st.integers(0, 62))
+def test_overlap_total_far_from_zero(first: list, second: list, shift: int) -> None:
+    """The same sums for times near int64's ends (the sweep in Python integers takes them)."""
+    lo, hi = _ends(first)
+    a, e = _ends(second)
+    offset = (1 << shift) - 1 - 200
+    assert _overlap_total(lo + offset, hi + offset, a + offset, e + offset) == _overlap_total(
+        lo, hi, a, e
+    )

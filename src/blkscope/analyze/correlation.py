@@ -115,7 +115,7 @@ def _tail_inside(con: duckdb.DuckDBPyConnection, wb: WritebackIntervals) -> dict
     cols = {n: tail[n].to_numpy() for n in tail.column_names}
     devices = np.stack([cols["dev_major"], cols["dev_minor"]], axis=1)
     out: dict[tuple[int, int], tuple[int, int]] = {}
-    for major, minor in sorted({(int(a), int(b)) for a, b in devices}):
+    for major, minor in np.unique(devices, axis=0).tolist():  # sorted, each device once
         mine = (cols["dev_major"] == major) & (cols["dev_minor"] == minor)
         out[(major, minor)] = latency_inside(
             cols["c_time_ns"][mine], cols["q2c_ns"][mine], wb.of((major, minor))

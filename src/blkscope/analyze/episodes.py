@@ -16,9 +16,12 @@ from blkscope.analyze.evidence import (
     STAGES,
     Evidence,
     NormalLoads,
+    SlowBios,
+    SlowBiosKey,
     bio_evidence,
     sample_stages,
     series_evidence,
+    slow_bios_key,
 )
 from blkscope.analyze.victims import SeriesProcess, series_processes
 from blkscope.schemas import EPISODES
@@ -76,11 +79,12 @@ def attribute_episodes(
     spans = device_spans(con)
     processes = series_processes(con)
     stages: dict[str, dict[str, np.ndarray]] = {}  # per user series, computed once
-    normals = NormalLoads(con)
+    normals = NormalLoads(con, [(e["start_ns"] - e["window_ns"], e["end_ns"]) for e in episodes])
     tops = _top_processes(con, episodes)
+    slow = SlowBios(con, [key for e in episodes if (key := _slow_bios_key(e)) is not None])
     for e, top in zip(episodes, tops, strict=True):
         device = (e["dev_major"], e["dev_minor"])
-        ev = _evidence(con, e, processes, stages, normals)
+        ev = _evidence(con, e, processes, stages, normals, slow)
         verdict = judge(ev)
         e.update(_evidence_columns(ev), cause=verdict.cause, reason=verdict.reason, processes=top)
         iv = wb.of(device)
@@ -102,21 +106,35 @@ def _evidence(
     processes: dict[str, SeriesProcess],
     stages: dict[str, dict[str, np.ndarray]],
     normals: NormalLoads,
+    slow: SlowBios,
 ) -> Evidence:
     """The victim is the application when one of its latency logs spiked (what users feel),
     else the device's slow bios; of several user series, the one with the slowest sample."""
     members: list[dict[str, Any]] = e.pop("members")
     user = [m for m in members if m["metric"].startswith("user:")]
     if user:
-        worst = max(user, key=lambda m: (m["peak_latency_ns"], m["metric"]))
+        worst = _worst(user)
         name = worst["metric"].removeprefix("user:")
         if name not in stages:
             stages[name] = sample_stages(con, name, processes.get(name))
         return series_evidence(
             con, e, name, worst["threshold_ns"], processes.get(name), stages[name], normals
         )
-    worst = max(members, key=lambda m: (m["peak_latency_ns"], m["metric"]))
-    return bio_evidence(con, e, worst["metric"], worst["threshold_ns"], normals)
+    worst = _worst(members)
+    return bio_evidence(con, e, worst["metric"], worst["threshold_ns"], normals, slow)
+
+
+def _worst(members: list[dict[str, Any]]) -> dict[str, Any]:
+    return max(members, key=lambda m: (m["peak_latency_ns"], m["metric"]))
+
+
+def _slow_bios_key(e: dict[str, Any]) -> SlowBiosKey | None:
+    """The key of the slow bios _evidence judges an episode on, when its victim is bios (no
+    user series spiked in it)."""
+    if any(m["metric"].startswith("user:") for m in e["members"]):
+        return None
+    worst = _worst(e["members"])
+    return slow_bios_key(e, worst["metric"], worst["threshold_ns"])
 
 
 def _evidence_columns(ev: Evidence) -> dict[str, Any]:

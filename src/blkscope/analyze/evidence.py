@@ -11,13 +11,14 @@ was in flight while the victim waited is the direct evidence, and a 1 s window d
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
 import numpy as np
+import pyarrow as pa
 
+from blkscope.analyze.episode_context import EpisodeContext
 from blkscope.analyze.victims import SAMPLE_NS, SeriesProcess
 from blkscope.analyze.views import query_table
 from blkscope.concepts import is_observer
@@ -197,43 +198,87 @@ def series_evidence(
     return ev
 
 
+class SlowBios:
+    """The slowest bios (MAX_ITEMS) of the block-level episodes, read for many episodes in one
+    query (SLOW_BIOS_PER_QUERY): each query reads the bios' footer and row groups again."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, wanted: list[SlowBiosKey]) -> None:
+        self._found: dict[SlowBiosKey, dict[str, np.ndarray]] = {}
+        wanted = list(dict.fromkeys(wanted))
+        for first in range(0, len(wanted), SLOW_BIOS_PER_QUERY):
+            self._read(con, wanted[first : first + SLOW_BIOS_PER_QUERY])
+
+    def _read(self, con: duckdb.DuckDBPyConnection, keys: list[SlowBiosKey]) -> None:
+        # an episode's bios: completed in its [start, end) on its device, slower than its
+        # threshold (a device's episodes never share a time, so a bio is one episode's)
+        conditions = [
+            f"(dev_major = {int(major)} AND dev_minor = {int(minor)} AND c_time_ns >= {int(start)}"
+            f" AND c_time_ns < {int(end)} AND {_LATENCY[metric]} > {int(threshold)})"
+            for major, minor, start, end, metric, threshold in keys
+        ]
+        which = " ".join(f"WHEN {c} THEN {k}" for k, c in enumerate(conditions))
+        t = query_table(con, _SLOW_BIOS.format(which=which, any=" OR ".join(conditions)))
+        cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+        for k, key in enumerate(keys):
+            rows = np.flatnonzero(cols["i"] == k)
+            lat = cols[_LATENCY[key[4]]]
+            # the slowest first, then the earliest queued (ORDER BY lat DESC, q)
+            rows = rows[np.lexsort((cols["a"][rows], -lat[rows]))][:MAX_ITEMS]
+            self._found[key] = {
+                "a": cols["a"][rows],
+                "e": cols["e"][rows],
+                "lat": lat[rows],
+                "queued": cols["queued"][rows],
+                "device": cols["device"][rows],
+            }
+
+    def of(self, key: SlowBiosKey) -> dict[str, np.ndarray]:
+        """The episode's slow bios, slowest first: a, e (queued, completed), lat, queued
+        (Q to D) and device (D to C)."""
+        return self._found[key]
+
+
+# An episode's slow bios: (dev_major, dev_minor, start_ns, end_ns, metric, threshold_ns).
+SlowBiosKey = tuple[int, int, int, int, str, int]
+SLOW_BIOS_PER_QUERY = 32
+_LATENCY = {"q2c": "q2c_ns", "d2c": "d2c_ns"}
+_SLOW_BIOS = """
+SELECT CASE {which} END AS i, q_time_ns AS a, c_time_ns AS e,
+       -- never null for the episode that selects the row (only for another's metric)
+       coalesce(q2c_ns, -1) AS q2c_ns, coalesce(d2c_ns, -1) AS d2c_ns,
+       coalesce(d_time_ns, q_time_ns) - q_time_ns AS queued,
+       c_time_ns - coalesce(d_time_ns, q_time_ns) AS device
+FROM bios
+WHERE {any}
+"""
+
+
+def slow_bios_key(episode: dict[str, Any], metric: str, threshold_ns: int) -> SlowBiosKey:
+    """The key of an episode's slow bios for a q2c or d2c spike (any other metric is q2c's)."""
+    return (
+        int(episode["dev_major"]),
+        int(episode["dev_minor"]),
+        int(episode["start_ns"]),
+        int(episode["end_ns"]),
+        "d2c" if metric == "d2c" else "q2c",
+        int(threshold_ns),
+    )
+
+
 def bio_evidence(
     con: duckdb.DuckDBPyConnection,
     episode: dict[str, Any],
     metric: str,
     threshold_ns: int,
     normals: NormalLoads,
+    slow: SlowBios,
 ) -> Evidence:
     """The evidence of an episode whose victim is the device's slow bios (a q2c or d2c spike)."""
-    latency = "d2c_ns" if metric == "d2c" else "q2c_ns"
-    t = query_table(
-        con,
-        f"""
-        SELECT q_time_ns AS a, c_time_ns AS e, {latency} AS lat,
-               coalesce(d_time_ns, q_time_ns) - q_time_ns AS queued, c_time_ns - coalesce(
-                   d_time_ns, q_time_ns) AS device, pid
-        FROM bios
-        WHERE dev_major = ? AND dev_minor = ? AND c_time_ns >= ? AND c_time_ns < ?
-          AND {latency} > ?
-        ORDER BY {latency} DESC, q_time_ns LIMIT {MAX_ITEMS}""",
-        [
-            episode["dev_major"],
-            episode["dev_minor"],
-            episode["start_ns"],
-            episode["end_ns"],
-            threshold_ns,
-        ],
-    )
-    cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
-    n = t.num_rows
+    cols = slow.of(slow_bios_key(episode, metric, threshold_ns))
+    n = len(cols["a"])
     ev = Evidence(f"{metric} of {n} bio{'s' * (n != 1)}", None, n, int(cols["lat"].max(initial=0)))
-    normal = dict(
-        con.execute(
-            """SELECT stage, p50_ns FROM stage_stats WHERE level = 'device' AND dev_major = ?
-               AND dev_minor = ? AND stage IN ('Q2C', 'D2C')""",
-            [episode["dev_major"], episode["dev_minor"]],
-        ).fetchall()
-    )
+    device = (episode["dev_major"], episode["dev_minor"])
+    normal = {stage: normals.median_ns(device, stage) for stage in ("Q2C", "D2C")}
     ev.stage_ns = {
         "above": 0,
         "queued": int(cols["queued"].sum()),
@@ -252,7 +297,7 @@ def bio_evidence(
 
 
 _WINDOW_BIOS = """
-SELECT pid, coalesce(comm, '?') AS comm, op, flags, q_time_ns AS q,
+SELECT pid, coalesce(comm, '?') AS comm, op, q_time_ns AS q,
        coalesce(d_time_ns, q_time_ns) AS d,
        coalesce(c_time_ns, ?) AS c,
        coalesce(nsectors, 0)::BIGINT * 512 AS bytes,
@@ -265,18 +310,30 @@ WHERE dev_major = ? AND dev_minor = ? AND q_time_ns < ? AND coalesce(c_time_ns, 
 # queued, and their size x time in flight. A bio counts whole in the bin it was queued in.
 NORMAL_BIN_NS = 1_000_000_000
 _LOAD_BINS = f"""
+WITH per_issuer AS (
+    -- summed per issuer and kind of IO first: the rules below then run once per group, not
+    -- once per bio (the sector matters to them only by being null)
+    SELECT comm, op, flags, CASE WHEN sector IS NOT NULL THEN 0 END AS sector, pid,
+           q_time_ns // {NORMAL_BIN_NS} AS bin,
+           -- HUGEINT: a time decades off times a big bio passes int64; the sums are exact
+           sum((c_time_ns - q_time_ns)::HUGEINT * coalesce(nsectors, 0) * 512) AS byte_ns,
+           sum((c_time_ns - q_time_ns)::HUGEINT) AS io_ns,
+           sum(coalesce(nsectors, 0)::BIGINT * 512) AS bytes,
+           count(*) AS ios
+    FROM bios
+    WHERE dev_major = ? AND dev_minor = ? AND c_time_ns IS NOT NULL AND pid IS NOT NULL
+    GROUP BY ALL
+)
 SELECT CASE WHEN is_writeback_write(comm, op, flags, sector) THEN 'writeback'
             WHEN is_journal(comm) THEN 'journal' ELSE 'process' END AS kind,
        CASE WHEN is_writeback_write(comm, op, flags, sector) OR is_journal(comm) THEN -1
             ELSE pid END AS pid,
-       q_time_ns // {NORMAL_BIN_NS} AS bin,
-       -- HUGEINT: a time decades off times a big bio passes int64; the sum is as exact
-       sum((c_time_ns - q_time_ns)::HUGEINT * coalesce(nsectors, 0) * 512)::DOUBLE AS byte_ns,
-       sum(c_time_ns - q_time_ns)::DOUBLE AS io_ns,
-       sum(coalesce(nsectors, 0)::BIGINT * 512)::DOUBLE AS bytes,
-       count(*)::DOUBLE AS ios
-FROM bios
-WHERE dev_major = ? AND dev_minor = ? AND c_time_ns IS NOT NULL AND pid IS NOT NULL
+       bin,
+       sum(byte_ns)::DOUBLE AS byte_ns,
+       sum(io_ns)::DOUBLE AS io_ns,
+       sum(bytes)::DOUBLE AS bytes,
+       sum(ios)::DOUBLE AS ios
+FROM per_issuer
 GROUP BY ALL
 """
 
@@ -291,6 +348,36 @@ class Normal:
     ios_in_flight: float = 0.0
     bytes_per_ns: float = 0.0
     ios_per_ns: float = 0.0
+
+
+def _columns(t: pa.Table) -> dict[str, np.ndarray]:
+    """A table's columns as numpy; strings (a few names over many rows) through their
+    dictionary, not one Python string made per row."""
+    cols = {}
+    for n in t.column_names:
+        col = t[n]
+        if pa.types.is_string(col.type):
+            codes = col.dictionary_encode().combine_chunks()
+            names = np.array([*codes.dictionary.to_pylist(), None], dtype=object)
+            cols[n] = names[codes.indices.fill_null(-1).to_numpy()]  # -1: the None at the end
+        else:
+            cols[n] = col.to_numpy(zero_copy_only=False)
+    return cols
+
+
+def _mean_overlap(q: np.ndarray, c: np.ndarray, a: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Per bio, the mean over the items of the share of each item's interval it was in flight
+    (_overlap's columns averaged), computed only for the bios that reach an item: 0 for the
+    others."""
+    near = np.flatnonzero((q < e.max()) & (c > a.min()))
+    if len(near) == len(q):
+        return _overlap(q, c, a, e).mean(axis=0)
+    weight = np.zeros(len(q))
+    # and one empty interval beside them: a mean down a one-column matrix adds in another
+    # order (pairwise) than down many columns, as it did over the whole window
+    qs, cs = np.append(q[near], 0), np.append(c[near], 0)
+    weight[near] = _overlap(qs, cs, a, e).mean(axis=0)[:-1]
+    return weight
 
 
 def _overlap(qs: np.ndarray, cs: np.ndarray, a: np.ndarray, e: np.ndarray) -> np.ndarray:
@@ -323,8 +410,7 @@ def _in_flight(
     ev.stalls = len(_union(a, e + STALL_GAP_NS))
     lo = min(int(a.min()), episode["start_ns"] - episode["window_ns"])
     hi = max(int(e.max()), episode["end_ns"])
-    t = query_table(con, _WINDOW_BIOS, [normals.trace_end, *device, hi, hi + 1, lo])
-    cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
+    cols = _columns(query_table(con, _WINDOW_BIOS, [normals.trace_end, *device, hi, hi + 1, lo]))
     q, d, c, size = (cols[k].astype(np.int64) for k in ("q", "d", "c", "bytes"))
     normal = normals.of(device)
     window = episode["end_ns"] - (episode["start_ns"] - episode["window_ns"])
@@ -340,7 +426,7 @@ def _in_flight(
         mine = victim
         loaded = np.ones(len(q), bool)  # every IO of the device, the slow ones too
     else:
-        weight = _overlap(q, c, a, e).mean(axis=0)  # time-average over the items in flight
+        weight = _mean_overlap(q, c, a, e)  # time-average over the items in flight
         victim = (
             cols["pid"] == ev.victim_pid if ev.victim_pid is not None else np.zeros(len(q), bool)
         )
@@ -355,13 +441,11 @@ def _in_flight(
         if load.kind in ("writeback", "journal"):
             theirs = cols[load.kind].astype(bool) & (weight > 0) & ~victim
             load.queued_ns = float(np.mean(d[theirs] - q[theirs])) if theirs.any() else 0.0
-            # their thousands of bios: summed by the sweep (the matrix took gigabytes)
-            load.fair_wait_ns = _fair_wait(q, d, c, theirs, theirs, _overlap_total)
+            load.fair_wait_ns = _fair_wait(q, d, c, theirs, theirs)
             load.device_ns = float(np.mean(c[theirs] - d[theirs])) if theirs.any() else 0.0
             load.bio_bytes = float(np.mean(size[theirs])) if theirs.any() else 0.0
             # every IO at the device beside each of theirs, itself included (so 1 when alone)
-            alone = np.zeros(len(q), bool)
-            _, load.at_device = _device_busy(q, d, c, alone, theirs, _overlap_total)
+            load.at_device = _device_busy(q, d, c, np.zeros(len(q), bool), theirs)[1]
     if not block_level:  # the victim's bios inside its slow samples, not all it ever issued
         inside = np.zeros(len(q), bool)
         for lo_, hi_ in zip(a, e, strict=True):
@@ -370,7 +454,7 @@ def _in_flight(
     ev.busy_while_queued, ev.others_at_device = _device_busy(q, d, c, victim, mine)
     ev.normal_d2c_ns = normals.d2c_ns(device)
     ev.fair_wait_ns = _fair_wait(q, d, c, victim, mine)
-    _episode_context(con, episode, ev)
+    _episode_context(normals.context, episode, ev)
 
 
 def _loads(
@@ -384,20 +468,23 @@ def _loads(
     strongest first."""
     wb = cols["writeback"].astype(bool) & loaded
     jn = cols["journal"].astype(bool) & loaded & ~wb
-    other = loaded & ~wb & ~jn
-    pid = cols["pid"]
+    other = np.flatnonzero(loaded & ~wb & ~jn)
     groups: list[tuple[str, str, int | None, np.ndarray]] = [
-        ("writeback", "writeback", None, wb),
-        ("journal", "journal", None, jn),
+        ("writeback", "writeback", None, np.flatnonzero(wb)),
+        ("journal", "journal", None, np.flatnonzero(jn)),
     ]
-    for p in np.unique(pid[other]):
-        mask = other & (pid == p)
-        comm = str(cols["comm"][mask][0])
+    # each process's rows, in their order (a stable sort): not a mask over every row per pid
+    by_pid = other[np.argsort(cols["pid"][other], kind="stable")]
+    pids, starts = np.unique(cols["pid"][by_pid], return_index=True)
+    groups_of_pid = np.split(by_pid, starts[1:]) if len(pids) else []
+    for p, rows in zip(pids.tolist(), groups_of_pid, strict=True):
+        comm = str(cols["comm"][rows[0]])
         label = f"{comm} pid {int(p)}" + (" (the capture's own tool)" if is_observer(comm) else "")
-        groups.append(("process", label, int(p), mask))
+        groups.append(("process", label, int(p), rows))
+    weighted = weight * size
     loads = []
-    for kind, label, p, mask in groups:
-        ios = float(weight[mask].sum())
+    for kind, label, p, rows in groups:
+        ios = float(weight[rows].sum())
         if ios <= 0:
             continue
         n = normal.get((kind, -1 if p is None else p), Normal())
@@ -406,11 +493,11 @@ def _loads(
                 kind,
                 label,
                 p,
-                float((weight * size)[mask].sum()),
+                float(weighted[rows].sum()),
                 ios,
                 n.bytes_in_flight,
                 n.ios_in_flight,
-                _ops(cols, mask & (weight > 0)),
+                _ops(cols, rows[weight[rows] > 0]),
             )
         )
     return sorted(loads, key=lambda x: (-x.bytes, -x.ios, x.label))
@@ -420,9 +507,15 @@ class NormalLoads:
     """Each device's loads' Normal levels, computed once per device for all its episodes
     (writeback and the journal under pid -1)."""
 
-    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+    def __init__(self, con: duckdb.DuckDBPyConnection, spans: list[tuple[int, int]]) -> None:
         self.con = con
+        self.spans = spans  # every [lo, hi) an episode's context is asked for
         self._by_device: dict[tuple[int, int], dict[tuple[str, int], Normal]] = {}
+
+    @functools.cached_property
+    def context(self) -> EpisodeContext:
+        """The trace's throttling messages and writeback work, read once for every episode."""
+        return EpisodeContext(self.con, self.spans)
 
     @functools.cached_property
     def trace_end(self) -> int | None:
@@ -430,14 +523,22 @@ class NormalLoads:
         once: a scan of every event, which each episode asked for again."""
         return self.con.execute("SELECT max(time_ns) FROM events").fetchall()[0][0]
 
+    @functools.cached_property
+    def _medians(self) -> dict[tuple[int, int, str], int | None]:
+        rows = self.con.execute(
+            "SELECT dev_major, dev_minor, stage, p50_ns FROM stage_stats "
+            "WHERE level = 'device' AND stage IN ('Q2C', 'D2C')"
+        ).fetchall()
+        return {(int(a), int(b), str(stage)): p50 for a, b, stage, p50 in rows}
+
+    def median_ns(self, device: tuple[int, int], stage: str) -> int | None:
+        """The device's median latency of a stage ('Q2C' or 'D2C', stage_stats); None when
+        unknown."""
+        return self._medians.get((*device, stage))
+
     def d2c_ns(self, device: tuple[int, int]) -> float:
         """The device's median D2C (stage_stats), 0 when unknown."""
-        rows = self.con.execute(
-            "SELECT p50_ns FROM stage_stats WHERE level = 'device' AND stage = 'D2C' "
-            "AND dev_major = ? AND dev_minor = ?",
-            list(device),
-        ).fetchall()
-        return float(rows[0][0] or 0) if rows else 0.0
+        return float(self.median_ns(device, "D2C") or 0)
 
     def of(self, device: tuple[int, int]) -> dict[tuple[str, int], Normal]:
         if device not in self._by_device:
@@ -502,30 +603,15 @@ def _ops(cols: dict[str, np.ndarray], mask: np.ndarray) -> str:
     return ", ".join(parts)
 
 
-# The summed overlap of intervals [qs, cs] with [lo, hi], every pair: by the matrix of overlaps
-# or by the sweep (_overlap_total), which agree but for the rounding of the matrix product. A
-# victim's few slow items keep the matrix (its rounding is in the stored others_at_device); the
-# writeback's and the journal's thousands of bios take the sweep, whose matrix took gigabytes.
-OverlapSum = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], float]
-
-
-def _overlap_matrix_sum(qs: np.ndarray, cs: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
-    """The summed overlap, as the [items x bios] matrix of shares (_overlap) weighted by each
-    item's length."""
-    return float(_overlap(qs, cs, lo, hi).T.dot(np.clip(hi - lo, 0, None)).sum())
-
-
 def _device_busy(
     q: np.ndarray,
     d: np.ndarray,
     c: np.ndarray,
     victim: np.ndarray,
     mine: np.ndarray,
-    overlap: OverlapSum = _overlap_matrix_sum,
 ) -> tuple[float | None, float | None]:
     """(share of the time the victim's bios `mine` were queued during which some IO was at the
-    device, how many other IOs were at the device with them on average while they were there).
-    overlap sums the others' time at the device over mine's (OverlapSum)."""
+    device, how many other IOs were at the device with them on average while they were there)."""
     if not mine.any():
         return None, None
     busy = _coverage(_union(d, c), q[mine], d[mine])
@@ -533,8 +619,7 @@ def _device_busy(
     length = float(np.clip(hi - lo, 0, None).sum())
     if length <= 0:
         return busy, None
-    others = ~victim & (d < hi.max()) & (c > lo.min())
-    return busy, overlap(d[others], c[others], lo, hi) / length
+    return busy, _overlap_total(d[~victim], c[~victim], lo, hi) / length
 
 
 def _fair_wait(
@@ -543,20 +628,18 @@ def _fair_wait(
     c: np.ndarray,
     victim: np.ndarray,
     mine: np.ndarray,
-    overlap: OverlapSum = _overlap_matrix_sum,
 ) -> float | None:
     """The wait a first-come-first-served queue would have given the victim's bios `mine`:
     the others' IO in flight during their queued time (L, a time average) over the device's
     completions per ns meanwhile (Little's law). A scheduler that makes the victim wait many
-    times this is holding it back, whatever else is in flight. overlap sums the others' time in
-    flight over mine's queued time (OverlapSum)."""
+    times this is holding it back, whatever else is in flight."""
     if not mine.any():
         return None
     lo, hi = q[mine], d[mine]
     length = float(np.clip(hi - lo, 0, None).sum())
     if length <= 0:
         return 0.0
-    ahead = overlap(q[~victim], c[~victim], lo, hi)
+    ahead = _overlap_total(q[~victim], c[~victim], lo, hi)
     done = _completions_within(c, lo, hi)
     in_flight = ahead / length
     if done == 0:
@@ -566,21 +649,44 @@ def _fair_wait(
 
 def _overlap_total(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, e: np.ndarray) -> float:
     """The summed length of the intersections of every interval [lo, hi] with every [a, e],
-    exact: the integral over time of how many of each set cover it, multiplied, by one sweep
-    over the sorted ends (an [intervals x intervals] matrix of overlaps, for a writeback load of
-    thousands of bios in a busy window, took gigabytes)."""
+    exact. Each [a, e] is met by F(e) - F(a), F(x) the time the [lo, hi] intervals cover up to
+    x (from their sorted starts and ends and prefix sums), in int64 when no sum can pass it;
+    else by _overlap_sweep. (An [intervals x intervals] matrix of overlaps, for a writeback load
+    of thousands of bios in a busy window, took gigabytes.)"""
     first, second = hi > lo, e > a  # an empty interval overlaps nothing
-    k, m = int(first.sum()), int(second.sum())
-    if not k or not m:
+    lo, hi = lo[first].astype(np.int64), hi[first].astype(np.int64)
+    a, e = a[second].astype(np.int64), e[second].astype(np.int64)
+    if not len(lo) or not len(a):
         return 0.0
-    ends = np.concatenate((lo[first], hi[first], a[second], e[second])).astype(np.int64)
+    reach = max(int(np.abs(x).max()) for x in (lo, hi, a, e))
+    # F(x) <= 2 n |x| each, and the total <= n * the summed lengths of the [a, e]
+    if 4 * (len(lo) + len(a)) * reach >= 1 << 62 or len(lo) * int(np.sum(e - a)) >= 1 << 62:
+        return _overlap_sweep(lo, hi, a, e)
+    starts, ends = np.sort(lo), np.sort(hi)
+    before_start = np.concatenate(([0], np.cumsum(starts)))
+    before_end = np.concatenate(([0], np.cumsum(ends)))
+
+    def covered(x: np.ndarray) -> np.ndarray:  # F: summed length of [lo, hi] before each x
+        opened = np.searchsorted(starts, x, side="left")
+        closed = np.searchsorted(ends, x, side="left")
+        return (opened * x - before_start[opened]) - (closed * x - before_end[closed])
+
+    return float(int(np.sum(covered(e) - covered(a))))
+
+
+def _overlap_sweep(lo: np.ndarray, hi: np.ndarray, a: np.ndarray, e: np.ndarray) -> float:
+    """_overlap_total of non-empty intervals, for times too far apart for int64 sums: the
+    integral over time of how many of each set cover it, multiplied, by one sweep over the
+    sorted ends, summed as Python integers."""
+    k, m = len(lo), len(a)
+    ends = np.concatenate((lo, hi, a, e))
     opens = np.repeat(np.array([1, -1, 0, 0], np.int64), [k, k, m, m])
     opens_second = np.repeat(np.array([0, 0, 1, -1], np.int64), [k, k, m, m])
     order = np.argsort(ends, kind="stable")
     both = (np.cumsum(opens[order]) * np.cumsum(opens_second[order]))[:-1]
     gaps = np.diff(ends[order])
     live = np.flatnonzero(both)
-    # summed as Python integers: pairs times a span decades long pass int64
+    # pairs times a span decades long pass int64
     return float(sum(map(int.__mul__, both[live].tolist(), gaps[live].tolist())))
 
 
@@ -628,26 +734,12 @@ def _coverage(union: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float | None
     return covered / total
 
 
-def _episode_context(con: duckdb.DuckDBPyConnection, episode: dict[str, Any], ev: Evidence) -> None:
-    """Throttling messages, writeback work and the journal's trigger around the episode."""
-    device = [episode["dev_major"], episode["dev_minor"]]
+def _episode_context(context: EpisodeContext, episode: dict[str, Any], ev: Evidence) -> None:
+    """Throttling messages and writeback work around the episode."""
+    device = (episode["dev_major"], episode["dev_minor"])
     lo, hi = episode["start_ns"] - episode["window_ns"], episode["end_ns"]
-    n, sample = con.execute(
-        """SELECT count(*), any_value(message) FROM events
-           WHERE dev_major = ? AND dev_minor = ? AND time_ns >= ? AND time_ns < ?
-             AND message IS NOT NULL AND (starts_with(message, 'throtl') OR message LIKE '%iocost%'
-                                          OR starts_with(message, 'iocg'))""",
-        [*device, lo, hi],
-    ).fetchall()[0]
-    ev.throttle_messages, ev.throttle_sample = int(n), sample or ""
-    try:
-        items, pages, reasons = con.execute(
-            """SELECT count(*), sum(pages_written), string_agg(DISTINCT reason, ', ' ORDER BY reason)
-               FROM writeback_events WHERE dev_major = ? AND dev_minor = ?
-                 AND start_ns < ? AND end_ns > ?""",
-            [*device, hi, lo],
-        ).fetchall()[0]
-        ev.writeback_items, ev.writeback_reasons = int(items), reasons or ""
-        ev.pages_written = None if pages is None else int(pages)
-    except duckdb.CatalogException:  # no writeback log
-        pass
+    ev.throttle_messages, ev.throttle_sample = context.throttle_messages(device, lo, hi)
+    work = context.writeback_work(device, lo, hi)
+    if work is not None:
+        ev.writeback_items, ev.writeback_reasons = work.items, work.reasons
+        ev.pages_written = work.pages
