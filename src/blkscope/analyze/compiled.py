@@ -1,0 +1,94 @@
+"""The statistics' compiled steps (rust/src/stats/): what DuckDB did by sorting or unrolling
+every request or bio, done in one look at each, between the streaming pass and the SQL
+builders. Each reads a query's rows as they stream out of DuckDB (never all at once) and leaves
+a small table in the analysis connection, which a SQL module reads like a table:
+
+- `internal._iostat_islands`: iostat's busy periods, the islands of overlapping [Q, C] spans
+  of the requests the disk statistics count (sql/_iostat_build.sql);
+- `internal._stage_picks`: stage_stats' exact percentiles that a value bucket of
+  `_stage_ranks` holds among several distinct latencies (sql/_stage_stats_build.sql);
+- `internal._heatmap_cells`: latency_heatmap's counts per device, stage, time bin and
+  latency bucket (sql/_latency_heatmap_build.sql).
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from blkscope._core import BusyPeriods, HeatmapCells, StagePicks
+from blkscope.analyze.stream.q2q import SCOPES
+from blkscope.concepts import STAGE_TIME_COLUMNS
+
+ISLANDS = "internal._iostat_islands"
+PICKS = "internal._stage_picks"
+CELLS = "internal._heatmap_cells"
+TABLES = (ISLANDS, PICKS, CELLS)
+
+# rows handed to the compiled steps at a time: big enough that the calls cost nothing, small
+# enough that a batch's columns stay a few MB
+BATCH_ROWS = 1 << 17
+
+
+def _batches(con: duckdb.DuckDBPyConnection, query: str) -> pa.RecordBatchReader:
+    return con.sql(query).to_arrow_reader(BATCH_ROWS)
+
+
+def busy_islands(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+    """iostat's busy periods: (dev_major, dev_minor, lo, hi) per island."""
+    periods = BusyPeriods()
+    for batch in _batches(
+        con, "SELECT dev_major, dev_minor, busy_from_ns, c_time_ns FROM internal._iostat_requests"
+    ):
+        periods.feed(batch)
+    return pa.record_batch(periods.islands())
+
+
+def stage_picks(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+    """The latency at each rank of `_stage_ranks` whose bucket holds several distinct values:
+    (level_code, id, stage, permille, v)."""
+    hits = con.sql(
+        "SELECT level_code, id, stage, b, bucket_offset, permille FROM internal._stage_ranks "
+        "WHERE lo < hi"
+    ).to_arrow_table()
+    groups = con.sql("SELECT group_key, gid, cid, oid, did FROM internal._bio_groups")
+    picks = StagePicks(_one_batch(hits), _one_batch(groups.to_arrow_table()))
+    if hits.num_rows:  # nothing to pick: no bio needs reading
+        # the stage times as they are: the picker computes bio_stage_ns itself (a list per bio
+        # built by DuckDB cost more than the picking)
+        columns = ", ".join(["group_key", *STAGE_TIME_COLUMNS, *_GAPS])
+        for batch in _batches(con, f"SELECT {columns} FROM internal._bio_q2q"):
+            picks.feed(batch)
+    return pa.record_batch(picks.picks())
+
+
+# the Q2Q gaps' columns, in scope order (1 process, 2 class, 3 op, 4 device): the picker's
+_GAPS = tuple(f"{scope}_ns" for scope in SCOPES)
+
+
+def heatmap_cells(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+    """latency_heatmap's cells: (dev_major, dev_minor, stage, bin, bucket, n, observer_n,
+    max_ns, slowest_comm), in no order."""
+    cells = HeatmapCells()
+    for batch in _batches(con, "SELECT * FROM internal._heatmap_completions"):
+        cells.feed(batch)
+    return pa.record_batch(cells.cells())
+
+
+def _one_batch(table: pa.Table) -> pa.RecordBatch:
+    combined = table.combine_chunks()
+    batches = combined.to_batches()
+    return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+
+
+def compute(con: duckdb.DuckDBPyConnection) -> None:
+    """Leave the compiled steps' tables in con (its modules up to `_stage_ranks` created)."""
+    store(con, ISLANDS, busy_islands(con))
+    store(con, PICKS, stage_picks(con))
+    store(con, CELLS, heatmap_cells(con))
+
+
+def store(con: duckdb.DuckDBPyConnection, name: str, rows: pa.RecordBatch) -> None:
+    con.register("_compiled_arrow", pa.table(rows))
+    con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _compiled_arrow")
+    con.unregister("_compiled_arrow")
