@@ -108,10 +108,12 @@ def renumbered_blk_records(
 
 class BusyPeriods:
     """iostat's busy periods (rust/src/stats/islands.rs): requests' [busy_from_ns, c_time_ns]
-    spans in, the islands they make out."""
+    spans in, the islands they make out; swept as they come, or sorted (the exact definition,
+    for spans that end before they start)."""
 
-    def __init__(self) -> None: ...
-    def feed(self, requests: Any) -> None: ...
+    def __init__(self, sorted: bool) -> None: ...
+    def feed(self, requests: Any) -> bool:
+        """False when a sweep met a span ending before its start: start again, sorted."""
     def islands(self) -> ArrowBatch:
         """(dev_major, dev_minor, lo, hi), one row per island."""
 

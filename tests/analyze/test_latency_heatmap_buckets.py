@@ -42,6 +42,8 @@ def test_buckets_are_quarter_octaves(latencies: list[int]) -> None:
         "unnest([0, 2000])::BIGINT AS time_ns"
     )
     done: set[str] = set()
+    register(con, done, ["op_class"])
+    compiled.store(con, compiled.BINS, compiled.heatmap_bins(con))
     register(con, done, ["_heatmap_completions"])
     compiled.store(con, compiled.CELLS, compiled.heatmap_cells(con))
     register(con, done, ["_latency_heatmap_build"])

@@ -75,8 +75,10 @@ pub struct Picker {
     ids: FastMap<i64, [i32; LEVELS]>,
     /// per (stage, value bucket): the wanted buckets with them
     wanted: FastMap<(u8, i16), Vec<usize>>,
-    /// per stage code: whether any wanted bucket has the value bucket (b + 2^15), a bit each
-    seen: Vec<Vec<u64>>,
+    /// per stage code and value bucket: whether any wanted bucket has them, a bit each (bit
+    /// stage * 2^16 + b + 2^15): most latencies are in no wanted bucket, and this says so
+    /// before any lookup
+    seen: Vec<u64>,
     keys: Vec<BucketKey>,
     kept: Vec<Vec<i64>>,
     hits: Vec<(usize, Hit)>,
@@ -84,8 +86,10 @@ pub struct Picker {
 
 const BITS: usize = 1 << 16;
 
-fn bit(b: i16) -> (usize, u64) {
-    let i = (i32::from(b) + (1 << 15)) as usize;
+/// The word and mask of (stage, b)'s bit in `Picker::seen` (stage <= Q2Q).
+#[inline(always)]
+fn bit(stage: u8, b: i16) -> (usize, u64) {
+    let i = usize::from(stage) * BITS + (i32::from(b) + (1 << 15)) as usize;
     (i / 64, 1u64 << (i % 64))
 }
 
@@ -96,7 +100,7 @@ impl Picker {
         let mut picker = Picker {
             ids: groups.iter().copied().collect(),
             wanted: FastMap::default(),
-            seen: vec![vec![0; BITS / 64]; usize::from(Q2Q) + 1],
+            seen: vec![0; (usize::from(Q2Q) + 1) * BITS / 64],
             keys: Vec::new(),
             kept: Vec::new(),
             hits: Vec::new(),
@@ -119,9 +123,9 @@ impl Picker {
                 .entry((key.stage, key.b))
                 .or_default()
                 .push(slot);
-            if let Some(bits) = picker.seen.get_mut(usize::from(key.stage)) {
-                let (word, mask) = bit(key.b);
-                bits[word] |= mask;
+            if key.stage <= Q2Q {
+                let (word, mask) = bit(key.stage, key.b);
+                picker.seen[word] |= mask;
             }
         }
         picker
@@ -130,15 +134,21 @@ impl Picker {
     /// One latency of a bio whose groups are `at` (gid, cid, oid, did), counted at the levels
     /// `levels` (a mask, bit l-1 for level l): kept by each wanted bucket of those levels that
     /// holds it.
-    #[inline]
+    #[inline(always)]
     fn offer(&mut self, at: &[i32; LEVELS], stage: u8, ns: i64, levels: u8) {
         let Ok(b) = i16::try_from(value_bucket(ns)) else {
             return;
         };
-        let (word, mask) = bit(b);
-        if self.seen[usize::from(stage)][word] & mask == 0 {
+        let (word, mask) = bit(stage, b);
+        if self.seen[word] & mask == 0 {
             return;
         }
+        self.keep(at, stage, b, ns, levels);
+    }
+
+    /// offer's rare case, out of its way: a latency in a value bucket some wanted bucket has.
+    #[inline(never)]
+    fn keep(&mut self, at: &[i32; LEVELS], stage: u8, b: i16, ns: i64, levels: u8) {
         let Some(slots) = self.wanted.get(&(stage, b)) else {
             return;
         };

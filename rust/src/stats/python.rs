@@ -13,7 +13,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use super::heatmap::{Completion, Heatmap, STAGES};
-use super::islands::{Span, SpansByDevice};
+use super::islands::{islands, ByDevice, Island, Span, Sweep};
 use super::picks::{BucketKey, Hit, Picker, StageTimes, LEVELS};
 use crate::arrow_io::{import_batch, ArrowBatch};
 
@@ -60,60 +60,106 @@ fn at(array: &PrimitiveArray<Int64Type>, i: usize) -> Option<i64> {
     }
 }
 
+/// How the busy periods are found: swept as the spans come, or (a span ends before it starts)
+/// by the exact definition over every span sorted.
+enum Periods {
+    Swept(ByDevice<Sweep>),
+    Sorted(ByDevice<Vec<Span>>),
+}
+
 /// iostat's busy periods: the requests' [busy_from_ns, c_time_ns] spans in, per device, one
 /// batch at a time; `islands()` gives the islands they make.
 #[pyclass(module = "blkscope._core")]
 pub struct BusyPeriods {
-    spans: Option<SpansByDevice>,
+    periods: Option<Periods>,
 }
 
 impl BusyPeriods {
-    fn add(&mut self, batch: &StructArray) -> Result<(), String> {
-        let spans = self.spans.as_mut().ok_or("islands() was called already")?;
+    /// Take a batch; Ok(false), with the spans taken so far left unusable, when sweeping meets
+    /// a span that ends before it starts.
+    fn add(&mut self, batch: &StructArray) -> Result<bool, String> {
+        let periods = self
+            .periods
+            .as_mut()
+            .ok_or("islands() was called already")?;
         let major = values::<Int32Type>(batch, "dev_major")?;
         let minor = values::<Int32Type>(batch, "dev_minor")?;
         let from = values::<Int64Type>(batch, "busy_from_ns")?;
         let to = values::<Int64Type>(batch, "c_time_ns")?;
-        for i in 0..batch.len() {
-            spans.add(
+        let spans = (0..batch.len()).map(|i| {
+            (
                 major[i],
                 minor[i],
                 Span {
                     from: from[i],
                     to: to[i],
                 },
-            );
+            )
+        });
+        match periods {
+            Periods::Swept(devices) => {
+                for (major, minor, span) in spans {
+                    if span.to < span.from {
+                        return Ok(false);
+                    }
+                    devices.of(major, minor).take(span);
+                }
+            }
+            Periods::Sorted(devices) => {
+                for (major, minor, span) in spans {
+                    devices.of(major, minor).push(span);
+                }
+            }
         }
-        Ok(())
+        Ok(true)
     }
 }
 
 #[pymethods]
 impl BusyPeriods {
+    /// sorted: find the islands by the exact definition over every span sorted (for spans
+    /// that end before they start), else sweep them as they come.
     #[new]
-    fn new() -> Self {
+    fn new(sorted: bool) -> Self {
+        let periods = if sorted {
+            Periods::Sorted(ByDevice::default())
+        } else {
+            Periods::Swept(ByDevice::default())
+        };
         BusyPeriods {
-            spans: Some(SpansByDevice::default()),
+            periods: Some(periods),
         }
     }
 
     /// Take a record batch of requests (dev_major, dev_minor INT32; busy_from_ns, c_time_ns
-    /// INT64, no nulls).
-    fn feed(&mut self, py: Python<'_>, requests: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// INT64, no nulls); False when a sweep met a span ending before its start: start again,
+    /// sorted.
+    fn feed(&mut self, py: Python<'_>, requests: &Bound<'_, PyAny>) -> PyResult<bool> {
         let batch = import_batch(requests)?;
         py.detach(|| self.add(&batch)).map_err(value_error)
     }
 
     /// The busy periods: (dev_major, dev_minor, lo, hi), one row per island.
     fn islands(&mut self, py: Python<'_>) -> PyResult<ArrowBatch> {
-        let spans = self
-            .spans
+        let periods = self
+            .periods
             .take()
             .ok_or_else(|| value_error("islands() was called already"))?;
-        let found = py.detach(|| spans.islands());
+        let found: Vec<(i32, i32, Vec<Island>)> = py.detach(|| match periods {
+            Periods::Swept(by) => by
+                .devices
+                .into_iter()
+                .map(|(ma, mi, sweep)| (ma, mi, sweep.islands()))
+                .collect(),
+            Periods::Sorted(by) => by
+                .devices
+                .into_iter()
+                .map(|(ma, mi, spans)| (ma, mi, islands(spans)))
+                .collect(),
+        });
         let (mut major, mut minor, mut lo, mut hi) = (vec![], vec![], vec![], vec![]);
-        for (ma, mi, islands) in found {
-            for island in islands {
+        for (ma, mi, found) in found {
+            for island in found {
                 major.push(ma);
                 minor.push(mi);
                 lo.push(island.lo);

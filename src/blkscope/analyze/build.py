@@ -133,7 +133,7 @@ def _build_tables(
     # the modules over requests, bios and the pass's own tables (the intermediates computed),
     # the compiled steps over them, then the builders that read those
     register(con, done, source=str(dataset))
-    _checked("stage_stats", dataset, partial(compiled.compute, con))
+    _checked("stage_stats", dataset, partial(compiled.compute, con, done, str(dataset)))
     register(con, done, source=str(dataset))
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {

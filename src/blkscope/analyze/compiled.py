@@ -8,7 +8,7 @@ a small table in the analysis connection, which a SQL module reads like a table:
 - `internal._stage_picks`: stage_stats' exact percentiles that a value bucket of
   `_stage_ranks` holds among several distinct latencies (sql/_stage_stats_build.sql);
 - `internal._heatmap_cells`: latency_heatmap's counts per device, stage, time bin and
-  latency bucket (sql/_latency_heatmap_build.sql).
+  latency bucket (sql/_latency_heatmap_build.sql), over `internal._heatmap_bins`.
 """
 
 from __future__ import annotations
@@ -17,13 +17,16 @@ import duckdb
 import pyarrow as pa
 
 from blkscope._core import BusyPeriods, HeatmapCells, StagePicks
+from blkscope.analyze.stream.depth_run import device_bounds
 from blkscope.analyze.stream.q2q import SCOPES
+from blkscope.analyze.views import register
 from blkscope.concepts import STAGE_TIME_COLUMNS
 
 ISLANDS = "internal._iostat_islands"
 PICKS = "internal._stage_picks"
 CELLS = "internal._heatmap_cells"
-TABLES = (ISLANDS, PICKS, CELLS)
+BINS = "internal._heatmap_bins"
+TABLES = (ISLANDS, PICKS, BINS, CELLS)
 
 # rows handed to the compiled steps at a time: big enough that the calls cost nothing, small
 # enough that a batch's columns stay a few MB
@@ -34,13 +37,14 @@ def _batches(con: duckdb.DuckDBPyConnection, query: str) -> pa.RecordBatchReader
     return con.sql(query).to_arrow_reader(BATCH_ROWS)
 
 
-def busy_islands(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
-    """iostat's busy periods: (dev_major, dev_minor, lo, hi) per island."""
-    periods = BusyPeriods()
-    for batch in _batches(
-        con, "SELECT dev_major, dev_minor, busy_from_ns, c_time_ns FROM internal._iostat_requests"
-    ):
-        periods.feed(batch)
+def busy_islands(con: duckdb.DuckDBPyConnection, sorted: bool = False) -> pa.RecordBatch:
+    """iostat's busy periods: (dev_major, dev_minor, lo, hi) per island. Swept as the requests
+    come, unless one ends before it starts (a corrupt trace): then again, over them sorted."""
+    periods = BusyPeriods(sorted)
+    query = "SELECT dev_major, dev_minor, busy_from_ns, c_time_ns FROM internal._iostat_requests"
+    for batch in _batches(con, query):
+        if not periods.feed(batch):
+            return busy_islands(con, sorted=True)
     return pa.record_batch(periods.islands())
 
 
@@ -66,6 +70,21 @@ def stage_picks(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
 _GAPS = tuple(f"{scope}_ns" for scope in SCOPES)
 
 
+def heatmap_bins(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+    """time_bins' rows (dev_major, dev_minor, start_ns, width_ns), as the pass's depth walk has
+    them: over each device's first and last event time, which the connection keeps."""
+    rows = device_bounds(con)
+    return pa.record_batch(
+        [
+            pa.array([r[0] for r in rows], pa.int32()),
+            pa.array([r[1] for r in rows], pa.int32()),
+            pa.array([r[4] for r in rows], pa.int64()),
+            pa.array([r[5] for r in rows], pa.int64()),
+        ],
+        names=["dev_major", "dev_minor", "start_ns", "width_ns"],
+    )
+
+
 def heatmap_cells(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
     """latency_heatmap's cells: (dev_major, dev_minor, stage, bin, bucket, n, observer_n,
     max_ns, slowest_comm), in no order."""
@@ -81,10 +100,13 @@ def _one_batch(table: pa.Table) -> pa.RecordBatch:
     return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
 
 
-def compute(con: duckdb.DuckDBPyConnection) -> None:
-    """Leave the compiled steps' tables in con (its modules up to `_stage_ranks` created)."""
+def compute(con: duckdb.DuckDBPyConnection, done: set[str], source: str) -> None:
+    """Leave the compiled steps' tables in con, whose modules over the pass's tables are created
+    (done: the modules created, as views.register keeps them; source names the dataset)."""
     store(con, ISLANDS, busy_islands(con))
     store(con, PICKS, stage_picks(con))
+    store(con, BINS, heatmap_bins(con))
+    register(con, done, ["_heatmap_completions"], source=source)
     store(con, CELLS, heatmap_cells(con))
 
 
