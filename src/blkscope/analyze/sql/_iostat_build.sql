@@ -29,9 +29,15 @@ WITH params AS (
            sum(c_time_ns - start_ns) AS wait_ns
     FROM rq GROUP BY ALL
 ), merges AS (
+    -- one scan per action: DuckDB hands an equality to the Parquet reader, which then decodes
+    -- the other columns of the matching rows only (an IN list or an OR it tests after reading
+    -- every row's columns)
     SELECT e.dev_major, e.dev_minor, floor((e.time_ns - p.org) / p.iv)::BIGINT AS k,
            count(*) FILTER (e.op = 'R') AS read_merges, count(*) FILTER (e.op = 'W') AS write_merges
-    FROM events e, params p WHERE e.action IN ('M', 'F') GROUP BY ALL
+    FROM (SELECT dev_major, dev_minor, time_ns, op FROM events WHERE action = 'M'
+          UNION ALL
+          SELECT dev_major, dev_minor, time_ns, op FROM events WHERE action = 'F') e, params p
+    GROUP BY ALL
 ), islands AS (
     -- busy periods: islands of overlapping [Q, C] spans, found by the compiled sweep over the
     -- requests (analyze/compiled.py), which takes their near order as it comes: a window here
