@@ -286,8 +286,8 @@ def test_each_view_and_table_returns_its_declared_columns(
 def test_table_macros_return_their_declared_columns(
     mq_dataset: Path, one_analysis: tuple[list[str], dict[str, list[tuple[str, str]]]]
 ) -> None:
-    _, columns = one_analysis  # iostat's macro exists only while analyze runs
-    assert [c for c, _ in columns["internal._iostat_build"]] == TABLES["iostat"].names
+    _, analysed = one_analysis  # iostat's macro exists only while analyze runs
+    assert [c for c, _ in analysed["internal._iostat_build"]] == TABLES["iostat"].names
     with Dataset(mq_dataset) as ds:
         for call in ("_spike_latencies(250000000, 'd2c')", "_spike_windows(250000000, 'd2c')",
                      "_series_windows(250000000)"):  # fmt: skip
