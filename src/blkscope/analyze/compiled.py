@@ -37,14 +37,17 @@ def _batches(con: duckdb.DuckDBPyConnection, query: str) -> pa.RecordBatchReader
     return con.sql(query).to_arrow_reader(BATCH_ROWS)
 
 
-def busy_islands(con: duckdb.DuckDBPyConnection, sorted: bool = False) -> pa.RecordBatch:
+def busy_islands(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
     """iostat's busy periods: (dev_major, dev_minor, lo, hi) per island. Swept as the requests
     come, unless one ends before it starts (a corrupt trace): then again, over them sorted."""
-    periods = BusyPeriods(sorted)
     query = "SELECT dev_major, dev_minor, busy_from_ns, c_time_ns FROM internal._iostat_requests"
-    for batch in _batches(con, query):
-        if not periods.feed(batch):
-            return busy_islands(con, sorted=True)
+    periods = BusyPeriods(False)
+    with _batches(con, query) as requests:  # closed before the query runs again
+        swept = all(periods.feed(batch) for batch in requests)
+    if not swept:
+        periods = BusyPeriods(True)
+        for batch in _batches(con, query):
+            periods.feed(batch)
     return pa.record_batch(periods.islands())
 
 
