@@ -155,6 +155,7 @@ def _build_tables(
         for sql_object in module.objects:
             if sql_object.kind == "table" and module.name in done:
                 con.execute(f"DROP TABLE {sql_object.name}")
+    compiled.drop(con)
     register(con, done, source=str(dataset))  # the views over the statistics
 
 

@@ -113,6 +113,12 @@ def compute(con: duckdb.DuckDBPyConnection, done: set[str], source: str) -> None
     store(con, CELLS, heatmap_cells(con))
 
 
+def drop(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the compiled steps' tables: only the statistics read them."""
+    for name in TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
 def store(con: duckdb.DuckDBPyConnection, name: str, rows: pa.RecordBatch) -> None:
     con.register("_compiled_arrow", pa.table(rows))
     con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _compiled_arrow")
