@@ -28,6 +28,9 @@ CELLS = "internal._heatmap_cells"
 BINS = "internal._heatmap_bins"
 TABLES = (ISLANDS, PICKS, BINS, CELLS)
 
+# the Q2Q gaps' columns, in scope order (1 process, 2 class, 3 op, 4 device): the picker's
+_GAPS = tuple(f"{scope}_ns" for scope in SCOPES)
+
 # rows handed to the compiled steps at a time: big enough that the calls cost nothing, small
 # enough that a batch's columns stay a few MB
 BATCH_ROWS = 1 << 17
@@ -69,14 +72,10 @@ def stage_picks(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
     return pa.record_batch(picks.picks())
 
 
-# the Q2Q gaps' columns, in scope order (1 process, 2 class, 3 op, 4 device): the picker's
-_GAPS = tuple(f"{scope}_ns" for scope in SCOPES)
-
-
 def heatmap_bins(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
     """time_bins' rows (dev_major, dev_minor, start_ns, width_ns), as the pass's depth walk has
     them: over each device's first and last event time, which the connection keeps."""
-    rows = device_bounds(con)
+    rows = device_bounds(con)  # (major, minor, t0, t1, start_ns, width_ns, bins) per device
     return pa.record_batch(
         [
             pa.array([r[0] for r in rows], pa.int32()),
@@ -120,6 +119,7 @@ def drop(con: duckdb.DuckDBPyConnection) -> None:
 
 
 def store(con: duckdb.DuckDBPyConnection, name: str, rows: pa.RecordBatch) -> None:
+    """Leave rows in con's table `name` (replacing it)."""
     con.register("_compiled_arrow", pa.table(rows))
     con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _compiled_arrow")
     con.unregister("_compiled_arrow")
