@@ -156,6 +156,7 @@ def _build_tables(
             if sql_object.kind == "table" and module.name in done:
                 con.execute(f"DROP TABLE {sql_object.name}")
     compiled.drop(con)
+    give_back()  # the compiled steps' batches, before the findings
     register(con, done, source=str(dataset))  # the views over the statistics
 
 
