@@ -5,6 +5,7 @@ use pyo3::prelude::*;
 mod arrow_io;
 mod ingest;
 mod pass;
+mod stats;
 
 /// The crate's version: the Python package checks it matches its own.
 #[pyfunction]
@@ -18,5 +19,6 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<arrow_io::ArrowBatch>()?;
     pass::register(m)?;
     ingest::register(m)?;
+    stats::register(m)?;
     Ok(())
 }

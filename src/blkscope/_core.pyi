@@ -105,3 +105,32 @@ def renumbered_blk_records(
     buf: bytes, start: Any, pdu_len: Any, device_index: Any, sequences: list[int]
 ) -> tuple[bytes, list[int]]:
     """The records at `start` without ftrace's header, renumbered per device."""
+
+class BusyPeriods:
+    """iostat's busy periods (rust/src/stats/islands.rs): requests' [busy_from_ns, c_time_ns]
+    spans in, the islands they make out; swept as they come, or sorted (the exact definition,
+    for spans that end before they start)."""
+
+    def __init__(self, sorted: bool) -> None: ...
+    def feed(self, requests: Any) -> bool:
+        """False when a sweep met a span ending before its start: start again, sorted."""
+    def islands(self) -> ArrowBatch:
+        """(dev_major, dev_minor, lo, hi), one row per island."""
+
+class StagePicks:
+    """stage_stats' exact percentiles (rust/src/stats/picks.rs): the latency at each wanted
+    rank of a value bucket, from the bios' stage times."""
+
+    def __init__(self, hits: Any, groups: Any) -> None: ...
+    def feed(self, bios: Any) -> None: ...
+    def picks(self) -> ArrowBatch:
+        """(level_code, id, stage, permille, v), one row per hit."""
+
+class HeatmapCells:
+    """latency_heatmap's cells (rust/src/stats/heatmap.rs): completing bios in, one row per
+    (device, stage, time bin, bucket) out."""
+
+    def __init__(self) -> None: ...
+    def feed(self, bios: Any) -> None: ...
+    def cells(self) -> ArrowBatch:
+        """(dev_major, dev_minor, stage, bin, bucket, n, observer_n, max_ns, slowest_comm)."""

@@ -1,7 +1,7 @@
-"""latency_heatmap's quarter-octave buckets (sql/_latency_heatmap_build.sql), computed without a
-CASE around log2_floor, against their definition on any latency: bucket 4e + k holds
-[(4 + k) 2^(e-2), (5 + k) 2^(e-2)) for latencies of 4 ns and more, and latencies under 4 ns
-(negative ones at 0) have a bucket each."""
+"""latency_heatmap's quarter-octave buckets (the compiled cells, rust/src/stats/heatmap.rs, and
+the edges sql/_latency_heatmap_build.sql gives them), against their definition on any latency:
+bucket 4e + k holds [(4 + k) 2^(e-2), (5 + k) 2^(e-2)) for latencies of 4 ns and more, and
+latencies under 4 ns (negative ones at 0) have a bucket each."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import duckdb
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from blkscope.analyze import compiled
 from blkscope.analyze.views import register
 
 LATENCIES = st.one_of(
@@ -40,7 +41,12 @@ def test_buckets_are_quarter_octaves(latencies: list[int]) -> None:
         "CREATE TABLE events AS SELECT 8::INTEGER AS dev_major, 0::INTEGER AS dev_minor, "
         "unnest([0, 2000])::BIGINT AS time_ns"
     )
-    register(con, set(), ["_latency_heatmap_build"])
+    done: set[str] = set()
+    register(con, done, ["op_class"])
+    compiled.store(con, compiled.BINS, compiled.heatmap_bins(con))
+    register(con, done, ["_heatmap_completions"])
+    compiled.store(con, compiled.CELLS, compiled.heatmap_cells(con))
+    register(con, done, ["_latency_heatmap_build"])
     got = con.execute(
         "SELECT bucket, lo_ns, hi_ns, n, max_ns FROM internal._latency_heatmap_build "
         "WHERE stage = 'D2C' ORDER BY bucket"

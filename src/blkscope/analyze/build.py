@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 import duckdb
 import pyarrow as pa
 
+from blkscope.analyze import compiled
 from blkscope.analyze.analysis_tables import STREAMED, analysis_tables
 from blkscope.analyze.findings import FINDINGS_TABLES, compute_findings
 from blkscope.analyze.memory import bound_memory, give_back
@@ -129,7 +130,10 @@ def _build_tables(
         manifest["tables"][name] = {"file": f"{name}.parquet", "rows": rows[name]}
         register_table(con, name, dataset / f"{name}.parquet")
         steps.done(name)
-    # the modules over requests, bios and the pass's own tables (the intermediates computed)
+    # the modules over requests, bios and the pass's own tables (the intermediates computed),
+    # the compiled steps over them, then the builders that read those
+    register(con, done, source=str(dataset))
+    _checked("stage_stats", dataset, partial(compiled.compute, con, done, str(dataset)))
     register(con, done, source=str(dataset))
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {
@@ -151,6 +155,8 @@ def _build_tables(
         for sql_object in module.objects:
             if sql_object.kind == "table" and module.name in done:
                 con.execute(f"DROP TABLE {sql_object.name}")
+    compiled.drop(con)
+    give_back()  # the compiled steps' batches, before the findings
     register(con, done, source=str(dataset))  # the views over the statistics
 
 

@@ -13,7 +13,7 @@ import pyarrow as pa
 
 # Beyond the limit, sorts, joins, windows, aggregates and the shared temp tables spill into the
 # spill folder. No statistic holds all rows (the percentiles count per value bucket and sort only
-# the buckets holding the wanted ranks: sql/macros/exact_quantiles.sql, _stage_stats_build.sql).
+# the buckets holding the wanted ranks: sql/macros/exact_quantiles.sql, rust/src/stats/picks.rs).
 # 320 MB: the streaming pass does not grow with the trace, so the statistics after it make a big
 # trace's peak; a higher limit raises that peak for the same CPU time (issue 12 wants the 10x
 # peak within 1.5x the 1x's; CHANGELOG.md has the measurements). Less on a machine with under

@@ -7,9 +7,10 @@ INCLUDE _bio_groups, _bio_q2q, stages, buckets;
 -- measures the gaps as it meets each Q (rust/src/pass/q2q.rs, `internal._bio_q2q`: one row per
 -- bio, while `analyze` runs, with the bio's group key and its stage times as `bios` has them);
 -- here the gaps and the stage latencies (bio_stage_ns) are keyed and bucketed. Stage and scope
--- are small codes (see the columns). Not materialised: _stage_stats_build reads it once, for the
--- buckets holding a percentile (the pass counts every bucket: _stage_buckets), and holding its
--- rows (about ten per bio) would spill on a big trace.
+-- are small codes (see the columns). The definition of what the pass counts (_stage_buckets)
+-- and the compiled picker of stage_stats' percentiles keeps (analyze/compiled.py), which read
+-- the bios' stage times themselves: not read by analyze, and never materialised (about ten
+-- rows per bio).
 CREATE VIEW internal._bio_stages(
     gid INTEGER,     -- device x op class x process (_bio_groups; it names the coarser groups)
     scope UTINYINT,  -- Q2Q: level its gap was computed at, 1 process 2 class 3 op 4 device; else 0

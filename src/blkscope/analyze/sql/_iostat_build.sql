@@ -1,4 +1,4 @@
-INCLUDE _iostat_requests, events;
+INCLUDE _iostat_islands, _iostat_requests, events;
 
 -- The `iostat` table: `iostat -x` columns recomputed per interval from the requests the
 -- kernel's disk statistics count (_iostat_requests): a request counts when it completes, aqu-sz
@@ -15,7 +15,7 @@ CREATE MACRO internal._iostat_build(
 WITH params AS (
     SELECT interval_ns::BIGINT AS iv, origin_ns::BIGINT AS org
 ), rq AS NOT MATERIALIZED (
-    -- read again by each of its 4 readers, not materialised: reading requests.parquet 4 times
+    -- read again by each of its readers, not materialised: reading requests.parquet again
     -- costs less than holding a row per request
     SELECT r.*, floor((r.c_time_ns - p.org) / p.iv)::BIGINT AS k
     FROM internal._iostat_requests r, params p
@@ -29,30 +29,20 @@ WITH params AS (
            sum(c_time_ns - start_ns) AS wait_ns
     FROM rq GROUP BY ALL
 ), merges AS (
+    -- one scan per action: DuckDB hands an equality to the Parquet reader, which then decodes
+    -- the other columns of the matching rows only (an IN list or an OR it tests after reading
+    -- every row's columns)
     SELECT e.dev_major, e.dev_minor, floor((e.time_ns - p.org) / p.iv)::BIGINT AS k,
            count(*) FILTER (e.op = 'R') AS read_merges, count(*) FILTER (e.op = 'W') AS write_merges
-    FROM events e, params p WHERE e.action IN ('M', 'F') GROUP BY ALL
-), reach AS (
-    -- busy periods: islands of overlapping [Q, C] spans. One window, a running max of the span
-    -- ends before each span (it sorts only the columns it needs: a window carries its input
-    -- rows through the sort), finds the spans that open an island: those starting after it.
-    SELECT dev_major, dev_minor, busy_from_ns, max(c_time_ns) OVER (
-               PARTITION BY dev_major, dev_minor ORDER BY busy_from_ns, c_time_ns
-               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING) AS before
-    FROM (SELECT dev_major, dev_minor, busy_from_ns, c_time_ns FROM rq)
-), openers AS (
-    SELECT dev_major, dev_minor, busy_from_ns AS lo, before FROM reach
-    WHERE before IS NULL OR busy_from_ns > before
+    FROM (SELECT dev_major, dev_minor, time_ns, op FROM events WHERE action = 'M'
+          UNION ALL
+          SELECT dev_major, dev_minor, time_ns, op FROM events WHERE action = 'F') e, params p
+    GROUP BY ALL
 ), islands AS (
-    -- an island ends where the next opens, at the running max before that opener (its own
-    -- spans hold it: the earlier islands end before it starts), the last at the device's
-    -- last completion. Openers start strictly later one after the other (a span starting
-    -- where the previous one ends does not open), so lead() over them needs no tie-break.
-    SELECT o.dev_major, o.dev_minor, o.lo,
-           coalesce(lead(o.before) OVER (PARTITION BY o.dev_major, o.dev_minor ORDER BY o.lo),
-                    e.hi) AS hi
-    FROM openers o JOIN (SELECT dev_major, dev_minor, max(c_time_ns) AS hi FROM rq GROUP BY ALL) e
-      USING (dev_major, dev_minor)
+    -- busy periods: islands of overlapping [Q, C] spans, found by the compiled sweep over the
+    -- requests (analyze/compiled.py), which takes their near order as it comes: a window here
+    -- sorted every request by its start
+    SELECT dev_major, dev_minor, lo, hi FROM internal._iostat_islands
 ), extent AS (
     SELECT dev_major, dev_minor, min(k) AS k0, max(k) AS k1,
            max(k) - min(k) + 1 <= greatest(100000, 100 * count(*)) AS whole

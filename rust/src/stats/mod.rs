@@ -1,0 +1,23 @@
+//! The statistics' compiled steps: what DuckDB did by sorting or unrolling every request or
+//! bio, done in one look at each: iostat's busy periods (`islands`), stage_stats' exact
+//! percentiles (`picks`, over the value buckets of `buckets`) and latency_heatmap's cells
+//! (`heatmap`). The SQL modules read their rows (sql/_iostat_build.sql,
+//! sql/_stage_stats_build.sql, sql/_latency_heatmap_build.sql); Python drives them
+//! (src/blkscope/analyze/compiled.py).
+
+mod buckets;
+mod hash;
+mod heatmap;
+mod islands;
+mod picks;
+mod python;
+
+use pyo3::prelude::*;
+
+/// Add the statistics' classes to the extension module.
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<python::BusyPeriods>()?;
+    m.add_class::<python::StagePicks>()?;
+    m.add_class::<python::HeatmapCells>()?;
+    Ok(())
+}

@@ -1,0 +1,465 @@
+//! The statistics' compiled steps as Python drives them (`blkscope.analyze.compiled`): Arrow
+//! record batches in (DuckDB's query results, streamed), Arrow out, the work done with the GIL
+//! released.
+
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{ArrowPrimitiveType, Int16Type, Int32Type, Int64Type, UInt8Type};
+use arrow_array::{
+    Array, ArrayRef, Int32Array, Int64Array, PrimitiveArray, StringArray, StructArray, UInt8Array,
+};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+use super::heatmap::{Completion, Heatmap, STAGES};
+use super::islands::{islands, ByDevice, Island, Span, Sweep};
+use super::picks::{BucketKey, Hit, Picker, StageTimes, LEVELS};
+use crate::arrow_io::{import_batch, ArrowBatch};
+
+fn value_error(e: impl ToString) -> PyErr {
+    PyValueError::new_err(e.to_string())
+}
+
+/// A batch's column `name` of type T.
+fn column<'a, T: ArrowPrimitiveType>(
+    batch: &'a StructArray,
+    name: &str,
+) -> Result<&'a PrimitiveArray<T>, String> {
+    let array = batch
+        .column_by_name(name)
+        .ok_or_else(|| format!("expected a column {name}"))?;
+    array.as_primitive_opt::<T>().ok_or_else(|| {
+        format!(
+            "column {name}: expected {}, got {}",
+            T::DATA_TYPE,
+            array.data_type()
+        )
+    })
+}
+
+/// A batch's column `name` of type T, without nulls: its values.
+fn values<'a, T: ArrowPrimitiveType>(
+    batch: &'a StructArray,
+    name: &str,
+) -> Result<&'a [T::Native], String> {
+    let array = column::<T>(batch, name)?;
+    if array.null_count() > 0 {
+        return Err(format!("column {name}: expected no nulls"));
+    }
+    Ok(array.values().as_ref())
+}
+
+/// Row i of a nullable column.
+#[inline]
+fn at(array: &PrimitiveArray<Int64Type>, i: usize) -> Option<i64> {
+    if array.is_null(i) {
+        None
+    } else {
+        Some(array.value(i))
+    }
+}
+
+/// How the busy periods are found: swept as the spans come, or (a span ends before it starts)
+/// by the exact definition over every span sorted.
+enum Periods {
+    Swept(ByDevice<Sweep>),
+    Sorted(ByDevice<Vec<Span>>),
+}
+
+/// iostat's busy periods: the requests' [busy_from_ns, c_time_ns] spans in, per device, one
+/// batch at a time; `islands()` gives the islands they make.
+#[pyclass(module = "blkscope._core")]
+pub struct BusyPeriods {
+    periods: Option<Periods>,
+}
+
+impl BusyPeriods {
+    /// Take a batch; Ok(false), with the spans taken so far left unusable, when sweeping meets
+    /// a span that ends before it starts.
+    fn add(&mut self, batch: &StructArray) -> Result<bool, String> {
+        let periods = self
+            .periods
+            .as_mut()
+            .ok_or("islands() was called already")?;
+        let major = values::<Int32Type>(batch, "dev_major")?;
+        let minor = values::<Int32Type>(batch, "dev_minor")?;
+        let from = values::<Int64Type>(batch, "busy_from_ns")?;
+        let to = values::<Int64Type>(batch, "c_time_ns")?;
+        let spans = (0..batch.len()).map(|i| {
+            (
+                major[i],
+                minor[i],
+                Span {
+                    from: from[i],
+                    to: to[i],
+                },
+            )
+        });
+        match periods {
+            Periods::Swept(devices) => {
+                for (major, minor, span) in spans {
+                    if span.to < span.from {
+                        return Ok(false);
+                    }
+                    devices.of(major, minor).take(span);
+                }
+            }
+            Periods::Sorted(devices) => {
+                for (major, minor, span) in spans {
+                    devices.of(major, minor).push(span);
+                }
+            }
+        }
+        Ok(true)
+    }
+}
+
+#[pymethods]
+impl BusyPeriods {
+    /// sorted: find the islands by the exact definition over every span sorted (for spans
+    /// that end before they start), else sweep them as they come.
+    #[new]
+    fn new(sorted: bool) -> Self {
+        let periods = if sorted {
+            Periods::Sorted(ByDevice::default())
+        } else {
+            Periods::Swept(ByDevice::default())
+        };
+        BusyPeriods {
+            periods: Some(periods),
+        }
+    }
+
+    /// Take a record batch of requests (dev_major, dev_minor INT32; busy_from_ns, c_time_ns
+    /// INT64, no nulls); False when a sweep met a span ending before its start: start again,
+    /// sorted.
+    fn feed(&mut self, py: Python<'_>, requests: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let batch = import_batch(requests)?;
+        py.detach(|| self.add(&batch)).map_err(value_error)
+    }
+
+    /// The busy periods: (dev_major, dev_minor, lo, hi), one row per island.
+    fn islands(&mut self, py: Python<'_>) -> PyResult<ArrowBatch> {
+        let periods = self
+            .periods
+            .take()
+            .ok_or_else(|| value_error("islands() was called already"))?;
+        let found: Vec<(i32, i32, Vec<Island>)> = py.detach(|| match periods {
+            Periods::Swept(by) => by
+                .devices
+                .into_iter()
+                .map(|(ma, mi, sweep)| (ma, mi, sweep.islands()))
+                .collect(),
+            Periods::Sorted(by) => by
+                .devices
+                .into_iter()
+                .map(|(ma, mi, spans)| (ma, mi, islands(spans)))
+                .collect(),
+        });
+        let (mut major, mut minor, mut lo, mut hi) = (vec![], vec![], vec![], vec![]);
+        for (ma, mi, found) in found {
+            for island in found {
+                major.push(ma);
+                minor.push(mi);
+                lo.push(island.lo);
+                hi.push(island.hi);
+            }
+        }
+        Ok(ArrowBatch::from_columns(vec![
+            ("dev_major", Arc::new(Int32Array::from(major)) as ArrayRef),
+            ("dev_minor", Arc::new(Int32Array::from(minor))),
+            ("lo", Arc::new(Int64Array::from(lo))),
+            ("hi", Arc::new(Int64Array::from(hi))),
+        ]))
+    }
+}
+
+/// stage_stats' exact percentiles: built with the wanted ranks and the groups, fed the bios'
+/// latencies one batch at a time; `picks()` gives the latency at each rank.
+#[pyclass(module = "blkscope._core")]
+pub struct StagePicks {
+    picker: Option<Picker>,
+}
+
+fn hits_of(batch: &StructArray) -> Result<Vec<Hit>, String> {
+    let level = values::<Int32Type>(batch, "level_code")?;
+    let id = values::<Int32Type>(batch, "id")?;
+    let stage = values::<UInt8Type>(batch, "stage")?;
+    let b = values::<Int16Type>(batch, "b")?;
+    let offset = values::<Int64Type>(batch, "bucket_offset")?;
+    let permille = values::<Int32Type>(batch, "permille")?;
+    (0..batch.len())
+        .map(|i| {
+            let level = u8::try_from(level[i]).map_err(|_| format!("level {}", level[i]))?;
+            Ok(Hit {
+                key: BucketKey {
+                    level,
+                    id: id[i],
+                    stage: stage[i],
+                    b: b[i],
+                },
+                offset: offset[i],
+                permille: permille[i],
+            })
+        })
+        .collect()
+}
+
+fn groups_of(batch: &StructArray) -> Result<Vec<(i64, [i32; LEVELS])>, String> {
+    let key = values::<Int64Type>(batch, "group_key")?;
+    let gid = values::<Int32Type>(batch, "gid")?;
+    let cid = values::<Int32Type>(batch, "cid")?;
+    let oid = values::<Int32Type>(batch, "oid")?;
+    let did = values::<Int32Type>(batch, "did")?;
+    Ok((0..batch.len())
+        .map(|i| (key[i], [gid[i], cid[i], oid[i], did[i]]))
+        .collect())
+}
+
+/// The gap columns, in scope order (1 process, 2 class, 3 op, 4 device).
+const GAPS: [&str; LEVELS] = ["process_ns", "class_ns", "op_ns", "device_ns"];
+
+impl StagePicks {
+    fn add(&mut self, batch: &StructArray) -> Result<(), String> {
+        let picker = self.picker.as_mut().ok_or("picks() was called already")?;
+        let key = values::<Int64Type>(batch, "group_key")?;
+        let times = |name| column::<Int64Type>(batch, name);
+        let (g, i, d, m) = (
+            times("g_time_ns")?,
+            times("i_time_ns")?,
+            times("d_time_ns")?,
+            times("m_time_ns")?,
+        );
+        let (q, d2c, q2c) = (times("q_time_ns")?, times("d2c_ns")?, times("q2c_ns")?);
+        let merged = batch
+            .column_by_name("merged")
+            .ok_or("expected a column merged")?
+            .as_boolean_opt()
+            .ok_or("column merged: expected BOOLEAN")?;
+        let gaps = GAPS
+            .iter()
+            .map(|name| column::<Int64Type>(batch, name))
+            .collect::<Result<Vec<_>, _>>()?;
+        for (row, &k) in key.iter().enumerate() {
+            let stage_times = StageTimes {
+                g_time_ns: at(g, row),
+                i_time_ns: at(i, row),
+                d_time_ns: at(d, row),
+                m_time_ns: at(m, row),
+                merged: merged.is_valid(row).then(|| merged.value(row)),
+                q_time_ns: at(q, row),
+                d2c_ns: at(d2c, row),
+                q2c_ns: at(q2c, row),
+            };
+            let gap = |s: usize| at(gaps[s], row);
+            picker.add_bio(k, &stage_times, [gap(0), gap(1), gap(2), gap(3)]);
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl StagePicks {
+    /// hits: the wanted ranks (level_code, id INT32; stage UINT8; b INT16; bucket_offset INT64;
+    /// permille INT32); groups: every finest group's key (group_key INT64) and ids (gid, cid,
+    /// oid, did INT32).
+    #[new]
+    fn new(py: Python<'_>, hits: &Bound<'_, PyAny>, groups: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let hits = import_batch(hits)?;
+        let groups = import_batch(groups)?;
+        let picker = py
+            .detach(|| -> Result<Picker, String> {
+                Ok(Picker::new(&hits_of(&hits)?, &groups_of(&groups)?))
+            })
+            .map_err(value_error)?;
+        Ok(StagePicks {
+            picker: Some(picker),
+        })
+    }
+
+    /// Take a record batch of bios (the pass's Q2Q file): group_key, their stage times as
+    /// `bios` has them (g_time_ns, i_time_ns, d_time_ns, m_time_ns, q_time_ns, d2c_ns, q2c_ns
+    /// INT64; merged BOOLEAN) and their gaps process_ns, class_ns, op_ns, device_ns (INT64,
+    /// null for a group's first Q).
+    fn feed(&mut self, py: Python<'_>, bios: &Bound<'_, PyAny>) -> PyResult<()> {
+        let batch = import_batch(bios)?;
+        py.detach(|| self.add(&batch)).map_err(value_error)
+    }
+
+    /// The latency at each wanted rank: (level_code, id, stage, permille, v).
+    fn picks(&mut self, py: Python<'_>) -> PyResult<ArrowBatch> {
+        let picker = self
+            .picker
+            .take()
+            .ok_or_else(|| value_error("picks() was called already"))?;
+        let picked = py.detach(|| picker.picks()).map_err(value_error)?;
+        let level: Vec<i32> = picked.iter().map(|(h, _)| i32::from(h.key.level)).collect();
+        let id: Vec<i32> = picked.iter().map(|(h, _)| h.key.id).collect();
+        let stage: Vec<u8> = picked.iter().map(|(h, _)| h.key.stage).collect();
+        let permille: Vec<i32> = picked.iter().map(|(h, _)| h.permille).collect();
+        let v: Vec<i64> = picked.iter().map(|(_, v)| *v).collect();
+        Ok(ArrowBatch::from_columns(vec![
+            ("level_code", Arc::new(Int32Array::from(level)) as ArrayRef),
+            ("id", Arc::new(Int32Array::from(id))),
+            ("stage", Arc::new(UInt8Array::from(stage))),
+            ("permille", Arc::new(Int32Array::from(permille))),
+            ("v", Arc::new(Int64Array::from(v))),
+        ]))
+    }
+}
+
+/// A batch's string column `name`, as Arrow may hand it (utf8, large utf8 or string view):
+/// row i's string, or None for a null.
+enum Strings<'a> {
+    Utf8(&'a arrow_array::StringArray),
+    Large(&'a arrow_array::LargeStringArray),
+    View(&'a arrow_array::StringViewArray),
+}
+
+impl<'a> Strings<'a> {
+    fn of(batch: &'a StructArray, name: &str) -> Result<Strings<'a>, String> {
+        let array = batch
+            .column_by_name(name)
+            .ok_or_else(|| format!("expected a column {name}"))?;
+        if let Some(a) = array.as_string_opt::<i32>() {
+            Ok(Strings::Utf8(a))
+        } else if let Some(a) = array.as_string_opt::<i64>() {
+            Ok(Strings::Large(a))
+        } else if let Some(a) = array.as_string_view_opt() {
+            Ok(Strings::View(a))
+        } else {
+            Err(format!(
+                "column {name}: expected a string, got {}",
+                array.data_type()
+            ))
+        }
+    }
+
+    fn get(&self, i: usize) -> Option<&'a str> {
+        match self {
+            Strings::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::Large(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::View(a) => a.is_valid(i).then(|| a.value(i)),
+        }
+    }
+}
+
+/// latency_heatmap's cells: the completing bios in, one batch at a time; `cells()` gives a row
+/// per cell.
+#[pyclass(module = "blkscope._core")]
+pub struct HeatmapCells {
+    map: Option<Heatmap>,
+}
+
+impl HeatmapCells {
+    fn add(&mut self, batch: &StructArray) -> Result<(), String> {
+        let map = self.map.as_mut().ok_or("cells() was called already")?;
+        let major = values::<Int32Type>(batch, "dev_major")?;
+        let minor = values::<Int32Type>(batch, "dev_minor")?;
+        let bin = values::<Int64Type>(batch, "bin")?;
+        let c_time = values::<Int64Type>(batch, "c_time_ns")?;
+        let stages = [
+            column::<Int64Type>(batch, "d2c_ns")?,
+            column::<Int64Type>(batch, "q2c_ns")?,
+        ];
+        let comm = Strings::of(batch, "comm")?;
+        let observer = batch
+            .column_by_name("observer")
+            .ok_or("expected a column observer")?
+            .as_boolean_opt()
+            .ok_or("column observer: expected BOOLEAN")?;
+        for row in 0..batch.len() {
+            let completion = Completion {
+                dev_major: major[row],
+                dev_minor: minor[row],
+                bin: bin[row],
+                c_time_ns: c_time[row],
+                comm: comm.get(row).ok_or("column comm: expected no nulls")?,
+                observer: observer.is_valid(row) && observer.value(row),
+            };
+            for (code, ns) in (0..).zip(&stages) {
+                if let Some(ns) = at(ns, row) {
+                    map.add(&completion, code, ns);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl HeatmapCells {
+    #[new]
+    fn new() -> Self {
+        HeatmapCells {
+            map: Some(Heatmap::default()),
+        }
+    }
+
+    /// Take a record batch of completing bios: dev_major, dev_minor INT32; bin, c_time_ns
+    /// INT64; d2c_ns, q2c_ns INT64 (null: not counted); comm VARCHAR; observer BOOLEAN.
+    fn feed(&mut self, py: Python<'_>, bios: &Bound<'_, PyAny>) -> PyResult<()> {
+        let batch = import_batch(bios)?;
+        py.detach(|| self.add(&batch)).map_err(value_error)
+    }
+
+    /// The cells: (dev_major, dev_minor, stage, bin, bucket, n, observer_n, max_ns,
+    /// slowest_comm), in no order.
+    fn cells(&mut self, py: Python<'_>) -> PyResult<ArrowBatch> {
+        let map = self
+            .map
+            .take()
+            .ok_or_else(|| value_error("cells() was called already"))?;
+        let rows = py.detach(|| {
+            let cells: Vec<_> = map.cells.into_iter().collect();
+            let key = |f: fn(&(i32, i32, u8, i64, i32)) -> i64| -> Vec<i64> {
+                cells.iter().map(|(k, _)| f(k)).collect()
+            };
+            let narrow = |v: Vec<i64>| -> Vec<i32> { v.into_iter().map(|x| x as i32).collect() };
+            let stage: Vec<&str> = cells
+                .iter()
+                .map(|(k, _)| STAGES[usize::from(k.2)])
+                .collect();
+            vec![
+                (
+                    "dev_major",
+                    Arc::new(Int32Array::from(narrow(key(|k| i64::from(k.0))))) as ArrayRef,
+                ),
+                (
+                    "dev_minor",
+                    Arc::new(Int32Array::from(narrow(key(|k| i64::from(k.1))))),
+                ),
+                ("stage", Arc::new(StringArray::from(stage))),
+                ("bin", Arc::new(Int64Array::from(key(|k| k.3)))),
+                (
+                    "bucket",
+                    Arc::new(Int32Array::from(narrow(key(|k| i64::from(k.4))))),
+                ),
+                (
+                    "n",
+                    Arc::new(Int64Array::from_iter_values(cells.iter().map(|(_, c)| c.n))),
+                ),
+                (
+                    "observer_n",
+                    Arc::new(Int64Array::from_iter_values(
+                        cells.iter().map(|(_, c)| c.observer_n),
+                    )),
+                ),
+                (
+                    "max_ns",
+                    Arc::new(Int64Array::from_iter_values(
+                        cells.iter().map(|(_, c)| c.slowest.ns),
+                    )),
+                ),
+                (
+                    "slowest_comm",
+                    Arc::new(StringArray::from_iter_values(
+                        cells.iter().map(|(_, c)| c.slowest.comm.as_str()),
+                    )),
+                ),
+            ]
+        });
+        Ok(ArrowBatch::from_columns(rows))
+    }
+}

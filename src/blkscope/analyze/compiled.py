@@ -1,0 +1,125 @@
+"""The statistics' compiled steps (rust/src/stats/): what DuckDB did by sorting or unrolling
+every request or bio, done in one look at each, between the streaming pass and the SQL
+builders. Each reads a query's rows as they stream out of DuckDB (never all at once) and leaves
+a small table in the analysis connection, which a SQL module reads like a table:
+
+- `internal._iostat_islands`: iostat's busy periods, the islands of overlapping [Q, C] spans
+  of the requests the disk statistics count (sql/_iostat_build.sql);
+- `internal._stage_picks`: stage_stats' exact percentiles that a value bucket of
+  `_stage_ranks` holds among several distinct latencies (sql/_stage_stats_build.sql);
+- `internal._heatmap_cells`: latency_heatmap's counts per device, stage, time bin and
+  latency bucket (sql/_latency_heatmap_build.sql), over `internal._heatmap_bins`.
+"""
+
+from __future__ import annotations
+
+import duckdb
+import pyarrow as pa
+
+from blkscope._core import BusyPeriods, HeatmapCells, StagePicks
+from blkscope.analyze.stream.depth_run import device_bounds
+from blkscope.analyze.stream.q2q import SCOPES
+from blkscope.analyze.views import register
+from blkscope.concepts import STAGE_TIME_COLUMNS
+
+ISLANDS = "internal._iostat_islands"
+PICKS = "internal._stage_picks"
+CELLS = "internal._heatmap_cells"
+BINS = "internal._heatmap_bins"
+TABLES = (ISLANDS, PICKS, BINS, CELLS)
+
+# the Q2Q gaps' columns, in scope order (1 process, 2 class, 3 op, 4 device): the picker's
+_GAPS = tuple(f"{scope}_ns" for scope in SCOPES)
+
+# rows handed to the compiled steps at a time: big enough that the calls cost nothing, small
+# enough that a batch's columns stay a few MB
+BATCH_ROWS = 1 << 17
+
+
+def _batches(con: duckdb.DuckDBPyConnection, query: str) -> pa.RecordBatchReader:
+    return con.sql(query).to_arrow_reader(BATCH_ROWS)
+
+
+def busy_islands(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+    """iostat's busy periods: (dev_major, dev_minor, lo, hi) per island. Swept as the requests
+    come, unless one ends before it starts (a corrupt trace): then again, over them sorted."""
+    query = "SELECT dev_major, dev_minor, busy_from_ns, c_time_ns FROM internal._iostat_requests"
+    periods = BusyPeriods(False)
+    with _batches(con, query) as requests:  # closed before the query runs again
+        swept = all(periods.feed(batch) for batch in requests)
+    if not swept:
+        periods = BusyPeriods(True)
+        for batch in _batches(con, query):
+            periods.feed(batch)
+    return pa.record_batch(periods.islands())
+
+
+def stage_picks(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+    """The latency at each rank of `_stage_ranks` whose bucket holds several distinct values:
+    (level_code, id, stage, permille, v)."""
+    hits = con.sql(
+        "SELECT level_code, id, stage, b, bucket_offset, permille FROM internal._stage_ranks "
+        "WHERE lo < hi"
+    ).to_arrow_table()
+    groups = con.sql("SELECT group_key, gid, cid, oid, did FROM internal._bio_groups")
+    picks = StagePicks(_one_batch(hits), _one_batch(groups.to_arrow_table()))
+    if hits.num_rows:  # nothing to pick: no bio needs reading
+        # the stage times as they are: the picker computes bio_stage_ns itself (a list per bio
+        # built by DuckDB cost more than the picking)
+        columns = ", ".join(["group_key", *STAGE_TIME_COLUMNS, *_GAPS])
+        for batch in _batches(con, f"SELECT {columns} FROM internal._bio_q2q"):
+            picks.feed(batch)
+    return pa.record_batch(picks.picks())
+
+
+def heatmap_bins(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+    """time_bins' rows (dev_major, dev_minor, start_ns, width_ns), as the pass's depth walk has
+    them: over each device's first and last event time, which the connection keeps."""
+    rows = device_bounds(con)  # (major, minor, t0, t1, start_ns, width_ns, bins) per device
+    return pa.record_batch(
+        [
+            pa.array([r[0] for r in rows], pa.int32()),
+            pa.array([r[1] for r in rows], pa.int32()),
+            pa.array([r[4] for r in rows], pa.int64()),
+            pa.array([r[5] for r in rows], pa.int64()),
+        ],
+        names=["dev_major", "dev_minor", "start_ns", "width_ns"],
+    )
+
+
+def heatmap_cells(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+    """latency_heatmap's cells: (dev_major, dev_minor, stage, bin, bucket, n, observer_n,
+    max_ns, slowest_comm), in no order."""
+    cells = HeatmapCells()
+    for batch in _batches(con, "SELECT * FROM internal._heatmap_completions"):
+        cells.feed(batch)
+    return pa.record_batch(cells.cells())
+
+
+def _one_batch(table: pa.Table) -> pa.RecordBatch:
+    combined = table.combine_chunks()
+    batches = combined.to_batches()
+    return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+
+
+def compute(con: duckdb.DuckDBPyConnection, done: set[str], source: str) -> None:
+    """Leave the compiled steps' tables in con, whose modules over the pass's tables are created
+    (done: the modules created, as views.register keeps them; source names the dataset)."""
+    store(con, ISLANDS, busy_islands(con))
+    store(con, PICKS, stage_picks(con))
+    store(con, BINS, heatmap_bins(con))
+    register(con, done, ["_heatmap_completions"], source=source)
+    store(con, CELLS, heatmap_cells(con))
+
+
+def drop(con: duckdb.DuckDBPyConnection) -> None:
+    """Drop the compiled steps' tables: only the statistics read them."""
+    for name in TABLES:
+        con.execute(f"DROP TABLE IF EXISTS {name}")
+
+
+def store(con: duckdb.DuckDBPyConnection, name: str, rows: pa.RecordBatch) -> None:
+    """Leave rows in con's table `name` (replacing it)."""
+    con.register("_compiled_arrow", pa.table(rows))
+    con.execute(f"CREATE OR REPLACE TABLE {name} AS SELECT * FROM _compiled_arrow")
+    con.unregister("_compiled_arrow")
