@@ -178,7 +178,7 @@ impl Bits {
     fn push(&mut self, v: bool) {
         self.word |= u64::from(v) << (self.len % 64);
         self.len += 1;
-        if self.len % 64 == 0 {
+        if self.len.is_multiple_of(64) {
             self.words.push(self.word);
             self.word = 0;
         }
@@ -186,7 +186,7 @@ impl Bits {
 
     /// The bits as Arrow lays them out (bit i of byte i / 8, on a little-endian machine).
     fn finish(mut self, pools: &Pools) -> BooleanBuffer {
-        if self.len % 64 != 0 {
+        if !self.len.is_multiple_of(64) {
             self.words.push(self.word);
         }
         let words = pools.u64.lend(self.words).into_inner();
@@ -575,7 +575,7 @@ mod tests {
     fn bits_written_a_word_at_a_time_are_arrows_bitmap() {
         let pools = Pools::default();
         for n in [0, 1, 63, 64, 65, 200] {
-            let pattern = |i: usize| i % 3 == 0 || i % 7 == 1;
+            let pattern = |i: usize| i.is_multiple_of(3) || i % 7 == 1;
             let mut bits = Bits::with_capacity(n, &pools);
             (0..n).for_each(|i| bits.push(pattern(i)));
             let expected: BooleanBuffer = (0..n).map(pattern).collect();
@@ -587,15 +587,21 @@ mod tests {
     fn columns_with_and_without_nulls() {
         let pools = Pools::default();
         let mut ints = Ints::<Int64Type>::with_capacity(3, &pools);
-        [Some(5), None, Some(-7)].into_iter().for_each(|v| ints.push(v));
+        [Some(5), None, Some(-7)]
+            .into_iter()
+            .for_each(|v| ints.push(v));
         let ints = ints.finish(&pools);
         let expected: PrimitiveArray<Int64Type> = [Some(5), None, Some(-7)].into_iter().collect();
         assert_eq!(ints.as_ref(), &expected as &dyn arrow_array::Array);
         let mut strs = Strs::with_capacity(1, &pools); // grows past its first capacity
-        ["completed", "merged"].into_iter().for_each(|v| strs.push(Some(v)));
+        ["completed", "merged"]
+            .into_iter()
+            .for_each(|v| strs.push(Some(v)));
         strs.push(None);
         let strs = strs.finish(&pools);
-        let expected: StringArray = [Some("completed"), Some("merged"), None].into_iter().collect();
+        let expected: StringArray = [Some("completed"), Some("merged"), None]
+            .into_iter()
+            .collect();
         assert_eq!(strs.as_ref(), &expected as &dyn arrow_array::Array);
         let mut full = Ints::<Int32Type>::with_capacity(2, &pools);
         [Some(1), Some(2)].into_iter().for_each(|v| full.push(v));
