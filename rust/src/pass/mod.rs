@@ -13,6 +13,7 @@ mod iodist;
 mod landing;
 mod pairing;
 mod plug;
+mod pool;
 mod process;
 mod python;
 mod q2q;

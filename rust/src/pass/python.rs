@@ -13,6 +13,7 @@ use super::arrow_in::{Batch, Columns, COLUMNS};
 use super::depth::{Bounds, DepthWalk, LEVELS};
 use super::event::{Action, Op};
 use super::iodist::METRICS;
+use super::pool::Pools;
 use super::q2q::SCOPES;
 use super::rows::{batch, bios_batches, requests_batch, Names, RequestKind};
 use super::state::{Device, Pass};
@@ -31,6 +32,8 @@ pub struct StreamPass {
     comm: Dictionary,
     /// The (time, event id) of the last event fed.
     last: Option<(i64, i64)>,
+    /// The column buffers of rows handed over, back from Arrow for the next ones.
+    pools: Pools,
 }
 
 impl StreamPass {
@@ -143,6 +146,7 @@ impl StreamPass {
             rwbs: Dictionary::default(),
             comm: Dictionary::starting_with(&[super::q2q::UNKNOWN_COMM_NAME]),
             last: None,
+            pools: Pools::default(),
         })
     }
 
@@ -178,8 +182,13 @@ impl StreamPass {
     fn take_rows(&mut self, py: Python<'_>) -> PyResult<(ArrowBatch, ArrowBatch, ArrowBatch)> {
         let built = py.detach(|| -> Result<_, ArrowError> {
             let names = self.names();
-            let (bios, q2q) = bios_batches(&self.pass.bio_rows, &names, &self.pass.op_classes)?;
-            let requests = requests_batch(&self.pass.request_rows, &names)?;
+            let (bios, q2q) = bios_batches(
+                &self.pass.bio_rows,
+                &names,
+                &self.pass.op_classes,
+                &self.pools,
+            )?;
+            let requests = requests_batch(&self.pass.request_rows, &names, &self.pools)?;
             Ok((requests, bios, q2q))
         });
         // keep the rows' memory for the next ones (a fresh vector grows by copies and faults
@@ -253,7 +262,7 @@ impl StreamPass {
                 rows[r].kind = RequestKind::Orphan;
                 orphan_eids.extend(rows[r].life.c_eid);
             }
-            let held = requests_batch(&rows, &self.names())?;
+            let held = requests_batch(&rows, &self.names(), &self.pools)?;
             let (times, bins) = self.pass.depth.settle(&orphan_eids);
             let devices = &self.pass.devices;
             let major = |k: usize| devices[k / 2].major as i32;

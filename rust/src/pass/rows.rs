@@ -2,17 +2,18 @@
 //! and their Arrow columns, typed as `src/blkscope/schemas/` declares them (Python puts the
 //! declared schema, with its docs, over them).
 
+use std::panic::RefUnwindSafe;
 use std::sync::Arc;
 
-use arrow_array::builder::{BooleanBufferBuilder, StringBuilder};
 use arrow_array::types::{ArrowPrimitiveType, Int32Type, Int64Type};
 use arrow_array::{
     ArrayRef, BooleanArray, DictionaryArray, Int32Array, PrimitiveArray, RecordBatch, StringArray,
 };
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer, OffsetBuffer};
 use arrow_schema::{ArrowError, Field, Schema};
 
 use super::event::{Op, Remap};
+use super::pool::{Pool, Pools};
 use super::q2q::{self, OpClasses, UNKNOWN_COMM};
 use super::state::Device;
 use super::strings::Dictionary;
@@ -139,18 +140,75 @@ pub struct Names<'a> {
     pub comm: &'a Dictionary,
 }
 
+/// A column type whose buffers the pass recycles (pool.rs).
+trait Pooled: ArrowNativeType + RefUnwindSafe {
+    fn pool(pools: &Pools) -> &Pool<Self>;
+}
+
+impl Pooled for i64 {
+    fn pool(pools: &Pools) -> &Pool<i64> {
+        &pools.i64
+    }
+}
+
+impl Pooled for i32 {
+    fn pool(pools: &Pools) -> &Pool<i32> {
+        &pools.i32
+    }
+}
+
+/// Bits being written, one row at a time: 64 at a time into a word, each full word into the
+/// bitmap (Arrow's builder checks its length and may grow its buffer at every byte).
+struct Bits {
+    words: Vec<u64>,
+    word: u64,
+    len: usize,
+}
+
+impl Bits {
+    fn with_capacity(n: usize, pools: &Pools) -> Self {
+        Bits {
+            words: pools.u64.take(n.div_ceil(64)),
+            word: 0,
+            len: 0,
+        }
+    }
+
+    #[inline(always)]
+    fn push(&mut self, v: bool) {
+        self.word |= u64::from(v) << (self.len % 64);
+        self.len += 1;
+        if self.len.is_multiple_of(64) {
+            self.words.push(self.word);
+            self.word = 0;
+        }
+    }
+
+    /// The bits as Arrow lays them out (bit i of byte i / 8, on a little-endian machine).
+    fn finish(mut self, pools: &Pools) -> BooleanBuffer {
+        if !self.len.is_multiple_of(64) {
+            self.words.push(self.word);
+        }
+        let words = pools.u64.lend(self.words).into_inner();
+        BooleanBuffer::new(words, 0, self.len)
+    }
+}
+
 /// An integer column being built, one row at a time.
 struct Ints<T: ArrowPrimitiveType> {
     values: Vec<T::Native>,
-    valid: BooleanBufferBuilder,
+    valid: Bits,
     nulls: usize,
 }
 
-impl<T: ArrowPrimitiveType> Ints<T> {
-    fn with_capacity(n: usize) -> Self {
+impl<T: ArrowPrimitiveType> Ints<T>
+where
+    T::Native: Pooled,
+{
+    fn with_capacity(n: usize, pools: &Pools) -> Self {
         Ints {
-            values: Vec::with_capacity(n),
-            valid: BooleanBufferBuilder::new(n),
+            values: T::Native::pool(pools).take(n),
+            valid: Bits::with_capacity(n, pools),
             nulls: 0,
         }
     }
@@ -158,25 +216,27 @@ impl<T: ArrowPrimitiveType> Ints<T> {
     #[inline(always)]
     fn push(&mut self, v: Option<T::Native>) {
         self.values.push(v.unwrap_or_default());
-        self.valid.append(v.is_some());
+        self.valid.push(v.is_some());
         self.nulls += usize::from(v.is_none());
     }
 
-    fn finish(mut self) -> ArrayRef {
-        let nulls = (self.nulls > 0).then(|| NullBuffer::new(self.valid.finish()));
-        Arc::new(PrimitiveArray::<T>::new(
-            ScalarBuffer::from(self.values),
-            nulls,
-        ))
+    fn finish(self, pools: &Pools) -> ArrayRef {
+        let valid = self.valid.finish(pools);
+        let nulls = (self.nulls > 0).then(|| NullBuffer::new(valid));
+        let values = T::Native::pool(pools).lend(self.values);
+        Arc::new(PrimitiveArray::<T>::new(values, nulls))
     }
 }
 
 /// An integer column with a value in every row: no validity bits to keep.
 struct Values<T: ArrowPrimitiveType>(Vec<T::Native>);
 
-impl<T: ArrowPrimitiveType> Values<T> {
-    fn with_capacity(n: usize) -> Self {
-        Values(Vec::with_capacity(n))
+impl<T: ArrowPrimitiveType> Values<T>
+where
+    T::Native: Pooled,
+{
+    fn with_capacity(n: usize, pools: &Pools) -> Self {
+        Values(T::Native::pool(pools).take(n))
     }
 
     #[inline(always)]
@@ -184,8 +244,11 @@ impl<T: ArrowPrimitiveType> Values<T> {
         self.0.push(v);
     }
 
-    fn finish(self) -> ArrayRef {
-        Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(self.0), None))
+    fn finish(self, pools: &Pools) -> ArrayRef {
+        Arc::new(PrimitiveArray::<T>::new(
+            T::Native::pool(pools).lend(self.0),
+            None,
+        ))
     }
 }
 
@@ -194,33 +257,59 @@ fn int32(v: i64) -> i32 {
     v as i32
 }
 
-struct Bools(BooleanBufferBuilder);
+struct Bools(Bits);
 
 impl Bools {
-    fn with_capacity(n: usize) -> Self {
-        Bools(BooleanBufferBuilder::new(n))
+    fn with_capacity(n: usize, pools: &Pools) -> Self {
+        Bools(Bits::with_capacity(n, pools))
     }
     #[inline(always)]
     fn push(&mut self, v: bool) {
-        self.0.append(v);
+        self.0.push(v);
     }
-    fn finish(mut self) -> ArrayRef {
-        Arc::new(BooleanArray::new(self.0.finish(), None))
+    fn finish(self, pools: &Pools) -> ArrayRef {
+        Arc::new(BooleanArray::new(self.0.finish(pools), None))
     }
 }
 
-struct Strs(StringBuilder);
+/// A string column being built, one row at a time.
+struct Strs {
+    offsets: Vec<i32>,
+    bytes: Vec<u8>,
+    valid: Bits,
+    nulls: usize,
+}
 
 impl Strs {
-    fn with_capacity(n: usize) -> Self {
-        Strs(StringBuilder::with_capacity(n, 4 * n))
+    fn with_capacity(n: usize, pools: &Pools) -> Self {
+        let mut offsets = pools.i32.take(n + 1);
+        offsets.push(0);
+        Strs {
+            offsets,
+            bytes: pools.u8.take(4 * n),
+            valid: Bits::with_capacity(n, pools),
+            nulls: 0,
+        }
     }
+
     #[inline(always)]
     fn push(&mut self, v: Option<&str>) {
-        self.0.append_option(v);
+        if let Some(v) = v {
+            self.bytes.extend_from_slice(v.as_bytes());
+        }
+        self.offsets.push(self.bytes.len() as i32);
+        self.valid.push(v.is_some());
+        self.nulls += usize::from(v.is_none());
     }
-    fn finish(mut self) -> ArrayRef {
-        Arc::new(self.0.finish())
+
+    fn finish(self, pools: &Pools) -> ArrayRef {
+        let valid = self.valid.finish(pools);
+        let nulls = (self.nulls > 0).then(|| NullBuffer::new(valid));
+        // SAFETY (both): the offsets start at 0 and grow with the bytes they index, and every
+        // piece is a &str.
+        let offsets = unsafe { OffsetBuffer::new_unchecked(pools.i32.lend(self.offsets)) };
+        let bytes = pools.u8.lend(self.bytes).into_inner();
+        Arc::new(unsafe { StringArray::new_unchecked(offsets, bytes, nulls) })
     }
 }
 
@@ -238,26 +327,30 @@ pub fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> 
 }
 
 /// `requests` rows as a batch of its columns (one pass over the rows).
-pub fn requests_batch(rows: &[RequestRow], n: &Names) -> Result<RecordBatch, ArrowError> {
+pub fn requests_batch(
+    rows: &[RequestRow],
+    n: &Names,
+    p: &Pools,
+) -> Result<RecordBatch, ArrowError> {
     let len = rows.len();
     let (mut major, mut minor) = (
-        Values::<Int32Type>::with_capacity(len),
-        Values::<Int32Type>::with_capacity(len),
+        Values::<Int32Type>::with_capacity(len, p),
+        Values::<Int32Type>::with_capacity(len, p),
     );
-    let mut op = Strs::with_capacity(len);
-    let mut sector = Ints::<Int64Type>::with_capacity(len);
-    let mut nsectors = Ints::<Int32Type>::with_capacity(len);
-    let mut kind = Strs::with_capacity(len);
-    let mut flags = Strs::with_capacity(len);
-    let mut times: [Ints<Int64Type>; 7] = std::array::from_fn(|_| Ints::with_capacity(len));
-    let mut requeues = Values::<Int32Type>::with_capacity(len);
-    let mut dispatches = Values::<Int32Type>::with_capacity(len);
-    let mut error = Ints::<Int32Type>::with_capacity(len);
-    let mut partial = Bools::with_capacity(len);
-    let mut pid = Ints::<Int64Type>::with_capacity(len);
-    let mut process = Strs::with_capacity(len);
-    let mut d_eid = Ints::<Int64Type>::with_capacity(len);
-    let mut c_eid = Ints::<Int64Type>::with_capacity(len);
+    let mut op = Strs::with_capacity(len, p);
+    let mut sector = Ints::<Int64Type>::with_capacity(len, p);
+    let mut nsectors = Ints::<Int32Type>::with_capacity(len, p);
+    let mut kind = Strs::with_capacity(len, p);
+    let mut flags = Strs::with_capacity(len, p);
+    let mut times: [Ints<Int64Type>; 7] = std::array::from_fn(|_| Ints::with_capacity(len, p));
+    let mut requeues = Values::<Int32Type>::with_capacity(len, p);
+    let mut dispatches = Values::<Int32Type>::with_capacity(len, p);
+    let mut error = Ints::<Int32Type>::with_capacity(len, p);
+    let mut partial = Bools::with_capacity(len, p);
+    let mut pid = Ints::<Int64Type>::with_capacity(len, p);
+    let mut process = Strs::with_capacity(len, p);
+    let mut d_eid = Ints::<Int64Type>::with_capacity(len, p);
+    let mut c_eid = Ints::<Int64Type>::with_capacity(len, p);
     for r in rows {
         let device = &n.devices[r.dev];
         let life = &r.life;
@@ -291,28 +384,28 @@ pub fn requests_batch(rows: &[RequestRow], n: &Names) -> Result<RecordBatch, Arr
     }
     let [q, g, acct, first_d, last_d, c, d2c] = times;
     batch(vec![
-        ("dev_major", major.finish()),
-        ("dev_minor", minor.finish()),
-        ("op", op.finish()),
-        ("sector", sector.finish()),
-        ("nsectors", nsectors.finish()),
-        ("kind", kind.finish()),
-        ("flags", flags.finish()),
-        ("q_time_ns", q.finish()),
-        ("g_time_ns", g.finish()),
-        ("acct_start_ns", acct.finish()),
-        ("first_d_time_ns", first_d.finish()),
-        ("d_time_ns", last_d.finish()),
-        ("c_time_ns", c.finish()),
-        ("d2c_ns", d2c.finish()),
-        ("requeues", requeues.finish()),
-        ("dispatches", dispatches.finish()),
-        ("error", error.finish()),
-        ("partial", partial.finish()),
-        ("pid", pid.finish()),
-        ("process", process.finish()),
-        ("d_eid", d_eid.finish()),
-        ("c_eid", c_eid.finish()),
+        ("dev_major", major.finish(p)),
+        ("dev_minor", minor.finish(p)),
+        ("op", op.finish(p)),
+        ("sector", sector.finish(p)),
+        ("nsectors", nsectors.finish(p)),
+        ("kind", kind.finish(p)),
+        ("flags", flags.finish(p)),
+        ("q_time_ns", q.finish(p)),
+        ("g_time_ns", g.finish(p)),
+        ("acct_start_ns", acct.finish(p)),
+        ("first_d_time_ns", first_d.finish(p)),
+        ("d_time_ns", last_d.finish(p)),
+        ("c_time_ns", c.finish(p)),
+        ("d2c_ns", d2c.finish(p)),
+        ("requeues", requeues.finish(p)),
+        ("dispatches", dispatches.finish(p)),
+        ("error", error.finish(p)),
+        ("partial", partial.finish(p)),
+        ("pid", pid.finish(p)),
+        ("process", process.finish(p)),
+        ("d_eid", d_eid.finish(p)),
+        ("c_eid", c_eid.finish(p)),
     ])
 }
 
@@ -324,36 +417,37 @@ pub fn bios_batches(
     rows: &[BioRow],
     n: &Names,
     classes: &OpClasses,
+    p: &Pools,
 ) -> Result<(RecordBatch, RecordBatch), ArrowError> {
     let len = rows.len();
     let (mut major, mut minor) = (
-        Values::<Int32Type>::with_capacity(len),
-        Values::<Int32Type>::with_capacity(len),
+        Values::<Int32Type>::with_capacity(len, p),
+        Values::<Int32Type>::with_capacity(len, p),
     );
-    let mut op = Strs::with_capacity(len);
-    let mut flags = Strs::with_capacity(len);
-    let mut sector = Ints::<Int64Type>::with_capacity(len);
-    let mut nsectors = Ints::<Int32Type>::with_capacity(len);
-    let mut pid = Values::<Int64Type>::with_capacity(len);
-    let mut comm = Strs::with_capacity(len);
+    let mut op = Strs::with_capacity(len, p);
+    let mut flags = Strs::with_capacity(len, p);
+    let mut sector = Ints::<Int64Type>::with_capacity(len, p);
+    let mut nsectors = Ints::<Int32Type>::with_capacity(len, p);
+    let mut pid = Values::<Int64Type>::with_capacity(len, p);
+    let mut comm = Strs::with_capacity(len, p);
     // q g m i d c q2c d2c
-    let mut times: [Ints<Int64Type>; 8] = std::array::from_fn(|_| Ints::with_capacity(len));
-    let mut merged = Bools::with_capacity(len);
-    let mut split = Bools::with_capacity(len);
-    let mut pieces = Values::<Int32Type>::with_capacity(len);
-    let mut requeues = Ints::<Int32Type>::with_capacity(len);
-    let mut status = Strs::with_capacity(len);
-    let mut partial = Bools::with_capacity(len);
-    let mut remap_major = Ints::<Int32Type>::with_capacity(len);
-    let mut remap_minor = Ints::<Int32Type>::with_capacity(len);
-    let mut remap_sector = Ints::<Int64Type>::with_capacity(len);
-    let mut q_eid = Values::<Int64Type>::with_capacity(len);
-    let mut d_eid = Ints::<Int64Type>::with_capacity(len);
-    let mut base = Vec::with_capacity(len);
-    let mut class = Vec::with_capacity(len);
-    let mut process = Vec::with_capacity(len);
-    let mut group_key = Values::<Int64Type>::with_capacity(len);
-    let mut gaps: [Ints<Int64Type>; 4] = std::array::from_fn(|_| Ints::with_capacity(len));
+    let mut times: [Ints<Int64Type>; 8] = std::array::from_fn(|_| Ints::with_capacity(len, p));
+    let mut merged = Bools::with_capacity(len, p);
+    let mut split = Bools::with_capacity(len, p);
+    let mut pieces = Values::<Int32Type>::with_capacity(len, p);
+    let mut requeues = Ints::<Int32Type>::with_capacity(len, p);
+    let mut status = Strs::with_capacity(len, p);
+    let mut partial = Bools::with_capacity(len, p);
+    let mut remap_major = Ints::<Int32Type>::with_capacity(len, p);
+    let mut remap_minor = Ints::<Int32Type>::with_capacity(len, p);
+    let mut remap_sector = Ints::<Int64Type>::with_capacity(len, p);
+    let mut q_eid = Values::<Int64Type>::with_capacity(len, p);
+    let mut d_eid = Ints::<Int64Type>::with_capacity(len, p);
+    let mut base = p.i32.take(len);
+    let mut class = p.i32.take(len);
+    let mut process = p.i32.take(len);
+    let mut group_key = Values::<Int64Type>::with_capacity(len, p);
+    let mut gaps: [Ints<Int64Type>; 4] = std::array::from_fn(|_| Ints::with_capacity(len, p));
     for r in rows {
         let device = &n.devices[r.dev];
         major.push(int32(device.major));
@@ -398,22 +492,22 @@ pub fn bios_batches(
             column.push(v);
         }
     }
-    let [q, g, m, i, d, c, q2c, d2c] = times.map(Ints::finish);
+    let [q, g, m, i, d, c, q2c, d2c] = times.map(|c| c.finish(p));
     let (major, minor, merged, q_eid) = (
-        major.finish(),
-        minor.finish(),
-        merged.finish(),
-        q_eid.finish(),
+        major.finish(p),
+        minor.finish(p),
+        merged.finish(p),
+        q_eid.finish(p),
     );
     let bios = batch(vec![
         ("dev_major", major.clone()),
         ("dev_minor", minor.clone()),
-        ("op", op.finish()),
-        ("flags", flags.finish()),
-        ("sector", sector.finish()),
-        ("nsectors", nsectors.finish()),
-        ("pid", pid.finish()),
-        ("comm", comm.finish()),
+        ("op", op.finish(p)),
+        ("flags", flags.finish(p)),
+        ("sector", sector.finish(p)),
+        ("nsectors", nsectors.finish(p)),
+        ("pid", pid.finish(p)),
+        ("comm", comm.finish(p)),
         ("q_time_ns", q.clone()),
         ("g_time_ns", g.clone()),
         ("m_time_ns", m.clone()),
@@ -423,26 +517,26 @@ pub fn bios_batches(
         ("q2c_ns", q2c.clone()),
         ("d2c_ns", d2c.clone()),
         ("merged", merged.clone()),
-        ("split", split.finish()),
-        ("pieces", pieces.finish()),
-        ("requeues", requeues.finish()),
-        ("status", status.finish()),
-        ("partial", partial.finish()),
-        ("remap_dev_major", remap_major.finish()),
-        ("remap_dev_minor", remap_minor.finish()),
-        ("remap_sector", remap_sector.finish()),
+        ("split", split.finish(p)),
+        ("pieces", pieces.finish(p)),
+        ("requeues", requeues.finish(p)),
+        ("status", status.finish(p)),
+        ("partial", partial.finish(p)),
+        ("remap_dev_major", remap_major.finish(p)),
+        ("remap_dev_minor", remap_minor.finish(p)),
+        ("remap_sector", remap_sector.finish(p)),
         ("q_eid", q_eid.clone()),
-        ("d_eid", d_eid.finish()),
+        ("d_eid", d_eid.finish(p)),
     ])?;
-    let [process_ns, class_ns, op_ns, device_ns] = gaps.map(Ints::finish);
+    let [process_ns, class_ns, op_ns, device_ns] = gaps.map(|c| c.finish(p));
     let q2q = batch(vec![
         ("q_eid", q_eid),
         ("dev_major", major),
         ("dev_minor", minor),
-        ("op_base", dictionary(base, &classes.base_names)?),
-        ("op_class", dictionary(class, &classes.class_names)?),
-        ("process", dictionary(process, n.comm.values())?),
-        ("group_key", group_key.finish()),
+        ("op_base", dictionary(base, &classes.base_names, p)?),
+        ("op_class", dictionary(class, &classes.class_names, p)?),
+        ("process", dictionary(process, n.comm.values(), p)?),
+        ("group_key", group_key.finish(p)),
         ("g_time_ns", g),
         ("i_time_ns", i),
         ("d_time_ns", d),
@@ -460,15 +554,57 @@ pub fn bios_batches(
 }
 
 /// A dictionary-encoded string column: `codes` into `names`.
-fn dictionary(codes: Vec<i32>, names: &[String]) -> Result<ArrayRef, ArrowError> {
+fn dictionary(codes: Vec<i32>, names: &[String], p: &Pools) -> Result<ArrayRef, ArrowError> {
     let values: StringArray = if names.is_empty() {
         [Some("")].into_iter().collect()
     } else {
         names.iter().map(|s| Some(s.as_str())).collect()
     };
-    let keys = Int32Array::from(codes);
+    let keys = Int32Array::new(p.i32.lend(codes), None);
     Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
         keys,
         Arc::new(values),
     )?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_written_a_word_at_a_time_are_arrows_bitmap() {
+        let pools = Pools::default();
+        for n in [0, 1, 63, 64, 65, 200] {
+            let pattern = |i: usize| i.is_multiple_of(3) || i % 7 == 1;
+            let mut bits = Bits::with_capacity(n, &pools);
+            (0..n).for_each(|i| bits.push(pattern(i)));
+            let expected: BooleanBuffer = (0..n).map(pattern).collect();
+            assert_eq!(bits.finish(&pools), expected, "{n} bits");
+        }
+    }
+
+    #[test]
+    fn columns_with_and_without_nulls() {
+        let pools = Pools::default();
+        let mut ints = Ints::<Int64Type>::with_capacity(3, &pools);
+        [Some(5), None, Some(-7)]
+            .into_iter()
+            .for_each(|v| ints.push(v));
+        let ints = ints.finish(&pools);
+        let expected: PrimitiveArray<Int64Type> = [Some(5), None, Some(-7)].into_iter().collect();
+        assert_eq!(ints.as_ref(), &expected as &dyn arrow_array::Array);
+        let mut strs = Strs::with_capacity(1, &pools); // grows past its first capacity
+        ["completed", "merged"]
+            .into_iter()
+            .for_each(|v| strs.push(Some(v)));
+        strs.push(None);
+        let strs = strs.finish(&pools);
+        let expected: StringArray = [Some("completed"), Some("merged"), None]
+            .into_iter()
+            .collect();
+        assert_eq!(strs.as_ref(), &expected as &dyn arrow_array::Array);
+        let mut full = Ints::<Int32Type>::with_capacity(2, &pools);
+        [Some(1), Some(2)].into_iter().for_each(|v| full.push(v));
+        assert_eq!(full.finish(&pools).null_count(), 0);
+    }
 }
