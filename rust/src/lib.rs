@@ -3,6 +3,7 @@
 use pyo3::prelude::*;
 
 mod arrow_io;
+mod buckets;
 mod ingest;
 mod pass;
 mod stats;

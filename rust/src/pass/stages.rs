@@ -7,26 +7,12 @@
 //!
 //! What a latency is and which bucket holds it are the SQL macros `bio_stage_ns` and
 //! `value_bucket` (src/blkscope/concepts.py), their definition; `bio_stage_ns` and
-//! `value_bucket` here compute the same, and tests/analyze/test_stage_counts.py holds these
+//! `value_bucket` (crate::buckets) compute the same, and tests/analyze/test_stage_counts.py holds these
 //! counts against the macros' over every sample and both fixtures.
 
 use super::hash::FastMap;
 use super::rows::BioRow;
-
-/// concepts.py `bit_width`: the number of bits of x >= 0 (0 for 0).
-fn bit_width(x: i64) -> i64 {
-    64 - i64::from(x.leading_zeros())
-}
-
-/// concepts.py `value_bucket`: a value's bucket, ordered as the values are: the value itself
-/// below 256, then its top 8 bits with the shift that keeps them; negative values mirrored
-/// below 0.
-pub fn value_bucket(v: i64) -> i64 {
-    let sign = v >> 63; // -1 for a negative value, else 0
-    let x = v ^ sign;
-    let shift = bit_width(x >> 8);
-    (shift * 512 + (x >> shift)) ^ sign
-}
+pub use crate::buckets::value_bucket;
 
 /// concepts.py `bio_stage_ns`: a bio's stage latencies in the order of the stage codes 1..7
 /// (Q2G, G2I, I2D, Q2M, M2D, D2C, Q2C); None where the bio has no such stage. I2D (M2D) only

@@ -5,7 +5,6 @@
 //! sql/_stage_stats_build.sql, sql/_latency_heatmap_build.sql); Python drives them
 //! (src/blkscope/analyze/compiled.py).
 
-mod buckets;
 mod hash;
 mod heatmap;
 mod islands;

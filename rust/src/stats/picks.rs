@@ -5,8 +5,8 @@
 //! kept, and each offset is picked from them. Nothing else of a bio is kept, and no bio is
 //! unrolled into one row per stage.
 
-use super::buckets::value_bucket;
 use super::hash::FastMap;
+use crate::buckets::value_bucket;
 
 /// The reporting levels of `_bio_group_levels`, by code: 1 process, 2 class, 3 op, 4 device.
 pub const LEVELS: usize = 4;

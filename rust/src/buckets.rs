@@ -1,5 +1,7 @@
 //! The value buckets of exact percentiles: the SQL macro `value_bucket`
-//! (src/blkscope/analyze/sql/macros/buckets.sql), its definition, computed the same way.
+//! (src/blkscope/analyze/sql/macros/buckets.sql), its definition, computed the same way. The
+//! pass counts bios per bucket (pass::stages) and the statistics pick ranks in them
+//! (stats::picks): one definition for both.
 
 /// The number of bits of x >= 0 (0 for 0): the SQL macro `bit_width`.
 fn bit_width(x: i64) -> i64 {
