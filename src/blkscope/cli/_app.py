@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from blkscope import interrupts
 from blkscope.cli.declare import no_type_on_flags
+from blkscope.cli.light_typer import convert_plainly, light_help_module
 from blkscope.errors import BadQueryError, BlkscopeError, InputFormatError, ParseError
 from blkscope.safe_text import json_printable, printable
 from blkscope.version import __version__
@@ -54,7 +55,7 @@ class _Commands(TyperGroup):
     """
 
     def get_params(self, ctx: Any) -> list[Any]:
-        return no_type_on_flags(super().get_params(ctx))
+        return no_type_on_flags(convert_plainly(super().get_params(ctx)))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -71,6 +72,7 @@ class _Commands(TyperGroup):
             raise
 
 
+light_help_module()
 app = typer.Typer(
     cls=_Commands,
     name="blkscope",
