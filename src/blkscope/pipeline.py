@@ -86,12 +86,12 @@ def analyze(
 ) -> Dataset:
     """Run the analysis (again) and return the handle on the analysed dataset (the old handle
     is closed: its tables were replaced)."""
-    from blkscope.analyze.build import analyze_dataset
-
     if not isinstance(dataset, Dataset):
         dataset = Dataset(dataset)
-    current = dataset.manifest
+    current = dataset.manifest  # a path that is no dataset fails here, before the imports
     dataset.close()
+    from blkscope.analyze.build import analyze_dataset
+
     manifest = analyze_dataset(dataset.path, current, interval_ns, origin_ns, progress)
     return Dataset(dataset.path, manifest)
 

@@ -44,7 +44,6 @@ def analyze(
     from blkscope.dataset import Dataset
     from blkscope.pipeline import analyze
     from blkscope.progress import progress_bar
-    from blkscope.reports.summary_text import render_summary
 
     interval_ns = duration(interval, "--interval")
     with progress_bar(enabled=not quiet and not as_json) as progress:
@@ -54,6 +53,8 @@ def analyze(
         for warning in warnings:
             say(f"warning: {warning}", err=True)
         return
+    from blkscope.reports.summary_text import render_summary
+
     with done:
         devices = done.device_summary()
     doc = {"dataset": str(dataset), "trace_start": done.clock.as_doc(), "warnings": warnings,
