@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import gc
+import os
 import signal
+
+# Before anything imports numpy: OpenBLAS would start a thread per core at load, for
+# nothing. blkscope makes no floating-point BLAS call (its one matrix product is of integers,
+# which numpy computes itself; matplotlib's are 3x3 transforms, one thread at any setting),
+# so no result depends on it. A user's own setting is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from blkscope.cli import analysis, capture, files, fleet, ingest, report
 from blkscope.cli._app import app, watch_sigint
