@@ -73,9 +73,10 @@ def ingested(
 
 def is_analyzed(dataset: Dataset) -> bool:
     """Whether the dataset holds every table the analysis writes."""
+    tables = dataset.manifest.tables  # a path that is no dataset fails here, before the imports
     from blkscope.analyze.analysis_tables import analysis_tables
 
-    return analysis_tables().issubset(dataset.manifest.tables)
+    return analysis_tables().issubset(tables)
 
 
 def analyze(
