@@ -5,6 +5,9 @@ from __future__ import annotations
 import gc
 import os
 import signal
+import sys
+
+import typer
 
 # Before anything imports numpy: OpenBLAS would start a thread per core at load, for
 # nothing. blkscope makes no floating-point BLAS call (its one matrix product is of integers,
@@ -13,8 +16,8 @@ import signal
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from blkscope.cli import analysis, capture, files, fleet, ingest, report
-from blkscope.cli._app import app, watch_sigint
-from blkscope.cli.declare import Command, QueryCommand, register
+from blkscope.cli._app import app, command_group, watch_sigint
+from blkscope.cli.declare import Command, QueryCommand, command_name, register
 
 # Every command, in the order of the pipeline (help lists them so), with the example its help
 # shows. A new command is a function in one of the modules, and a line here.
@@ -49,11 +52,29 @@ register(fleet.fleet_app, FLEET_COMMANDS)
 app.add_typer(fleet.fleet_app)
 
 
+def app_for(args: list[str]) -> typer.Typer:
+    """The app that runs the command line args: a group holding only the command they name
+    (typer reads the signature of every command of a group at each start), else `app`, whole
+    (the group's help and options, shell completion, a mistyped name and its suggestions)."""
+    named = {command_name(c): c for c in COMMANDS}
+    in_fleet = {command_name(c): c for c in FLEET_COMMANDS}
+    group = command_group()
+    if args[:1] and args[0] in named:
+        register(group, [named[args[0]]])
+    elif args[:1] == ["fleet"] and args[1:2] and args[1] in in_fleet:
+        sub = fleet.fleet_group()
+        register(sub, [in_fleet[args[1]]])
+        group.add_typer(sub)
+    else:
+        return app
+    return group
+
+
 def main() -> None:
     """Console-script entry point."""
     watch_sigint()
     try:
-        app(prog_name="blkscope")
+        app_for(sys.argv[1:])(prog_name="blkscope")
     finally:
         # The command is done: a Ctrl-C now would only turn its exit code into a traceback.
         signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -73,14 +73,6 @@ class _Commands(TyperGroup):
 
 
 light_help_module()
-app = typer.Typer(
-    cls=_Commands,
-    name="blkscope",
-    help="Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs).",
-    no_args_is_help=True,
-    add_completion=True,  # --install-completion, --show-completion
-    pretty_exceptions_enable=False,
-)
 
 
 def fail(exc: BlkscopeError) -> typer.Exit:
@@ -99,7 +91,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _main(
     version: Annotated[
         bool,
@@ -109,6 +100,23 @@ def _main(
     ] = False,
 ) -> None:
     """Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs)."""
+
+
+def command_group() -> typer.Typer:
+    """The `blkscope` group with its own options (--version, shell completion), no command yet."""
+    group = typer.Typer(
+        cls=_Commands,
+        name="blkscope",
+        help="Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs).",
+        no_args_is_help=True,
+        add_completion=True,  # --install-completion, --show-completion
+        pretty_exceptions_enable=False,
+    )
+    group.callback()(_main)
+    return group
+
+
+app = command_group()
 
 
 def analyzed_dataset(path: Path) -> Dataset:

@@ -84,6 +84,11 @@ class Command:
     cls: type[_Command] = _Command  # QueryCommand: arguments that may start with a dash
 
 
+def command_name(command: Command) -> str:
+    """The name a command is run by (typer's: the function's, `_` written `-`)."""
+    return command.name or command.run.__name__.replace("_", "-")
+
+
 def register(group: typer.Typer, commands: list[Command]) -> None:
     """Add the commands to the group, in this order (help lists them so)."""
     for c in commands:
