@@ -6,6 +6,7 @@ import gc
 import os
 import signal
 import sys
+from dataclasses import replace
 
 import typer
 
@@ -53,21 +54,37 @@ app.add_typer(fleet.fleet_app)
 
 
 def app_for(args: list[str]) -> typer.Typer:
-    """The app that runs the command line args: a group holding only the command they name
-    (typer reads the signature of every command of a group at each start), else `app`, whole
-    (the group's help and options, shell completion, a mistyped name and its suggestions)."""
+    """The app that runs the command line args. typer reads the signature of every command of
+    a group at each start, so: a group holding only the command they name; for the group's
+    help, one whose commands are listed by name and first line only; else `app`, whole (the
+    group's options, shell completion, a mistyped name and its suggestions)."""
     named = {command_name(c): c for c in COMMANDS}
     in_fleet = {command_name(c): c for c in FLEET_COMMANDS}
     group = command_group()
+    sub = fleet.fleet_group()
     if args[:1] and args[0] in named:
         register(group, [named[args[0]]])
-    elif args[:1] == ["fleet"] and args[1:2] and args[1] in in_fleet:
-        sub = fleet.fleet_group()
+        return group
+    if args[:1] == ["fleet"] and args[1:2] and args[1] in in_fleet:
         register(sub, [in_fleet[args[1]]])
-        group.add_typer(sub)
+    elif args in ([], ["--help"]):
+        register(group, [listed(c) for c in COMMANDS])
+        register(sub, [listed(c) for c in FLEET_COMMANDS])
     else:
         return app
+    group.add_typer(sub)
     return group
+
+
+def listed(command: Command) -> Command:
+    """command as a group's help lists it (its name and its doc's first paragraph), without the
+    parameters typer would read to build it."""
+
+    def run() -> None:
+        raise AssertionError("a listed command only shows in help")  # never run: only listed
+
+    run.__name__, run.__doc__ = command.run.__name__, command.run.__doc__
+    return replace(command, run=run)
 
 
 def main() -> None:
