@@ -73,9 +73,10 @@ def ingested(
 
 def is_analyzed(dataset: Dataset) -> bool:
     """Whether the dataset holds every table the analysis writes."""
+    tables = dataset.manifest.tables  # a path that is no dataset fails here, before the imports
     from blkscope.analyze.analysis_tables import analysis_tables
 
-    return analysis_tables().issubset(dataset.manifest.tables)
+    return analysis_tables().issubset(tables)
 
 
 def analyze(
@@ -86,12 +87,12 @@ def analyze(
 ) -> Dataset:
     """Run the analysis (again) and return the handle on the analysed dataset (the old handle
     is closed: its tables were replaced)."""
-    from blkscope.analyze.build import analyze_dataset
-
     if not isinstance(dataset, Dataset):
         dataset = Dataset(dataset)
-    current = dataset.manifest
+    current = dataset.manifest  # a path that is no dataset fails here, before the imports
     dataset.close()
+    from blkscope.analyze.build import analyze_dataset
+
     manifest = analyze_dataset(dataset.path, current, interval_ns, origin_ns, progress)
     return Dataset(dataset.path, manifest)
 

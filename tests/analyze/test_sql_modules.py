@@ -12,7 +12,7 @@ import duckdb
 import pytest
 
 from blkscope.analyze import compiled, views
-from blkscope.analyze.build import analyze_dataset
+from blkscope.analyze.build import analyze_dataset, step_modules
 from blkscope.analyze.sql_modules import Column, SqlModuleError, parse_module, sql_modules
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME
 from blkscope.analyze.stream.iodist import IO_COUNTS
@@ -21,6 +21,7 @@ from blkscope.analyze.views import (
     builders,
     connect,
     modules,
+    needed_by,
     optional_modules,
     optional_tables,
     register,
@@ -212,10 +213,11 @@ def _declared(con: duckdb.DuckDBPyConnection, name: str, columns: tuple[Column, 
 @pytest.fixture(scope="module")
 def one_analysis(
     tmp_path_factory: pytest.TempPathFactory,
-) -> tuple[list[str], dict[str, list[tuple[str, str]]]]:
+) -> tuple[list[str], dict[str, list[tuple[str, str]]], list[str]]:
     """Every CREATE of one analysis of the bundled mq-writeback-30s capture (it brings a
-    writeback log, biosnoop and a user series), and the columns of each view and table just
-    after it was created (the analysis's own steps exist only while it runs)."""
+    writeback log, biosnoop and a user series), the columns of each view and table just
+    after it was created (the analysis's own steps exist only while it runs; the public views
+    it does not read, when the analysed dataset is opened), and every CREATE of that open."""
     out = tmp_path_factory.mktemp("one-analysis") / "mq.dataset"
     ingest_folder(capture_folder("mq-writeback-30s"), out)
     statements: list[str] = []
@@ -237,21 +239,37 @@ def one_analysis(
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(views, "create", counted)
         analyze_dataset(out, read_manifest(out))
-    return statements, columns
+        analysed, statements = statements, []
+        with Dataset(out) as ds:
+            ds.con.execute("SELECT 1")
+    return analysed, columns, statements
+
+
+def _created(statement: str) -> str:
+    """The name a CREATE statement creates."""
+    words = statement.split()
+    if "MACRO" in statement.split("\n")[0]:
+        return statement.split("(")[0].split()[-1]
+    return words[2 if words[1] != "OR" else 4].strip('"')
 
 
 @pytest.mark.slow
 def test_each_object_and_table_is_created_once_per_analysis(
-    one_analysis: tuple[list[str], dict[str, list[tuple[str, str]]]],
+    one_analysis: tuple[list[str], dict[str, list[tuple[str, str]]], list[str]],
 ) -> None:
-    statements, _ = one_analysis
-    names = [s.split("(")[0].split()[-1] if "MACRO" in s.split("\n")[0] else
-             s.split()[2 if s.split()[1] != "OR" else 4].strip('"') for s in statements]  # fmt: skip
+    """The analysis creates, once each, the modules its steps read (build.step_modules) and
+    what they include; opening the analysed dataset creates every module over its tables."""
+    statements, _, opened = one_analysis
+    names = [_created(s) for s in statements]
     assert [n for n, k in Counter(names).items() if k > 1] == []
     objects = {o.name for m in modules().values() for o in m.objects}
     missing = {"bio_files", "_partition_bios", "partition_io"}  # no file map, no partitions
     expected = {o.name for m in modules().values() if m.name not in missing for o in m.objects}
-    assert set(names) & objects == expected
+    steps = needed_by(step_modules(), modules().values())
+    read = {o.name for m in modules().values() if m.name in steps for o in m.objects}
+    assert set(names) & objects == read & expected
+    assert "_window_latency" not in steps and "io_ratios" not in steps  # compare's, the summary's
+    assert (set(names) | {_created(s) for s in opened}) & objects == expected
     # and each table of the dataset once: the ingested ones when connected, the rest when written
     stored = set(names) - objects
     assert stored == set(read_manifest_tables(statements))
@@ -262,11 +280,11 @@ def read_manifest_tables(statements: list[str]) -> list[str]:
 
 
 def test_each_view_and_table_returns_its_declared_columns(
-    one_analysis: tuple[list[str], dict[str, list[tuple[str, str]]]],
+    one_analysis: tuple[list[str], dict[str, list[tuple[str, str]]], list[str]],
 ) -> None:
     """A view or table module returns the columns it declares, with their types; one declared
     (LIKE table) returns the stored table's columns, in its order."""
-    _, columns = one_analysis
+    _, columns, _ = one_analysis
     checked = 0
     for module in modules().values():
         for o in module.objects:
@@ -284,9 +302,9 @@ def test_each_view_and_table_returns_its_declared_columns(
 
 @pytest.mark.slow
 def test_table_macros_return_their_declared_columns(
-    mq_dataset: Path, one_analysis: tuple[list[str], dict[str, list[tuple[str, str]]]]
+    mq_dataset: Path, one_analysis: tuple[list[str], dict[str, list[tuple[str, str]]], list[str]]
 ) -> None:
-    _, analysed = one_analysis  # iostat's macro exists only while analyze runs
+    _, analysed, _ = one_analysis  # iostat's macro exists only while analyze runs
     assert [c for c, _ in analysed["internal._iostat_build"]] == TABLES["iostat"].names
     with Dataset(mq_dataset) as ds:
         for call in ("_spike_latencies(250000000, 'd2c')", "_spike_windows(250000000, 'd2c')",

@@ -12,7 +12,8 @@ import pytest
 from typer.main import get_command
 from typer.testing import CliRunner
 
-from blkscope.cli import app
+from blkscope.cli import COMMANDS, FLEET_COMMANDS, app, app_for
+from blkscope.cli.declare import command_name
 from tests.conftest import MQ30, read_zst
 
 runner = CliRunner()
@@ -51,6 +52,26 @@ def test_every_command_has_help_and_is_documented() -> None:
         assert result.exit_code == 0, words
         assert " ".join(first.split()[:4]) in " ".join(result.output.split()), words
         assert f"blkscope {' '.join(words)} " in documented, words
+
+
+def test_the_command_line_runs_what_app_would() -> None:
+    """main() runs app_for(argv): a group with only the command named, or commands listed by
+    name for the group's help. Each gives what the whole app gives, to the byte."""
+    names = [command_name(c) for c in COMMANDS]
+    names += [f"fleet {command_name(c)}" for c in FLEET_COMMANDS]
+    runs = [[], ["--help"], ["--version"], ["nosuch"], ["fleet"], ["fleet", "--help"],
+            ["fleet", "nosuch"], *([*n.split(), "--help"] for n in names), *(n.split() for n in names),
+            ["analyze", "/nonexistent"], ["analyze", "--bogus"], ["files", "/x", "--top", "abc"],
+            ["spikes", "/x", "--metric", "z"], ["fleet", "add", "f", "c", "--workers", "zz"]]  # fmt: skip
+    for args in runs:
+        whole = runner.invoke(app, args, env={"COLUMNS": "100"})
+        only = runner.invoke(app_for(args), args, env={"COLUMNS": "100"})
+        assert (only.exit_code, only.stdout, only.stderr) == (
+            whole.exit_code,
+            whole.stdout,
+            whole.stderr,
+        ), args
+    assert app_for(["analyze", "x"]) is not app and app_for(["--version"]) is app
 
 
 def test_ingest_prints_a_summary_and_writes_the_dataset(tmp_path: Path) -> None:

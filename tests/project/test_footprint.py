@@ -77,6 +77,46 @@ def test_analyze_loads_the_core_and_no_charts(mq_dataset: Path, tmp_path: Path) 
     assert "matplotlib" not in loaded
 
 
+# What a user meets first: help, a usage error, a path that is no dataset. Besides the heavy
+# libraries, none loads pydantic (typer's conversion of values) or rich's Markdown and
+# tracebacks (typer's help module): blkscope.cli.light_typer keeps them out.
+STARTUP_ABSENT = (*HEAVY, "pydantic", "rich.markdown", "markdown_it", "rich.traceback", "pygments")
+EVERY_START = """
+import os, sys
+from blkscope.cli import COMMANDS, FLEET_COMMANDS, main
+names = [c.name or c.run.__name__ for c in COMMANDS]
+names += ["fleet " + (c.name or c.run.__name__) for c in FLEET_COMMANDS]
+missing, out = "/nonexistent", sys.argv[1]
+runs = [[], ["fleet"], *([*n.split(), "--help"] for n in names), ["--help"], ["analyze"],
+        *([c, missing] for c in ("analyze", "spikes", "crosscheck", "periods", "files")),
+        ["partitions", missing, missing], ["compare", missing, missing],
+        ["check", missing, "--max", "spikes=1"], ["report", missing, "-o", out + "/r.html"],
+        ["export", missing, "--perfetto", out + "/r.pftrace"]]
+absent = {absent!r}
+sys.stdout = open(os.devnull, "w")
+sys.stderr, err = open(os.devnull, "w"), sys.stderr
+for argv in runs:
+    sys.argv = ["blkscope", *argv]
+    try:
+        main()
+    except SystemExit:
+        pass
+    found = [m for m in absent if m in sys.modules]
+    if found:
+        print("LOADED 1", " ".join(argv), "loads", *found, file=err)
+        break
+else:
+    print("LOADED 0", file=err)
+"""
+
+
+def test_help_usage_errors_and_missing_paths_load_nothing_heavy(tmp_path: Path) -> None:
+    """Every command's help, the group's, a usage error and missing inputs, in turn in one
+    interpreter: the first that loads any of STARTUP_ABSENT is named."""
+    code, named = _loaded([str(tmp_path)], EVERY_START.format(absent=STARTUP_ABSENT))
+    assert (code, named) == (0, set())
+
+
 def test_import_blkscope_loads_nothing_heavy() -> None:
     code = f"import sys, blkscope; print('LOADED 0', *[m for m in {HEAVY!r} if m in sys.modules], file=sys.stderr)"
     assert _loaded([], code) == (0, set())

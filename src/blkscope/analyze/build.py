@@ -41,6 +41,34 @@ from blkscope.store.writer import DatasetWriter, write_parquet_atomic
 
 T = TypeVar("T")
 
+# The SQL modules the analysis's own steps read, besides the statistics' builders: the pass
+# (op_class, and the bio latencies' groups and buckets), the compiled steps and the findings.
+# Only these (and what they include) are created on its connection; the public views over the
+# stored tables are for users, and every Dataset opened creates them all (failing, naming the
+# view, if one does not bind).
+STEP_MODULES = (
+    "op_class",
+    "time_bins",
+    "_bio_groups",
+    "_bio_stages",
+    "_stage_buckets",
+    "_stage_ranks",
+    "_iostat_requests",
+    "_heatmap_completions",
+    "_inflight_by_process",
+    "_series_windows",
+    "_spike_windows",
+    "_spike_window_tops",
+    "writeback_events",
+    "_writeback_windows",
+)
+
+
+def step_modules() -> list[str]:
+    """The modules the analysis creates: those its steps read, and the builders' own."""
+    built = [name for name, m in modules().items() if any(o.like for o in m.objects)]
+    return [*STEP_MODULES, *built]
+
 
 class _Steps:
     """Tell a progress callback which table is being built, one step per stored table."""
@@ -132,9 +160,10 @@ def _build_tables(
         steps.done(name)
     # the modules over requests, bios and the pass's own tables (the intermediates computed),
     # the compiled steps over them, then the builders that read those
-    register(con, done, source=str(dataset))
+    needed = step_modules()
+    register(con, done, needed, source=str(dataset))
     _checked("stage_stats", dataset, partial(compiled.compute, con, done, str(dataset)))
-    register(con, done, source=str(dataset))
+    register(con, done, needed, source=str(dataset))
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {
             name: pool.submit(
@@ -157,7 +186,7 @@ def _build_tables(
                 con.execute(f"DROP TABLE {sql_object.name}")
     compiled.drop(con)
     give_back()  # the compiled steps' batches, before the findings
-    register(con, done, source=str(dataset))  # the views over the statistics
+    register(con, done, needed, source=str(dataset))  # the modules over the statistics
 
 
 def caches_plug_time(manifest: dict[str, Any]) -> bool:
@@ -204,22 +233,21 @@ def _analyze_into(
     # it is written
     done: set[str] = set()
     ingested = [name for name in current.tables if name not in analysis_tables()]
-    con = connect(dataset, current, ingested, done)
+    con = connect(dataset, current, ingested, done, step_modules())
     spill = bound_memory(con, dataset)
     steps = _Steps(progress, update.out.name)
     arguments = {"interval_ns": interval_ns, "origin_ns": origin_ns}
     _build_tables(con, done, dataset, manifest, arguments, steps, progress)
-    for name, table in compute_findings(con, manifest).items():
+    for name, table in compute_findings(con, manifest).items():  # the last step: none reads them
         path = dataset / f"{name}.parquet"
         write_parquet_atomic(table, path)
         manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
-        register_table(con, name, path)
         steps.done(name)
     # Every view must bind once the analysis tables exist, except those over tables that only
     # some captures bring (a partition listing, a writeback log): anything else is a bug.
     left_out = [
         name
-        for name in register(con, done, source=str(update.out))
+        for name in register(con, done, step_modules(), source=str(update.out))
         if name not in optional_modules(manifest["tables"])
     ]
     con.close()

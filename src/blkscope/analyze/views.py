@@ -181,10 +181,11 @@ def connect(
     manifest: Manifest,
     tables: Iterable[str] | None = None,
     done: set[str] | None = None,
+    names: Iterable[str] | None = None,
 ) -> duckdb.DuckDBPyConnection:
     """Connect to an in-memory DuckDB where the dataset's tables (those its manifest lists, or
-    only those named) and every SQL module over them are defined (added to done, for a caller
-    that registers more later)."""
+    only those named) and every SQL module over them (or only the modules named and what they
+    include) are defined (added to done, for a caller that registers more later)."""
     con = track(duckdb.connect())
     con.execute("SET enable_progress_bar = false")
     # Every stored table and golden query orders explicitly; keeping scan order costs a third.
@@ -201,7 +202,7 @@ def connect(
     for name, info in manifest.tables.items():
         if tables is None or name in tables:
             register_table(con, name, table_file(dataset, info.file))
-    register(con, set() if done is None else done, source=str(dataset))
+    register(con, set() if done is None else done, names, source=str(dataset))
     return con
 
 

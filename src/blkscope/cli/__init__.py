@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import gc
+import os
 import signal
+import sys
+from dataclasses import replace
+
+import typer
+
+# Before anything imports numpy: OpenBLAS would start a thread per core at load, for
+# nothing. blkscope makes no floating-point BLAS call (its one matrix product is of integers,
+# which numpy computes itself; matplotlib's are 3x3 transforms, one thread at any setting),
+# so no result depends on it. A user's own setting is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 from blkscope.cli import analysis, capture, files, fleet, ingest, report
-from blkscope.cli._app import app, watch_sigint
-from blkscope.cli.declare import Command, QueryCommand, register
+from blkscope.cli._app import app, command_group, watch_sigint
+from blkscope.cli.declare import Command, QueryCommand, command_name, register
 
 # Every command, in the order of the pipeline (help lists them so), with the example its help
 # shows. A new command is a function in one of the modules, and a line here.
@@ -42,11 +53,45 @@ register(fleet.fleet_app, FLEET_COMMANDS)
 app.add_typer(fleet.fleet_app)
 
 
+def app_for(args: list[str]) -> typer.Typer:
+    """The app that runs the command line args. typer reads the signature of every command of
+    a group at each start, so: a group holding only the command they name; for the group's
+    help, one whose commands are listed by name and first line only; else `app`, whole (the
+    group's options, shell completion, a mistyped name and its suggestions)."""
+    named = {command_name(c): c for c in COMMANDS}
+    in_fleet = {command_name(c): c for c in FLEET_COMMANDS}
+    group = command_group()
+    sub = fleet.fleet_group()
+    if args[:1] and args[0] in named:
+        register(group, [named[args[0]]])
+        return group
+    if args[:1] == ["fleet"] and args[1:2] and args[1] in in_fleet:
+        register(sub, [in_fleet[args[1]]])
+    elif args in ([], ["--help"]):
+        register(group, [listed(c) for c in COMMANDS])
+        register(sub, [listed(c) for c in FLEET_COMMANDS])
+    else:
+        return app
+    group.add_typer(sub)
+    return group
+
+
+def listed(command: Command) -> Command:
+    """command as a group's help lists it (its name and its doc's first paragraph), without the
+    parameters typer would read to build it."""
+
+    def run() -> None:
+        raise AssertionError("a listed command only shows in help")  # never run: only listed
+
+    run.__name__, run.__doc__ = command.run.__name__, command.run.__doc__
+    return replace(command, run=run)
+
+
 def main() -> None:
     """Console-script entry point."""
     watch_sigint()
     try:
-        app(prog_name="blkscope")
+        app_for(sys.argv[1:])(prog_name="blkscope")
     finally:
         # The command is done: a Ctrl-C now would only turn its exit code into a traceback.
         signal.signal(signal.SIGINT, signal.SIG_IGN)

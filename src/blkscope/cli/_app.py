@@ -10,6 +10,7 @@ from typer.core import TyperGroup
 
 from blkscope import interrupts
 from blkscope.cli.declare import no_type_on_flags
+from blkscope.cli.light_typer import convert_plainly, light_help_module
 from blkscope.errors import BadQueryError, BlkscopeError, InputFormatError, ParseError
 from blkscope.safe_text import json_printable, printable
 from blkscope.version import __version__
@@ -54,7 +55,7 @@ class _Commands(TyperGroup):
     """
 
     def get_params(self, ctx: Any) -> list[Any]:
-        return no_type_on_flags(super().get_params(ctx))
+        return no_type_on_flags(convert_plainly(super().get_params(ctx)))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -71,14 +72,7 @@ class _Commands(TyperGroup):
             raise
 
 
-app = typer.Typer(
-    cls=_Commands,
-    name="blkscope",
-    help="Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs).",
-    no_args_is_help=True,
-    add_completion=True,  # --install-completion, --show-completion
-    pretty_exceptions_enable=False,
-)
+light_help_module()
 
 
 def fail(exc: BlkscopeError) -> typer.Exit:
@@ -97,7 +91,6 @@ def _version(value: bool) -> None:
         raise typer.Exit()
 
 
-@app.callback()
 def _main(
     version: Annotated[
         bool,
@@ -107,6 +100,23 @@ def _main(
     ] = False,
 ) -> None:
     """Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs)."""
+
+
+def command_group() -> typer.Typer:
+    """The `blkscope` group with its own options (--version, shell completion), no command yet."""
+    group = typer.Typer(
+        cls=_Commands,
+        name="blkscope",
+        help="Offline analysis of Linux block-layer traces (blkparse text, bpftrace logs).",
+        no_args_is_help=True,
+        add_completion=True,  # --install-completion, --show-completion
+        pretty_exceptions_enable=False,
+    )
+    group.callback()(_main)
+    return group
+
+
+app = command_group()
 
 
 def analyzed_dataset(path: Path) -> Dataset:

@@ -44,7 +44,6 @@ def analyze(
     from blkscope.dataset import Dataset
     from blkscope.pipeline import analyze
     from blkscope.progress import progress_bar
-    from blkscope.reports.summary_text import render_summary
 
     interval_ns = duration(interval, "--interval")
     with progress_bar(enabled=not quiet and not as_json) as progress:
@@ -54,6 +53,8 @@ def analyze(
         for warning in warnings:
             say(f"warning: {warning}", err=True)
         return
+    from blkscope.reports.summary_text import render_summary
+
     with done:
         devices = done.device_summary()
     doc = {"dataset": str(dataset), "trace_start": done.clock.as_doc(), "warnings": warnings,
@@ -111,16 +112,18 @@ def spikes(
 ) -> None:
     """Find windows of abnormal IO latency, group them into episodes and say why (writeback,
     jbd2, who)."""
-    from blkscope.analyze.findings import SpikeOptions
-    from blkscope.reports.table_rows import table_records
-    from blkscope.reports.terminal import render_spikes
-
     fmt = output_format(as_json, as_csv, as_nl)
     if metric not in ("q2c", "d2c"):
         raise fail(OptionError("--metric", f"must be q2c or d2c, got {metric!r}"))
     limit = duration(threshold, "--threshold") if threshold else None
-    options = SpikeOptions(duration(window, "--window"), metric, number(k, "--k"), limit, 5)
-    with analyzed_dataset(dataset) as ds:
+    window_ns, k_value = duration(window, "--window"), number(k, "--k")
+    ds = analyzed_dataset(dataset)  # a path that is no dataset fails here, before the imports
+    from blkscope.analyze.findings import SpikeOptions
+    from blkscope.reports.table_rows import table_records
+    from blkscope.reports.terminal import render_spikes
+
+    options = SpikeOptions(window_ns, metric, k_value, limit, 5)
+    with ds:
         found, clock, names = ds.find_spikes(options), ds.clock, ds.device_names()
     episodes = table_records(found.episodes, "episodes", clock)
     rows = table_records(found.spikes, "spikes", clock)
@@ -141,11 +144,12 @@ def periods(
     as_nl: NlFlag = False,
 ) -> None:
     """Report significant periods of writeback IO, journal IO, writeback events and spikes."""
+    fmt = output_format(as_json, as_csv, as_nl)
+    ds = analyzed_dataset(dataset)  # a path that is no dataset fails here, before the imports
     from blkscope.reports.table_rows import table_records
     from blkscope.reports.terminal import render_periods
 
-    fmt = output_format(as_json, as_csv, as_nl)
-    with analyzed_dataset(dataset) as ds:
+    with ds:
         # phase_utc: when the first burst came
         rows = table_records(ds.periods(), "periods", ds.clock, utc=("phase_ns",))
         names = ds.device_names()
@@ -157,9 +161,10 @@ def crosscheck(
     as_json: Annotated[bool, json_flag("The agreement")] = False,
 ) -> None:
     """Hold the rebuilt requests against the capture's own biosnoop and iostat logs."""
+    ds = analyzed_dataset(dataset)  # a path that is no dataset fails here, before the imports
     from blkscope.reports.terminal import render_crosscheck
 
-    with analyzed_dataset(dataset) as ds:
+    with ds:
         result = ds.crosscheck()
     emit(output_format(as_json), text=lambda: render_crosscheck(result), doc=result)
 
@@ -170,10 +175,10 @@ def compare(
     as_json: Annotated[bool, json_flag("The comparison")] = False,
 ) -> None:
     """Compare two captures: latency shifts with 95% intervals, spikes, periods; noise vs real."""
-    from blkscope.reports.compare_text import render
-
     with analyzed_dataset(before) as a, analyzed_dataset(after) as b:
         result = a.compare(b).as_doc()
+    from blkscope.reports.compare_text import render
+
     emit(output_format(as_json), text=lambda: render(result), doc=result)
 
 
@@ -199,12 +204,12 @@ def partitions(
     as_nl: NlFlag = False,
 ) -> None:
     """Map trace sectors to partitions: IO, bytes and latency per partition."""
-    from blkscope.reports.terminal import render_partitions
-
     fmt = output_format(as_json, as_csv, as_nl)
     override = device_number(device, "--device") if device is not None else None
     with analyzed_dataset(dataset).attach_partitions(listings, override) as ds:
         rows = ds.partition_io()
+    from blkscope.reports.terminal import render_partitions
+
     emit(fmt, text=lambda: render_partitions(rows), rows=Rows.of(rows))
 
 

@@ -10,6 +10,8 @@ from typing import Any
 import typer
 from typer.core import TyperArgument, TyperCommand
 
+from blkscope.cli.light_typer import convert_plainly
+
 
 def no_type_on_flags(params: list[Any]) -> list[Any]:
     """params, the flags among them showing no value in help (typer would show `<bool>`)."""
@@ -37,7 +39,7 @@ class _Command(TyperCommand):
                 param.__class__ = _Argument  # typer offers no other way to drop the type
 
     def get_params(self, ctx: Any) -> list[Any]:
-        return no_type_on_flags(super().get_params(ctx))
+        return no_type_on_flags(convert_plainly(super().get_params(ctx)))
 
     def collect_usage_pieces(self, ctx: Any) -> list[str]:
         pieces = [self.options_metavar] if self.options_metavar else []
@@ -80,6 +82,11 @@ class Command:
     name: str | None = None
     context_settings: dict[str, Any] = field(default_factory=dict)
     cls: type[_Command] = _Command  # QueryCommand: arguments that may start with a dash
+
+
+def command_name(command: Command) -> str:
+    """The name a command is run by (typer's: the function's, `_` written `-`)."""
+    return command.name or command.run.__name__.replace("_", "-")
 
 
 def register(group: typer.Typer, commands: list[Command]) -> None:

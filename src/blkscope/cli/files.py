@@ -79,14 +79,15 @@ def files(
 ) -> None:
     """Which files the IO went to: per file and folder, by op and process, writeback's share,
     the files in flight in each spike episode, latency percentiles."""
+    what, start, end = _during(during)
+    override = device_number(device, "--device") if device is not None else None
+    ds, notes = analyzed_dataset(dataset), None
+    # after the dataset is found: a path that is no dataset fails before these imports
     from blkscope.analyze.file_usage import During
     from blkscope.files.attach import HandPlacement
     from blkscope.progress import progress_bar
     from blkscope.reports.files_text import render_files
 
-    what, start, end = _during(during)
-    override = device_number(device, "--device") if device is not None else None
-    ds, notes = analyzed_dataset(dataset), None
     if map_:
         place = HandPlacement(override, partition_start, block_size)
         ds, notes = ds.attach_file_maps(map_, place, strict)

@@ -20,12 +20,18 @@ from blkscope.cli.report import emit_results
 from blkscope.fleet.handle import Fleet
 from blkscope.units import plural
 
-fleet_app = typer.Typer(
-    name="fleet",
-    cls=_Commands,
-    help="Many captures from many hosts as one hive-partitioned dataset (local or Spark).",
-    no_args_is_help=True,
-)
+
+def fleet_group() -> typer.Typer:
+    """The `blkscope fleet` group, no command yet."""
+    return typer.Typer(
+        name="fleet",
+        cls=_Commands,
+        help="Many captures from many hosts as one hive-partitioned dataset (local or Spark).",
+        no_args_is_help=True,
+    )
+
+
+fleet_app = fleet_group()
 
 FleetArg = Annotated[
     Path, typer.Argument(metavar="FLEET", help="Fleet folder (FLEET/host=H/capture=C/...).")

@@ -89,11 +89,13 @@ def export(
 ) -> None:
     """Write every request (with its stages), the writeback work, the latency episodes and the
     user series as a Perfetto trace."""
-    from blkscope.reports.perfetto import export_perfetto
     from blkscope.store.writer import check_output_name
 
     check_output_name(perfetto, "trace", "--perfetto")
-    with analyzed_dataset(dataset) as ds:
+    ds = analyzed_dataset(dataset)  # a path that is no dataset fails here, before the imports
+    from blkscope.reports.perfetto import export_perfetto
+
+    with ds:
         done = export_perfetto(ds, perfetto)
     doc = {"path": str(done.path), "requests": done.requests, "episodes": done.episodes,
            "writeback": done.writeback, "user_samples": done.user_samples, "bytes": done.bytes}  # fmt: skip

@@ -144,11 +144,12 @@ def _dataset_for(target: Path) -> Iterator[Dataset]:
 
 def check(path: Path, thresholds: list[Threshold]) -> list[Result]:
     """Judge every target under path; a dataset lacking analysis tables gets analysed first."""
+    listed = targets(path)  # a missing path fails here, before the report's model is imported
     from blkscope.reports.model import load_report
     from blkscope.reports.summary_json import build_summary
 
     results: list[Result] = []
-    for target in targets(path):
+    for target in listed:
         with _dataset_for(target) as found, ensure_analyzed(found)[0] as dataset:
             results += judge(str(target), build_summary(load_report(dataset)), thresholds)
     return results

@@ -65,9 +65,6 @@ def make_report(
     source: Path, report: Path, *, timestamp: bool = True, progress: Any = None
 ) -> Written:
     """Write report (HTML) and its summary (JSON) beside it; ingest and analyse source as needed."""
-    from blkscope.reports.model import load_report
-    from blkscope.reports.summary_json import build_summary
-
     check_output_name(report, "report")
     if not report.name or report.name == "..":  # '' or '.': the report's dataset is named after it
         raise DatasetError(
@@ -78,6 +75,9 @@ def make_report(
     refuse_to_replace(summary_path(report), b'"blkscope-summary"')
     dataset, was_ingested = ingested(source, default_dataset_dir(report), progress)
     dataset, was_analyzed = ensure_analyzed(dataset, progress)
+    from blkscope.reports.model import load_report  # after a missing source is refused
+    from blkscope.reports.summary_json import build_summary
+
     with dataset:
         content = load_report(dataset)
     from blkscope.reports.page import render_page  # matplotlib: only a report needs it

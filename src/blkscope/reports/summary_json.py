@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from blkscope.reports.model import DeviceFindings, Report
-from blkscope.reports.text import cause_shares, worst_episode
+# The report's model (DuckDB, numpy) is imported by what builds a summary, not by `check`,
+# which reads the constants here before it finds its targets.
+if TYPE_CHECKING:
+    from blkscope.reports.model import DeviceFindings, Report
 
 SUMMARY_FORMAT = "blkscope-summary"
 SUMMARY_VERSION = 4
@@ -67,6 +69,8 @@ def _latency(dev: DeviceFindings, stage: str) -> dict[str, int | None]:
 
 def device_summary(dev: DeviceFindings, report: Report) -> dict[str, Any]:
     """One device's entry."""
+    from blkscope.reports.text import cause_shares, worst_episode
+
     c = dev.counts
     worst = worst_episode(dev.episodes)
     verdict = dev.verdict or {}

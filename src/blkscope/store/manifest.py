@@ -12,11 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from blkscope.errors import DatasetError, NotADatasetError, does_not_exist
-from blkscope.schemas import TABLES
 from blkscope.store.folder_swap import WriteLock, has_old_version, recover
 from blkscope.store.jsonshape import COUNT, OPT_INT, OPT_STR, SCALAR, Required, mismatch
 from blkscope.units import MAX_DURATION_NS as LIMIT
@@ -235,6 +231,8 @@ def _span_problem(manifest: dict[str, Any]) -> str | None:
 def check_manifest_tables(where: str, tables: object) -> None:
     """Refuse table entries blkscope never writes: an unknown name, or a file that is not the
     table's own `<name>.parquet` inside the dataset folder."""
+    from blkscope.schemas import TABLES  # pyarrow: not before a dataset is found
+
     if not isinstance(tables, dict):
         raise NotADatasetError(where, "'tables' is not a JSON object", hint=_REINGEST)
     for name, info in tables.items():
@@ -252,6 +250,11 @@ def check_manifest_tables(where: str, tables: object) -> None:
 def check_table_file(path: Path, name: str) -> None:
     """Refuse a table file that is missing, is not Parquet (or is cut short), or lacks the
     table's declared columns: DuckDB would fail on it in the middle of an analysis."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from blkscope.schemas import TABLES
+
     where = str(path)
     if not path.is_file():  # missing, or a FIFO that would block the reader
         raise NotADatasetError(where, "is missing: the dataset is incomplete", hint=_REINGEST)

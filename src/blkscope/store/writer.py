@@ -12,10 +12,7 @@ import threading
 from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
-from typing import Any
-
-import pyarrow as pa
-import pyarrow.parquet as pq
+from typing import TYPE_CHECKING, Any
 
 from blkscope.errors import DatasetError
 from blkscope.store.folder_swap import (
@@ -33,6 +30,12 @@ from blkscope.store.manifest import (
     is_dataset,
     read_manifest,
 )
+
+# pyarrow is imported where a table is written: output names are checked, and missing inputs
+# refused, before it loads
+if TYPE_CHECKING:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
 
 # Errors of the file system written to, not of an input read: disk full, quota, read-only, too
 # big a file, not allowed, a failing disk.
@@ -58,6 +61,8 @@ class _ParquetSink:
     """A Parquet file fed from a bounded queue by a thread, so encoding overlaps parsing."""
 
     def __init__(self, path: Path, schema: pa.Schema, **options: Any) -> None:
+        import pyarrow.parquet as pq
+
         codec = {} if "compression" in options else {"compression": "zstd", "compression_level": 1}
         self.writer = pq.ParquetWriter(path, schema, **codec, **options)
         self.rows = 0
@@ -218,6 +223,9 @@ def _remove_quietly(tmp: Path) -> None:
 
 def write_parquet_atomic(table: pa.Table, path: Path) -> None:
     """Write one Parquet file through a temp name, so readers never see half of it."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     tmp = temp_file(path)
     try:
         # dictionary pages pay off for repeated strings only: on numbers they cost a fifth
