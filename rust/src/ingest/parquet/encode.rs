@@ -8,12 +8,12 @@ pub fn bit_width(v: u64) -> u8 {
 
 /// Append `values` packed `width` bits each, least significant bit first (how both the hybrid's
 /// bit-packed runs and DELTA_BINARY_PACKED's miniblocks pack).
-pub fn bit_pack(out: &mut Vec<u8>, values: &[u64], width: u8) {
+pub fn bit_pack(out: &mut Vec<u8>, values: impl IntoIterator<Item = u64>, width: u8) {
     if width == 0 {
         return;
     }
     let (mut acc, mut bits): (u128, u32) = (0, 0);
-    for &v in values {
+    for v in values {
         acc |= u128::from(v) << bits;
         bits += u32::from(width);
         while bits >= 8 {
@@ -50,10 +50,11 @@ pub fn hybrid(out: &mut Vec<u8>, values: &[u32], width: u8) {
         if from == to {
             return;
         }
-        let mut group: Vec<u64> = values[from..to].iter().map(|&v| u64::from(v)).collect();
-        group.resize((to - from).div_ceil(8) * 8, 0);
-        varint(out, (((group.len() / 8) as u64) << 1) | 1);
-        bit_pack(out, &group, width);
+        let groups = (to - from).div_ceil(8);
+        varint(out, ((groups as u64) << 1) | 1);
+        let padding = std::iter::repeat_n(0, groups * 8 - (to - from));
+        let literals = values[from..to].iter().map(|&v| u64::from(v));
+        bit_pack(out, literals.chain(padding), width);
     };
     while at < values.len() {
         let v = values[at];
@@ -142,7 +143,7 @@ pub fn delta_binary_packed<T: DeltaInt>(out: &mut Vec<u8>, values: &[T]) {
             }
             let width = bit_width(packed.iter().fold(0, |a, &b| a | b));
             out[widths_at + k] = width;
-            bit_pack(out, &packed, width);
+            bit_pack(out, packed.iter().copied(), width);
         }
     }
 }
@@ -154,7 +155,7 @@ mod tests {
     #[test]
     fn bits_pack_low_bit_first() {
         let mut out = Vec::new();
-        bit_pack(&mut out, &[0, 1, 2, 3, 4, 5, 6, 7], 3);
+        bit_pack(&mut out, [0, 1, 2, 3, 4, 5, 6, 7], 3);
         // the example of the Parquet spec's RLE section
         assert_eq!(out, vec![0b1000_1000, 0b1100_0110, 0b1111_1010]);
     }

@@ -5,21 +5,21 @@
 //! and leaves the Arrow schema to the caller, who hands it over serialised as pyarrow stores
 //! it (the `ARROW:schema` key), so readers get the declared types, nullability and docs back.
 
+mod columns;
+mod dictionary;
 mod encode;
+mod footer;
 mod thrift;
 
-use std::collections::HashMap;
 use std::fs::File;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{BufWriter, Write};
 
-use arrow_array::cast::AsArray;
-use arrow_array::types::{Int16Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_schema::{DataType, Schema};
 
-use encode::{bit_pack, bit_width, delta_binary_packed, hybrid, hybrid_run};
-use thrift::{Compact, Kind};
+use columns::{encode_chunk, Scratch, PLAIN, RLE};
+use footer::{footer, ChunkMeta, RowGroupMeta};
+use thrift::Compact;
 
 /// How a column's values are encoded (the caller chooses per column; definition levels are
 /// always the RLE hybrid).
@@ -48,21 +48,13 @@ const BOOLEAN: i32 = 0;
 const INT32: i32 = 1;
 const INT64: i32 = 2;
 const BYTE_ARRAY: i32 = 6;
-const PLAIN: i32 = 0;
-const RLE: i32 = 3;
-const DELTA_BINARY_PACKED: i32 = 5;
-const RLE_DICTIONARY: i32 = 8;
 const UNCOMPRESSED: i32 = 0;
 const LZ4_RAW: i32 = 7;
 const DATA_PAGE: i32 = 0;
 const DICTIONARY_PAGE: i32 = 2;
-const REQUIRED: i32 = 0;
-const OPTIONAL: i32 = 1;
-const UTF8: i32 = 0;
-const INT_16: i32 = 16;
 
-/// The file's bytes must shrink by at least this fraction for a chunk to be kept compressed:
-/// packed deltas do not compress, and decompressing them would cost for nothing.
+/// A chunk stays compressed only when that saves at least a tenth: packed deltas do not
+/// compress, and decompressing them would cost readers for nothing.
 const WORTH_COMPRESSING: f64 = 0.9;
 
 /// What the writer refuses: a batch that is not of the file's schema, or a file system error.
@@ -78,16 +70,7 @@ impl From<std::io::Error> for WriteError {
     }
 }
 
-impl std::fmt::Display for WriteError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            WriteError::Io(e) => write!(f, "{e}"),
-            WriteError::Schema(m) => write!(f, "{m}"),
-        }
-    }
-}
-
-/// A column's physical type and its annotation in the schema.
+/// A column's Parquet physical type.
 fn physical(data_type: &DataType) -> Result<i32, WriteError> {
     Ok(match data_type {
         DataType::Boolean => BOOLEAN,
@@ -102,35 +85,20 @@ fn physical(data_type: &DataType) -> Result<i32, WriteError> {
     })
 }
 
-/// A chunk's statistics: min and max as Parquet's plain bytes (none when every row is null).
-struct Statistics {
-    min_max: Option<(Vec<u8>, Vec<u8>)>,
-    null_count: i64,
-}
-
-/// Where one column chunk went and how it was written: its ColumnMetaData.
-struct ChunkMeta {
-    encodings: Vec<i32>,
-    codec: i32,
-    num_values: i64,
-    uncompressed: i64,
-    compressed: i64,
-    data_page_offset: i64,
-    dictionary_page_offset: Option<i64>,
-    statistics: Option<Statistics>,
-}
-
-struct RowGroupMeta {
-    columns: Vec<ChunkMeta>,
-    rows: i64,
-    file_offset: i64,
-}
-
-/// The pages of one column chunk before they are written.
-struct Pages {
-    dictionary: Option<(Vec<u8>, usize)>,
+/// Page bodies compressed, in buffers kept from chunk to chunk.
+#[derive(Default)]
+struct Squeezed {
+    dictionary: Vec<u8>,
     data: Vec<u8>,
-    encoding: i32,
+}
+
+/// `body` as an LZ4 block into `out` (grown, never shrunk); its length.
+fn lz4(body: &[u8], out: &mut Vec<u8>) -> usize {
+    let need = lz4_flex::block::get_maximum_output_size(body.len());
+    if out.len() < need {
+        out.resize(need, 0);
+    }
+    lz4_flex::block::compress_into(body, out).expect("the output has the room lz4 asks for")
 }
 
 /// An open Parquet file; `close` writes the footer.
@@ -142,6 +110,8 @@ pub struct ParquetFile {
     row_groups: Vec<RowGroupMeta>,
     rows: i64,
     closed: bool,
+    scratch: Scratch,
+    squeezed: Squeezed,
 }
 
 impl ParquetFile {
@@ -156,13 +126,12 @@ impl ParquetFile {
     ) -> Result<ParquetFile, WriteError> {
         let mut columns = Vec::new();
         for field in schema.fields() {
-            physical(field.data_type())?;
+            let kind = physical(field.data_type())?;
             let encoding = encoding_of(field.name());
             let usable = match encoding {
                 ValueEncoding::Plain => true,
-                ValueEncoding::Delta => physical(field.data_type())? != BOOLEAN
-                    && physical(field.data_type())? != BYTE_ARRAY,
-                ValueEncoding::Dictionary => physical(field.data_type())? == BYTE_ARRAY,
+                ValueEncoding::Delta => kind == INT32 || kind == INT64,
+                ValueEncoding::Dictionary => kind == BYTE_ARRAY,
             };
             if !usable {
                 return Err(WriteError::Schema(format!(
@@ -176,7 +145,7 @@ impl ParquetFile {
                 data_type: field.data_type().clone(),
                 nullable: field.is_nullable(),
                 encoding,
-                statistics: statistics_of(field.name()),
+                statistics: statistics_of(field.name()) && (kind == INT32 || kind == INT64),
             });
         }
         let mut file = BufWriter::with_capacity(1 << 20, File::create(path)?);
@@ -189,6 +158,8 @@ impl ParquetFile {
             row_groups: Vec::new(),
             rows: 0,
             closed: false,
+            scratch: Scratch::default(),
+            squeezed: Squeezed::default(),
         })
     }
 
@@ -209,15 +180,16 @@ impl ParquetFile {
                 self.columns.len()
             )));
         }
+        for (spec, array) in self.columns.iter().zip(batch.columns()) {
+            check_column(spec, array)?;
+        }
         if batch.is_empty() {
             return Ok(());
         }
         let file_offset = self.at as i64;
         let mut metas = Vec::with_capacity(self.columns.len());
-        for (k, spec) in self.columns.clone().iter().enumerate() {
-            let array = batch.column(k);
-            check_column(spec, array)?;
-            metas.push(self.write_chunk(spec, array)?);
+        for k in 0..self.columns.len() {
+            metas.push(self.write_chunk(k, batch.column(k))?);
         }
         self.row_groups.push(RowGroupMeta {
             columns: metas,
@@ -234,77 +206,71 @@ impl ParquetFile {
         Ok(())
     }
 
-    /// Write one column chunk: its pages, compressed where that pays.
-    fn write_chunk(&mut self, spec: &ColumnSpec, array: &ArrayRef) -> Result<ChunkMeta, WriteError> {
-        let rows = array.len();
-        let pages = encode_pages(spec, array);
-        let bodies: Vec<&[u8]> = pages
-            .dictionary
-            .iter()
-            .map(|(d, _)| d.as_slice())
-            .chain([pages.data.as_slice()])
-            .collect();
-        let squeezed: Vec<Vec<u8>> = bodies
-            .iter()
-            .map(|b| lz4_flex::block::compress(b))
-            .collect();
-        let plain_bytes: usize = bodies.iter().map(|b| b.len()).sum();
-        let squeezed_bytes: usize = squeezed.iter().map(Vec::len).sum();
-        let compress = (squeezed_bytes as f64) < plain_bytes as f64 * WORTH_COMPRESSING;
-        let codec = if compress { LZ4_RAW } else { UNCOMPRESSED };
-        let stored = |k: usize| if compress { &squeezed[k][..] } else { bodies[k] };
+    /// Write column `k`'s chunk: its pages, compressed where that pays.
+    fn write_chunk(&mut self, k: usize, array: &ArrayRef) -> Result<ChunkMeta, WriteError> {
+        let encoded = encode_chunk(&self.columns[k], array, &mut self.scratch);
+        let scratch = std::mem::take(&mut self.scratch);
+        let mut squeezed = std::mem::take(&mut self.squeezed);
+        let dictionary = encoded.dictionary_entries.map(|n| (n, &scratch.dictionary[..]));
+        let data = &scratch.data[..];
+        let dictionary_bytes = dictionary.map_or(0, |(_, page)| page.len());
+        let squeezed_data = lz4(data, &mut squeezed.data);
+        let squeezed_dictionary = dictionary.map_or(0, |(_, page)| lz4(page, &mut squeezed.dictionary));
+        let compress = ((squeezed_data + squeezed_dictionary) as f64)
+            < (data.len() + dictionary_bytes) as f64 * WORTH_COMPRESSING;
 
-        let (mut uncompressed, mut compressed) = (0i64, 0i64);
+        let mut sizes = (0i64, 0i64); // (uncompressed, compressed), headers included
         let mut dictionary_page_offset = None;
-        let mut page = 0;
-        if let Some((_, entries)) = &pages.dictionary {
+        if let Some((entries, page)) = dictionary {
+            let stored = if compress { &squeezed.dictionary[..squeezed_dictionary] } else { page };
             let mut header = Compact::new();
             header.i32(1, DICTIONARY_PAGE);
-            header.i32(2, bodies[0].len() as i32);
-            header.i32(3, stored(0).len() as i32);
+            header.i32(2, page.len() as i32);
+            header.i32(3, stored.len() as i32);
             header.begin(7);
-            header.i32(1, *entries as i32);
+            header.i32(1, entries as i32);
             header.i32(2, PLAIN);
             header.end();
             header.end();
             dictionary_page_offset = Some(self.at as i64);
-            uncompressed += (header.out.len() + bodies[0].len()) as i64;
-            compressed += (header.out.len() + stored(0).len()) as i64;
+            sizes.0 += (header.out.len() + page.len()) as i64;
+            sizes.1 += (header.out.len() + stored.len()) as i64;
             self.put(&header.out)?;
-            self.put(stored(0))?;
-            page = 1;
+            self.put(stored)?;
         }
+        let stored = if compress { &squeezed.data[..squeezed_data] } else { data };
         let mut header = Compact::new();
         header.i32(1, DATA_PAGE);
-        header.i32(2, bodies[page].len() as i32);
-        header.i32(3, stored(page).len() as i32);
+        header.i32(2, data.len() as i32);
+        header.i32(3, stored.len() as i32);
         header.begin(5);
-        header.i32(1, rows as i32);
-        header.i32(2, pages.encoding);
+        header.i32(1, array.len() as i32);
+        header.i32(2, encoded.encoding);
         header.i32(3, RLE);
         header.i32(4, RLE);
         header.end();
         header.end();
         let data_page_offset = self.at as i64;
-        uncompressed += (header.out.len() + bodies[page].len()) as i64;
-        compressed += (header.out.len() + stored(page).len()) as i64;
+        sizes.0 += (header.out.len() + data.len()) as i64;
+        sizes.1 += (header.out.len() + stored.len()) as i64;
         self.put(&header.out)?;
-        self.put(stored(page))?;
+        self.put(stored)?;
 
-        let mut encodings = vec![RLE, pages.encoding];
-        if pages.dictionary.is_some() {
+        let mut encodings = vec![RLE, encoded.encoding];
+        if dictionary.is_some() {
             encodings.insert(0, PLAIN);
         }
-        let statistics = spec.statistics.then(|| statistics(array)).flatten();
+        self.scratch = scratch;
+        self.squeezed = squeezed;
         Ok(ChunkMeta {
             encodings,
-            codec,
-            num_values: rows as i64,
-            uncompressed,
-            compressed,
+            codec: if compress { LZ4_RAW } else { UNCOMPRESSED },
+            num_values: array.len() as i64,
+            uncompressed: sizes.0,
+            compressed: sizes.1,
             data_page_offset,
             dictionary_page_offset,
-            statistics,
+            statistics: encoded.statistics,
         })
     }
 
@@ -314,65 +280,12 @@ impl ParquetFile {
             return Ok(());
         }
         self.closed = true;
-        let footer = self.footer();
+        let footer = footer(&self.columns, self.rows, &self.row_groups, &self.key_values);
         self.put(&footer)?;
         self.put(&(footer.len() as u32).to_le_bytes())?;
         self.put(b"PAR1")?;
         self.file.flush()?;
         Ok(())
-    }
-
-    /// FileMetaData: the schema, the row groups, the key-value metadata.
-    fn footer(&self) -> Vec<u8> {
-        let mut t = Compact::new();
-        t.i32(1, 2);
-        t.list(2, Kind::Struct, self.columns.len() + 1);
-        t.begin_elem();
-        t.binary(4, b"schema");
-        t.i32(5, self.columns.len() as i32);
-        t.end();
-        for spec in &self.columns {
-            schema_element(&mut t, spec);
-        }
-        t.i64(3, self.rows);
-        t.list(4, Kind::Struct, self.row_groups.len());
-        for (ordinal, group) in self.row_groups.iter().enumerate() {
-            self.row_group(&mut t, group, ordinal);
-        }
-        t.list(5, Kind::Struct, self.key_values.len());
-        for (key, value) in &self.key_values {
-            t.begin_elem();
-            t.binary(1, key.as_bytes());
-            t.binary(2, value);
-            t.end();
-        }
-        t.binary(6, b"blkscope-core version 0.1.0");
-        t.list(7, Kind::Struct, self.columns.len());
-        for _ in &self.columns {
-            // TypeDefinedOrder: min/max are the type's own order (signed for integers)
-            t.begin_elem();
-            t.begin(1);
-            t.end();
-            t.end();
-        }
-        t.end();
-        t.out
-    }
-
-    fn row_group(&self, t: &mut Compact, group: &RowGroupMeta, ordinal: usize) {
-        t.begin_elem();
-        t.list(1, Kind::Struct, group.columns.len());
-        for (spec, chunk) in self.columns.iter().zip(&group.columns) {
-            column_chunk(t, spec, chunk);
-        }
-        t.i64(2, group.columns.iter().map(|c| c.uncompressed).sum());
-        t.i64(3, group.rows);
-        t.i64(5, group.file_offset);
-        t.i64(6, group.columns.iter().map(|c| c.compressed).sum());
-        if let Ok(ordinal) = i16::try_from(ordinal) {
-            t.field_i16(7, ordinal);
-        }
-        t.end();
     }
 }
 
@@ -394,274 +307,4 @@ fn check_column(spec: &ColumnSpec, array: &ArrayRef) -> Result<(), WriteError> {
         )));
     }
     Ok(())
-}
-
-fn schema_element(t: &mut Compact, spec: &ColumnSpec) {
-    t.begin_elem();
-    t.i32(1, physical(&spec.data_type).expect("checked when the file was made"));
-    t.i32(3, if spec.nullable { OPTIONAL } else { REQUIRED });
-    t.binary(4, spec.name.as_bytes());
-    match spec.data_type {
-        DataType::Utf8 => {
-            t.i32(6, UTF8);
-            t.begin(10);
-            t.begin(1); // StringType
-            t.end();
-            t.end();
-        }
-        DataType::Int16 => {
-            t.i32(6, INT_16);
-            t.begin(10);
-            t.begin(10); // IntType
-            t.i8(1, 16);
-            t.bool(2, true);
-            t.end();
-            t.end();
-        }
-        _ => {}
-    }
-    t.end();
-}
-
-fn column_chunk(t: &mut Compact, spec: &ColumnSpec, chunk: &ChunkMeta) {
-    t.begin_elem();
-    t.i64(2, chunk.dictionary_page_offset.unwrap_or(chunk.data_page_offset));
-    t.begin(3);
-    t.i32(1, physical(&spec.data_type).expect("checked when the file was made"));
-    t.list(2, Kind::I32, chunk.encodings.len());
-    for &e in &chunk.encodings {
-        t.elem_i32(e);
-    }
-    t.list(3, Kind::Binary, 1);
-    t.elem_binary(spec.name.as_bytes());
-    t.i32(4, chunk.codec);
-    t.i64(5, chunk.num_values);
-    t.i64(6, chunk.uncompressed);
-    t.i64(7, chunk.compressed);
-    t.i64(9, chunk.data_page_offset);
-    if let Some(offset) = chunk.dictionary_page_offset {
-        t.i64(11, offset);
-    }
-    if let Some(s) = &chunk.statistics {
-        t.begin(12);
-        t.i64(3, s.null_count);
-        if let Some((min, max)) = &s.min_max {
-            t.binary(5, max);
-            t.binary(6, min);
-        }
-        t.end();
-    }
-    t.end();
-    t.end();
-}
-
-/// Definition levels of a nullable column (the v1 data page's: a 4-byte length, then the
-/// hybrid at width 1); a column with no nulls, or only nulls, is one run.
-fn definition_levels(out: &mut Vec<u8>, array: &ArrayRef) {
-    let at = out.len();
-    out.extend_from_slice(&[0; 4]);
-    let rows = array.len();
-    match array.nulls() {
-        None => hybrid_run(out, 1, rows, 1),
-        Some(nulls) if nulls.null_count() == rows => hybrid_run(out, 0, rows, 1),
-        Some(nulls) => {
-            let levels: Vec<u32> = nulls.iter().map(u32::from).collect();
-            hybrid(out, &levels, 1);
-        }
-    }
-    let len = (out.len() - at - 4) as u32;
-    out[at..at + 4].copy_from_slice(&len.to_le_bytes());
-}
-
-/// The values of rows that have one.
-fn present<T: Copy>(values: &[T], array: &ArrayRef) -> Vec<T> {
-    match array.nulls() {
-        None => values.to_vec(),
-        Some(nulls) => values
-            .iter()
-            .zip(nulls.iter())
-            .filter_map(|(&v, valid)| valid.then_some(v))
-            .collect(),
-    }
-}
-
-/// Integers of a column as the type Parquet stores (INT32 holds int16 too).
-enum Ints {
-    I32(Vec<i32>),
-    I64(Vec<i64>),
-}
-
-fn ints(array: &ArrayRef) -> Ints {
-    match array.data_type() {
-        DataType::Int16 => {
-            let widened: Vec<i32> = array
-                .as_primitive::<Int16Type>()
-                .values()
-                .iter()
-                .map(|&v| i32::from(v))
-                .collect();
-            Ints::I32(present(&widened, array))
-        }
-        DataType::Int32 => Ints::I32(present(array.as_primitive::<Int32Type>().values(), array)),
-        _ => Ints::I64(present(array.as_primitive::<Int64Type>().values(), array)),
-    }
-}
-
-/// The byte strings of rows that have one (utf8 or binary).
-fn byte_strings(array: &ArrayRef) -> Vec<&[u8]> {
-    let valid = |k: usize| array.is_valid(k);
-    match array.data_type() {
-        DataType::Utf8 => {
-            let a = array.as_string::<i32>();
-            (0..a.len())
-                .filter(|&k| valid(k))
-                .map(|k| a.value(k).as_bytes())
-                .collect()
-        }
-        _ => {
-            let a = array.as_binary::<i32>();
-            (0..a.len()).filter(|&k| valid(k)).map(|k| a.value(k)).collect()
-        }
-    }
-}
-
-/// A fast hash for short keys (FxHash's step): std's SipHash would be most of the cost of
-/// looking up a one-letter action.
-#[derive(Default)]
-struct ShortKeyHasher(u64);
-
-impl Hasher for ShortKeyHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for piece in bytes.chunks(8) {
-            let mut word = [0u8; 8];
-            word[..piece.len()].copy_from_slice(piece);
-            self.add(u64::from_le_bytes(word));
-        }
-    }
-
-    fn write_usize(&mut self, v: usize) {
-        self.add(v as u64);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-
-impl ShortKeyHasher {
-    fn add(&mut self, word: u64) {
-        self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-}
-
-/// The dictionary page (PLAIN byte arrays, in first-seen order) and each value's index.
-fn dictionary<'a>(values: &[&'a [u8]]) -> (Vec<&'a [u8]>, Vec<u32>) {
-    let mut index: HashMap<&[u8], u32, BuildHasherDefault<ShortKeyHasher>> = HashMap::default();
-    let mut entries = Vec::new();
-    let mut codes = Vec::with_capacity(values.len());
-    let mut last: Option<(&[u8], u32)> = None;
-    for &v in values {
-        let code = match last {
-            Some((l, code)) if l == v => code,
-            _ => *index.entry(v).or_insert_with(|| {
-                entries.push(v);
-                entries.len() as u32 - 1
-            }),
-        };
-        last = Some((v, code));
-        codes.push(code);
-    }
-    (entries, codes)
-}
-
-fn plain_byte_arrays(out: &mut Vec<u8>, values: &[&[u8]]) {
-    for v in values {
-        out.extend_from_slice(&(v.len() as u32).to_le_bytes());
-        out.extend_from_slice(v);
-    }
-}
-
-/// A column chunk's pages, uncompressed.
-fn encode_pages(spec: &ColumnSpec, array: &ArrayRef) -> Pages {
-    let mut data = Vec::new();
-    if spec.nullable {
-        definition_levels(&mut data, array);
-    }
-    if array.null_count() == array.len() {
-        return Pages {
-            dictionary: None,
-            data,
-            encoding: PLAIN,
-        };
-    }
-    let (dictionary, encoding) = match (spec.encoding, array.data_type()) {
-        (ValueEncoding::Dictionary, _) => {
-            let values = byte_strings(array);
-            let (entries, codes) = dictionary(&values);
-            let mut page = Vec::new();
-            plain_byte_arrays(&mut page, &entries);
-            // at least one bit: a width of 0 is legal but not every reader takes it
-            let width = bit_width(entries.len() as u64 - 1).max(1);
-            data.push(width);
-            hybrid(&mut data, &codes, width);
-            (Some((page, entries.len())), RLE_DICTIONARY)
-        }
-        (ValueEncoding::Delta, _) => {
-            match ints(array) {
-                Ints::I32(v) => delta_binary_packed(&mut data, &v),
-                Ints::I64(v) => delta_binary_packed(&mut data, &v),
-            }
-            (None, DELTA_BINARY_PACKED)
-        }
-        (ValueEncoding::Plain, DataType::Boolean) => {
-            let bools = array.as_boolean();
-            let bits: Vec<u64> = (0..bools.len())
-                .filter(|&k| bools.is_valid(k))
-                .map(|k| u64::from(bools.value(k)))
-                .collect();
-            bit_pack(&mut data, &bits, 1);
-            (None, PLAIN)
-        }
-        (ValueEncoding::Plain, DataType::Utf8 | DataType::Binary) => {
-            plain_byte_arrays(&mut data, &byte_strings(array));
-            (None, PLAIN)
-        }
-        (ValueEncoding::Plain, _) => {
-            match ints(array) {
-                Ints::I32(v) => v.iter().for_each(|x| data.extend_from_slice(&x.to_le_bytes())),
-                Ints::I64(v) => v.iter().for_each(|x| data.extend_from_slice(&x.to_le_bytes())),
-            }
-            (None, PLAIN)
-        }
-    };
-    Pages {
-        dictionary,
-        data,
-        encoding,
-    }
-}
-
-/// Min, max (as Parquet's plain bytes) and the null count of an integer column.
-fn statistics(array: &ArrayRef) -> Option<Statistics> {
-    fn bounds<T: Ord + Copy>(v: &[T], bytes: impl Fn(T) -> Vec<u8>) -> Option<(Vec<u8>, Vec<u8>)> {
-        let lo = *v.iter().min()?;
-        let hi = *v.iter().max()?;
-        Some((bytes(lo), bytes(hi)))
-    }
-    let min_max = match ints_if_integer(array)? {
-        Ints::I32(v) => bounds(&v, |x| x.to_le_bytes().to_vec()),
-        Ints::I64(v) => bounds(&v, |x| x.to_le_bytes().to_vec()),
-    };
-    Some(Statistics {
-        min_max,
-        null_count: array.null_count() as i64,
-    })
-}
-
-fn ints_if_integer(array: &ArrayRef) -> Option<Ints> {
-    matches!(
-        array.data_type(),
-        DataType::Int16 | DataType::Int32 | DataType::Int64
-    )
-    .then(|| ints(array))
 }
