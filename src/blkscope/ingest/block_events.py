@@ -42,6 +42,7 @@ from blkscope.version import __version__
 
 Progress = Callable[..., None]
 
+
 @dataclass
 class _DeviceStats:
     events: int = 0

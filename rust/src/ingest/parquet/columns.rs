@@ -228,7 +228,7 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
 fn plain_booleans(array: &ArrayRef, out: &mut Vec<u8>) {
     let bools = array.as_boolean();
     let bits = bools.values();
-    if array.nulls().is_none() && bits.offset() % 8 == 0 {
+    if array.nulls().is_none() && bits.offset().is_multiple_of(8) {
         let start = bits.offset() / 8;
         out.extend_from_slice(&bits.inner().as_slice()[start..start + bits.len().div_ceil(8)]);
         return;

@@ -91,7 +91,10 @@ fn row_group(t: &mut Compact, columns: &[ColumnSpec], group: &RowGroupMeta, ordi
 
 fn schema_element(t: &mut Compact, spec: &ColumnSpec) {
     t.begin_elem();
-    t.i32(1, physical(&spec.data_type).expect("checked when the file was made"));
+    t.i32(
+        1,
+        physical(&spec.data_type).expect("checked when the file was made"),
+    );
     t.i32(3, if spec.nullable { OPTIONAL } else { REQUIRED });
     t.binary(4, spec.name.as_bytes());
     match spec.data_type {
@@ -118,9 +121,17 @@ fn schema_element(t: &mut Compact, spec: &ColumnSpec) {
 
 fn column_chunk(t: &mut Compact, spec: &ColumnSpec, chunk: &ChunkMeta) {
     t.begin_elem();
-    t.i64(2, chunk.dictionary_page_offset.unwrap_or(chunk.data_page_offset));
+    t.i64(
+        2,
+        chunk
+            .dictionary_page_offset
+            .unwrap_or(chunk.data_page_offset),
+    );
     t.begin(3);
-    t.i32(1, physical(&spec.data_type).expect("checked when the file was made"));
+    t.i32(
+        1,
+        physical(&spec.data_type).expect("checked when the file was made"),
+    );
     t.list(2, Kind::I32, chunk.encodings.len());
     for &e in &chunk.encodings {
         t.elem_i32(e);
@@ -147,4 +158,3 @@ fn column_chunk(t: &mut Compact, spec: &ColumnSpec, chunk: &ChunkMeta) {
     t.end();
     t.end();
 }
-

@@ -211,18 +211,25 @@ impl ParquetFile {
         let encoded = encode_chunk(&self.columns[k], array, &mut self.scratch);
         let scratch = std::mem::take(&mut self.scratch);
         let mut squeezed = std::mem::take(&mut self.squeezed);
-        let dictionary = encoded.dictionary_entries.map(|n| (n, &scratch.dictionary[..]));
+        let dictionary = encoded
+            .dictionary_entries
+            .map(|n| (n, &scratch.dictionary[..]));
         let data = &scratch.data[..];
         let dictionary_bytes = dictionary.map_or(0, |(_, page)| page.len());
         let squeezed_data = lz4(data, &mut squeezed.data);
-        let squeezed_dictionary = dictionary.map_or(0, |(_, page)| lz4(page, &mut squeezed.dictionary));
+        let squeezed_dictionary =
+            dictionary.map_or(0, |(_, page)| lz4(page, &mut squeezed.dictionary));
         let compress = ((squeezed_data + squeezed_dictionary) as f64)
             < (data.len() + dictionary_bytes) as f64 * WORTH_COMPRESSING;
 
         let mut sizes = (0i64, 0i64); // (uncompressed, compressed), headers included
         let mut dictionary_page_offset = None;
         if let Some((entries, page)) = dictionary {
-            let stored = if compress { &squeezed.dictionary[..squeezed_dictionary] } else { page };
+            let stored = if compress {
+                &squeezed.dictionary[..squeezed_dictionary]
+            } else {
+                page
+            };
             let mut header = Compact::new();
             header.i32(1, DICTIONARY_PAGE);
             header.i32(2, page.len() as i32);
@@ -238,7 +245,11 @@ impl ParquetFile {
             self.put(&header.out)?;
             self.put(stored)?;
         }
-        let stored = if compress { &squeezed.data[..squeezed_data] } else { data };
+        let stored = if compress {
+            &squeezed.data[..squeezed_data]
+        } else {
+            data
+        };
         let mut header = Compact::new();
         header.i32(1, DATA_PAGE);
         header.i32(2, data.len() as i32);
