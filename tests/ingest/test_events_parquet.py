@@ -103,16 +103,21 @@ def test_no_batches_is_an_empty_table_of_the_schema(tmp_path: Path) -> None:
     assert duckdb.connect().sql(f"SELECT count(*) FROM '{path}'").fetchall() == [(0,)]
 
 
-def test_encodings_are_the_declared_ones(tmp_path: Path) -> None:
-    path = tmp_path / "events.parquet"
-    table = pa.Table.from_pylist(
+def _steady_rows(n: int) -> pa.Table:
+    """n events of one device, one CPU, one action, a time per nanosecond."""
+    return pa.Table.from_pylist(
         [{"action": "Q", "rwbs": "W", "op": "W", "source": "blkparse", "time_ns": t,
           "line_no": t + 1, "seq": t, "dev_major": 8, "dev_minor": 0, "cpu": 0, "pid": 1,
           "flush": False, "fua": False, "readahead": False, "sync": False, "meta": False,
           "input_id": 0}
-         for t in range(1000)],
+         for t in range(n)],
         schema=EVENTS,
     )  # fmt: skip
+
+
+def test_encodings_are_the_declared_ones(tmp_path: Path) -> None:
+    path = tmp_path / "events.parquet"
+    table = _steady_rows(1000)
     _write(path, [table])
     group = pq.read_metadata(path).row_group(0)
     columns = {group.column(k).path_in_schema: group.column(k) for k in range(group.num_columns)}
@@ -128,6 +133,11 @@ def test_a_batch_of_another_schema_is_refused(tmp_path: Path) -> None:
     other = pa.table({"time_ns": pa.array([1], pa.int64())})
     with pytest.raises(ValueError, match="a batch of 1 columns for a file of 33"):
         writer.write_table(other)
+    swapped = EVENTS.names[:]
+    swapped[0], swapped[1] = swapped[1], swapped[0]
+    renamed = pa.table(_steady_rows(1).columns, names=swapped)
+    with pytest.raises(ValueError, match="column dev_minor where the file has dev_major"):
+        writer.write_table(renamed)
     writer.close()
 
 

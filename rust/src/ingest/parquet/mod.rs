@@ -180,7 +180,18 @@ impl ParquetFile {
                 self.columns.len()
             )));
         }
-        for (spec, array) in self.columns.iter().zip(batch.columns()) {
+        for ((spec, array), name) in self
+            .columns
+            .iter()
+            .zip(batch.columns())
+            .zip(batch.column_names())
+        {
+            if name != spec.name {
+                return Err(WriteError::Schema(format!(
+                    "column {name} where the file has {}",
+                    spec.name
+                )));
+            }
             check_column(spec, array)?;
         }
         if batch.is_empty() {
