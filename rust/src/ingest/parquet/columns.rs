@@ -236,3 +236,78 @@ fn plain_booleans(array: &ArrayRef, out: &mut Vec<u8>) {
     let present = (0..bools.len()).filter(|&k| bools.is_valid(k));
     bit_pack(out, present.map(|k| u64::from(bools.value(k))), 1);
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::{BooleanArray, Int32Array, StringArray};
+    use std::sync::Arc;
+
+    fn spec(data_type: DataType, nullable: bool, encoding: ValueEncoding) -> ColumnSpec {
+        ColumnSpec {
+            name: "c".into(),
+            data_type,
+            nullable,
+            encoding,
+            statistics: true,
+        }
+    }
+
+    #[test]
+    fn a_column_without_nulls_has_one_run_of_levels_and_its_values() {
+        let array: ArrayRef = Arc::new(Int32Array::from(vec![7, -1]));
+        let mut scratch = Scratch::default();
+        let e = encode_chunk(
+            &spec(DataType::Int32, true, ValueEncoding::Plain),
+            &array,
+            &mut scratch,
+        );
+        // levels: 2 bytes (run of 2 ones), then the values
+        assert_eq!(&scratch.data[..6], &[2, 0, 0, 0, 4, 1]);
+        assert_eq!(&scratch.data[6..], &[7, 0, 0, 0, 0xff, 0xff, 0xff, 0xff]);
+        let (min, max) = e.statistics.unwrap().min_max.unwrap();
+        assert_eq!(
+            (min, max),
+            ((-1i32).to_le_bytes().to_vec(), 7i32.to_le_bytes().to_vec())
+        );
+    }
+
+    #[test]
+    fn only_present_values_are_stored_and_nulls_counted() {
+        let array: ArrayRef = Arc::new(Int32Array::from(vec![Some(5), None, Some(6)]));
+        let mut scratch = Scratch::default();
+        let e = encode_chunk(
+            &spec(DataType::Int32, true, ValueEncoding::Plain),
+            &array,
+            &mut scratch,
+        );
+        // levels 1 0 1 bit-packed in one group of 8, then 5 and 6
+        assert_eq!(&scratch.data[..6], &[2, 0, 0, 0, 3, 0b101]);
+        assert_eq!(&scratch.data[6..], &[5, 0, 0, 0, 6, 0, 0, 0]);
+        assert_eq!(e.statistics.unwrap().null_count, 1);
+    }
+
+    #[test]
+    fn booleans_sliced_mid_byte_are_packed_from_their_first_row() {
+        let bools = BooleanArray::from(vec![
+            true, false, true, true, false, false, false, false, true,
+        ]);
+        let array: ArrayRef = Arc::new(bools.slice(2, 7));
+        let mut out = Vec::new();
+        plain_booleans(&array, &mut out);
+        assert_eq!(out, vec![0b0100_0011]);
+    }
+
+    #[test]
+    fn strings_become_a_dictionary_and_indices() {
+        let array: ArrayRef = Arc::new(StringArray::from(vec!["Q", "D", "Q"]));
+        let mut scratch = Scratch::default();
+        let s = spec(DataType::Utf8, false, ValueEncoding::Dictionary);
+        let e = encode_chunk(&s, &array, &mut scratch);
+        assert_eq!(e.dictionary_entries, Some(2));
+        assert_eq!(e.encoding, RLE_DICTIONARY);
+        assert_eq!(scratch.dictionary, vec![1, 0, 0, 0, b'Q', 1, 0, 0, 0, b'D']);
+        // bit width 1, one bit-packed group: 0 1 0
+        assert_eq!(scratch.data, vec![1, 3, 0b010]);
+    }
+}

@@ -330,3 +330,57 @@ fn check_column(spec: &ColumnSpec, array: &ArrayRef) -> Result<(), WriteError> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::Int64Array;
+    use arrow_schema::Field;
+    use std::sync::Arc;
+
+    fn file_of(path: &std::path::Path) -> ParquetFile {
+        let schema = Schema::new(vec![Field::new("t", DataType::Int64, false)]);
+        let path = path.to_str().unwrap();
+        ParquetFile::create(path, &schema, |_| ValueEncoding::Delta, |_| true, vec![]).unwrap()
+    }
+
+    #[test]
+    fn a_file_is_magic_pages_footer_length_magic() {
+        let path =
+            std::env::temp_dir().join(format!("blkscope-parquet-{}.parquet", std::process::id()));
+        let mut file = file_of(&path);
+        let rows = StructArray::from(vec![(
+            Arc::new(Field::new("t", DataType::Int64, false)),
+            Arc::new(Int64Array::from(vec![1, 2, 3])) as ArrayRef,
+        )]);
+        file.write(&rows).unwrap();
+        file.close().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(
+            (&bytes[..4], &bytes[bytes.len() - 4..]),
+            (&b"PAR1"[..], &b"PAR1"[..])
+        );
+        let footer =
+            u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap());
+        let pages_end = bytes.len() - 8 - footer as usize;
+        assert_eq!(pages_end as u64, file.at - 8 - u64::from(footer));
+        assert_eq!(file.rows(), 3);
+    }
+
+    #[test]
+    fn a_column_of_another_type_is_refused() {
+        let path =
+            std::env::temp_dir().join(format!("blkscope-parquet-t-{}.parquet", std::process::id()));
+        let mut file = file_of(&path);
+        let rows = StructArray::from(vec![(
+            Arc::new(Field::new("t", DataType::Int32, false)),
+            Arc::new(arrow_array::Int32Array::from(vec![1])) as ArrayRef,
+        )]);
+        let refused = file.write(&rows);
+        std::fs::remove_file(&path).unwrap();
+        assert!(
+            matches!(refused, Err(WriteError::Schema(m)) if m == "column t: Int32 where the file has Int64")
+        );
+    }
+}
