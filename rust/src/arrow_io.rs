@@ -8,7 +8,7 @@ use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::types::ArrowPrimitiveType;
 use arrow_array::{make_array, Array, ArrayRef, PrimitiveArray, RecordBatch, StructArray};
 use arrow_data::ArrayData;
-use arrow_schema::{DataType, Field, Fields};
+use arrow_schema::{DataType, Field, Fields, Schema};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
@@ -88,6 +88,20 @@ fn import_array(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<ArrayData> {
         from_ffi(array, schema)
     }
     .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The schema any Python object exports through `__arrow_c_schema__` (a pyarrow Schema), with
+/// its field and schema metadata.
+pub fn import_schema(obj: &Bound<'_, PyAny>) -> PyResult<Schema> {
+    let capsule = obj.call_method0("__arrow_c_schema__").map_err(|_| {
+        PyTypeError::new_err("expected an Arrow schema (an object with __arrow_c_schema__)")
+    })?;
+    let capsule = capsule.cast_into::<PyCapsule>()?;
+    let ptr = capsule.pointer_checked(Some(c"arrow_schema"))?;
+    // SAFETY: the capsule's name promises an FFI_ArrowSchema (the PyCapsule protocol); it is
+    // only read here, and the capsule keeps owning (and releases) it.
+    let schema = unsafe { &*(ptr.as_ptr() as *const FFI_ArrowSchema) };
+    Schema::try_from(schema).map_err(|e| PyValueError::new_err(e.to_string()))
 }
 
 /// A pyarrow RecordBatch (any object exporting a struct array), sharing its buffers.

@@ -70,6 +70,25 @@ class EventAudit:
         """Each CPU stream by key: events, distinct, first_seq, last_seq, steps_back,
         largest_step_back_ns."""
 
+class ParquetTableWriter:
+    """A Parquet file: created at a path for a schema (columns so encoded, integer columns
+    given statistics, the footer's key-values), fed record batches, then closed (OSError with
+    its errno when the file system refuses)."""
+
+    def __init__(
+        self,
+        path: str,
+        schema: Any,
+        dictionary: list[str],
+        delta: list[str],
+        statistics: list[str],
+        key_values: list[tuple[str, bytes]],
+    ) -> None: ...
+    def write(self, batch: Any) -> None: ...
+    def close(self) -> None: ...
+    @property
+    def rows(self) -> int: ...
+
 def blktrace_record_offsets(data: bytes) -> ArrowBatch:
     """Where each record of a per-CPU blktrace file starts (column `offset`)."""
 

@@ -6,6 +6,7 @@ mod blkparse_text;
 mod blktrace;
 mod events;
 mod ftrace_bin;
+mod parquet;
 mod python;
 mod rwbs;
 

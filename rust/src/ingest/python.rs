@@ -5,7 +5,7 @@
 use arrow_array::types::Int64Type;
 use arrow_array::{ArrayRef, Int64Array, UInt32Array, UInt64Array};
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::sync::Arc;
@@ -16,7 +16,8 @@ use super::blktrace::problem::Problem;
 use super::blktrace::record::record_offsets;
 use super::blktrace::{FileProblem, Trace};
 use super::ftrace_bin::{index_records, renumbered};
-use crate::arrow_io::{import_batch, import_primitive, ArrowBatch};
+use super::parquet::{ParquetFile, ValueEncoding, WriteError};
+use crate::arrow_io::{import_batch, import_primitive, import_schema, ArrowBatch};
 
 create_exception!(
     _core,
@@ -89,6 +90,76 @@ impl EventAudit {
     /// events, distinct numbers, first_seq, last_seq, steps_back, largest_step_back_ns.
     fn streams(&mut self, py: Python<'_>) -> ArrowBatch {
         ArrowBatch::from_columns(py.detach(|| self.audit.streams()))
+    }
+}
+
+/// A file system error as Python's OSError with its errno (the caller tells a full disk by it),
+/// a batch not of the file's schema as ValueError.
+fn write_error(e: WriteError) -> PyErr {
+    match e {
+        WriteError::Io(io) => match io.raw_os_error() {
+            // OSError(errno, message): Python picks the subclass and sets errno
+            Some(code) => PyOSError::new_err((code, io.to_string())),
+            None => PyOSError::new_err(io.to_string()),
+        },
+        WriteError::Schema(message) => PyValueError::new_err(message),
+    }
+}
+
+/// A Parquet file written by the core (ingest/parquet/): created at a path for a pyarrow
+/// schema, fed record batches of it (one row group each, the GIL released), then closed.
+#[pyclass(module = "blkscope._core")]
+struct ParquetTableWriter {
+    file: ParquetFile,
+}
+
+#[pymethods]
+impl ParquetTableWriter {
+    /// `dictionary`, `delta`: the columns so encoded (the rest PLAIN); `statistics`: the
+    /// integer columns given min/max; `key_values`: the footer's metadata (the serialised
+    /// Arrow schema among it).
+    #[new]
+    fn new(
+        path: &str,
+        schema: &Bound<'_, PyAny>,
+        dictionary: Vec<String>,
+        delta: Vec<String>,
+        statistics: Vec<String>,
+        key_values: Vec<(String, Vec<u8>)>,
+    ) -> PyResult<Self> {
+        let schema = import_schema(schema)?;
+        let encoding_of = |name: &str| {
+            if dictionary.iter().any(|c| c == name) {
+                ValueEncoding::Dictionary
+            } else if delta.iter().any(|c| c == name) {
+                ValueEncoding::Delta
+            } else {
+                ValueEncoding::Plain
+            }
+        };
+        let statistics_of = |name: &str| statistics.iter().any(|c| c == name);
+        let file = ParquetFile::create(path, &schema, encoding_of, statistics_of, key_values)
+            .map_err(write_error)?;
+        Ok(ParquetTableWriter { file })
+    }
+
+    /// Append a record batch (any object exporting a struct array) of the file's schema.
+    fn write(&mut self, py: Python<'_>, batch: &Bound<'_, PyAny>) -> PyResult<()> {
+        let rows = import_batch(batch)?;
+        let file = &mut self.file;
+        py.detach(|| file.write(&rows)).map_err(write_error)
+    }
+
+    /// Write the footer and flush; a second close does nothing.
+    fn close(&mut self, py: Python<'_>) -> PyResult<()> {
+        let file = &mut self.file;
+        py.detach(|| file.close()).map_err(write_error)
+    }
+
+    /// Rows written so far.
+    #[getter]
+    fn rows(&self) -> i64 {
+        self.file.rows()
     }
 }
 
@@ -269,6 +340,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(renumbered_blk_records, m)?)?;
     m.add_class::<BlktraceTrace>()?;
     m.add_class::<EventAudit>()?;
+    m.add_class::<ParquetTableWriter>()?;
     m.add("RecordsError", m.py().get_type::<RecordsError>())?;
     Ok(())
 }

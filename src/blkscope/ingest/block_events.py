@@ -24,6 +24,7 @@ from blkscope.ingest.duplicates import (
     first_events_how,
     same_events,
 )
+from blkscope.ingest.events_parquet import EventsParquet
 from blkscope.ingest.reconcile import SequenceAudit, reconcile
 from blkscope.ingest.sources import Input, Source, close_inputs, iter_chunks, opened
 from blkscope.ingest.timeline.completeness import assess
@@ -40,17 +41,6 @@ from blkscope.store.writer import DatasetWriter
 from blkscope.version import __version__
 
 Progress = Callable[..., None]
-
-# Dictionary-encode only the repetitive strings and keep statistics where queries filter:
-# integer dictionaries and per-column min/max cost a third of the ingest time for little.
-# lz4, not zstd-1 (the other tables' codec): the analysis reads every event, and lz4 decodes
-# faster for a larger file (CHANGELOG.md has the measurements).
-EVENTS_PARQUET: dict[str, Any] = {
-    "compression": "lz4",
-    "use_dictionary": ["action", "rwbs", "op", "comm"],
-    "write_statistics": ["dev_major", "dev_minor", "time_ns", "sector", "line_no", "input_id"],
-    "column_encoding": {c: "DELTA_BINARY_PACKED" for c in ("time_ns", "line_no", "seq")},
-}
 
 
 @dataclass
@@ -177,7 +167,7 @@ class _TextSinks:
     on_events: EventsHook | None
 
     def __post_init__(self) -> None:
-        self.events = self.ds.table("events", EVENTS, **EVENTS_PARQUET)
+        self.events = self.ds.table("events", EVENTS, open_writer=EventsParquet)
         self.errors = self.ds.table("ingest_errors", INGEST_ERRORS)
         self.summary = self.ds.table("blkparse_summary", BLKPARSE_SUMMARY)
 
@@ -276,7 +266,7 @@ def write_blktrace(
     tally = EventTally(SequenceAudit(per_input=False))
     files, tally.duplicates = distinct_streams(files)
     trace = decode(files, list(range(len(files))))
-    events_sink = ds.table("events", EVENTS, **EVENTS_PARQUET)
+    events_sink = ds.table("events", EVENTS, open_writer=EventsParquet)
     counts: dict[int, int] = {}
     for chunk in trace.slices(_EVENT_SLICE):
         _refuse_past_last_sector(chunk, files)

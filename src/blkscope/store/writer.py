@@ -9,10 +9,11 @@ import os
 import queue
 import shutil
 import threading
+from collections.abc import Callable
 from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from blkscope.errors import DatasetError
 from blkscope.store.folder_swap import (
@@ -49,7 +50,20 @@ def cannot_write(out: Path, exc: OSError) -> DatasetError:
     return DatasetError(str(out), f"cannot write: {reason}", hint=WRITE_HINT)
 
 
-def close_quietly(writer: pq.ParquetWriter) -> None:
+class TableWriter(Protocol):
+    """What a sink writes with: pyarrow's ParquetWriter, or another file of the same face."""
+
+    is_open: bool
+
+    def write_table(self, table: pa.Table) -> None: ...
+
+    def close(self) -> None: ...
+
+
+OpenWriter = Callable[[Path, "pa.Schema"], TableWriter]
+
+
+def close_quietly(writer: TableWriter) -> None:
     """Close a Parquet writer whose file is being abandoned (its disk may be full): without
     this, its __del__ retries the close at exit and prints a second, ignored traceback."""
     with suppress(Exception):
@@ -60,11 +74,17 @@ def close_quietly(writer: pq.ParquetWriter) -> None:
 class _ParquetSink:
     """A Parquet file fed from a bounded queue by a thread, so encoding overlaps parsing."""
 
-    def __init__(self, path: Path, schema: pa.Schema, **options: Any) -> None:
+    def __init__(
+        self, path: Path, schema: pa.Schema, open_writer: OpenWriter | None = None, **options: Any
+    ) -> None:
         import pyarrow.parquet as pq
 
         codec = {} if "compression" in options else {"compression": "zstd", "compression_level": 1}
-        self.writer = pq.ParquetWriter(path, schema, **codec, **options)
+        self.writer: TableWriter
+        if open_writer is None:
+            self.writer = pq.ParquetWriter(path, schema, **codec, **options)
+        else:
+            self.writer = open_writer(path, schema)
         self.rows = 0
         self.queue: queue.Queue[pa.Table | None] = queue.Queue(maxsize=2)
         self.error: BaseException | None = None
@@ -158,14 +178,17 @@ class DatasetWriter:
             # disk full or read-only while a table was written (by us, Arrow or DuckDB)
             raise cannot_write(self.out, ev) from None
 
-    def table(self, name: str, schema: pa.Schema, **options: Any) -> _ParquetSink:
-        """Return (opening on first use) the streaming sink of table `name`."""
+    def table(
+        self, name: str, schema: pa.Schema, open_writer: OpenWriter | None = None, **options: Any
+    ) -> _ParquetSink:
+        """Return (opening on first use) the streaming sink of table `name`: pyarrow's Parquet
+        writer with `options`, or the file `open_writer(path, schema)` makes."""
         if name not in self.sinks:
             path = self.tmp / f"{name}.parquet"
             path.unlink(
                 missing_ok=True
             )  # a hard link to the current version's file: never write it
-            self.sinks[name] = _ParquetSink(path, schema, **options)
+            self.sinks[name] = _ParquetSink(path, schema, open_writer, **options)
         return self.sinks[name]
 
     def put(self, name: str, table: pa.Table) -> dict[str, Any]:

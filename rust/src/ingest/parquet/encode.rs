@@ -1,0 +1,187 @@
+//! Parquet's value encodings that the events table uses: the RLE/bit-packed hybrid (definition
+//! levels, dictionary indices), DELTA_BINARY_PACKED (integers that grow or stay put) and PLAIN.
+
+/// Bits needed for `v` (0 for 0).
+pub fn bit_width(v: u64) -> u8 {
+    (64 - v.leading_zeros()) as u8
+}
+
+/// Append `values` packed `width` bits each, least significant bit first (how both the hybrid's
+/// bit-packed runs and DELTA_BINARY_PACKED's miniblocks pack).
+pub fn bit_pack(out: &mut Vec<u8>, values: impl IntoIterator<Item = u64>, width: u8) {
+    if width == 0 {
+        return;
+    }
+    let (mut acc, mut bits): (u128, u32) = (0, 0);
+    for v in values {
+        acc |= u128::from(v) << bits;
+        bits += u32::from(width);
+        while bits >= 8 {
+            out.push(acc as u8);
+            acc >>= 8;
+            bits -= 8;
+        }
+    }
+    if bits > 0 {
+        out.push(acc as u8);
+    }
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+fn zigzag(out: &mut Vec<u8>, v: i64) {
+    varint(out, ((v << 1) ^ (v >> 63)) as u64);
+}
+
+/// The RLE/bit-packed hybrid of `values` (each < 2^width), without a length prefix: a run of
+/// 8 or more equal values starting a group of 8 is one RLE run, the rest go bit-packed 8 at a
+/// time (the last group padded with zeros: the reader knows how many values there are).
+pub fn hybrid(out: &mut Vec<u8>, values: &[u32], width: u8) {
+    let value_bytes = usize::from(width).div_ceil(8);
+    let mut literal_from = 0;
+    let mut at = 0;
+    let flush_literals = |out: &mut Vec<u8>, from: usize, to: usize| {
+        if from == to {
+            return;
+        }
+        let groups = (to - from).div_ceil(8);
+        varint(out, ((groups as u64) << 1) | 1);
+        let padding = std::iter::repeat_n(0, groups * 8 - (to - from));
+        let literals = values[from..to].iter().map(|&v| u64::from(v));
+        bit_pack(out, literals.chain(padding), width);
+    };
+    while at < values.len() {
+        let v = values[at];
+        let mut run = 1;
+        while at + run < values.len() && values[at + run] == v {
+            run += 1;
+        }
+        if run >= 8 {
+            flush_literals(out, literal_from, at);
+            varint(out, (run as u64) << 1);
+            out.extend_from_slice(&v.to_le_bytes()[..value_bytes]);
+            at += run;
+            literal_from = at;
+        } else {
+            at = (at + 8).min(values.len());
+        }
+    }
+    flush_literals(out, literal_from, values.len());
+}
+
+/// One value repeated `count` times as the hybrid (an RLE run).
+pub fn hybrid_run(out: &mut Vec<u8>, value: u32, count: usize, width: u8) {
+    if count == 0 {
+        return;
+    }
+    varint(out, (count as u64) << 1);
+    out.extend_from_slice(&value.to_le_bytes()[..usize::from(width).div_ceil(8)]);
+}
+
+/// An integer type DELTA_BINARY_PACKED encodes: its deltas wrap at its own width (a reader of
+/// INT32 takes at most 32 bits per delta).
+pub trait DeltaInt: Copy {
+    fn as_i64(self) -> i64;
+    /// self - before, wrapped at the type's width.
+    fn delta(self, before: Self) -> i64;
+    /// (a - b) wrapped at the type's width, as an unsigned number of that width.
+    fn offset(a: i64, b: i64) -> u64;
+}
+
+impl DeltaInt for i32 {
+    fn as_i64(self) -> i64 {
+        i64::from(self)
+    }
+    fn delta(self, before: i32) -> i64 {
+        i64::from(self.wrapping_sub(before))
+    }
+    fn offset(a: i64, b: i64) -> u64 {
+        u64::from((a as i32).wrapping_sub(b as i32) as u32)
+    }
+}
+
+impl DeltaInt for i64 {
+    fn as_i64(self) -> i64 {
+        self
+    }
+    fn delta(self, before: i64) -> i64 {
+        self.wrapping_sub(before)
+    }
+    fn offset(a: i64, b: i64) -> u64 {
+        a.wrapping_sub(b) as u64
+    }
+}
+
+const DELTA_BLOCK: usize = 128;
+const MINIBLOCKS: usize = 4;
+const MINIBLOCK: usize = DELTA_BLOCK / MINIBLOCKS;
+
+/// DELTA_BINARY_PACKED: blocks of 128 deltas in 4 miniblocks of 32, each block's deltas less
+/// their minimum, each miniblock packed at the width its largest needs.
+pub fn delta_binary_packed<T: DeltaInt>(out: &mut Vec<u8>, values: &[T]) {
+    varint(out, DELTA_BLOCK as u64);
+    varint(out, MINIBLOCKS as u64);
+    varint(out, values.len() as u64);
+    zigzag(out, values.first().map_or(0, |v| v.as_i64()));
+    let deltas: Vec<i64> = values.windows(2).map(|w| w[1].delta(w[0])).collect();
+    let mut packed = [0u64; MINIBLOCK];
+    for block in deltas.chunks(DELTA_BLOCK) {
+        let min = *block.iter().min().expect("chunks are never empty");
+        zigzag(out, min);
+        let widths_at = out.len();
+        out.resize(widths_at + MINIBLOCKS, 0);
+        for (k, mini) in block.chunks(MINIBLOCK).enumerate() {
+            packed.fill(0);
+            for (p, &d) in packed.iter_mut().zip(mini) {
+                *p = T::offset(d, min);
+            }
+            let width = bit_width(packed.iter().fold(0, |a, &b| a | b));
+            out[widths_at + k] = width;
+            bit_pack(out, packed.iter().copied(), width);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_pack_low_bit_first() {
+        let mut out = Vec::new();
+        bit_pack(&mut out, [0, 1, 2, 3, 4, 5, 6, 7], 3);
+        // the example of the Parquet spec's RLE section
+        assert_eq!(out, vec![0b1000_1000, 0b1100_0110, 0b1111_1010]);
+    }
+
+    #[test]
+    fn a_long_run_is_one_rle_run_and_the_rest_is_packed() {
+        let mut values = vec![1u32; 20];
+        values.extend([0, 1, 0]);
+        let mut out = Vec::new();
+        hybrid(&mut out, &values, 1);
+        assert_eq!(out, vec![40, 1, 0b11, 0b0000_0010]);
+    }
+
+    #[test]
+    fn deltas_of_a_steady_count_need_no_bits() {
+        let mut out = Vec::new();
+        delta_binary_packed(&mut out, &[5i64, 6, 7, 8]);
+        // header 128, 4, 4 values, first 5 (zigzag 10); block: min 1 (zigzag 2), widths 0
+        assert_eq!(out, vec![0x80, 0x01, 4, 4, 10, 2, 0, 0, 0, 0]);
+    }
+
+    #[test]
+    fn int32_deltas_wrap_at_32_bits() {
+        let mut out = Vec::new();
+        delta_binary_packed(&mut out, &[i32::MIN, i32::MAX]);
+        // the first value takes 5 bytes; one delta, -1 in 32 bits: min -1, offset 0
+        assert_eq!(&out[9..], &[1, 0, 0, 0, 0]);
+    }
+}
