@@ -34,12 +34,17 @@ BUDGET_RATIO = 100
 # What a decompressor raises on a damaged stream.
 STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, zstandard.ZstdError, zlib.error)
 
+# Each format's first bytes, as full as the format fixes them: a plain text that merely begins
+# "BZh" (bzip2's three-byte magic) must stay plain, so bzip2 also needs its block size digit
+# and the magic of its first block (or of its end, for an empty stream), and gzip its one
+# compression method (deflate).
 _MAGICS = (
-    (b"\x1f\x8b", "gzip"),
-    (b"\x28\xb5\x2f\xfd", "zstd"),
-    (b"\xfd7zXZ\x00", "xz"),
-    (b"BZh", "bzip2"),
+    (re.compile(rb"\x1f\x8b\x08"), "gzip"),
+    (re.compile(rb"\x28\xb5\x2f\xfd"), "zstd"),
+    (re.compile(rb"\xfd7zXZ\x00"), "xz"),
+    (re.compile(rb"BZh[1-9](?:\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)"), "bzip2"),
 )
+_MAGIC_BYTES = 10  # the longest of them
 
 
 class _HashingReader(io.RawIOBase):
@@ -248,11 +253,11 @@ def open_source(path: str) -> Source:
         size = os.fstat(raw.fileno()).st_size
     hasher = _HashingReader(raw)
     buffered = io.BufferedReader(hasher, buffer_size=1 << 20)
-    head = buffered.peek(8)[:8]
+    head = buffered.peek(_MAGIC_BYTES)[:_MAGIC_BYTES]
     compression = "none"
     stream: BinaryIO = buffered
     for magic, name in _MAGICS:
-        if head.startswith(magic):
+        if magic.match(head):
             compression = name
             break
     if compression == "gzip":
