@@ -68,16 +68,37 @@ fn packed(group: u32, scope: u8, stage: u8, bucket: i16) -> u64 {
         | u64::from(bucket as u16)
 }
 
-/// A bucket and the packed key it is filed under (count 0: a free slot).
+/// A bucket and the packed key it is filed under (count 0: a free slot), in 40 bytes: its
+/// sum as two words, so that no field asks for 16-byte alignment (a slot would take 64).
 #[derive(Clone, Copy, Default)]
 struct Slot {
     key: u64,
-    bucket: Bucket,
+    count: i64,
+    lo: i64,
+    hi: i64,
+    /// The sum's low and high 64 bits.
+    total: [u64; 2],
 }
 
-/// The buckets by packed key, in one open-addressed array (linear probing, never a removal):
-/// every written bio adds ~9 latencies, each one multiply and, nearly always, one slot read,
-/// where a general hash map hashes, matches a control group and then reads the slot.
+impl Slot {
+    fn total(&self) -> i128 {
+        ((u128::from(self.total[1]) << 64) | u128::from(self.total[0])) as i128
+    }
+
+    fn bucket(&self) -> Bucket {
+        Bucket {
+            count: self.count,
+            lo: self.lo,
+            hi: self.hi,
+            total: self.total(),
+        }
+    }
+}
+
+/// The buckets by packed key, in one open-addressed array (linear probing, never a removal,
+/// at most 3/4 full): every written bio adds ~9 latencies, each one multiply and, nearly
+/// always, a read of one or two neighbouring slots, where a general hash map hashes, matches
+/// a control group and then reads the slot.
 struct BucketTable {
     slots: Vec<Slot>,
     /// log2 of the slots.
@@ -104,11 +125,13 @@ impl BucketTable {
     #[inline(always)]
     fn find(&self, key: u64) -> usize {
         // Fibonacci hashing: the multiply spreads the packed fields into the top bits
-        let mask = (1usize << self.bits) - 1;
+        let mask = self.slots.len() - 1;
         let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize;
         loop {
-            let slot = &self.slots[i];
-            if slot.bucket.count == 0 || slot.key == key {
+            // SAFETY: i is below 2^bits, the slots' length (the top bits of a product, then
+            // masked by the length less one, a power of two)
+            let slot = unsafe { self.slots.get_unchecked(i) };
+            if slot.count == 0 || slot.key == key {
                 return i;
             }
             i = (i + 1) & mask;
@@ -119,45 +142,48 @@ impl BucketTable {
     #[inline(always)]
     fn add(&mut self, key: u64, ns: i64) {
         let i = self.find(key);
-        let slot = &mut self.slots[i];
-        if slot.bucket.count == 0 {
+        // SAFETY: find gives an index below the slots' length
+        let slot = unsafe { self.slots.get_unchecked_mut(i) };
+        if slot.count == 0 {
             *slot = Slot {
                 key,
-                bucket: Bucket {
-                    count: 1,
-                    lo: ns,
-                    hi: ns,
-                    total: i128::from(ns),
-                },
+                count: 1,
+                lo: ns,
+                hi: ns,
+                total: [ns as u64, if ns < 0 { u64::MAX } else { 0 }],
             };
             self.len += 1;
-            if 2 * self.len > self.slots.len() {
+            if 4 * self.len > 3 * self.slots.len() {
                 self.grow();
             }
             return;
         }
-        let b = &mut slot.bucket;
-        b.count += 1;
-        b.lo = b.lo.min(ns);
-        b.hi = b.hi.max(ns);
-        b.total += i128::from(ns);
+        slot.count += 1;
+        slot.lo = slot.lo.min(ns);
+        slot.hi = slot.hi.max(ns);
+        // the 128-bit sum, a word at a time: ns sign-extended, the low words' carry
+        let (low, carry) = slot.total[0].overflowing_add(ns as u64);
+        slot.total[0] = low;
+        slot.total[1] = slot.total[1]
+            .wrapping_add(if ns < 0 { u64::MAX } else { 0 })
+            .wrapping_add(u64::from(carry));
     }
 
-    /// Twice the slots, every bucket filed again (kept at most half full: short probes).
+    /// Twice the slots, every bucket filed again.
     fn grow(&mut self) {
         let old = std::mem::replace(self, BucketTable::with_bits(self.bits + 1));
-        for slot in old.slots.into_iter().filter(|s| s.bucket.count != 0) {
+        for slot in old.slots.into_iter().filter(|s| s.count != 0) {
             let i = self.find(slot.key);
             self.slots[i] = slot;
         }
         self.len = old.len;
     }
 
-    fn iter(&self) -> impl Iterator<Item = (u64, &Bucket)> {
+    fn iter(&self) -> impl Iterator<Item = (u64, Bucket)> + '_ {
         self.slots
             .iter()
-            .filter(|s| s.bucket.count != 0)
-            .map(|s| (s.key, &s.bucket))
+            .filter(|s| s.count != 0)
+            .map(|s| (s.key, s.bucket()))
     }
 }
 
@@ -168,7 +194,7 @@ impl StageCounts {
     }
 
     /// Every bucket holding a latency, with its key.
-    pub fn buckets(&self) -> impl Iterator<Item = (BucketKey, &Bucket)> {
+    pub fn buckets(&self) -> impl Iterator<Item = (BucketKey, Bucket)> + '_ {
         self.buckets.iter().map(|(k, b)| {
             let group = self.groups[(k >> 32) as usize];
             (
@@ -185,13 +211,14 @@ impl StageCounts {
             groups.push(group_key);
             (groups.len() - 1) as u32
         });
-        for (code, ns) in (1u8..).zip(bio_stage_ns(b)) {
-            if let Some(ns) = ns {
+        let stages = bio_stage_ns(b);
+        for (code, ns) in (1u8..).zip(stages.iter()) {
+            if let &Some(ns) = ns {
                 self.add(packed(group, 0, code, value_bucket(ns) as i16), ns);
             }
         }
-        for (scope, gap) in (1u8..).zip(b.q2q) {
-            if let Some(ns) = gap {
+        for (scope, gap) in (1u8..).zip(b.q2q.iter()) {
+            if let &Some(ns) = gap {
                 self.add(packed(group, scope, Q2Q, value_bucket(ns) as i16), ns);
             }
         }
@@ -286,6 +313,18 @@ mod tests {
             .collect();
         assert_eq!(got, expected);
         assert_eq!(table.len, expected.len());
+        // sums beyond 64 bits, both ways
+        let mut big = BucketTable::default();
+        for ns in [i64::MAX, i64::MAX, i64::MAX, i64::MIN, -1] {
+            big.add(7, ns);
+        }
+        let total = 3 * i128::from(i64::MAX) + i128::from(i64::MIN) - 1;
+        assert_eq!(big.iter().next().map(|(_, b)| b.total), Some(total));
+        for _ in 0..4 {
+            big.add(7, i64::MIN);
+        }
+        let total = total + 4 * i128::from(i64::MIN);
+        assert_eq!(big.iter().next().map(|(_, b)| b.total), Some(total));
     }
 
     #[test]
