@@ -49,10 +49,33 @@ fn values<'a, T: ArrowPrimitiveType>(
         })
 }
 
+/// A column's validity bits, read in place.
+#[derive(Clone, Copy)]
+struct Valid<'a> {
+    bits: &'a [u8],
+    offset: usize,
+}
+
+impl<'a> Valid<'a> {
+    /// The bits of an array with nulls (None: it has none).
+    fn of(nulls: Option<&'a NullBuffer>) -> Option<Valid<'a>> {
+        nulls.filter(|n| n.null_count() > 0).map(|n| Valid {
+            bits: n.validity(),
+            offset: n.offset(),
+        })
+    }
+
+    #[inline(always)]
+    fn get(&self, i: usize) -> bool {
+        let j = i + self.offset;
+        (self.bits[j >> 3] >> (j & 7)) & 1 != 0
+    }
+}
+
 /// A column that may hold nulls.
 struct Nullable<'a, T> {
     values: &'a [T],
-    nulls: Option<NullBuffer>,
+    valid: Option<Valid<'a>>,
 }
 
 impl<'a, T: Copy + Into<i64>> Nullable<'a, T> {
@@ -62,78 +85,93 @@ impl<'a, T: Copy + Into<i64>> Nullable<'a, T> {
     ) -> Result<Self, String> {
         Ok(Nullable {
             values: values::<P>(name, array)?,
-            nulls: array.logical_nulls().filter(|n| n.null_count() > 0),
+            valid: Valid::of(array.nulls()),
         })
     }
 
-    #[inline]
+    #[inline(always)]
     fn get(&self, i: usize) -> Option<i64> {
-        match &self.nulls {
-            Some(n) if n.is_null(i) => None,
+        match self.valid {
+            Some(v) if !v.get(i) => None,
             _ => Some(self.values[i].into()),
         }
     }
 }
 
-/// A dictionary-encoded string column: each row's dictionary index, and per index what the
-/// pass makes of that string.
-struct Coded<T: Copy> {
-    keys: arrow_array::Int32Array,
-    per_value: Vec<T>,
+/// Each row of a dictionary-encoded string column decoded into what the pass makes of its
+/// string (`of`, asked once per dictionary value and once for a null), into `out`.
+fn decode<T: Copy>(
+    name: &str,
+    array: &ArrayRef,
+    out: &mut Vec<T>,
+    mut of: impl FnMut(Option<&str>) -> T,
+) -> Result<(), String> {
+    let dict = array
+        .as_any()
+        .downcast_ref::<DictionaryArray<Int32Type>>()
+        .ok_or_else(|| {
+            format!(
+                "events.{name}: expected dictionary<int32, string>, got {}",
+                array.data_type()
+            )
+        })?;
+    let values = dict
+        .values()
+        .as_any()
+        .downcast_ref::<StringArray>()
+        .ok_or_else(|| format!("events.{name}: the dictionary's values are not strings"))?;
+    let mut per_value: Vec<T> = (0..values.len())
+        .map(|j| of((!values.is_null(j)).then(|| values.value(j))))
+        .collect();
+    if per_value.is_empty() {
+        per_value.push(of(None)); // an empty dictionary: only null rows (keys 0) can point in
+    }
+    let keys = dict.keys().values();
+    // every key in range, a null row's too (Arrow leaves 0 there), else an error: then the
+    // loops below index without a failure path
+    let (lo, hi) = keys
+        .iter()
+        .fold((0, 0), |(lo, hi), &k| (k.min(lo), k.max(hi)));
+    if lo < 0 || hi as usize >= per_value.len() {
+        return Err(format!("events.{name}: a key outside its dictionary"));
+    }
+    out.clear();
+    match Valid::of(dict.keys().nulls()) {
+        None => out.extend(keys.iter().map(|&k| per_value[k as usize])),
+        Some(valid) => {
+            let null = of(None);
+            out.extend((0..keys.len()).map(|i| {
+                if valid.get(i) {
+                    per_value[keys[i] as usize]
+                } else {
+                    null
+                }
+            }));
+        }
+    }
+    Ok(())
 }
 
-impl<T: Copy> Coded<T> {
-    fn new(
-        name: &str,
-        array: &ArrayRef,
-        mut of: impl FnMut(Option<&str>) -> T,
-    ) -> Result<Coded<T>, String> {
-        let dict = array
-            .as_any()
-            .downcast_ref::<DictionaryArray<Int32Type>>()
-            .ok_or_else(|| {
-                format!(
-                    "events.{name}: expected dictionary<int32, string>, got {}",
-                    array.data_type()
-                )
-            })?;
-        let values = dict
-            .values()
-            .as_any()
-            .downcast_ref::<StringArray>()
-            .ok_or_else(|| format!("events.{name}: the dictionary's values are not strings"))?;
-        let mut per_value: Vec<T> = (0..values.len())
-            .map(|j| of((!values.is_null(j)).then(|| values.value(j))))
-            .collect();
-        per_value.push(of(None)); // a null row: the last entry
-        Ok(Coded {
-            keys: dict.keys().clone(),
-            per_value,
-        })
-    }
-
-    #[inline]
-    fn get(&self, i: usize) -> T {
-        if self.keys.is_null(i) {
-            return *self.per_value.last().expect("the null entry");
-        }
-        self.per_value[self.keys.value(i) as usize]
-    }
+/// The per-row codes of a batch's string columns (and its event ids), decoded once per batch
+/// in one loop per column, so that reading an event is plain indexing; kept between batches
+/// for their memory.
+#[derive(Default)]
+pub struct Decoded {
+    eid: Vec<i64>,
+    action: Vec<Option<Action>>,
+    op: Vec<Op>,
+    flush: Vec<bool>,
+    rwbs: Vec<Option<u32>>,
+    comm: Vec<Option<u32>>,
 }
 
 /// One batch of events, readable row by row: each column in the type `events` declares
-/// (Python casts a batch that differs), borrowed from the batch.
+/// (Python casts a batch that differs), borrowed from the batch, and its codes.
 pub struct Batch<'a> {
     pub len: usize,
     time: &'a [i64],
-    input: &'a [i16],
-    line: &'a [i64],
     major: &'a [i32],
     minor: &'a [i32],
-    action: Coded<Option<Action>>,
-    op: Coded<Op>,
-    flush: BooleanArray,
-    rwbs: Coded<Option<u32>>,
     sector: Nullable<'a, i64>,
     nsectors: Nullable<'a, i32>,
     split: Nullable<'a, i64>,
@@ -142,7 +180,7 @@ pub struct Batch<'a> {
     remap_sector: Nullable<'a, i64>,
     error: Nullable<'a, i32>,
     pid: &'a [i64],
-    comm: Coded<Option<u32>>,
+    codes: &'a Decoded,
 }
 
 /// The columns of a batch, by name.
@@ -173,13 +211,70 @@ impl Columns {
     }
 }
 
-impl<'a> Batch<'a> {
-    /// Read a batch's columns; its RWBS and comm strings get codes of the pass's dictionaries.
-    pub fn new(
-        columns: &'a Columns,
+impl Decoded {
+    /// Decode a batch's event ids and string columns; its RWBS and comm strings get codes of
+    /// the pass's dictionaries.
+    pub fn fill(
+        &mut self,
+        columns: &Columns,
         rwbs: &mut Dictionary,
         comm: &mut Dictionary,
-    ) -> Result<Batch<'a>, String> {
+    ) -> Result<(), String> {
+        let codes = self;
+        let col = |name: &str| columns.get(name);
+        for name in ["input_id", "line_no"] {
+            if col(name).null_count() > 0 {
+                return Err(format!("events.{name} holds nulls"));
+            }
+        }
+        let flush = col("flush");
+        let flush = flush
+            .as_any()
+            .downcast_ref::<BooleanArray>()
+            .ok_or_else(|| format!("events.flush: expected booleans, got {}", flush.data_type()))?;
+        let input = values::<Int16Type>("input_id", col("input_id"))?;
+        let line = values::<Int64Type>("line_no", col("line_no"))?;
+        if input.len() != line.len() {
+            return Err("events: columns of different lengths".into());
+        }
+        codes.eid.clear();
+        codes.eid.extend(
+            input
+                .iter()
+                .zip(line)
+                .map(|(&input, &line)| (i64::from(input) << 40) + line),
+        );
+        decode("action", col("action"), &mut codes.action, |s| {
+            s.and_then(Action::from_letters)
+        })?;
+        decode("op", col("op"), &mut codes.op, |s| {
+            Op::from_letter(s.unwrap_or(""))
+        })?;
+        decode("rwbs", col("rwbs"), &mut codes.rwbs, |s| {
+            s.map(|s| rwbs.code(s))
+        })?;
+        decode("comm", col("comm"), &mut codes.comm, |s| {
+            s.map(|s| comm.code(s))
+        })?;
+        codes.flush.clear();
+        let set = Valid {
+            bits: flush.values().values(),
+            offset: flush.values().offset(),
+        };
+        let len = flush.len();
+        match Valid::of(flush.nulls()) {
+            None => codes.flush.extend((0..len).map(|i| set.get(i))),
+            Some(valid) => codes
+                .flush
+                .extend((0..len).map(|i| set.get(i) && valid.get(i))),
+        }
+        Ok(())
+    }
+}
+
+impl<'a> Batch<'a> {
+    /// Read a batch's columns, whose codes `codes` decoded (`Decoded::fill`).
+    pub fn new(columns: &'a Columns, codes: &'a Decoded) -> Result<Batch<'a>, String> {
         let col = |name: &str| columns.get(name);
         let not_null = |name: &str| {
             if col(name).null_count() > 0 {
@@ -188,35 +283,16 @@ impl<'a> Batch<'a> {
                 Ok(())
             }
         };
-        for name in [
-            "time_ns",
-            "input_id",
-            "line_no",
-            "dev_major",
-            "dev_minor",
-            "pid",
-        ] {
+        for name in ["time_ns", "dev_major", "dev_minor", "pid"] {
             not_null(name)?;
         }
-        let flush = col("flush");
-        let flush = flush
-            .as_any()
-            .downcast_ref::<BooleanArray>()
-            .ok_or_else(|| format!("events.flush: expected booleans, got {}", flush.data_type()))?
-            .clone();
-        Ok(Batch {
-            len: col("time_ns").len(),
-            time: values::<Int64Type>("time_ns", col("time_ns"))?,
-            input: values::<Int16Type>("input_id", col("input_id"))?,
-            line: values::<Int64Type>("line_no", col("line_no"))?,
+        let time = values::<Int64Type>("time_ns", col("time_ns"))?;
+        let len = time.len();
+        let batch = Batch {
+            len,
+            time,
             major: values::<Int32Type>("dev_major", col("dev_major"))?,
             minor: values::<Int32Type>("dev_minor", col("dev_minor"))?,
-            action: Coded::new("action", col("action"), |s| {
-                s.and_then(Action::from_letters)
-            })?,
-            op: Coded::new("op", col("op"), |s| Op::from_letter(s.unwrap_or("")))?,
-            flush,
-            rwbs: Coded::new("rwbs", col("rwbs"), |s| s.map(|s| rwbs.code(s)))?,
             sector: Nullable::new::<Int64Type>("sector", col("sector"))?,
             nsectors: Nullable::new::<Int32Type>("nsectors", col("nsectors"))?,
             split: Nullable::new::<Int64Type>("split_sector", col("split_sector"))?,
@@ -225,35 +301,57 @@ impl<'a> Batch<'a> {
             remap_sector: Nullable::new::<Int64Type>("remap_sector", col("remap_sector"))?,
             error: Nullable::new::<Int32Type>("error", col("error"))?,
             pid: values::<Int64Type>("pid", col("pid"))?,
-            comm: Coded::new("comm", col("comm"), |s| s.map(|s| comm.code(s)))?,
-        })
+            codes,
+        };
+        let lengths = [
+            batch.major.len(),
+            batch.minor.len(),
+            batch.sector.values.len(),
+            batch.nsectors.values.len(),
+            batch.split.values.len(),
+            batch.remap_major.values.len(),
+            batch.remap_minor.values.len(),
+            batch.remap_sector.values.len(),
+            batch.error.values.len(),
+            batch.pid.len(),
+            codes.action.len(),
+            codes.op.len(),
+            codes.flush.len(),
+            codes.rwbs.len(),
+            codes.comm.len(),
+        ];
+        if lengths.iter().any(|&n| n != len) {
+            return Err("events: columns of different lengths".into());
+        }
+        Ok(batch)
     }
 
     /// Row i's time and event id (input_id << 40 | line_no): the pass's order.
-    #[inline]
+    #[inline(always)]
     pub fn order(&self, i: usize) -> (i64, i64) {
-        (
-            self.time[i],
-            (i64::from(self.input[i]) << 40) + self.line[i],
-        )
+        (self.time[i], self.codes.eid[i])
     }
 
-    #[inline]
+    #[inline(always)]
     pub fn device(&self, i: usize) -> (i64, i64) {
         (i64::from(self.major[i]), i64::from(self.minor[i]))
     }
 
+    #[inline(always)]
+    pub fn pid(&self, i: usize) -> i64 {
+        self.pid[i]
+    }
+
     /// Row i's action, None if the pass skips it.
-    #[inline]
+    #[inline(always)]
     pub fn action(&self, i: usize) -> Option<Action> {
-        self.action.get(i)
+        self.codes.action[i]
     }
 
     /// Row i as an event of device `dev` with this action (the split, remap and error columns
     /// read only for the actions that have them).
-    #[inline]
+    #[inline(always)]
     pub fn event(&self, i: usize, dev: usize, action: Action) -> Event {
-        let (t, eid) = self.order(i);
         let remap = if action == Action::Remap {
             Remap {
                 major: self.remap_major.get(i),
@@ -263,14 +361,15 @@ impl<'a> Batch<'a> {
         } else {
             Remap::default()
         };
+        let codes = self.codes;
         Event {
-            t,
-            eid,
+            t: self.time[i],
+            eid: codes.eid[i],
             dev,
             action,
-            op: self.op.get(i),
-            flush: !self.flush.is_null(i) && self.flush.value(i),
-            rwbs: self.rwbs.get(i),
+            op: codes.op[i],
+            flush: codes.flush[i],
+            rwbs: codes.rwbs[i],
             sector: self.sector.get(i),
             nsectors: self.nsectors.get(i),
             split: if action == Action::Split {
@@ -285,7 +384,7 @@ impl<'a> Batch<'a> {
                 None
             },
             pid: self.pid[i],
-            comm: self.comm.get(i),
+            comm: codes.comm[i],
         }
     }
 }

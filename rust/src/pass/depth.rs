@@ -94,6 +94,10 @@ struct Level {
     held: Vec<i64>,
     held_lo: i64,
     bins: Vec<BinSums>,
+    /// The bin the last hold ended in: (its start, its slot), None before the first hold or
+    /// past the last bin. A hold inside it (nearly all: steps are far closer than a bin is
+    /// wide) needs no division.
+    bin_at: Option<(i64, usize)>,
 }
 
 /// What a finished segment or a special moment leaves for `settle`.
@@ -162,6 +166,7 @@ impl Level {
             held: Vec::new(),
             held_lo: 0,
             bins: vec![BinSums::default(); bin_slots],
+            bin_at: None,
         }
     }
 
@@ -185,20 +190,35 @@ impl Level {
     /// of the bin slots, as the compiled walk before this one indexed it.
     fn hold(&mut self, depth: i64, a: i64, b: i64) {
         *self.held_at(depth) += b - a;
-        let Bounds {
-            start, width, bins, ..
-        } = self.bounds;
-        let last = (b - 1 - start).div_euclid(width).min(bins - 1);
+        let width = self.bounds.width;
+        if let Some((lo, slot)) = self.bin_at {
+            if lo <= a && b <= lo + width {
+                self.bins[slot].add(depth, b - a);
+                return;
+            }
+        }
+        let Bounds { start, bins: n, .. } = self.bounds;
+        let last = (b - 1 - start).div_euclid(width).min(n - 1);
         let slots = self.bins.len() as i64;
         for x in (a - start).div_euclid(width)..=last {
             let ns = b.min(start + (x + 1) * width) - a.max(start + x * width);
-            let slot = &mut self.bins[x.rem_euclid(slots) as usize];
-            if slot.max_depth.is_none_or(|m| depth > m) {
-                slot.max_depth = Some(depth);
-            }
-            slot.depth_ns += depth * ns;
-            slot.ns += ns;
+            self.bins[x.rem_euclid(slots) as usize].add(depth, ns);
         }
+        // the bin holding b - 1, where the next hold most likely falls, if it is a bin
+        let x = (b - 1 - start).div_euclid(width);
+        self.bin_at = (x < n).then(|| (start + x * width, x.rem_euclid(slots) as usize));
+    }
+}
+
+impl BinSums {
+    /// Depth held for ns inside the bin.
+    #[inline]
+    fn add(&mut self, depth: i64, ns: i64) {
+        if self.max_depth.is_none_or(|m| depth > m) {
+            self.max_depth = Some(depth);
+        }
+        self.depth_ns += depth * ns;
+        self.ns += ns;
     }
 }
 

@@ -61,6 +61,11 @@ impl Action {
         )
     }
 
+    /// P, U or UT: an event only the plug clock hears of (it has no sector).
+    pub fn plugs(self) -> bool {
+        matches!(self, Action::Plug | Action::Unplug | Action::UnplugTimer)
+    }
+
     /// U or UT.
     pub fn unplugs(self) -> bool {
         matches!(self, Action::Unplug | Action::UnplugTimer)

@@ -17,37 +17,45 @@
 //! P, else its own time; a G's is its session's first Q or G. A session lives while an open
 //! request's piece still refers to it.
 
+use std::collections::hash_map::Entry;
+
 use super::event::Action;
-use super::slab::Id;
+use super::slab::{Id, Slab};
 use super::state::{Pass, Session, Task};
 
 /// A task quiet for longer than this slept: its next event starts a new session.
 pub const SLEEP_NS: i64 = 5_000_000;
 
+/// One holder of session s let go of it; the last frees its slot.
+fn release(sessions: &mut Slab<Session>, s: Id) {
+    let session = &mut sessions[s];
+    session.refs -= 1;
+    if session.refs == 0 {
+        sessions.remove(s);
+    }
+}
+
+/// Session s is final: no Q or P can join it any more.
+fn close(sessions: &mut Slab<Session>, s: Id) {
+    if !sessions[s].closed {
+        sessions[s].closed = true;
+        release(sessions, s); // the hold the open session had on itself
+    }
+}
+
+/// A new session of task pid, held by itself while open.
+fn open(sessions: &mut Slab<Session>, pid: i64) -> Id {
+    sessions.insert(Session {
+        pid,
+        refs: 1,
+        ..Session::default()
+    })
+}
+
 impl Pass {
     /// One holder of session s let go of it.
     pub fn session_release(&mut self, s: Id) {
-        let session = &mut self.sessions[s];
-        session.refs -= 1;
-        if session.refs == 0 {
-            self.sessions.remove(s);
-        }
-    }
-
-    /// Session s is final: no Q or P can join it any more.
-    fn session_close(&mut self, s: Id) {
-        if !self.sessions[s].closed {
-            self.sessions[s].closed = true;
-            self.session_release(s); // the hold the open session had on itself
-        }
-    }
-
-    fn session_open(&mut self, pid: i64) -> Id {
-        self.sessions.insert(Session {
-            pid,
-            refs: 1,
-            ..Session::default()
-        })
+        release(&mut self.sessions, s);
     }
 
     /// Whether a task's event `a` at `t` starts a new session (the rules above); a U or UT
@@ -71,34 +79,31 @@ impl Pass {
 
     /// The session the task's Q, G, P, U or UT falls in.
     pub fn plug_event(&mut self, pid: i64, a: Action, t: i64) -> Id {
-        let s = match self.tasks.get_mut(&pid) {
-            None => {
-                let s = self.session_open(pid);
-                let task = Task {
+        let sessions = &mut self.sessions;
+        let s = match self.tasks.entry(pid) {
+            Entry::Vacant(vacant) => {
+                let s = open(sessions, pid);
+                vacant.insert(Task {
                     session: s,
                     last_action: a,
                     last_t: t,
                     pending_unplug: false,
-                };
-                self.tasks.insert(pid, task);
+                });
                 s
             }
-            Some(task) => {
+            Entry::Occupied(mut occupied) => {
+                let task = occupied.get_mut();
                 // a pending U or UT (right after a U) opened a session of its own unless this
                 // event is a P: then it stayed in the old session
                 let unplugged = std::mem::take(&mut task.pending_unplug) && a != Action::Plug;
                 let starts = Pass::starts_session(task, a, t);
                 task.last_action = a;
                 task.last_t = t;
-                let old = task.session;
                 if unplugged || starts {
-                    self.session_close(old);
-                    let s = self.session_open(pid);
-                    self.tasks.get_mut(&pid).expect("the task").session = s;
-                    s
-                } else {
-                    old
+                    close(sessions, task.session);
+                    task.session = open(sessions, pid);
                 }
+                task.session
             }
         };
         let session = &mut self.sessions[s];
@@ -149,7 +154,7 @@ impl Pass {
             !quiet
         });
         for s in idle {
-            self.session_close(s);
+            close(&mut self.sessions, s);
         }
     }
 }

@@ -32,9 +32,11 @@ impl<T: ArrowNativeType + RefUnwindSafe> Pool<T> {
     /// An empty vector with room for `capacity` values: one given back if there is one.
     pub fn take(&self, capacity: usize) -> Vec<T> {
         let kept = self.free.lock().ok().and_then(|mut free| free.pop());
-        let mut v = kept.unwrap_or_default();
-        v.reserve(capacity);
-        v
+        // one too small is dropped, not grown: growing an empty vector copies its old memory
+        match kept {
+            Some(v) if v.capacity() >= capacity => v,
+            _ => Vec::with_capacity(capacity),
+        }
     }
 
     /// v's values as an Arrow buffer, sharing v's memory; v comes back to the pool when the

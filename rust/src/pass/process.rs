@@ -9,10 +9,7 @@ use super::state::{max_some, Pass, Wait};
 impl Pass {
     /// Run one event through every rule.
     pub fn event(&mut self, ev: &Event) {
-        if self.now != Some(ev.t) {
-            self.now = Some(ev.t);
-            self.dispatched_now.clear();
-        }
+        self.at_time(ev.t);
         self.count_io(ev);
         let a = ev.action;
         let at = (ev.dev, ev.key_sector());
@@ -56,6 +53,24 @@ impl Pass {
         }
         if matches!(a, Action::Dispatch | Action::Requeue | Action::Complete) {
             self.request_event(ev);
+        }
+    }
+
+    /// A P, U or UT: it moves the current nanosecond and, when the plug clock is kept, its
+    /// task's plug session; no other rule hears of it (it has no sector and no request).
+    pub fn plug_action(&mut self, pid: i64, a: Action, t: i64) {
+        self.at_time(t);
+        if self.plug_clock {
+            self.plug_event(pid, a, t);
+        }
+    }
+
+    /// The events' clock: the D's remembered for covering are those of the current nanosecond.
+    #[inline(always)]
+    fn at_time(&mut self, t: i64) {
+        if self.now != Some(t) {
+            self.now = Some(t);
+            self.dispatched_now.clear();
         }
     }
 

@@ -9,7 +9,7 @@ use arrow_schema::ArrowError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::arrow_in::{Batch, Columns, COLUMNS};
+use super::arrow_in::{Batch, Columns, Decoded, COLUMNS};
 use super::depth::{Bounds, DepthWalk, LEVELS};
 use super::event::{Action, Op};
 use super::iodist::METRICS;
@@ -24,6 +24,13 @@ fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
 }
 
+/// The index of device major:minor among the pass's devices.
+fn device_index(devices: &[Device], major: i64, minor: i64) -> Option<usize> {
+    devices
+        .iter()
+        .position(|d| d.major == major && d.minor == minor)
+}
+
 /// The streaming pass over one dataset's events.
 #[pyclass(module = "blkscope._core")]
 pub struct StreamPass {
@@ -34,6 +41,8 @@ pub struct StreamPass {
     last: Option<(i64, i64)>,
     /// The column buffers of rows handed over, back from Arrow for the next ones.
     pools: Pools,
+    /// Each batch's decoded codes (their memory kept for the next batch).
+    decoded: Decoded,
 }
 
 impl StreamPass {
@@ -45,18 +54,13 @@ impl StreamPass {
         }
     }
 
-    fn device_index(&self, major: i64, minor: i64) -> Option<usize> {
-        self.pass
-            .devices
-            .iter()
-            .position(|d| d.major == major && d.minor == minor)
-    }
-
     /// Run a batch: Ok(false), having run nothing, when its events are not in (time, event
     /// id) order after the ones before.
     fn run(&mut self, columns: &arrow_array::StructArray) -> Result<bool, String> {
         let columns = Columns::new(columns)?;
-        let batch = Batch::new(&columns, &mut self.rwbs, &mut self.comm)?;
+        self.decoded
+            .fill(&columns, &mut self.rwbs, &mut self.comm)?;
+        let batch = Batch::new(&columns, &self.decoded)?;
         let mut last = self.last;
         for i in 0..batch.len {
             let here = batch.order(i);
@@ -75,16 +79,22 @@ impl StreamPass {
             let dev = match cached {
                 Some((d, index)) if d == device => index,
                 _ => {
-                    let index = self.device_index(device.0, device.1).ok_or_else(|| {
-                        format!(
-                            "events hold device {}:{}, which was not listed before the pass",
-                            device.0, device.1
-                        )
-                    })?;
+                    let index =
+                        device_index(&self.pass.devices, device.0, device.1).ok_or_else(|| {
+                            format!(
+                                "events hold device {}:{}, which was not listed before the pass",
+                                device.0, device.1
+                            )
+                        })?;
                     cached = Some((device, index));
                     index
                 }
             };
+            if action.plugs() {
+                let (t, _) = batch.order(i);
+                self.pass.plug_action(batch.pid(i), action, t);
+                continue;
+            }
             let ev = batch.event(i, dev, action);
             if action == Action::Queue && !self.pass.op_classes.knows(ev.rwbs) {
                 return Err(format!(
@@ -147,6 +157,7 @@ impl StreamPass {
             comm: Dictionary::starting_with(&[super::q2q::UNKNOWN_COMM_NAME]),
             last: None,
             pools: Pools::default(),
+            decoded: Decoded::default(),
         })
     }
 

@@ -157,11 +157,14 @@ impl Pooled for i32 {
     }
 }
 
-/// Bits being written, one row at a time: 64 at a time into a word, each full word into the
-/// bitmap (Arrow's builder checks its length and may grow its buffer at every byte).
+/// The rows are turned into columns a chunk of this many at a time: each column is filled
+/// from the chunk in one tight loop (its validity bits one word per chunk), while the chunk's
+/// rows stay in the nearest cache across the columns.
+const CHUNK: usize = 64;
+
+/// Validity or boolean bits, one 64-bit word per chunk of rows (only the last chunk is short).
 struct Bits {
     words: Vec<u64>,
-    word: u64,
     len: usize,
 }
 
@@ -169,32 +172,34 @@ impl Bits {
     fn with_capacity(n: usize, pools: &Pools) -> Self {
         Bits {
             words: pools.u64.take(n.div_ceil(64)),
-            word: 0,
             len: 0,
         }
     }
 
+    /// One chunk's bits: bit j for its row j.
     #[inline(always)]
-    fn push(&mut self, v: bool) {
-        self.word |= u64::from(v) << (self.len % 64);
-        self.len += 1;
-        if self.len.is_multiple_of(64) {
-            self.words.push(self.word);
-            self.word = 0;
-        }
+    fn push_word(&mut self, word: u64, n: usize) {
+        debug_assert!(self.len.is_multiple_of(64) && n <= 64);
+        self.words.push(word);
+        self.len += n;
     }
 
     /// The bits as Arrow lays them out (bit i of byte i / 8, on a little-endian machine).
-    fn finish(mut self, pools: &Pools) -> BooleanBuffer {
-        if !self.len.is_multiple_of(64) {
-            self.words.push(self.word);
-        }
+    fn finish(self, pools: &Pools) -> BooleanBuffer {
         let words = pools.u64.lend(self.words).into_inner();
         BooleanBuffer::new(words, 0, self.len)
     }
 }
 
-/// An integer column being built, one row at a time.
+/// The word of a chunk's bits: bit j set when `f` holds for its row j.
+#[inline(always)]
+fn word_of<R>(rows: &[R], f: impl Fn(&R) -> bool) -> u64 {
+    rows.iter()
+        .enumerate()
+        .fold(0, |word, (j, r)| word | (u64::from(f(r)) << j))
+}
+
+/// An integer column that may hold nulls.
 struct Ints<T: ArrowPrimitiveType> {
     values: Vec<T::Native>,
     valid: Bits,
@@ -213,11 +218,14 @@ where
         }
     }
 
+    /// The column's values of a chunk of rows.
     #[inline(always)]
-    fn push(&mut self, v: Option<T::Native>) {
-        self.values.push(v.unwrap_or_default());
-        self.valid.push(v.is_some());
-        self.nulls += usize::from(v.is_none());
+    fn extend<R>(&mut self, rows: &[R], f: impl Fn(&R) -> Option<T::Native>) {
+        let word = word_of(rows, |r| f(r).is_some());
+        self.values
+            .extend(rows.iter().map(|r| f(r).unwrap_or_default()));
+        self.nulls += rows.len() - word.count_ones() as usize;
+        self.valid.push_word(word, rows.len());
     }
 
     fn finish(self, pools: &Pools) -> ArrayRef {
@@ -240,8 +248,8 @@ where
     }
 
     #[inline(always)]
-    fn push(&mut self, v: T::Native) {
-        self.0.push(v);
+    fn extend<R>(&mut self, rows: &[R], f: impl Fn(&R) -> T::Native) {
+        self.0.extend(rows.iter().map(f));
     }
 
     fn finish(self, pools: &Pools) -> ArrayRef {
@@ -263,16 +271,18 @@ impl Bools {
     fn with_capacity(n: usize, pools: &Pools) -> Self {
         Bools(Bits::with_capacity(n, pools))
     }
+
     #[inline(always)]
-    fn push(&mut self, v: bool) {
-        self.0.push(v);
+    fn extend<R>(&mut self, rows: &[R], f: impl Fn(&R) -> bool) {
+        self.0.push_word(word_of(rows, f), rows.len());
     }
+
     fn finish(self, pools: &Pools) -> ArrayRef {
         Arc::new(BooleanArray::new(self.0.finish(pools), None))
     }
 }
 
-/// A string column being built, one row at a time.
+/// A string column.
 struct Strs {
     offsets: Vec<i32>,
     bytes: Vec<u8>,
@@ -281,25 +291,30 @@ struct Strs {
 }
 
 impl Strs {
-    fn with_capacity(n: usize, pools: &Pools) -> Self {
+    /// Room for n strings of about `bytes` bytes each (more and its bytes grow by a copy).
+    fn with_capacity(n: usize, bytes: usize, pools: &Pools) -> Self {
         let mut offsets = pools.i32.take(n + 1);
         offsets.push(0);
         Strs {
             offsets,
-            bytes: pools.u8.take(4 * n),
+            bytes: pools.u8.take(bytes * n),
             valid: Bits::with_capacity(n, pools),
             nulls: 0,
         }
     }
 
     #[inline(always)]
-    fn push(&mut self, v: Option<&str>) {
-        if let Some(v) = v {
-            self.bytes.extend_from_slice(v.as_bytes());
+    fn extend<'s, R>(&mut self, rows: &[R], f: impl Fn(&R) -> Option<&'s str>) {
+        let mut word = 0u64;
+        for (j, r) in rows.iter().enumerate() {
+            if let Some(v) = f(r) {
+                self.bytes.extend_from_slice(v.as_bytes());
+                word |= 1 << j;
+            }
+            self.offsets.push(self.bytes.len() as i32);
         }
-        self.offsets.push(self.bytes.len() as i32);
-        self.valid.push(v.is_some());
-        self.nulls += usize::from(v.is_none());
+        self.nulls += rows.len() - word.count_ones() as usize;
+        self.valid.push_word(word, rows.len());
     }
 
     fn finish(self, pools: &Pools) -> ArrayRef {
@@ -337,50 +352,44 @@ pub fn requests_batch(
         Values::<Int32Type>::with_capacity(len, p),
         Values::<Int32Type>::with_capacity(len, p),
     );
-    let mut op = Strs::with_capacity(len, p);
+    let mut op = Strs::with_capacity(len, 1, p);
     let mut sector = Ints::<Int64Type>::with_capacity(len, p);
     let mut nsectors = Ints::<Int32Type>::with_capacity(len, p);
-    let mut kind = Strs::with_capacity(len, p);
-    let mut flags = Strs::with_capacity(len, p);
+    let mut kind = Strs::with_capacity(len, 9, p);
+    let mut flags = Strs::with_capacity(len, 8, p);
     let mut times: [Ints<Int64Type>; 7] = std::array::from_fn(|_| Ints::with_capacity(len, p));
     let mut requeues = Values::<Int32Type>::with_capacity(len, p);
     let mut dispatches = Values::<Int32Type>::with_capacity(len, p);
     let mut error = Ints::<Int32Type>::with_capacity(len, p);
     let mut partial = Bools::with_capacity(len, p);
     let mut pid = Ints::<Int64Type>::with_capacity(len, p);
-    let mut process = Strs::with_capacity(len, p);
+    let mut process = Strs::with_capacity(len, 16, p);
     let mut d_eid = Ints::<Int64Type>::with_capacity(len, p);
     let mut c_eid = Ints::<Int64Type>::with_capacity(len, p);
-    for r in rows {
-        let device = &n.devices[r.dev];
-        let life = &r.life;
-        major.push(int32(device.major));
-        minor.push(int32(device.minor));
-        op.push(Some(r.op.name()));
-        sector.push(r.sector);
-        nsectors.push(r.nsectors.map(int32));
-        kind.push(Some(r.kind.name()));
-        flags.push(r.rwbs.map(|c| n.rwbs.value(c)));
-        let d2c = life.c_t.zip(life.last_d).map(|(c, d)| c - d);
-        for (column, v) in times.iter_mut().zip([
-            r.q_t,
-            r.g_t,
-            r.acct_start,
-            life.first_d,
-            life.last_d,
-            life.c_t,
-            d2c,
-        ]) {
-            column.push(v);
-        }
-        requeues.push(int32(life.requeues));
-        dispatches.push(int32(life.dispatches));
-        error.push(life.error.map(int32));
-        partial.push(r.partial);
-        pid.push(r.pid);
-        process.push(r.process.map(|c| n.comm.value(c)));
-        d_eid.push(life.d_eid);
-        c_eid.push(life.c_eid);
+    for rows in rows.chunks(CHUNK) {
+        major.extend(rows, |r| int32(n.devices[r.dev].major));
+        minor.extend(rows, |r| int32(n.devices[r.dev].minor));
+        op.extend(rows, |r| Some(r.op.name()));
+        sector.extend(rows, |r| r.sector);
+        nsectors.extend(rows, |r| r.nsectors.map(int32));
+        kind.extend(rows, |r| Some(r.kind.name()));
+        flags.extend(rows, |r| r.rwbs.map(|c| n.rwbs.value(c)));
+        let [q, g, acct, first_d, last_d, c, d2c] = &mut times;
+        q.extend(rows, |r| r.q_t);
+        g.extend(rows, |r| r.g_t);
+        acct.extend(rows, |r| r.acct_start);
+        first_d.extend(rows, |r| r.life.first_d);
+        last_d.extend(rows, |r| r.life.last_d);
+        c.extend(rows, |r| r.life.c_t);
+        d2c.extend(rows, |r| r.life.c_t.zip(r.life.last_d).map(|(c, d)| c - d));
+        requeues.extend(rows, |r| int32(r.life.requeues));
+        dispatches.extend(rows, |r| int32(r.life.dispatches));
+        error.extend(rows, |r| r.life.error.map(int32));
+        partial.extend(rows, |r| r.partial);
+        pid.extend(rows, |r| r.pid);
+        process.extend(rows, |r| r.process.map(|c| n.comm.value(c)));
+        d_eid.extend(rows, |r| r.life.d_eid);
+        c_eid.extend(rows, |r| r.life.c_eid);
     }
     let [q, g, acct, first_d, last_d, c, d2c] = times;
     batch(vec![
@@ -424,19 +433,19 @@ pub fn bios_batches(
         Values::<Int32Type>::with_capacity(len, p),
         Values::<Int32Type>::with_capacity(len, p),
     );
-    let mut op = Strs::with_capacity(len, p);
-    let mut flags = Strs::with_capacity(len, p);
+    let mut op = Strs::with_capacity(len, 1, p);
+    let mut flags = Strs::with_capacity(len, 8, p);
     let mut sector = Ints::<Int64Type>::with_capacity(len, p);
     let mut nsectors = Ints::<Int32Type>::with_capacity(len, p);
     let mut pid = Values::<Int64Type>::with_capacity(len, p);
-    let mut comm = Strs::with_capacity(len, p);
+    let mut comm = Strs::with_capacity(len, 16, p);
     // q g m i d c q2c d2c
     let mut times: [Ints<Int64Type>; 8] = std::array::from_fn(|_| Ints::with_capacity(len, p));
     let mut merged = Bools::with_capacity(len, p);
     let mut split = Bools::with_capacity(len, p);
     let mut pieces = Values::<Int32Type>::with_capacity(len, p);
     let mut requeues = Ints::<Int32Type>::with_capacity(len, p);
-    let mut status = Strs::with_capacity(len, p);
+    let mut status = Strs::with_capacity(len, 9, p);
     let mut partial = Bools::with_capacity(len, p);
     let mut remap_major = Ints::<Int32Type>::with_capacity(len, p);
     let mut remap_minor = Ints::<Int32Type>::with_capacity(len, p);
@@ -448,48 +457,47 @@ pub fn bios_batches(
     let mut process = p.i32.take(len);
     let mut group_key = Values::<Int64Type>::with_capacity(len, p);
     let mut gaps: [Ints<Int64Type>; 4] = std::array::from_fn(|_| Ints::with_capacity(len, p));
-    for r in rows {
-        let device = &n.devices[r.dev];
-        major.push(int32(device.major));
-        minor.push(int32(device.minor));
-        op.push(Some(r.op.name()));
-        flags.push(r.rwbs.map(|c| n.rwbs.value(c)));
-        sector.push(r.sector);
-        nsectors.push(r.nsectors.map(int32));
-        pid.push(r.pid);
-        comm.push(r.comm.map(|c| n.comm.value(c)));
-        let stages = [
-            Some(r.q_t),
-            r.g_t,
-            r.m_t,
-            r.i_t,
-            r.d_t,
-            r.c_t,
-            r.q2c(),
-            r.d2c,
-        ];
-        for (column, v) in times.iter_mut().zip(stages) {
-            column.push(v);
-        }
-        merged.push(r.merged);
-        split.push(r.pieces > 1);
-        pieces.push(int32(r.pieces));
-        requeues.push(r.requeues.map(int32));
-        status.push(Some(r.status()));
-        partial.push(r.partial);
-        remap_major.push(r.remap.major.map(int32));
-        remap_minor.push(r.remap.minor.map(int32));
-        remap_sector.push(r.remap.sector);
-        q_eid.push(r.q_eid);
-        d_eid.push(r.d_eid);
-        let c = classes.of(r.rwbs, r.op as usize, r.sector.is_some());
-        let who = r.comm.unwrap_or(UNKNOWN_COMM);
-        base.push(c.base as i32);
-        class.push(c.class as i32);
-        process.push(who as i32);
-        group_key.push(q2q::group_key(r.dev, c, who));
-        for (column, v) in gaps.iter_mut().zip(r.q2q) {
-            column.push(v);
+    for rows in rows.chunks(CHUNK) {
+        major.extend(rows, |r| int32(n.devices[r.dev].major));
+        minor.extend(rows, |r| int32(n.devices[r.dev].minor));
+        op.extend(rows, |r| Some(r.op.name()));
+        flags.extend(rows, |r| r.rwbs.map(|c| n.rwbs.value(c)));
+        sector.extend(rows, |r| r.sector);
+        nsectors.extend(rows, |r| r.nsectors.map(int32));
+        pid.extend(rows, |r| r.pid);
+        comm.extend(rows, |r| r.comm.map(|c| n.comm.value(c)));
+        let [q, g, m, i, d, c, q2c, d2c] = &mut times;
+        q.extend(rows, |r| Some(r.q_t));
+        g.extend(rows, |r| r.g_t);
+        m.extend(rows, |r| r.m_t);
+        i.extend(rows, |r| r.i_t);
+        d.extend(rows, |r| r.d_t);
+        c.extend(rows, |r| r.c_t);
+        q2c.extend(rows, BioRow::q2c);
+        d2c.extend(rows, |r| r.d2c);
+        merged.extend(rows, |r| r.merged);
+        split.extend(rows, |r| r.pieces > 1);
+        pieces.extend(rows, |r| int32(r.pieces));
+        requeues.extend(rows, |r| r.requeues.map(int32));
+        status.extend(rows, |r| Some(r.status()));
+        partial.extend(rows, |r| r.partial);
+        remap_major.extend(rows, |r| r.remap.major.map(int32));
+        remap_minor.extend(rows, |r| r.remap.minor.map(int32));
+        remap_sector.extend(rows, |r| r.remap.sector);
+        q_eid.extend(rows, |r| r.q_eid);
+        d_eid.extend(rows, |r| r.d_eid);
+        let [process_gap, class_gap, op_gap, device_gap] = &mut gaps;
+        process_gap.extend(rows, |r| r.q2q[0]);
+        class_gap.extend(rows, |r| r.q2q[1]);
+        op_gap.extend(rows, |r| r.q2q[2]);
+        device_gap.extend(rows, |r| r.q2q[3]);
+        for r in rows {
+            let c = classes.of(r.rwbs, r.op as usize, r.sector.is_some());
+            let who = r.comm.unwrap_or(UNKNOWN_COMM);
+            base.push(c.base as i32);
+            class.push(c.class as i32);
+            process.push(who as i32);
+            group_key.0.push(q2q::group_key(r.dev, c, who));
         }
     }
     let [q, g, m, i, d, c, q2c, d2c] = times.map(|c| c.finish(p));
@@ -572,39 +580,46 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bits_written_a_word_at_a_time_are_arrows_bitmap() {
+    fn bits_written_a_chunk_at_a_time_are_arrows_bitmap() {
         let pools = Pools::default();
         for n in [0, 1, 63, 64, 65, 200] {
-            let pattern = |i: usize| i.is_multiple_of(3) || i % 7 == 1;
-            let mut bits = Bits::with_capacity(n, &pools);
-            (0..n).for_each(|i| bits.push(pattern(i)));
-            let expected: BooleanBuffer = (0..n).map(pattern).collect();
-            assert_eq!(bits.finish(&pools), expected, "{n} bits");
+            let pattern = |i: &usize| i.is_multiple_of(3) || i % 7 == 1;
+            let rows: Vec<usize> = (0..n).collect();
+            let mut bools = Bools::with_capacity(n, &pools);
+            rows.chunks(CHUNK).for_each(|c| bools.extend(c, pattern));
+            let expected: BooleanArray = rows.iter().map(|i| Some(pattern(i))).collect();
+            let got = bools.finish(&pools);
+            assert_eq!(
+                got.as_ref(),
+                &expected as &dyn arrow_array::Array,
+                "{n} bits"
+            );
         }
     }
 
     #[test]
     fn columns_with_and_without_nulls() {
         let pools = Pools::default();
-        let mut ints = Ints::<Int64Type>::with_capacity(3, &pools);
-        [Some(5), None, Some(-7)]
-            .into_iter()
-            .for_each(|v| ints.push(v));
-        let ints = ints.finish(&pools);
-        let expected: PrimitiveArray<Int64Type> = [Some(5), None, Some(-7)].into_iter().collect();
-        assert_eq!(ints.as_ref(), &expected as &dyn arrow_array::Array);
-        let mut strs = Strs::with_capacity(1, &pools); // grows past its first capacity
-        ["completed", "merged"]
-            .into_iter()
-            .for_each(|v| strs.push(Some(v)));
-        strs.push(None);
-        let strs = strs.finish(&pools);
-        let expected: StringArray = [Some("completed"), Some("merged"), None]
-            .into_iter()
+        let values: Vec<Option<i64>> = (0..150)
+            .map(|i| (i % 5 != 2).then_some(i * 1000 - 7))
             .collect();
-        assert_eq!(strs.as_ref(), &expected as &dyn arrow_array::Array);
+        let mut ints = Ints::<Int64Type>::with_capacity(1, &pools); // grows past its capacity
+        values.chunks(CHUNK).for_each(|c| ints.extend(c, |v| *v));
+        let expected: PrimitiveArray<Int64Type> = values.iter().copied().collect();
+        assert_eq!(
+            ints.finish(&pools).as_ref(),
+            &expected as &dyn arrow_array::Array
+        );
+        let names = [Some("completed"), Some("merged"), None];
+        let mut strs = Strs::with_capacity(1, 1, &pools);
+        strs.extend(&names, |v| *v);
+        let expected: StringArray = names.into_iter().collect();
+        assert_eq!(
+            strs.finish(&pools).as_ref(),
+            &expected as &dyn arrow_array::Array
+        );
         let mut full = Ints::<Int32Type>::with_capacity(2, &pools);
-        [Some(1), Some(2)].into_iter().for_each(|v| full.push(v));
+        full.extend(&[1, 2], |v| Some(*v));
         assert_eq!(full.finish(&pools).null_count(), 0);
     }
 }

@@ -38,7 +38,7 @@ pub fn bio_stage_ns(b: &BioRow) -> [Option<i64>; 7] {
 const Q2Q: u8 = 8;
 
 /// The latencies of one (group, scope, stage, value bucket).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Bucket {
     pub count: i64,
     pub lo: i64,
@@ -50,14 +50,14 @@ pub struct Bucket {
 pub type BucketKey = (i64, u8, u8, i16);
 
 /// The buckets, each found by one integer: a bio's group is looked up once (its index among
-/// the groups met), and each of its latencies hashes one word, not four fields.
+/// the groups met), and each of its latencies probes one table of packed keys.
 #[derive(Default)]
 pub struct StageCounts {
     /// Each reporting group met (the Q2Q file's group_key), by its index.
     groups: Vec<i64>,
     group_index: FastMap<i64, u32>,
     /// `packed` (group index, scope, stage, value bucket) -> its latencies.
-    buckets: FastMap<u64, Bucket>,
+    buckets: BucketTable,
 }
 
 /// A bucket's key as one integer: group index, scope, stage, value bucket (as 16 bits).
@@ -68,27 +68,134 @@ fn packed(group: u32, scope: u8, stage: u8, bucket: i16) -> u64 {
         | u64::from(bucket as u16)
 }
 
-impl StageCounts {
+/// A bucket and the packed key it is filed under (count 0: a free slot), in 40 bytes: its
+/// sum as two words, so that no field asks for 16-byte alignment (a slot would take 64).
+#[derive(Clone, Copy, Default)]
+struct Slot {
+    key: u64,
+    count: i64,
+    lo: i64,
+    hi: i64,
+    /// The sum's low and high 64 bits.
+    total: [u64; 2],
+}
+
+impl Slot {
+    fn total(&self) -> i128 {
+        ((u128::from(self.total[1]) << 64) | u128::from(self.total[0])) as i128
+    }
+
+    fn bucket(&self) -> Bucket {
+        Bucket {
+            count: self.count,
+            lo: self.lo,
+            hi: self.hi,
+            total: self.total(),
+        }
+    }
+}
+
+/// The buckets by packed key, in one open-addressed array (linear probing, never a removal,
+/// at most 3/4 full): every written bio adds ~9 latencies, each one multiply and, nearly
+/// always, a read of one or two neighbouring slots, where a general hash map hashes, matches
+/// a control group and then reads the slot.
+struct BucketTable {
+    slots: Vec<Slot>,
+    /// log2 of the slots.
+    bits: u32,
+    len: usize,
+}
+
+impl Default for BucketTable {
+    fn default() -> Self {
+        BucketTable::with_bits(10)
+    }
+}
+
+impl BucketTable {
+    fn with_bits(bits: u32) -> BucketTable {
+        BucketTable {
+            slots: vec![Slot::default(); 1 << bits],
+            bits,
+            len: 0,
+        }
+    }
+
+    /// Where key is, or the free slot where it goes.
+    #[inline(always)]
+    fn find(&self, key: u64) -> usize {
+        // Fibonacci hashing: the multiply spreads the packed fields into the top bits
+        let mask = self.slots.len() - 1;
+        let mut i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.bits)) as usize;
+        loop {
+            // SAFETY: i is below 2^bits, the slots' length (the top bits of a product, then
+            // masked by the length less one, a power of two)
+            let slot = unsafe { self.slots.get_unchecked(i) };
+            if slot.count == 0 || slot.key == key {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Count latency ns into key's bucket.
+    #[inline(always)]
     fn add(&mut self, key: u64, ns: i64) {
-        self.buckets
-            .entry(key)
-            .and_modify(|b| {
-                b.count += 1;
-                b.lo = b.lo.min(ns);
-                b.hi = b.hi.max(ns);
-                b.total += i128::from(ns);
-            })
-            .or_insert(Bucket {
+        let i = self.find(key);
+        // SAFETY: find gives an index below the slots' length
+        let slot = unsafe { self.slots.get_unchecked_mut(i) };
+        if slot.count == 0 {
+            *slot = Slot {
+                key,
                 count: 1,
                 lo: ns,
                 hi: ns,
-                total: i128::from(ns),
-            });
+                total: [ns as u64, if ns < 0 { u64::MAX } else { 0 }],
+            };
+            self.len += 1;
+            if 4 * self.len > 3 * self.slots.len() {
+                self.grow();
+            }
+            return;
+        }
+        slot.count += 1;
+        slot.lo = slot.lo.min(ns);
+        slot.hi = slot.hi.max(ns);
+        // the 128-bit sum, a word at a time: ns sign-extended, the low words' carry
+        let (low, carry) = slot.total[0].overflowing_add(ns as u64);
+        slot.total[0] = low;
+        slot.total[1] = slot.total[1]
+            .wrapping_add(if ns < 0 { u64::MAX } else { 0 })
+            .wrapping_add(u64::from(carry));
+    }
+
+    /// Twice the slots, every bucket filed again.
+    fn grow(&mut self) {
+        let old = std::mem::replace(self, BucketTable::with_bits(self.bits + 1));
+        for slot in old.slots.into_iter().filter(|s| s.count != 0) {
+            let i = self.find(slot.key);
+            self.slots[i] = slot;
+        }
+        self.len = old.len;
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (u64, Bucket)> + '_ {
+        self.slots
+            .iter()
+            .filter(|s| s.count != 0)
+            .map(|s| (s.key, s.bucket()))
+    }
+}
+
+impl StageCounts {
+    #[inline(always)]
+    fn add(&mut self, key: u64, ns: i64) {
+        self.buckets.add(key, ns);
     }
 
     /// Every bucket holding a latency, with its key.
-    pub fn buckets(&self) -> impl Iterator<Item = (BucketKey, &Bucket)> {
-        self.buckets.iter().map(|(&k, b)| {
+    pub fn buckets(&self) -> impl Iterator<Item = (BucketKey, Bucket)> + '_ {
+        self.buckets.iter().map(|(k, b)| {
             let group = self.groups[(k >> 32) as usize];
             (
                 (group, (k >> 24) as u8, (k >> 16) as u8, k as u16 as i16),
@@ -104,13 +211,14 @@ impl StageCounts {
             groups.push(group_key);
             (groups.len() - 1) as u32
         });
-        for (code, ns) in (1u8..).zip(bio_stage_ns(b)) {
-            if let Some(ns) = ns {
+        let stages = bio_stage_ns(b);
+        for (code, ns) in (1u8..).zip(stages.iter()) {
+            if let &Some(ns) = ns {
                 self.add(packed(group, 0, code, value_bucket(ns) as i16), ns);
             }
         }
-        for (scope, gap) in (1u8..).zip(b.q2q) {
-            if let Some(ns) = gap {
+        for (scope, gap) in (1u8..).zip(b.q2q.iter()) {
+            if let &Some(ns) = gap {
                 self.add(packed(group, scope, Q2Q, value_bucket(ns) as i16), ns);
             }
         }
@@ -184,6 +292,39 @@ mod tests {
                 (7, 4, Q2Q, bucket(300), 2, 300, 300, 600),
             ]
         );
+    }
+
+    #[test]
+    fn the_bucket_table_keeps_every_key_as_it_grows() {
+        let mut table = BucketTable::with_bits(2);
+        let mut expected: std::collections::HashMap<u64, (i64, i64, i64, i128)> =
+            Default::default();
+        for i in 0..5_000u64 {
+            // keys that differ only in high or only in low bits, each met several times
+            let key = ((i % 700) << 32) | (i % 13) << 16 | (i % 3);
+            let ns = (i as i64 * 7919) % 10_007 - 5_000;
+            table.add(key, ns);
+            let e = expected.entry(key).or_insert((0, i64::MAX, i64::MIN, 0));
+            *e = (e.0 + 1, e.1.min(ns), e.2.max(ns), e.3 + i128::from(ns));
+        }
+        let got: std::collections::HashMap<u64, (i64, i64, i64, i128)> = table
+            .iter()
+            .map(|(k, b)| (k, (b.count, b.lo, b.hi, b.total)))
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(table.len, expected.len());
+        // sums beyond 64 bits, both ways
+        let mut big = BucketTable::default();
+        for ns in [i64::MAX, i64::MAX, i64::MAX, i64::MIN, -1] {
+            big.add(7, ns);
+        }
+        let total = 3 * i128::from(i64::MAX) + i128::from(i64::MIN) - 1;
+        assert_eq!(big.iter().next().map(|(_, b)| b.total), Some(total));
+        for _ in 0..4 {
+            big.add(7, i64::MIN);
+        }
+        let total = total + 4 * i128::from(i64::MIN);
+        assert_eq!(big.iter().next().map(|(_, b)| b.total), Some(total));
     }
 
     #[test]

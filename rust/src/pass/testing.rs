@@ -146,6 +146,11 @@ impl Trace {
         for e in events {
             self.t = e.t.unwrap_or(self.t + 1);
             self.eid += 1;
+            if e.action.plugs() {
+                // as StreamPass::run sends them
+                self.pass.plug_action(e.pid, e.action, self.t);
+                continue;
+            }
             self.pass.event(&Event {
                 t: self.t,
                 eid: self.eid,
