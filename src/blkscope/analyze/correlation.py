@@ -88,14 +88,25 @@ def _flusher_bursts(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, int,
     return rows
 
 
-def device_spans(con: duckdb.DuckDBPyConnection) -> dict[tuple[int, int], tuple[int, int]]:
+def device_spans(
+    con: duckdb.DuckDBPyConnection, known: list[tuple[int, int, int, int]] | None = None
+) -> dict[tuple[int, int], tuple[int, int]]:
     """Per device (in device order), the first and last event time: the span chance is measured
     over. Kept in an internal table of the connection: the findings ask for it five times, and
-    each asks for a scan of every event (a connection's events never change)."""
-    con.execute(
-        f"CREATE TABLE IF NOT EXISTS {in_schema('_device_spans')} AS "
-        "SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events GROUP BY ALL"
+    each asks for a scan of every event (a connection's events never change). known: the
+    spans as the events file's statistics tell them (stream/events.py device_spans_of), which
+    the first call may give instead of the scan."""
+    spans = (
+        "SELECT dev_major, dev_minor, min(time_ns) AS t0, max(time_ns) AS t1 FROM events "
+        "GROUP BY ALL"
     )
+    if known:
+        values = ", ".join(
+            f"({int(a)}::INTEGER, {int(b)}::INTEGER, {int(lo)}::BIGINT, {int(hi)}::BIGINT)"
+            for a, b, lo, hi in known
+        )
+        spans = f"SELECT * FROM (VALUES {values}) v(dev_major, dev_minor, t0, t1)"
+    con.execute(f"CREATE TABLE IF NOT EXISTS {in_schema('_device_spans')} AS {spans}")
     rows = con.execute(f"SELECT * FROM {in_schema('_device_spans')} ORDER BY 1, 2").fetchall()
     return {(int(a), int(b)): (int(lo), int(hi)) for a, b, lo, hi in rows}
 

@@ -24,6 +24,29 @@ BATCH_ROWS = 1 << 17
 GROUPS_PER_READER = 16
 
 
+def device_spans_of(events: Path) -> list[tuple[int, int, int, int]] | None:
+    """(major, minor, first and last event time) per device, from the row groups' statistics
+    (Parquet keeps each column's exact min and max per row group), without reading a row; None
+    when a row group holds more than one device or lacks the statistics (then a scan tells)."""
+    meta = pq.ParquetFile(events).metadata
+    names = meta.schema.names
+    columns = [names.index(name) for name in ("dev_major", "dev_minor", "time_ns")]
+    spans: dict[tuple[int, int], tuple[int, int]] = {}
+    for g in range(meta.num_row_groups):
+        group = meta.row_group(g)
+        if group.num_rows == 0:
+            continue
+        stats = [group.column(i).statistics for i in columns]
+        if any(s is None or not s.has_min_max or s.null_count != 0 for s in stats):
+            return None
+        major, minor, time = stats
+        if major.min != major.max or minor.min != minor.max:
+            return None
+        first, last = spans.get((major.min, minor.min), (time.min, time.max))
+        spans[(major.min, minor.min)] = (min(first, time.min), max(last, time.max))
+    return [(major, minor, *span) for (major, minor), span in sorted(spans.items())]
+
+
 class OutOfOrder(Exception):
     """events.parquet is not in (time, input, line) order: read it through a sort instead."""
 

@@ -18,7 +18,7 @@ from blkscope._core import StreamPass
 from blkscope.analyze.correlation import device_spans
 from blkscope.analyze.stream.declared import declared
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
-from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches
+from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches, device_spans_of
 from blkscope.analyze.stream.iodist import IO_COUNTS
 from blkscope.analyze.stream.q2q import STAGE_COUNTS, Q2QWriter
 from blkscope.analyze.stream.threads import Background, Prefetch
@@ -72,8 +72,14 @@ def last_plugs(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int]]:
     return [(int(pid), int(t)) for pid, t in found]
 
 
-def new_stream(con: duckdb.DuckDBPyConnection, plug_clock: bool) -> StreamPass:
-    """A pass over con's events, told what it needs to know of the whole trace first."""
+def new_stream(
+    con: duckdb.DuckDBPyConnection, plug_clock: bool, events: Path | None = None
+) -> StreamPass:
+    """A pass over con's events (stored in the file `events`, when given: its statistics may
+    tell the devices' spans without a scan), told what it needs to know of the whole trace
+    first."""
+    if events is not None:
+        device_spans(con, device_spans_of(events))
     return StreamPass(
         plug_clock, device_facts(con), device_bounds(con), last_plugs(con) if plug_clock else []
     )
@@ -263,7 +269,7 @@ def stream_tables(
     The pass's internal tables are left in con: io_dist's counts (IO_COUNTS), the depth walk's
     sums (DEPTH_TIME, DEPTH_BIN_SUMS), the bio latencies' bucket counts (STAGE_COUNTS) and the
     Q2Q view (q2q.Q2Q_VIEW)."""
-    stream = new_stream(con, plug_clock)
+    stream = new_stream(con, plug_clock, dataset / "events.parquet")
     classes = OpClassNames(con, stream)
     sinks = _Sinks(dataset)
     events = Prefetch(_events(dataset, in_order), _as_the_pass_reads)
