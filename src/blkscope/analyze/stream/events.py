@@ -59,7 +59,9 @@ def batches(events: Path, in_order: bool) -> Iterator[pa.RecordBatch]:
         file = pq.ParquetFile(events, read_dictionary=STRING_COLUMNS)
         for first in range(0, file.num_row_groups, GROUPS_PER_READER):
             groups = range(first, min(first + GROUPS_PER_READER, file.num_row_groups))
-            yield from file.iter_batches(batch_size=BATCH_ROWS, columns=COLUMNS, row_groups=groups)
+            yield from file.iter_batches(
+                batch_size=BATCH_ROWS, columns=COLUMNS, row_groups=groups, use_threads=False
+            )
         return
     con = track(duckdb.connect())
     bound_memory(con, events.parent)  # the analysis removes the spill folder when it is done
