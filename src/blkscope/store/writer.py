@@ -36,7 +36,6 @@ from blkscope.store.manifest import (
 # refused, before it loads
 if TYPE_CHECKING:
     import pyarrow as pa
-    import pyarrow.parquet as pq
 
 # Errors of the file system written to, not of an input read: disk full, quota, read-only, too
 # big a file, not allowed, a failing disk.
