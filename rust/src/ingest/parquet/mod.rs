@@ -217,6 +217,24 @@ impl ParquetFile {
         Ok(())
     }
 
+    /// Write one page (its header, then its bytes as stored) and add its sizes, headers
+    /// included, to `sizes` (uncompressed, compressed): the chunk's metadata counts both.
+    /// Gives the page's offset in the file.
+    fn put_page(
+        &mut self,
+        header: &Compact,
+        raw_len: usize,
+        stored: &[u8],
+        sizes: &mut (i64, i64),
+    ) -> Result<i64, WriteError> {
+        let offset = self.at as i64;
+        sizes.0 += (header.out.len() + raw_len) as i64;
+        sizes.1 += (header.out.len() + stored.len()) as i64;
+        self.put(&header.out)?;
+        self.put(stored)?;
+        Ok(offset)
+    }
+
     /// Write column `k`'s chunk: its pages, compressed where that pays.
     fn write_chunk(&mut self, k: usize, array: &ArrayRef) -> Result<ChunkMeta, WriteError> {
         let encoded = encode_chunk(&self.columns[k], array, &mut self.scratch);
@@ -241,30 +259,21 @@ impl ParquetFile {
             } else {
                 page
             };
-            let mut header = Compact::new();
-            header.i32(1, DICTIONARY_PAGE);
-            header.i32(2, page.len() as i32);
-            header.i32(3, stored.len() as i32);
+            let mut header = page_header(DICTIONARY_PAGE, page.len(), stored.len());
             header.begin(7);
             header.i32(1, entries as i32);
             header.i32(2, PLAIN);
             header.end();
             header.end();
-            dictionary_page_offset = Some(self.at as i64);
-            sizes.0 += (header.out.len() + page.len()) as i64;
-            sizes.1 += (header.out.len() + stored.len()) as i64;
-            self.put(&header.out)?;
-            self.put(stored)?;
+            dictionary_page_offset =
+                Some(self.put_page(&header, page.len(), stored, &mut sizes)?);
         }
         let stored = if compress {
             &squeezed.data[..squeezed_data]
         } else {
             data
         };
-        let mut header = Compact::new();
-        header.i32(1, DATA_PAGE);
-        header.i32(2, data.len() as i32);
-        header.i32(3, stored.len() as i32);
+        let mut header = page_header(DATA_PAGE, data.len(), stored.len());
         header.begin(5);
         header.i32(1, array.len() as i32);
         header.i32(2, encoded.encoding);
@@ -272,11 +281,7 @@ impl ParquetFile {
         header.i32(4, RLE);
         header.end();
         header.end();
-        let data_page_offset = self.at as i64;
-        sizes.0 += (header.out.len() + data.len()) as i64;
-        sizes.1 += (header.out.len() + stored.len()) as i64;
-        self.put(&header.out)?;
-        self.put(stored)?;
+        let data_page_offset = self.put_page(&header, data.len(), stored, &mut sizes)?;
 
         let mut encodings = vec![RLE, encoded.encoding];
         if dictionary.is_some() {
@@ -329,6 +334,16 @@ fn check_column(spec: &ColumnSpec, array: &ArrayRef) -> Result<(), WriteError> {
         )));
     }
     Ok(())
+}
+
+/// A PageHeader's opening fields, common to every page kind: its type and its sizes before
+/// and after compression; the caller adds the kind's own struct and closes the header.
+fn page_header(kind: i32, raw_len: usize, stored_len: usize) -> Compact {
+    let mut header = Compact::new();
+    header.i32(1, kind);
+    header.i32(2, raw_len as i32);
+    header.i32(3, stored_len as i32);
+    header
 }
 
 #[cfg(test)]
