@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import cast
 
 import duckdb
 import pytest
@@ -202,6 +203,35 @@ def test_the_caching_operator_is_off_on_cursors_too(tmp_path: Path) -> None:
     with con.cursor() as cur:
         assert con.sql(setting).fetchall() == cur.sql(setting).fetchall() == [(False,)]
     con.close()
+
+
+def test_a_dataset_creates_each_module_when_a_statement_first_names_it(tmp_path: Path) -> None:
+    """Opening a dataset binds no view; a statement gets the modules it names and what they
+    include, a cursor's too, and one that reads the catalog gets every module an eager
+    connection has."""
+    ingest_blkparse([str(DATA / "mq30-flush.blkparse.txt")], tmp_path / "ds")
+    with Dataset(tmp_path / "ds") as ds:
+        lazy = cast(views.ModulesOnUse, ds.con)
+        assert lazy.created == set()
+        assert ds.con.execute("SELECT count(*) FROM time_bins").fetchall()[0][0] > 0
+        assert "time_bins" in lazy.created
+        assert "op_class" not in lazy.created
+        with ds.con.cursor() as cur:
+            cur.sql("SELECT op_class('W', 'W', 0)").fetchall()
+        assert "op_class" in lazy.created
+        ds.con.execute("SELECT view_name FROM duckdb_views()").fetchall()
+        eager: set[str] = set()
+        connect(ds.path, ds.manifest, done=eager).close()
+        assert lazy.created == eager
+
+
+def test_a_view_that_does_not_bind_fails_at_its_first_use(tmp_path: Path) -> None:
+    """The same error as when every view was created at the dataset's opening."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE requests AS SELECT 1 AS dev_major")
+    lazy = views.ModulesOnUse(con, set(), "old-ds")
+    with pytest.raises(DatasetError, match="old-ds: view _iostat_requests does not bind: "):
+        lazy.execute("SELECT * FROM internal._iostat_requests")
 
 
 def _declared(con: duckdb.DuckDBPyConnection, name: str, columns: tuple[Column, ...]) -> None:
