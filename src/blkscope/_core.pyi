@@ -147,9 +147,19 @@ class StagePicks:
 
 class HeatmapCells:
     """latency_heatmap's cells (rust/src/stats/heatmap.rs): completing bios in, one row per
-    (device, stage, time bin, bucket) out."""
+    (device, stage, time bin, bucket) out, in the time bins given per device (dev_major,
+    dev_minor, start_ns, width_ns)."""
 
-    def __init__(self) -> None: ...
+    def __init__(self, bins: Any) -> None: ...
     def feed(self, bios: Any) -> None: ...
     def cells(self) -> ArrowBatch:
         """(dev_major, dev_minor, stage, bin, bucket, n, observer_n, max_ns, slowest_comm)."""
+
+class SpikeWindowRows:
+    """The findings' spike windows (rust/src/stats/spikes.rs): completing bios in (the
+    heatmap's), one row per (device, window of completion) out."""
+
+    def __init__(self, window_ns: int, metric: str) -> None: ...
+    def feed(self, bios: Any) -> None: ...
+    def windows(self) -> ArrowBatch:
+        """(dev_major, dev_minor, win, ios, p99_ns, max_ns, peak_ns), in that order."""

@@ -124,10 +124,11 @@ class Dataset:
 
     @functools.cached_property
     def con(self) -> duckdb.DuckDBPyConnection:
-        """The DuckDB connection with the dataset's tables and views, opened on first use."""
-        from blkscope.analyze.views import connect
+        """The DuckDB connection with the dataset's tables and views, opened on first use (each
+        view created when a statement first names it)."""
+        from blkscope.analyze.views import connect_on_use
 
-        return connect(self.path, self.manifest)
+        return connect_on_use(self.path, self.manifest)
 
     @property
     def clock(self) -> WallClock:

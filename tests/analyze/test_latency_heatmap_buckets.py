@@ -34,7 +34,7 @@ def test_buckets_are_quarter_octaves(latencies: list[int]) -> None:
     con.execute(
         "CREATE TABLE bios AS SELECT 8::INTEGER AS dev_major, 0::INTEGER AS dev_minor, "
         "'fio' AS comm, 1000::BIGINT AS c_time_ns, unnest($ns)::BIGINT AS d2c_ns, "
-        "unnest($ns)::BIGINT AS q2c_ns",
+        "unnest($ns)::BIGINT AS q2c_ns, false AS partial",
         {"ns": latencies},
     )
     con.execute(
@@ -42,10 +42,8 @@ def test_buckets_are_quarter_octaves(latencies: list[int]) -> None:
         "unnest([0, 2000])::BIGINT AS time_ns"
     )
     done: set[str] = set()
-    register(con, done, ["op_class"])
-    compiled.store(con, compiled.BINS, compiled.heatmap_bins(con))
     register(con, done, ["_heatmap_completions"])
-    compiled.store(con, compiled.CELLS, compiled.heatmap_cells(con))
+    compiled.store(con, compiled.CELLS, compiled.heatmap_cells(con)[0])
     register(con, done, ["_latency_heatmap_build"])
     got = con.execute(
         "SELECT bucket, lo_ns, hi_ns, n, max_ns FROM internal._latency_heatmap_build "

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
+from typing import cast
 
 import duckdb
 import pytest
@@ -204,6 +205,35 @@ def test_the_caching_operator_is_off_on_cursors_too(tmp_path: Path) -> None:
     con.close()
 
 
+def test_a_dataset_creates_each_module_when_a_statement_first_names_it(tmp_path: Path) -> None:
+    """Opening a dataset binds no view; a statement gets the modules it names and what they
+    include, a cursor's too, and one that reads the catalog gets every module an eager
+    connection has."""
+    ingest_blkparse([str(DATA / "mq30-flush.blkparse.txt")], tmp_path / "ds")
+    with Dataset(tmp_path / "ds") as ds:
+        lazy = cast(views.ModulesOnUse, ds.con)
+        assert lazy.created == set()
+        assert ds.con.execute("SELECT count(*) FROM time_bins").fetchall()[0][0] > 0
+        assert "time_bins" in lazy.created
+        assert "op_class" not in lazy.created
+        with ds.con.cursor() as cur:
+            cur.sql("SELECT op_class('W', 'W', 0)").fetchall()
+        assert "op_class" in lazy.created
+        ds.con.execute("SELECT view_name FROM duckdb_views()").fetchall()
+        eager: set[str] = set()
+        connect(ds.path, ds.manifest, done=eager).close()
+        assert lazy.created == eager
+
+
+def test_a_view_that_does_not_bind_fails_at_its_first_use(tmp_path: Path) -> None:
+    """The same error as when every view was created at the dataset's opening."""
+    con = duckdb.connect()
+    con.execute("CREATE TABLE requests AS SELECT 1 AS dev_major")
+    lazy = views.ModulesOnUse(con, set(), "old-ds")
+    with pytest.raises(DatasetError, match="old-ds: view _iostat_requests does not bind: "):
+        lazy.execute("SELECT * FROM internal._iostat_requests")
+
+
 def _declared(con: duckdb.DuckDBPyConnection, name: str, columns: tuple[Column, ...]) -> None:
     """Fail unless what name returns on con is the declared columns, in order."""
     returned = [tuple(r[:2]) for r in con.execute(f"DESCRIBE SELECT * FROM {name}").fetchall()]
@@ -217,7 +247,8 @@ def one_analysis(
     """Every CREATE of one analysis of the bundled mq-writeback-30s capture (it brings a
     writeback log, biosnoop and a user series), the columns of each view and table just
     after it was created (the analysis's own steps exist only while it runs; the public views
-    it does not read, when the analysed dataset is opened), and every CREATE of that open."""
+    it does not read, once a statement reads the analysed dataset's catalog), and every CREATE
+    of that."""
     out = tmp_path_factory.mktemp("one-analysis") / "mq.dataset"
     ingest_folder(capture_folder("mq-writeback-30s"), out)
     statements: list[str] = []
@@ -240,8 +271,8 @@ def one_analysis(
         patch.setattr(views, "create", counted)
         analyze_dataset(out, read_manifest(out))
         analysed, statements = statements, []
-        with Dataset(out) as ds:
-            ds.con.execute("SELECT 1")
+        with Dataset(out) as ds:  # a statement reading the catalog creates every module
+            ds.con.execute("SELECT view_name FROM duckdb_views()")
     return analysed, columns, statements
 
 
@@ -258,7 +289,8 @@ def test_each_object_and_table_is_created_once_per_analysis(
     one_analysis: tuple[list[str], dict[str, list[tuple[str, str]]], list[str]],
 ) -> None:
     """The analysis creates, once each, the modules its steps read (build.step_modules) and
-    what they include; opening the analysed dataset creates every module over its tables."""
+    what they include; the analysed dataset, opened, creates every module over its tables for a
+    statement that reads its catalog."""
     statements, _, opened = one_analysis
     names = [_created(s) for s in statements]
     assert [n for n, k in Counter(names).items() if k > 1] == []

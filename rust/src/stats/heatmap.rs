@@ -61,6 +61,40 @@ pub struct Completion<'a> {
     pub observer: bool,
 }
 
+/// Each device's time bins (time_bins): bin k of a device holds its completions in
+/// [start + k width, start + (k + 1) width).
+#[derive(Clone, Debug, Default)]
+pub struct TimeBins {
+    /// (major, minor, start_ns, width_ns) per device
+    devices: Vec<(i32, i32, i64, i64)>,
+}
+
+impl TimeBins {
+    /// The bins of these devices: (major, minor, start_ns, width_ns > 0) each.
+    pub fn new(devices: Vec<(i32, i32, i64, i64)>) -> Result<TimeBins, String> {
+        if let Some(d) = devices.iter().find(|d| d.3 <= 0) {
+            return Err(format!("time bins of {}:{} have width {}", d.0, d.1, d.3));
+        }
+        Ok(TimeBins { devices })
+    }
+
+    /// The bin of a completion at c_time_ns on a device, `(c_time_ns - start) // width` as
+    /// DuckDB divides integers (toward zero); None for a device without bins (the SQL joined
+    /// the bios on their device's bins, which dropped it). Err when the difference passes
+    /// int64, as DuckDB's subtraction fails.
+    pub fn bin(&self, major: i32, minor: i32, c_time_ns: i64) -> Result<Option<i64>, String> {
+        let Some(&(_, _, start, width)) =
+            self.devices.iter().find(|d| d.0 == major && d.1 == minor)
+        else {
+            return Ok(None);
+        };
+        let since = c_time_ns
+            .checked_sub(start)
+            .ok_or_else(|| format!("time bin of {c_time_ns} ns: the time passes int64"))?;
+        Ok(Some(since / width))
+    }
+}
+
 /// Every cell so far.
 #[derive(Default)]
 pub struct Heatmap {
@@ -115,6 +149,20 @@ mod tests {
             comm,
             observer,
         }
+    }
+
+    #[test]
+    fn bins_divide_toward_zero_per_device() {
+        let bins = TimeBins::new(vec![(8, 0, 1_000, 100), (8, 16, 0, 7)]).unwrap();
+        assert_eq!(bins.bin(8, 0, 1_250), Ok(Some(2)));
+        assert_eq!(bins.bin(8, 0, 950), Ok(Some(0)));
+        assert_eq!(bins.bin(8, 0, 899), Ok(Some(-1)));
+        assert_eq!(bins.bin(8, 16, 14), Ok(Some(2)));
+        assert_eq!(bins.bin(259, 0, 14), Ok(None));
+        assert!(bins.bin(8, 16, i64::MIN).is_ok());
+        assert!(TimeBins::new(vec![(8, 0, 0, 0)]).is_err());
+        let far = TimeBins::new(vec![(8, 0, 1, 1)]).unwrap();
+        assert!(far.bin(8, 0, i64::MIN).is_err());
     }
 
     #[test]

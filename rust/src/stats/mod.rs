@@ -1,7 +1,7 @@
 //! The statistics' compiled steps: what DuckDB did by sorting or unrolling every request or
 //! bio, done in one look at each: iostat's busy periods (`islands`), stage_stats' exact
-//! percentiles (`picks`, over the value buckets of `buckets`) and latency_heatmap's cells
-//! (`heatmap`). The SQL modules read their rows (sql/_iostat_build.sql,
+//! percentiles (`picks`, over the value buckets of `buckets`), latency_heatmap's cells
+//! (`heatmap`) and the findings' spike windows (`spikes`, read with the cells). The SQL modules read their rows (sql/_iostat_build.sql,
 //! sql/_stage_stats_build.sql, sql/_latency_heatmap_build.sql); Python drives them
 //! (src/blkscope/analyze/compiled.py).
 
@@ -10,6 +10,7 @@ mod heatmap;
 mod islands;
 mod picks;
 mod python;
+mod spikes;
 
 use pyo3::prelude::*;
 
@@ -18,5 +19,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<python::BusyPeriods>()?;
     m.add_class::<python::StagePicks>()?;
     m.add_class::<python::HeatmapCells>()?;
+    m.add_class::<python::SpikeWindowRows>()?;
     Ok(())
 }

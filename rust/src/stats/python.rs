@@ -12,9 +12,10 @@ use arrow_array::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::heatmap::{Completion, Heatmap, STAGES};
+use super::heatmap::{Completion, Heatmap, TimeBins, STAGES};
 use super::islands::{islands, ByDevice, Island, Span, Sweep};
 use super::picks::{BucketKey, Hit, Picker, StageTimes, LEVELS};
+use super::spikes::{Metric, SpikeWindows};
 use crate::arrow_io::{import_batch, ArrowBatch};
 
 fn value_error(e: impl ToString) -> PyErr {
@@ -349,6 +350,7 @@ impl<'a> Strings<'a> {
 /// per cell.
 #[pyclass(module = "blkscope._core")]
 pub struct HeatmapCells {
+    bins: TimeBins,
     map: Option<Heatmap>,
 }
 
@@ -357,7 +359,6 @@ impl HeatmapCells {
         let map = self.map.as_mut().ok_or("cells() was called already")?;
         let major = values::<Int32Type>(batch, "dev_major")?;
         let minor = values::<Int32Type>(batch, "dev_minor")?;
-        let bin = values::<Int64Type>(batch, "bin")?;
         let c_time = values::<Int64Type>(batch, "c_time_ns")?;
         let stages = [
             column::<Int64Type>(batch, "d2c_ns")?,
@@ -370,10 +371,13 @@ impl HeatmapCells {
             .as_boolean_opt()
             .ok_or("column observer: expected BOOLEAN")?;
         for row in 0..batch.len() {
+            let Some(bin) = self.bins.bin(major[row], minor[row], c_time[row])? else {
+                continue;
+            };
             let completion = Completion {
                 dev_major: major[row],
                 dev_minor: minor[row],
-                bin: bin[row],
+                bin,
                 c_time_ns: c_time[row],
                 comm: comm.get(row).ok_or("column comm: expected no nulls")?,
                 observer: observer.is_valid(row) && observer.value(row),
@@ -390,15 +394,32 @@ impl HeatmapCells {
 
 #[pymethods]
 impl HeatmapCells {
+    /// bins: each device's time bins (dev_major, dev_minor INT32; start_ns, width_ns INT64);
+    /// a bio of a device without them counts nowhere.
     #[new]
-    fn new() -> Self {
-        HeatmapCells {
+    fn new(py: Python<'_>, bins: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let bins = import_batch(bins)?;
+        let bins = py
+            .detach(|| -> Result<TimeBins, String> {
+                let major = values::<Int32Type>(&bins, "dev_major")?;
+                let minor = values::<Int32Type>(&bins, "dev_minor")?;
+                let start = values::<Int64Type>(&bins, "start_ns")?;
+                let width = values::<Int64Type>(&bins, "width_ns")?;
+                TimeBins::new(
+                    (0..bins.len())
+                        .map(|i| (major[i], minor[i], start[i], width[i]))
+                        .collect(),
+                )
+            })
+            .map_err(value_error)?;
+        Ok(HeatmapCells {
+            bins,
             map: Some(Heatmap::default()),
-        }
+        })
     }
 
-    /// Take a record batch of completing bios: dev_major, dev_minor INT32; bin, c_time_ns
-    /// INT64; d2c_ns, q2c_ns INT64 (null: not counted); comm VARCHAR; observer BOOLEAN.
+    /// Take a record batch of completing bios: dev_major, dev_minor INT32; c_time_ns INT64;
+    /// d2c_ns, q2c_ns INT64 (null: not counted); comm VARCHAR; observer BOOLEAN.
     fn feed(&mut self, py: Python<'_>, bios: &Bound<'_, PyAny>) -> PyResult<()> {
         let batch = import_batch(bios)?;
         py.detach(|| self.add(&batch)).map_err(value_error)
@@ -461,5 +482,94 @@ impl HeatmapCells {
             ]
         });
         Ok(ArrowBatch::from_columns(rows))
+    }
+}
+
+/// The findings' spike windows: the completing bios in (the heatmap's batches), one batch at a
+/// time; `windows()` gives a row per window.
+#[pyclass(module = "blkscope._core")]
+pub struct SpikeWindowRows {
+    metric: Metric,
+    windows: Option<SpikeWindows>,
+}
+
+impl SpikeWindowRows {
+    fn add(&mut self, batch: &StructArray) -> Result<(), String> {
+        let windows = self
+            .windows
+            .as_mut()
+            .ok_or("windows() was called already")?;
+        let major = values::<Int32Type>(batch, "dev_major")?;
+        let minor = values::<Int32Type>(batch, "dev_minor")?;
+        let c_time = values::<Int64Type>(batch, "c_time_ns")?;
+        let latency = column::<Int64Type>(batch, self.metric.column())?;
+        let partial = batch
+            .column_by_name("partial")
+            .ok_or("expected a column partial")?
+            .as_boolean_opt()
+            .ok_or("column partial: expected BOOLEAN")?;
+        for row in 0..batch.len() {
+            // complete bios only (SQL's `NOT partial`: a null is not complete either)
+            if partial.is_null(row) || partial.value(row) {
+                continue;
+            }
+            if let Some(ns) = at(latency, row) {
+                windows.add(major[row], minor[row], c_time[row], ns);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl SpikeWindowRows {
+    /// Windows of window_ns (> 0) ns from trace zero, judging metric ('q2c' or 'd2c').
+    #[new]
+    fn new(window_ns: i64, metric: &str) -> PyResult<Self> {
+        if window_ns <= 0 {
+            return Err(value_error(format!(
+                "window must be positive, got {window_ns} ns"
+            )));
+        }
+        let metric = Metric::named(metric)
+            .ok_or_else(|| value_error(format!("no such metric: {metric:?}")))?;
+        Ok(SpikeWindowRows {
+            metric,
+            windows: Some(SpikeWindows::new(window_ns)),
+        })
+    }
+
+    /// Take a record batch of completing bios: dev_major, dev_minor INT32; c_time_ns INT64
+    /// (no nulls); q2c_ns, d2c_ns INT64 (null: not counted); partial BOOLEAN.
+    fn feed(&mut self, py: Python<'_>, bios: &Bound<'_, PyAny>) -> PyResult<()> {
+        let batch = import_batch(bios)?;
+        py.detach(|| self.add(&batch)).map_err(value_error)
+    }
+
+    /// The windows: (dev_major, dev_minor, win, ios, p99_ns, max_ns, peak_ns), in that order.
+    fn windows(&mut self, py: Python<'_>) -> PyResult<ArrowBatch> {
+        let windows = self
+            .windows
+            .take()
+            .ok_or_else(|| value_error("windows() was called already"))?;
+        let rows = py.detach(|| windows.rows());
+        let ints = |f: fn(&super::spikes::WindowRow) -> i64| -> ArrayRef {
+            Arc::new(Int64Array::from_iter_values(rows.iter().map(f)))
+        };
+        Ok(ArrowBatch::from_columns(vec![
+            (
+                "dev_major",
+                Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.key.0))) as ArrayRef,
+            ),
+            (
+                "dev_minor",
+                Arc::new(Int32Array::from_iter_values(rows.iter().map(|r| r.key.1))),
+            ),
+            ("win", ints(|r| r.key.2)),
+            ("ios", ints(|r| r.ios)),
+            ("p99_ns", ints(|r| r.p99_ns)),
+            ("max_ns", ints(|r| r.max_ns)),
+            ("peak_ns", ints(|r| r.peak_ns)),
+        ]))
     }
 }

@@ -162,7 +162,7 @@ def _build_tables(
     # the compiled steps over them, then the builders that read those
     needed = step_modules()
     register(con, done, needed, source=str(dataset))
-    _checked("stage_stats", dataset, partial(compiled.compute, con, done, str(dataset)))
+    _checked("stage_stats", dataset, partial(compiled.compute, con))
     register(con, done, needed, source=str(dataset))
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {

@@ -8,7 +8,9 @@ a small table in the analysis connection, which a SQL module reads like a table:
 - `internal._stage_picks`: stage_stats' exact percentiles that a value bucket of
   `_stage_ranks` holds among several distinct latencies (sql/_stage_stats_build.sql);
 - `internal._heatmap_cells`: latency_heatmap's counts per device, stage, time bin and
-  latency bucket (sql/_latency_heatmap_build.sql), over `internal._heatmap_bins`.
+  latency bucket (sql/_latency_heatmap_build.sql), in each device's time bins (heatmap_bins);
+- `internal._spike_window_rows`: the findings' spike windows at the default SpikeOptions
+  (findings.py), from the same read of the completing bios as the cells.
 """
 
 from __future__ import annotations
@@ -16,17 +18,16 @@ from __future__ import annotations
 import duckdb
 import pyarrow as pa
 
-from blkscope._core import BusyPeriods, HeatmapCells, StagePicks
+from blkscope._core import BusyPeriods, HeatmapCells, SpikeWindowRows, StagePicks
+from blkscope.analyze.findings import COMPILED_SPIKE_WINDOWS, SpikeOptions
 from blkscope.analyze.stream.depth_run import device_bounds
 from blkscope.analyze.stream.q2q import SCOPES
-from blkscope.analyze.views import register
 from blkscope.concepts import STAGE_TIME_COLUMNS
 
 ISLANDS = "internal._iostat_islands"
 PICKS = "internal._stage_picks"
 CELLS = "internal._heatmap_cells"
-BINS = "internal._heatmap_bins"
-TABLES = (ISLANDS, PICKS, BINS, CELLS)
+TABLES = (ISLANDS, PICKS, CELLS)
 
 # the Q2Q gaps' columns, in scope order (1 process, 2 class, 3 op, 4 device): the picker's
 _GAPS = tuple(f"{scope}_ns" for scope in SCOPES)
@@ -87,13 +88,17 @@ def heatmap_bins(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
     )
 
 
-def heatmap_cells(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+def heatmap_cells(con: duckdb.DuckDBPyConnection) -> tuple[pa.RecordBatch, pa.RecordBatch]:
     """latency_heatmap's cells: (dev_major, dev_minor, stage, bin, bucket, n, observer_n,
-    max_ns, slowest_comm), in no order."""
-    cells = HeatmapCells()
+    max_ns, slowest_comm), in no order; and, from the same bios, the spike windows at the
+    default SpikeOptions: (dev_major, dev_minor, win, ios, p99_ns, max_ns, peak_ns)."""
+    cells = HeatmapCells(heatmap_bins(con))
+    spikes = SpikeOptions()
+    windows = SpikeWindowRows(spikes.window_ns, spikes.metric)
     for batch in _batches(con, "SELECT * FROM internal._heatmap_completions"):
         cells.feed(batch)
-    return pa.record_batch(cells.cells())
+        windows.feed(batch)
+    return pa.record_batch(cells.cells()), pa.record_batch(windows.windows())
 
 
 def _one_batch(table: pa.Table) -> pa.RecordBatch:
@@ -102,18 +107,19 @@ def _one_batch(table: pa.Table) -> pa.RecordBatch:
     return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
 
 
-def compute(con: duckdb.DuckDBPyConnection, done: set[str], source: str) -> None:
-    """Leave the compiled steps' tables in con, whose modules over the pass's tables are created
-    (done: the modules created, as views.register keeps them; source names the dataset)."""
+def compute(con: duckdb.DuckDBPyConnection) -> None:
+    """Leave the compiled steps' tables in con, whose modules over the pass's tables are
+    created."""
     store(con, ISLANDS, busy_islands(con))
     store(con, PICKS, stage_picks(con))
-    store(con, BINS, heatmap_bins(con))
-    register(con, done, ["_heatmap_completions"], source=source)
-    store(con, CELLS, heatmap_cells(con))
+    cells, windows = heatmap_cells(con)
+    store(con, CELLS, cells)
+    store(con, COMPILED_SPIKE_WINDOWS, windows)  # left for the findings: drop() keeps it
 
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:
-    """Drop the compiled steps' tables: only the statistics read them."""
+    """Drop the compiled steps' tables the statistics read (not the spike windows, a row per
+    window, which the findings read after them)."""
     for name in TABLES:
         con.execute(f"DROP TABLE IF EXISTS {name}")
 

@@ -18,7 +18,10 @@ from blkscope.analyze.evidence import (
     NormalLoads,
     SlowBios,
     SlowBiosKey,
+    Victim,
+    WindowBios,
     bio_evidence,
+    measure_in_flight,
     sample_stages,
     series_evidence,
     slow_bios_key,
@@ -82,9 +85,13 @@ def attribute_episodes(
     normals = NormalLoads(con, [(e["start_ns"] - e["window_ns"], e["end_ns"]) for e in episodes])
     tops = _top_processes(con, episodes)
     slow = SlowBios(con, [key for e in episodes if (key := _slow_bios_key(e)) is not None])
-    for e, top in zip(episodes, tops, strict=True):
+    victims = [_victim(con, e, processes, stages, normals, slow) for e in episodes]
+    windows = WindowBios(
+        con, normals.trace_end, [v.window(e) for e, v in zip(episodes, victims, strict=True)]
+    )
+    for k, (e, victim, top) in enumerate(zip(episodes, victims, tops, strict=True)):
         device = (e["dev_major"], e["dev_minor"])
-        ev = _evidence(con, e, processes, stages, normals, slow)
+        ev = measure_in_flight(windows, k, e, victim, normals)
         verdict = judge(ev)
         e.update(_evidence_columns(ev), cause=verdict.cause, reason=verdict.reason, processes=top)
         iv = wb.of(device)
@@ -100,14 +107,14 @@ def attribute_episodes(
     return pa.Table.from_pylist(episodes, schema=EPISODES)
 
 
-def _evidence(
+def _victim(
     con: duckdb.DuckDBPyConnection,
     e: dict[str, Any],
     processes: dict[str, SeriesProcess],
     stages: dict[str, dict[str, np.ndarray]],
     normals: NormalLoads,
     slow: SlowBios,
-) -> Evidence:
+) -> Victim:
     """The victim is the application when one of its latency logs spiked (what users feel),
     else the device's slow bios; of several user series, the one with the slowest sample."""
     members: list[dict[str, Any]] = e.pop("members")
@@ -117,11 +124,9 @@ def _evidence(
         name = worst["metric"].removeprefix("user:")
         if name not in stages:
             stages[name] = sample_stages(con, name, processes.get(name))
-        return series_evidence(
-            con, e, name, worst["threshold_ns"], processes.get(name), stages[name], normals
-        )
+        return series_evidence(e, name, worst["threshold_ns"], processes.get(name), stages[name])
     worst = _worst(members)
-    return bio_evidence(con, e, worst["metric"], worst["threshold_ns"], normals, slow)
+    return bio_evidence(e, worst["metric"], worst["threshold_ns"], normals, slow)
 
 
 def _worst(members: list[dict[str, Any]]) -> dict[str, Any]:

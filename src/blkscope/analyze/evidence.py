@@ -18,6 +18,7 @@ import duckdb
 import numpy as np
 import pyarrow as pa
 
+from blkscope.analyze.correlation import device_spans
 from blkscope.analyze.episode_context import EpisodeContext
 from blkscope.analyze.victims import SAMPLE_NS, SeriesProcess
 from blkscope.analyze.views import query_table
@@ -168,15 +169,13 @@ def _median(values: np.ndarray) -> int:
 
 
 def series_evidence(
-    con: duckdb.DuckDBPyConnection,
     episode: dict[str, Any],
     series: str,
     threshold_ns: int,
     process: SeriesProcess | None,
     stages: dict[str, np.ndarray],
-    normals: NormalLoads,
-) -> Evidence:
-    """The evidence of an episode whose victim is a user series' process."""
+) -> Victim:
+    """The victim of an episode whose victim is a user series' process."""
     t, lat = stages["t_ns"], stages["lat"]
     inside = (t >= episode["start_ns"]) & (t < episode["end_ns"]) & (lat > threshold_ns)
     order = np.flatnonzero(inside)
@@ -194,8 +193,7 @@ def series_evidence(
     if not decomposed:  # the whole latency, unsplit, counts as above the block layer
         ev.stage_ns["above"] = int(lat[order].sum())
         ev.normal_ns["above"] = _median(lat)
-    _in_flight(con, episode, ev, stages["a"][order], stages["e"][order], normals)
-    return ev
+    return Victim(ev, stages["a"][order], stages["e"][order], block_level=False)
 
 
 class SlowBios:
@@ -266,14 +264,13 @@ def slow_bios_key(episode: dict[str, Any], metric: str, threshold_ns: int) -> Sl
 
 
 def bio_evidence(
-    con: duckdb.DuckDBPyConnection,
     episode: dict[str, Any],
     metric: str,
     threshold_ns: int,
     normals: NormalLoads,
     slow: SlowBios,
-) -> Evidence:
-    """The evidence of an episode whose victim is the device's slow bios (a q2c or d2c spike)."""
+) -> Victim:
+    """The victim of an episode whose victim is the device's slow bios (a q2c or d2c spike)."""
     cols = slow.of(slow_bios_key(episode, metric, threshold_ns))
     n = len(cols["a"])
     ev = Evidence(f"{metric} of {n} bio{'s' * (n != 1)}", None, n, int(cols["lat"].max(initial=0)))
@@ -292,20 +289,92 @@ def bio_evidence(
         "device": d2c,
         "after": 0,
     }
-    _in_flight(con, episode, ev, cols["a"], cols["e"], normals, block_level=True)
-    return ev
+    return Victim(ev, cols["a"], cols["e"], block_level=True)
 
 
+@dataclass
+class Victim:
+    """An episode's victim before what was in flight meanwhile is measured (measure_in_flight):
+    its evidence so far and its slow items, as intervals [a, e]. A block-level victim is the
+    device's IO as a whole (a q2c or d2c spike), else an application's (a user series)."""
+
+    ev: Evidence
+    a: np.ndarray
+    e: np.ndarray
+    block_level: bool
+
+    def window(self, episode: dict[str, Any]) -> BiosWindow | None:
+        """Where the bios _in_flight weighs are: in flight on the episode's device during a
+        slow item or the episode's window (None: no slow item, nothing to weigh)."""
+        if not len(self.a):
+            return None
+        lo = min(int(self.a.min()), episode["start_ns"] - episode["window_ns"])
+        hi = max(int(self.e.max()), episode["end_ns"])
+        return int(episode["dev_major"]), int(episode["dev_minor"]), lo, hi
+
+
+# Bios in flight on a device at some time in [lo, hi]: (dev_major, dev_minor, lo, hi).
+BiosWindow = tuple[int, int, int, int]
+WINDOWS_PER_QUERY = 16
 _WINDOW_BIOS = """
-SELECT pid, coalesce(comm, '?') AS comm, op, q_time_ns AS q,
+SELECT dev_major, dev_minor, pid, coalesce(comm, '?') AS comm, op, q_time_ns AS q,
        coalesce(d_time_ns, q_time_ns) AS d,
-       coalesce(c_time_ns, ?) AS c,
+       coalesce(c_time_ns, ?) AS c, c_time_ns IS NULL AS open,
        coalesce(nsectors, 0)::BIGINT * 512 AS bytes,
        is_writeback_write(comm, op, flags, sector) AS writeback,
        is_journal(comm) AS journal
 FROM bios
-WHERE dev_major = ? AND dev_minor = ? AND q_time_ns < ? AND coalesce(c_time_ns, ?) > ?
+WHERE {any}
 """
+
+
+class WindowBios:
+    """The bios of every episode's window (Victim.window), read for WINDOWS_PER_QUERY windows
+    in one query as the episodes ask for them, in order: a query per episode read the bios'
+    row groups again each time, and all windows at once could be most of the bios."""
+
+    def __init__(
+        self,
+        con: duckdb.DuckDBPyConnection,
+        trace_end: int | None,
+        windows: list[BiosWindow | None],
+    ) -> None:
+        self.con, self.trace_end = con, trace_end
+        self.windows = windows
+        self._read: dict[int, dict[str, np.ndarray]] = {}
+
+    def of(self, k: int) -> dict[str, np.ndarray]:
+        """The bios in flight in window k (which must not be None), as _columns has them: a
+        bio that never completed is in flight until the trace's end."""
+        if k not in self._read:
+            self._read = self._batch(k)
+        return self._read.pop(k)
+
+    def _batch(self, first: int) -> dict[int, dict[str, np.ndarray]]:
+        wanted = [(k, w) for k, w in enumerate(self.windows) if k >= first and w is not None][
+            :WINDOWS_PER_QUERY
+        ]
+        conditions = [
+            f"(dev_major = {major} AND dev_minor = {minor} AND q_time_ns < {hi}"
+            f" AND (c_time_ns IS NULL OR c_time_ns > {lo}))"
+            for _, (major, minor, lo, hi) in wanted
+        ]
+        t = query_table(
+            self.con, _WINDOW_BIOS.format(any=" OR ".join(conditions)), [self.trace_end]
+        )
+        cols = _columns(t)
+        out = {}
+        for k, (major, minor, lo, hi) in wanted:
+            rows = np.flatnonzero(
+                (cols["dev_major"] == major)
+                & (cols["dev_minor"] == minor)
+                & (cols["q"] < hi)
+                & (cols["open"] | (cols["c"] > lo))
+            )
+            out[k] = {n: v[rows] for n, v in cols.items()}
+        return out
+
+
 # Each load's IO per second of the trace (bins of NORMAL_BIN_NS by queue time): bytes and IOs
 # queued, and their size x time in flight. A bio counts whole in the bin it was queued in.
 NORMAL_BIN_NS = 1_000_000_000
@@ -388,29 +457,37 @@ def _overlap(qs: np.ndarray, cs: np.ndarray, a: np.ndarray, e: np.ndarray) -> np
     return np.clip(hi - lo, 0, None) / span
 
 
+def measure_in_flight(
+    windows: WindowBios, k: int, episode: dict[str, Any], victim: Victim, normals: NormalLoads
+) -> Evidence:
+    """The victim's evidence with what was in flight while its slow items waited (the bios of
+    window k, its Victim.window)."""
+    if victim.window(episode) is not None:
+        _in_flight(
+            windows.of(k), episode, victim.ev, victim.a, victim.e, normals, victim.block_level
+        )
+    return victim.ev
+
+
 def _in_flight(
-    con: duckdb.DuckDBPyConnection,
+    cols: dict[str, np.ndarray],
     episode: dict[str, Any],
     ev: Evidence,
     a: np.ndarray,
     e: np.ndarray,
     normals: NormalLoads,
-    block_level: bool = False,
+    block_level: bool,
 ) -> None:
-    """Fill in the loads on the device while the victim's slow items [a, e] waited.
+    """Fill in the loads on the device while the victim's slow items [a, e] waited; cols: the
+    bios of the episode's window.
 
     An application's IO (a user series) is measured against what was in flight during its
     slow samples, its own process's IO apart. A block-level spike's victim is the device's IO
     as a whole: its loads are what was queued in the episode's window against each one's
     normal rate (time in flight would count the slow IO's own stuck time as load)."""
     device = (episode["dev_major"], episode["dev_minor"])
-    if not len(a):
-        return
     a, e = a.astype(np.int64), e.astype(np.int64)
     ev.stalls = len(_union(a, e + STALL_GAP_NS))
-    lo = min(int(a.min()), episode["start_ns"] - episode["window_ns"])
-    hi = max(int(e.max()), episode["end_ns"])
-    cols = _columns(query_table(con, _WINDOW_BIOS, [normals.trace_end, *device, hi, hi + 1, lo]))
     q, d, c, size = (cols[k].astype(np.int64) for k in ("q", "d", "c", "bytes"))
     normal = normals.of(device)
     window = episode["end_ns"] - (episode["start_ns"] - episode["window_ns"])
@@ -519,9 +596,10 @@ class NormalLoads:
 
     @functools.cached_property
     def trace_end(self) -> int | None:
-        """The last event's time (where a bio that never completed is still in flight), read
-        once: a scan of every event, which each episode asked for again."""
-        return self.con.execute("SELECT max(time_ns) FROM events").fetchall()[0][0]
+        """The last event's time (where a bio that never completed is still in flight): the
+        latest of the devices' last events, which the connection keeps (every event has a
+        device and a time), not a scan of every event."""
+        return max((t1 for _, t1 in device_spans(self.con).values()), default=None)
 
     @functools.cached_property
     def _medians(self) -> dict[tuple[int, int, str], int | None]:
@@ -546,10 +624,9 @@ class NormalLoads:
         return self._by_device[device]
 
     def _compute(self, device: tuple[int, int]) -> dict[tuple[str, int], Normal]:
-        t0, t1 = self.con.execute(
-            "SELECT min(time_ns), max(time_ns) FROM events WHERE dev_major = ? AND dev_minor = ?",
-            list(device),
-        ).fetchall()[0]
+        # the device's first and last event, as the connection keeps them for every device:
+        # each query of its own scanned every event again
+        t0, t1 = device_spans(self.con).get(device, (None, None))
         bins = max(1, ((t1 or 0) - (t0 or 0)) // NORMAL_BIN_NS + 1)
         t = query_table(self.con, _LOAD_BINS, list(device))
         cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}

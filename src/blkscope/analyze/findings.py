@@ -22,6 +22,9 @@ MAD_TO_SIGMA = 1.4826
 # The most latencies the spike windows keep at once to find each window's p99 in one read
 # (the slowest of each window, 1% of them and one more); beyond, they take two reads more.
 MAX_SLOWEST_HELD = 2_000_000
+# The spike windows at the default SpikeOptions, when `blkscope analyze` left them on its
+# connection (analyze/compiled.py, read with the heatmap's bios): no read of the bios of their own.
+COMPILED_SPIKE_WINDOWS = "internal._spike_window_rows"
 # The findings tables analyze writes, in the order they are built.
 FINDINGS_TABLES = ("spikes", "episodes", "writeback_verdict", "periods", "periodogram", "bursts")
 
@@ -120,8 +123,17 @@ def find_spikes(con: duckdb.DuckDBPyConnection, options: SpikeOptions) -> list[d
 
 
 def _spike_windows(con: duckdb.DuckDBPyConnection, window_ns: int, metric: str) -> pa.Table:
-    """internal._spike_windows, from one read of the latencies (_spike_window_tops) when the
+    """internal._spike_windows: as the analysis computed them (COMPILED_SPIKE_WINDOWS) when it
+    did for these options, else from one read of the latencies (_spike_window_tops) when the
     slowest latencies that hold every window's p99 are few enough to keep at once."""
+    defaults = SpikeOptions()
+    if (window_ns, metric) == (defaults.window_ns, defaults.metric):
+        try:
+            return query_table(
+                con, f"SELECT * FROM {COMPILED_SPIKE_WINDOWS} ORDER BY dev_major, dev_minor, win"
+            )
+        except duckdb.CatalogException:  # a dataset opened after its analysis
+            pass
     n = query_table(
         con,
         f"SELECT count(*) AS n FROM internal._spike_latencies({window_ns}, '{metric}') GROUP BY g",

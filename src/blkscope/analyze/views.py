@@ -6,6 +6,8 @@ import functools
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from types import TracebackType
+from typing import Any, cast
 
 import duckdb
 import pyarrow as pa
@@ -204,6 +206,95 @@ def connect(
             register_table(con, name, table_file(dataset, info.file))
     register(con, set() if done is None else done, names, source=str(dataset))
     return con
+
+
+def connect_on_use(dataset: Path, manifest: Manifest) -> duckdb.DuckDBPyConnection:
+    """connect() to every stored table, with each SQL module created when a statement first
+    names one of its objects (ModulesOnUse): a dataset opened for a command that reads a few
+    views no longer binds every one of them."""
+    done: set[str] = set()
+    con = connect(dataset, manifest, done=done, names=[])
+    # ModulesOnUse forwards everything else to the connection: callers use it as one
+    return cast(duckdb.DuckDBPyConnection, ModulesOnUse(con, done, str(dataset)))
+
+
+@functools.cache
+def _object_names() -> tuple[re.Pattern[str], dict[str, str]]:
+    """A pattern finding any SQL module object's name (without its schema) in a statement, and
+    the module of each name."""
+    module_of = {
+        o.name.rsplit(".", 1)[-1].lower(): m.name for m in modules().values() for o in m.objects
+    }
+    names = sorted(module_of, key=len, reverse=True)
+    return re.compile(r"\b(" + "|".join(map(re.escape, names)) + r")\b", re.I), module_of
+
+
+def named_modules(query: str) -> set[str]:
+    """The modules whose objects a statement names (a name in a string or a comment counts:
+    creating a module too many is harmless)."""
+    pattern, module_of = _object_names()
+    return {module_of[found.lower()] for found in pattern.findall(query)}
+
+
+class ModulesOnUse:
+    """A dataset's connection that creates each SQL module, with what it includes, the first
+    time a statement names one of its objects, and every module for a statement that reads the
+    catalog (register: a view that does not bind is the same error, at its first use).
+    Anything else is the connection's own; its cursors share the modules created."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, done: set[str], source: str) -> None:
+        self._con, self._done, self._source = con, done, source
+
+    @property
+    def created(self) -> frozenset[str]:
+        """The modules created so far."""
+        return frozenset(self._done)
+
+    def create_for(self, query: str) -> None:
+        """Create the modules query needs (all of them when it reads the catalog)."""
+        if reads_catalog(query):
+            register(self._con, self._done, None, source=self._source)
+            return
+        wanted = named_modules(query).difference(self._done)
+        if wanted:
+            register(self._con, self._done, wanted, source=self._source)
+
+    def execute(self, query: str, parameters: object = None) -> Any:
+        self.create_for(query)
+        if parameters is None:
+            return self._con.execute(query)
+        return self._con.execute(query, parameters)
+
+    def executemany(self, query: str, parameters: object = None) -> Any:
+        self.create_for(query)
+        if parameters is None:
+            return self._con.executemany(query)
+        return self._con.executemany(query, parameters)
+
+    def sql(self, query: str, **kwargs: Any) -> Any:
+        self.create_for(query)
+        return self._con.sql(query, **kwargs)
+
+    def query(self, query: str, **kwargs: Any) -> Any:
+        self.create_for(query)
+        return self._con.query(query, **kwargs)
+
+    def cursor(self) -> ModulesOnUse:
+        return ModulesOnUse(self._con.cursor(), self._done, self._source)
+
+    def __enter__(self) -> ModulesOnUse:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self._con.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._con, name)
 
 
 def table_file(dataset: Path, file: str) -> Path:
