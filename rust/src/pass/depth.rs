@@ -268,9 +268,21 @@ impl DepthWalk {
         self.batch.push(Step { t, key, delta, eid });
     }
 
-    /// A bio's row was written with completion time c: the queue level's -1.
+    /// A bio's row was written with completion time c: the queue level's -1. Nearly always c
+    /// is the current event's time, at or after every step of the batch so far, and the step
+    /// joins them in order; an earlier one (a bio that waited for its flush end) is merged in
+    /// by `collect`.
     pub fn bio_completed(&mut self, c: i64, dev: usize) {
-        self.completions.push((c, queue_key(dev)));
+        if self.completions.is_empty() && self.batch.last().is_none_or(|s| s.t <= c) {
+            self.batch.push(Step {
+                t: c,
+                key: queue_key(dev),
+                delta: Delta::Minus,
+                eid: 0,
+            });
+        } else {
+            self.completions.push((c, queue_key(dev)));
+        }
     }
 
     /// A request's row was written: without D and C, it is in flight for the whole trace.
@@ -285,6 +297,14 @@ impl DepthWalk {
 
     /// Queue the batch's steps, merged in time order with the completions written meanwhile.
     fn collect(&mut self) {
+        if self.completions.is_empty() {
+            if self.pending.is_empty() {
+                std::mem::swap(&mut self.pending, &mut self.batch);
+            } else {
+                self.pending.append(&mut self.batch);
+            }
+            return;
+        }
         self.completions.sort_by_key(|&(t, _)| t); // stable: equal times keep their order
         let mut done = self.completions.drain(..).peekable();
         for step in self.batch.drain(..) {
