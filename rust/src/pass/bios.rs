@@ -90,7 +90,7 @@ impl Pass {
             if let Some(s) = piece.session {
                 self.session_release(s);
             }
-            self.pieces.remove(p);
+            self.pieces.discard(p);
         }
     }
 
@@ -284,12 +284,14 @@ impl Pass {
         if bio.wait == Wait::BioCompletion || !self.devices[bio.dev].dispatches {
             self.bio_wait_leave(b);
         }
+        // the row is built in its place among the rows, then read there
+        self.bio_rows.push(row);
+        let row = self.bio_rows.last().expect("the row just written");
         if let Some(c) = row.c_t {
             self.depth.bio_completed(c, row.dev);
         }
-        self.stage_counts.count(group, &row);
-        self.bio_rows.push(row);
-        self.bios.remove(b);
+        self.stage_counts.count(group, row);
+        self.bios.discard(b);
     }
 }
 
