@@ -5,7 +5,7 @@
 use arrow_array::cast::AsArray;
 use arrow_array::types::{ArrowPrimitiveType, Int16Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef, BooleanArray, DictionaryArray, StringArray, StructArray};
-use arrow_buffer::NullBuffer;
+use arrow_buffer::{BooleanBuffer, NullBuffer};
 
 use super::event::{Action, Event, Op, Remap};
 use super::strings::Dictionary;
@@ -128,28 +128,54 @@ fn decode<T: Copy>(
     }
     let keys = dict.keys().values();
     // every key in range, a null row's too (Arrow leaves 0 there), else an error: then the
-    // loops below index without a failure path
-    let (lo, hi) = keys
-        .iter()
-        .fold((0, 0), |(lo, hi), &k| (k.min(lo), k.max(hi)));
-    if lo < 0 || hi as usize >= per_value.len() {
+    // loop below indexes without a failure path (one unsigned maximum: a negative key is
+    // above every length)
+    let top = keys.iter().fold(0u32, |top, &k| top.max(k as u32));
+    if top as usize >= per_value.len() {
         return Err(format!("events.{name}: a key outside its dictionary"));
     }
     out.clear();
-    match Valid::of(dict.keys().nulls()) {
-        None => out.extend(keys.iter().map(|&k| per_value[k as usize])),
-        Some(valid) => {
-            let null = of(None);
-            out.extend((0..keys.len()).map(|i| {
-                if valid.get(i) {
-                    per_value[keys[i] as usize]
-                } else {
-                    null
-                }
-            }));
-        }
+    // SAFETY: every key is below per_value's length (checked just above)
+    out.extend(
+        keys.iter()
+            .map(|&k| unsafe { *per_value.get_unchecked(k as usize) }),
+    );
+    if let Some(nulls) = dict.keys().nulls().filter(|n| n.null_count() > 0) {
+        let null = of(None);
+        each_unset_bit(nulls.inner(), |i| out[i] = null);
     }
     Ok(())
+}
+
+/// Call `f` with each row whose bit is not set, in order: a word of 64 bits at a time, so
+/// that a column with few nulls costs about one test per 64 rows.
+fn each_unset_bit(bits: &BooleanBuffer, mut f: impl FnMut(usize)) {
+    let len = bits.len();
+    for (w, word) in bits.bit_chunks().iter_padded().enumerate() {
+        let base = 64 * w;
+        // past the end, the padding's zeros are not rows
+        let tail = if len - base < 64 {
+            !0u64 << (len - base)
+        } else {
+            0
+        };
+        let mut unset = !word & !tail;
+        while unset != 0 {
+            f(base + unset.trailing_zeros() as usize);
+            unset &= unset - 1;
+        }
+    }
+}
+
+/// Each bit of `bits` as a bool, appended to `out` a word of 64 at a time.
+fn expand_bits(bits: &BooleanBuffer, out: &mut Vec<bool>) {
+    let len = bits.len();
+    out.clear();
+    out.reserve(len.div_ceil(64) * 64);
+    for word in bits.bit_chunks().iter_padded() {
+        out.extend((0..64).map(|j| (word >> j) & 1 != 0));
+    }
+    out.truncate(len);
 }
 
 /// The per-row codes of a batch's string columns (and its event ids), decoded once per batch
@@ -256,17 +282,10 @@ impl Decoded {
         decode("comm", col("comm"), &mut codes.comm, |s| {
             s.map(|s| comm.code(s))
         })?;
-        codes.flush.clear();
-        let set = Valid {
-            bits: flush.values().values(),
-            offset: flush.values().offset(),
-        };
-        let len = flush.len();
-        match Valid::of(flush.nulls()) {
-            None => codes.flush.extend((0..len).map(|i| set.get(i))),
-            Some(valid) => codes
-                .flush
-                .extend((0..len).map(|i| set.get(i) && valid.get(i))),
+        // a null flush is no flush
+        match flush.nulls().filter(|n| n.null_count() > 0) {
+            None => expand_bits(flush.values(), &mut codes.flush),
+            Some(valid) => expand_bits(&(flush.values() & valid.inner()), &mut codes.flush),
         }
         Ok(())
     }
@@ -332,6 +351,21 @@ impl<'a> Batch<'a> {
         (self.time[i], self.codes.eid[i])
     }
 
+    /// Whether the rows come in strictly increasing (time, event id) order after `last` (the
+    /// order of the events before them).
+    pub fn ordered_after(&self, last: Option<(i64, i64)>) -> bool {
+        let (time, eid) = (self.time, self.codes.eid.as_slice());
+        let first = match last {
+            Some(last) if self.len > 0 => (time[0], eid[0]) > last,
+            _ => true,
+        };
+        first
+            && time
+                .windows(2)
+                .zip(eid.windows(2))
+                .all(|(t, e)| (t[1], e[1]) > (t[0], e[0]))
+    }
+
     #[inline(always)]
     pub fn device(&self, i: usize) -> (i64, i64) {
         (i64::from(self.major[i]), i64::from(self.minor[i]))
@@ -385,6 +419,31 @@ impl<'a> Batch<'a> {
             },
             pid: self.pid[i],
             comm: codes.comm[i],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bits_are_read_a_word_at_a_time_at_any_length_and_offset() {
+        for len in [0, 1, 63, 64, 65, 130] {
+            for offset in [0, 3] {
+                let all: Vec<bool> = (0..len + offset)
+                    .map(|i| i % 3 == 0 || i % 7 == 5)
+                    .collect();
+                let bits = BooleanBuffer::from(all.as_slice()).slice(offset, len);
+                let expected: Vec<bool> = all[offset..].to_vec();
+                let mut got = vec![true; 3]; // what was there before is replaced
+                expand_bits(&bits, &mut got);
+                assert_eq!(got, expected, "{len} bits at {offset}");
+                let mut unset = Vec::new();
+                each_unset_bit(&bits, |i| unset.push(i));
+                let expected: Vec<usize> = (0..len).filter(|&i| !expected[i]).collect();
+                assert_eq!(unset, expected, "{len} bits at {offset}");
+            }
         }
     }
 }

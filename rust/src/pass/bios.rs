@@ -3,7 +3,6 @@
 //! bio-based device (device mapper, md: Q and C only) when its own C came.
 
 use super::event::{Event, Remap};
-use super::q2q::{group_key, UNKNOWN_COMM};
 use super::rows::BioRow;
 use super::slab::Id;
 use super::state::{max_some, min_some, AfterGet, Bio, Candidate, Pass, Piece, Wait};
@@ -41,6 +40,7 @@ impl Pass {
             session,
             first_q: session.and_then(|s| self.sessions[s].first_q),
             q2q: [None; 4],
+            group: 0,
         })
     }
 
@@ -90,7 +90,7 @@ impl Pass {
             if let Some(s) = piece.session {
                 self.session_release(s);
             }
-            self.pieces.remove(p);
+            self.pieces.discard(p);
         }
     }
 
@@ -280,19 +280,18 @@ impl Pass {
             d_eid: bio.d_eid,
             q2q: bio.q2q,
         };
+        let group = bio.group;
         if bio.wait == Wait::BioCompletion || !self.devices[bio.dev].dispatches {
             self.bio_wait_leave(b);
         }
+        // the row is built in its place among the rows, then read there
+        self.bio_rows.push(row);
+        let row = self.bio_rows.last().expect("the row just written");
         if let Some(c) = row.c_t {
             self.depth.bio_completed(c, row.dev);
         }
-        let class = self
-            .op_classes
-            .of(row.rwbs, row.op as usize, row.sector.is_some());
-        let group = group_key(row.dev, class, row.comm.unwrap_or(UNKNOWN_COMM));
-        self.stage_counts.count(group, &row);
-        self.bio_rows.push(row);
-        self.bios.remove(b);
+        self.stage_counts.count(group, row);
+        self.bios.discard(b);
     }
 }
 

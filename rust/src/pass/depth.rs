@@ -170,6 +170,23 @@ impl Level {
         }
     }
 
+    /// Apply the open moment's steps and hold the depth they leave until t_next, where the
+    /// next moment opens.
+    #[inline(always)]
+    fn close(&mut self, t_next: i64) {
+        let d = self.depth - self.minus + self.plus;
+        if t_next > self.t {
+            self.hold(d, self.t, t_next);
+        }
+        self.depth = d;
+        self.minus = 0;
+        self.zeros = 0;
+        self.plus = 0;
+        self.boundaries = 0;
+        self.first = false;
+        self.t = t_next;
+    }
+
     fn held_at(&mut self, depth: i64) -> &mut i64 {
         if self.held.is_empty() {
             self.held_lo = depth;
@@ -268,9 +285,21 @@ impl DepthWalk {
         self.batch.push(Step { t, key, delta, eid });
     }
 
-    /// A bio's row was written with completion time c: the queue level's -1.
+    /// A bio's row was written with completion time c: the queue level's -1. Nearly always c
+    /// is the current event's time, at or after every step of the batch so far, and the step
+    /// joins them in order; an earlier one (a bio that waited for its flush end) is merged in
+    /// by `collect`.
     pub fn bio_completed(&mut self, c: i64, dev: usize) {
-        self.completions.push((c, queue_key(dev)));
+        if self.completions.is_empty() && self.batch.last().is_none_or(|s| s.t <= c) {
+            self.batch.push(Step {
+                t: c,
+                key: queue_key(dev),
+                delta: Delta::Minus,
+                eid: 0,
+            });
+        } else {
+            self.completions.push((c, queue_key(dev)));
+        }
     }
 
     /// A request's row was written: without D and C, it is in flight for the whole trace.
@@ -285,6 +314,14 @@ impl DepthWalk {
 
     /// Queue the batch's steps, merged in time order with the completions written meanwhile.
     fn collect(&mut self) {
+        if self.completions.is_empty() {
+            if self.pending.is_empty() {
+                std::mem::swap(&mut self.pending, &mut self.batch);
+            } else {
+                self.pending.append(&mut self.batch);
+            }
+            return;
+        }
         self.completions.sort_by_key(|&(t, _)| t); // stable: equal times keep their order
         let mut done = self.completions.drain(..).peekable();
         for step in self.batch.drain(..) {
@@ -371,44 +408,42 @@ impl DepthWalk {
     }
 
     /// Apply key k's open moment and hold its last depth until t_next. A moment with a
-    /// boundary (or the trace start's) is kept whole for `settle` and starts a new segment.
+    /// boundary (or the trace start's) is kept whole for `settle` and starts a new segment;
+    /// any other (nearly all) only widens the depths its segment visited, here, in the walk's
+    /// own loop.
+    #[inline(always)]
     fn close_moment(&mut self, k: usize, t_next: i64) {
-        let level = &self.levels[k];
-        let (t, d) = (level.t, level.depth);
-        let (m, z, p) = (level.minus, level.zeros, level.plus);
-        if level.first || level.boundaries > 0 {
-            if !level.first {
-                self.snapshot(k); // the boundaries' shift changes here
-                self.levels[k].segment += 1;
-            }
-            let level = &self.levels[k];
-            self.out.moments.push(Moment {
-                key: k,
-                segment: level.segment,
-                t,
-                depth: d,
-                minus: m,
-                zeros: z,
-                plus: p,
-                first: level.first,
-            });
-        } else {
-            let (lo, hi) = visit_range(d, m, z, p);
-            let level = &mut self.levels[k];
-            level.visited = (level.visited.0.min(lo), level.visited.1.max(hi));
-        }
         let level = &mut self.levels[k];
-        let d = d - m + p;
-        if t_next > t {
-            level.hold(d, t, t_next);
+        if level.first || level.boundaries > 0 {
+            self.close_special_moment(k, t_next);
+            return;
         }
-        level.depth = d;
-        level.minus = 0;
-        level.zeros = 0;
-        level.plus = 0;
-        level.boundaries = 0;
-        level.first = false;
-        level.t = t_next;
+        let (lo, hi) = visit_range(level.depth, level.minus, level.zeros, level.plus);
+        level.visited = (level.visited.0.min(lo), level.visited.1.max(hi));
+        level.close(t_next);
+    }
+
+    /// `close_moment` of the trace start's moment or one with a boundary: the boundaries'
+    /// shift changes here, so the segment's sums are written out and the moment kept whole.
+    #[inline(never)]
+    fn close_special_moment(&mut self, k: usize, t_next: i64) {
+        let level = &self.levels[k];
+        if !level.first {
+            self.snapshot(k);
+            self.levels[k].segment += 1;
+        }
+        let level = &self.levels[k];
+        self.out.moments.push(Moment {
+            key: k,
+            segment: level.segment,
+            t: level.t,
+            depth: level.depth,
+            minus: level.minus,
+            zeros: level.zeros,
+            plus: level.plus,
+            first: level.first,
+        });
+        self.levels[k].close(t_next);
     }
 
     /// Write key k's segment sums out and start the next segment from zero.

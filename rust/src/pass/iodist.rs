@@ -71,6 +71,11 @@ impl Pass {
     /// event without a sector or a length is not counted, like io_dist's `sector IS NOT NULL
     /// AND nsectors > 0`).
     pub fn count_io(&mut self, ev: &Event) {
+        let (size, seek) = match ev.action {
+            Action::Queue => (Q_SIZE, Q2Q_SEEK),
+            Action::Dispatch => (D_SIZE, D2D_SEEK),
+            _ => return,
+        };
         let (Some(sector), Some(n)) = (ev.sector, ev.nsectors) else {
             return;
         };
@@ -78,10 +83,10 @@ impl Pass {
             return;
         }
         let device = &mut self.devices[ev.dev];
-        let (size, seek, end) = match ev.action {
-            Action::Queue => (Q_SIZE, Q2Q_SEEK, &mut device.q_end),
-            Action::Dispatch => (D_SIZE, D2D_SEEK, &mut device.d_end),
-            _ => return,
+        let end = if size == Q_SIZE {
+            &mut device.q_end
+        } else {
+            &mut device.d_end
         };
         let previous = end.replace(sector + n);
         let op = ev.op as usize;

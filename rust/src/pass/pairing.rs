@@ -250,22 +250,29 @@ impl Pass {
             pid: g_pid,
             process: g_comm.or(r.d_comm),
         };
-        self.depth.request_written(&row);
-        match fix {
-            Some(eid) => self.held.push(HeldRequest {
-                fix_t: row.life.c_t.or(row.life.first_d),
-                eid,
-                row,
-            }),
-            None => self.request_rows.push(row),
-        }
+        // the row is built in its place among the rows, then read there
+        let row = match fix {
+            Some(eid) => {
+                self.held.push(HeldRequest {
+                    fix_t: row.life.c_t.or(row.life.first_d),
+                    eid,
+                    row,
+                });
+                &self.held.last().expect("the row just held").row
+            }
+            None => {
+                self.request_rows.push(row);
+                self.request_rows.last().expect("the row just written")
+            }
+        };
+        self.depth.request_written(row);
         let mut p = self.requests[g].pieces;
         while let Some(pid) = p {
             let next = self.pieces[pid].next_in_request;
             self.piece_release(pid);
             p = next;
         }
-        self.requests.remove(g);
+        self.requests.discard(g);
         true
     }
 

@@ -31,7 +31,7 @@ fn release(sessions: &mut Slab<Session>, s: Id) {
     let session = &mut sessions[s];
     session.refs -= 1;
     if session.refs == 0 {
-        sessions.remove(s);
+        sessions.discard(s);
     }
 }
 

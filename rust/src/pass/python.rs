@@ -61,15 +61,12 @@ impl StreamPass {
         self.decoded
             .fill(&columns, &mut self.rwbs, &mut self.comm)?;
         let batch = Batch::new(&columns, &self.decoded)?;
-        let mut last = self.last;
-        for i in 0..batch.len {
-            let here = batch.order(i);
-            if last.is_some_and(|l| here <= l) {
-                return Ok(false);
-            }
-            last = Some(here);
+        if !batch.ordered_after(self.last) {
+            return Ok(false);
         }
-        self.last = last;
+        if batch.len > 0 {
+            self.last = Some(batch.order(batch.len - 1));
+        }
         let mut cached: Option<((i64, i64), usize)> = None;
         for i in 0..batch.len {
             let Some(action) = batch.action(i) else {

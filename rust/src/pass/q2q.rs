@@ -8,6 +8,7 @@
 //! RWBS string the pass meets (x op letter x whether the Q has a sector) and hands the names
 //! over (`OpClasses::add`); the pass reads a Q's class from them.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use super::event::Event;
@@ -18,14 +19,22 @@ use super::state::Pass;
 /// The scopes, in the order of the gap columns.
 pub const SCOPES: [&str; 4] = ["process", "class", "op", "device"];
 
-/// The time of the latest Q of each group: per (device, op class, comm) at the process scope,
-/// per device and op class (op) code at the class (op) scope, per device.
+/// The time of the latest Q of each group: per (device, op class, comm) at the process scope
+/// (with the reporting group's index in `StageCounts`, found by the same lookup), per device
+/// and op class (op) code at the class (op) scope, per device.
 #[derive(Default)]
 pub struct LatestQueues {
-    process: FastMap<(usize, u32, u32), i64>,
+    process: FastMap<(usize, u32, u32), ProcessQueue>,
     class: Vec<Vec<Option<i64>>>,
     base: Vec<Vec<Option<i64>>>,
     device: Vec<Option<i64>>,
+}
+
+/// A process group's latest Q, and its index among the stage counts' reporting groups.
+#[derive(Clone, Copy)]
+struct ProcessQueue {
+    last: i64,
+    group: u32,
 }
 
 /// The slot of `code` in a per-device table of slots, grown as needed.
@@ -42,18 +51,41 @@ fn slot(table: &mut Vec<Vec<Option<i64>>>, dev: usize, code: u32) -> &mut Option
 
 impl LatestQueues {
     /// A Q at t of (device, class, comm): its gap to the previous Q of each of its groups, per
-    /// scope (None for a group's first Q).
-    pub fn gaps(&mut self, dev: usize, class: QClass, comm: u32, t: i64) -> [Option<i64>; 4] {
+    /// scope (None for a group's first Q), and its reporting group's index (`group` numbers a
+    /// group key the first time it is met).
+    pub fn gaps(
+        &mut self,
+        dev: usize,
+        class: QClass,
+        comm: u32,
+        t: i64,
+        group: impl FnOnce(i64) -> u32,
+    ) -> ([Option<i64>; 4], u32) {
         if self.device.len() <= dev {
             self.device.resize(dev + 1, None);
         }
         let gap = |last: Option<i64>| last.map(|last| t - last);
-        [
-            gap(self.process.insert((dev, class.class, comm), t)),
+        let (process, index) = match self.process.entry((dev, class.class, comm)) {
+            Entry::Occupied(mut seen) => {
+                let queue = seen.get_mut();
+                (Some(std::mem::replace(&mut queue.last, t)), queue.group)
+            }
+            Entry::Vacant(new) => {
+                let index = group(group_key(dev, class, comm));
+                new.insert(ProcessQueue {
+                    last: t,
+                    group: index,
+                });
+                (None, index)
+            }
+        };
+        let gaps = [
+            gap(process),
             gap(slot(&mut self.class, dev, class.class).replace(t)),
             gap(slot(&mut self.base, dev, class.base).replace(t)),
             gap(self.device[dev].replace(t)),
-        ]
+        ];
+        (gaps, index)
     }
 }
 
@@ -147,13 +179,20 @@ pub const UNKNOWN_COMM: u32 = 0;
 pub const UNKNOWN_COMM_NAME: &str = "?";
 
 impl Pass {
-    /// Bio b was just queued by `ev`: its gaps to the previous Q of each of its groups.
+    /// Bio b was just queued by `ev`: its gaps to the previous Q of each of its groups, and
+    /// its reporting group (the one its latencies are counted in when it is written).
     pub fn q2q_at_queue(&mut self, b: Id, ev: &Event) {
         let class = self
             .op_classes
             .of(ev.rwbs, ev.op as usize, ev.sector.is_some());
         let comm = ev.comm.unwrap_or(UNKNOWN_COMM);
-        self.bios[b].q2q = self.latest_queues.gaps(ev.dev, class, comm, ev.t);
+        let stage_counts = &mut self.stage_counts;
+        let (gaps, group) = self
+            .latest_queues
+            .gaps(ev.dev, class, comm, ev.t, |key| stage_counts.group(key));
+        let bio = &mut self.bios[b];
+        bio.q2q = gaps;
+        bio.group = group;
     }
 }
 

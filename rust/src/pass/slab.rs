@@ -34,11 +34,12 @@ impl<T> Slab<T> {
         }
     }
 
-    /// Take the item out of its slot; the slot is free for the next insert.
-    pub fn remove(&mut self, id: Id) -> T {
-        let item = self.slots[id].take().expect("removing a free slab slot");
+    /// Free the item's slot for the next insert, dropping the item where it lies (it is not
+    /// moved out first).
+    pub fn discard(&mut self, id: Id) {
+        assert!(self.contains(id), "discarding a free slab slot");
+        self.slots[id] = None;
         self.free.push(id);
-        item
     }
 
     /// The most items it ever held at once: a slot is added only when none is free.
@@ -91,7 +92,7 @@ mod tests {
         let a = slab.insert("a");
         let b = slab.insert("b");
         let c = slab.insert("c");
-        assert_eq!(slab.remove(b), "b");
+        slab.discard(b);
         assert!(!slab.contains(b));
         assert_eq!(slab.ids().len(), 2);
         assert_eq!(slab.insert("d"), b);

@@ -204,13 +204,19 @@ impl StageCounts {
         })
     }
 
-    /// Count a written bio's latencies: its stages at scope 0, its Q2Q gaps at theirs.
-    pub fn count(&mut self, group_key: i64, b: &BioRow) {
+    /// The index of a reporting group (its `group_key`), given when its first bio is queued:
+    /// the bio keeps it, so that counting its latencies looks nothing up.
+    pub fn group(&mut self, group_key: i64) -> u32 {
         let groups = &mut self.groups;
-        let group = *self.group_index.entry(group_key).or_insert_with(|| {
+        *self.group_index.entry(group_key).or_insert_with(|| {
             groups.push(group_key);
             (groups.len() - 1) as u32
-        });
+        })
+    }
+
+    /// Count a written bio's latencies (its group's index from `group`): its stages at scope
+    /// 0, its Q2Q gaps at theirs.
+    pub fn count(&mut self, group: u32, b: &BioRow) {
         let stages = bio_stage_ns(b);
         for (code, ns) in (1u8..).zip(stages.iter()) {
             if let &Some(ns) = ns {
@@ -260,14 +266,17 @@ mod tests {
     #[test]
     fn a_bio_counts_each_stage_it_has_and_each_gap_at_its_scope() {
         let mut counts = StageCounts::default();
-        counts.count(7, &bio(false));
-        counts.count(7, &bio(true));
+        let seven = counts.group(7);
+        counts.count(seven, &bio(false));
+        counts.count(seven, &bio(true));
         // a negative group key and a negative gap keep their signs through the packed key
         let back = BioRow {
             q2q: [Some(-300), None, None, None],
             ..bio(false)
         };
-        counts.count(-8, &back);
+        let minus_eight = counts.group(-8);
+        assert_eq!((seven, minus_eight, counts.group(7)), (0, 1, 0));
+        counts.count(minus_eight, &back);
         let mut got: Vec<_> = counts
             .buckets()
             .filter(|&((g, scope, _, _), _)| g == 7 || scope == 1)

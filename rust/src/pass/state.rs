@@ -212,6 +212,8 @@ pub struct Bio {
     pub first_q: Option<i64>,
     /// The Q2Q gaps at its Q, per scope (`q2q`).
     pub q2q: [Option<i64>; 4],
+    /// Its reporting group's index in `StageCounts` (`q2q_at_queue`).
+    pub group: u32,
 }
 
 /// Where a G piece stands after its G: waiting for its I, then for its D.
