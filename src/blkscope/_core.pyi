@@ -72,8 +72,8 @@ class EventAudit:
 
 class ParquetTableWriter:
     """A Parquet file: created at a path for a schema (columns so encoded, integer columns
-    given statistics, the footer's key-values), fed record batches, then closed (OSError with
-    its errno when the file system refuses)."""
+    given statistics, the footer's key-values, LZ4 where it pays unless compress is False),
+    fed record batches, then closed (OSError with its errno when the file system refuses)."""
 
     def __init__(
         self,
@@ -83,6 +83,7 @@ class ParquetTableWriter:
         delta: list[str],
         statistics: list[str],
         key_values: list[tuple[str, bytes]],
+        compress: bool = True,
     ) -> None: ...
     def write(self, batch: Any) -> None: ...
     def close(self) -> None: ...
