@@ -90,6 +90,17 @@ class ParquetTableWriter:
     @property
     def rows(self) -> int: ...
 
+class ParquetTableReader:
+    """A Parquet file of ParquetTableWriter's read a row group at a time, the columns of
+    `schema` in its types (strings as dictionary<int32, utf8>); ValueError when the file is
+    not one it reads (another writer's) or is damaged, OSError with its errno when it cannot
+    be read."""
+
+    def __init__(self, path: str, schema: Any) -> None: ...
+    @property
+    def row_groups(self) -> int: ...
+    def read(self, group: int) -> ArrowBatch: ...
+
 def blktrace_record_offsets(data: bytes) -> ArrowBatch:
     """Where each record of a per-CPU blktrace file starts (column `offset`)."""
 

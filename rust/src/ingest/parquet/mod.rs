@@ -7,10 +7,14 @@
 //! it (the `ARROW:schema` key), so readers get the declared types, nullability and docs back.
 
 mod columns;
+mod decode;
 mod dictionary;
 mod encode;
 mod footer;
+mod read;
 mod thrift;
+
+pub use read::{ParquetReader, ReadError};
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
