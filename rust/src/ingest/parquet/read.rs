@@ -445,14 +445,14 @@ fn read_chunk(
             BOOLEAN => plain_booleans(body, present, &mut got.bools)?,
             INT32 => ints(page.encoding, body, present, &mut got.i32s)?,
             INT64 => ints(page.encoding, body, present, &mut got.i64s)?,
+            // a page of nulls only has no values, whatever its encoding says
+            _ if present == 0 => {}
             _ => {
                 if !matches!(page.encoding, RLE_DICTIONARY | PLAIN_DICTIONARY) {
                     return unsupported(format!("strings in encoding {}", page.encoding));
                 }
-                if present > 0 {
-                    let width = *body.first().ok_or(Truncated)?;
-                    hybrid(&body[1..], width, present, &mut got.keys)?;
-                }
+                let width = *body.first().ok_or(Truncated)?;
+                hybrid(&body[1..], width, present, &mut got.keys)?;
             }
         }
     }
