@@ -240,7 +240,12 @@ pub fn delta_binary_packed<T: Unpacked>(bytes: &[u8], out: &mut Vec<T>) -> Resul
                 break;
             }
             let len = per_mini * usize::from(width) / 8;
-            let packed = bytes.get(at..at + len).ok_or(Truncated)?;
+            if at + len > bytes.len() {
+                return Err(Truncated);
+            }
+            // the rest of the page, not just this miniblock: its last values still load a
+            // whole 64-bit word past its end
+            let packed = &bytes[at..];
             let n = per_mini.min(left);
             unpack(packed, width, n, |d| {
                 value = value.plus(min.wrapping_add(d as i64));
