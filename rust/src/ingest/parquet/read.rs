@@ -118,8 +118,11 @@ fn schema_element(r: &mut Reader) -> Result<(Leaf, i32), ReadError> {
     Ok(((name, kind, optional), children))
 }
 
+/// A ColumnChunk as the footer lists it: its leaf's name (path), where it is, its encodings.
+type ListedChunk = (String, Chunk, Vec<i32>);
+
 /// A ColumnChunk: its leaf's name (path) and where it is.
-fn column_chunk(r: &mut Reader) -> Result<(String, Chunk, Vec<i32>), ReadError> {
+fn column_chunk(r: &mut Reader) -> Result<ListedChunk, ReadError> {
     let (mut path, mut chunk, mut encodings) = (String::new(), Chunk::default(), Vec::new());
     let (mut data_at, mut dictionary_at) = (None, None);
     r.begin();
@@ -183,7 +186,7 @@ impl ParquetReader {
 
         let mut r = Reader::new(&footer);
         let mut leaves: Vec<Leaf> = Vec::new();
-        let mut groups_raw: Vec<(i64, Vec<(String, Chunk, Vec<i32>)>)> = Vec::new();
+        let mut groups_raw: Vec<(i64, Vec<ListedChunk>)> = Vec::new();
         let mut created_by = String::new();
         while let Some((id, t)) = r.field()? {
             match id {
