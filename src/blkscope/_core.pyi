@@ -72,8 +72,8 @@ class EventAudit:
 
 class ParquetTableWriter:
     """A Parquet file: created at a path for a schema (columns so encoded, integer columns
-    given statistics, the footer's key-values), fed record batches, then closed (OSError with
-    its errno when the file system refuses)."""
+    given statistics, the footer's key-values, LZ4 where it pays unless compress is False),
+    fed record batches, then closed (OSError with its errno when the file system refuses)."""
 
     def __init__(
         self,
@@ -83,11 +83,23 @@ class ParquetTableWriter:
         delta: list[str],
         statistics: list[str],
         key_values: list[tuple[str, bytes]],
+        compress: bool = True,
     ) -> None: ...
     def write(self, batch: Any) -> None: ...
     def close(self) -> None: ...
     @property
     def rows(self) -> int: ...
+
+class ParquetTableReader:
+    """A Parquet file of ParquetTableWriter's read a row group at a time, the columns of
+    `schema` in its types (strings as dictionary<int32, utf8>); ValueError when the file is
+    not one it reads (another writer's) or is damaged, OSError with its errno when it cannot
+    be read."""
+
+    def __init__(self, path: str, schema: Any) -> None: ...
+    @property
+    def row_groups(self) -> int: ...
+    def read(self, group: int) -> ArrowBatch: ...
 
 def blktrace_record_offsets(data: bytes) -> ArrowBatch:
     """Where each record of a per-CPU blktrace file starts (column `offset`)."""

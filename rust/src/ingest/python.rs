@@ -16,7 +16,7 @@ use super::blktrace::problem::Problem;
 use super::blktrace::record::record_offsets;
 use super::blktrace::{FileProblem, Trace};
 use super::ftrace_bin::{index_records, renumbered};
-use super::parquet::{ParquetFile, ValueEncoding, WriteError};
+use super::parquet::{ParquetFile, ParquetReader, ReadError, ValueEncoding, WriteError};
 use crate::arrow_io::{import_batch, import_primitive, import_schema, ArrowBatch};
 
 create_exception!(
@@ -115,10 +115,12 @@ struct ParquetTableWriter {
 
 #[pymethods]
 impl ParquetTableWriter {
-    /// `dictionary`, `delta`: the columns so encoded (the rest PLAIN); `statistics`: the
-    /// integer columns given min/max; `key_values`: the footer's metadata (the serialised
-    /// Arrow schema among it).
+    /// `dictionary`, `delta`: the columns so encoded (the rest PLAIN; a dictionary-typed
+    /// column keeps its dictionary); `statistics`: the integer columns given min/max;
+    /// `key_values`: the footer's metadata (the serialised Arrow schema among it);
+    /// `compress`: LZ4 the pages where that saves a tenth.
     #[new]
+    #[pyo3(signature = (path, schema, dictionary, delta, statistics, key_values, compress=true))]
     fn new(
         path: &str,
         schema: &Bound<'_, PyAny>,
@@ -126,6 +128,7 @@ impl ParquetTableWriter {
         delta: Vec<String>,
         statistics: Vec<String>,
         key_values: Vec<(String, Vec<u8>)>,
+        compress: bool,
     ) -> PyResult<Self> {
         let schema = import_schema(schema)?;
         let encoding_of = |name: &str| {
@@ -138,8 +141,15 @@ impl ParquetTableWriter {
             }
         };
         let statistics_of = |name: &str| statistics.iter().any(|c| c == name);
-        let file = ParquetFile::create(path, &schema, encoding_of, statistics_of, key_values)
-            .map_err(write_error)?;
+        let file = ParquetFile::create(
+            path,
+            &schema,
+            encoding_of,
+            statistics_of,
+            key_values,
+            compress,
+        )
+        .map_err(write_error)?;
         Ok(ParquetTableWriter { file })
     }
 
@@ -160,6 +170,57 @@ impl ParquetTableWriter {
     #[getter]
     fn rows(&self) -> i64 {
         self.file.rows()
+    }
+}
+
+/// A Parquet file of the core's writer read a row group at a time (ingest/parquet/read.rs),
+/// its strings as dictionaries: ValueError when it is not such a file (read it another way).
+#[pyclass(module = "blkscope._core")]
+struct ParquetTableReader {
+    file: ParquetReader,
+}
+
+fn read_error(e: ReadError) -> PyErr {
+    match e {
+        ReadError::Io(io) => match io.raw_os_error() {
+            Some(code) => PyOSError::new_err((code, io.to_string())),
+            None => PyOSError::new_err(io.to_string()),
+        },
+        ReadError::Unsupported(why) => PyValueError::new_err(format!("unsupported: {why}")),
+        ReadError::Malformed(why) => PyValueError::new_err(format!("damaged: {why}")),
+    }
+}
+
+#[pymethods]
+impl ParquetTableReader {
+    /// `schema`: the columns to read and their Arrow types (integers, booleans,
+    /// dictionary<int32, utf8> for strings).
+    #[new]
+    fn new(path: &str, schema: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let schema = import_schema(schema)?;
+        let file = ParquetReader::open(path, &schema).map_err(read_error)?;
+        Ok(ParquetTableReader { file })
+    }
+
+    /// How many row groups the file has.
+    #[getter]
+    fn row_groups(&self) -> usize {
+        self.file.row_groups()
+    }
+
+    /// Row group `group`'s columns as a batch (the GIL released while they are decoded).
+    fn read(&mut self, py: Python<'_>, group: usize) -> PyResult<ArrowBatch> {
+        if group >= self.file.row_groups() {
+            return Err(PyValueError::new_err(format!("no row group {group}")));
+        }
+        let file = &mut self.file;
+        let columns = py.detach(|| file.read(group)).map_err(read_error)?;
+        Ok(ArrowBatch::from_columns(
+            columns
+                .iter()
+                .map(|(n, a)| (n.as_str(), a.clone()))
+                .collect(),
+        ))
     }
 }
 
@@ -341,6 +402,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BlktraceTrace>()?;
     m.add_class::<EventAudit>()?;
     m.add_class::<ParquetTableWriter>()?;
+    m.add_class::<ParquetTableReader>()?;
     m.add("RecordsError", m.py().get_type::<RecordsError>())?;
     Ok(())
 }

@@ -72,6 +72,10 @@ pub fn encode_chunk(spec: &ColumnSpec, array: &ArrayRef, scratch: &mut Scratch) 
                 });
             }
         }
+        DataType::Dictionary(..) => {
+            encoded.dictionary_entries = Some(arrow_dictionary(array, scratch));
+            encoded.encoding = RLE_DICTIONARY;
+        }
         DataType::Boolean => plain_booleans(array, data),
         DataType::Int64 => {
             let values = present_i64(array, &mut scratch.i64s);
@@ -218,6 +222,39 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
     scratch.dictionary = dictionary.page;
     // at least one bit: a width of 0 is legal, but not every reader takes it
     let width = bit_width(entries as u64 - 1).max(1);
+    scratch.data.push(width);
+    hybrid(&mut scratch.data, codes, width);
+    entries
+}
+
+/// An Arrow dictionary column as it stands: its values as the dictionary page (unused ones
+/// too: readers only look up the keys), its present keys as the RLE_DICTIONARY indices. No
+/// string is hashed or compared; the caller checked every key is in range.
+fn arrow_dictionary(array: &ArrayRef, scratch: &mut Scratch) -> usize {
+    let dictionary = array
+        .as_any_dictionary_opt()
+        .expect("a dictionary-typed column is a dictionary array");
+    let values = dictionary.values();
+    scratch.dictionary.clear();
+    let page = &mut scratch.dictionary;
+    for_each_bytes(values, |v| {
+        page.extend_from_slice(&(v.len() as u32).to_le_bytes());
+        page.extend_from_slice(v);
+    });
+    let keys = dictionary.keys().as_primitive::<Int32Type>();
+    let codes = &mut scratch.codes;
+    codes.clear();
+    match keys.nulls() {
+        None => codes.extend(keys.values().iter().map(|&k| k as u32)),
+        Some(nulls) => codes.extend(
+            keys.values()
+                .iter()
+                .zip(nulls.iter())
+                .filter_map(|(&k, valid)| valid.then_some(k as u32)),
+        ),
+    }
+    let entries = values.len();
+    let width = bit_width(entries.saturating_sub(1) as u64).max(1);
     scratch.data.push(width);
     hybrid(&mut scratch.data, codes, width);
     entries

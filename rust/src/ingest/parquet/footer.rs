@@ -98,7 +98,7 @@ fn schema_element(t: &mut Compact, spec: &ColumnSpec) {
     t.i32(3, if spec.nullable { OPTIONAL } else { REQUIRED });
     t.binary(4, spec.name.as_bytes());
     match spec.data_type {
-        DataType::Utf8 => {
+        DataType::Utf8 | DataType::Dictionary(..) => {
             t.i32(6, UTF8);
             t.begin(10);
             t.begin(1); // StringType

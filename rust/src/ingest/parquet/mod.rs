@@ -1,19 +1,26 @@
 //! A Parquet file written by hand, for the events table: one row group per record batch, one
 //! data page per column chunk (after a dictionary page for dictionary columns), definition
 //! levels for nullable columns, LZ4_RAW pages where they shrink, the footer in thrift's compact
-//! protocol. It encodes only what the events table holds (int16/32/64, bool, utf8, binary)
-//! and leaves the Arrow schema to the caller, who hands it over serialised as pyarrow stores
+//! protocol. It encodes what the events table and the streaming pass's tables hold (int16/32/64,
+//! bool, utf8, binary, and utf8 already dictionary-encoded: its dictionary and keys are written
+//! as they are) and leaves the Arrow schema to the caller, who hands it over serialised as pyarrow stores
 //! it (the `ARROW:schema` key), so readers get the declared types, nullability and docs back.
 
 mod columns;
+mod decode;
 mod dictionary;
 mod encode;
 mod footer;
+mod read;
 mod thrift;
+
+pub use read::{ParquetReader, ReadError};
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
 
+use arrow_array::cast::AsArray;
+use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_schema::{DataType, Schema};
 
@@ -77,6 +84,11 @@ fn physical(data_type: &DataType) -> Result<i32, WriteError> {
         DataType::Int16 | DataType::Int32 => INT32,
         DataType::Int64 => INT64,
         DataType::Utf8 | DataType::Binary => BYTE_ARRAY,
+        DataType::Dictionary(key, value)
+            if **key == DataType::Int32 && **value == DataType::Utf8 =>
+        {
+            BYTE_ARRAY
+        }
         other => {
             return Err(WriteError::Schema(format!(
                 "the Parquet writer takes no {other} column"
@@ -110,24 +122,31 @@ pub struct ParquetFile {
     row_groups: Vec<RowGroupMeta>,
     rows: i64,
     closed: bool,
+    /// LZ4 where it saves a tenth; off for a file read soon and once (no CPU to squeeze it).
+    compress: bool,
     scratch: Scratch,
     squeezed: Squeezed,
 }
 
 impl ParquetFile {
-    /// Create the file at `path` for the columns of `schema` encoded as `encoding_of` says,
-    /// with `key_values` (the serialised Arrow schema among them) in its footer.
+    /// Create the file at `path` for the columns of `schema` encoded as `encoding_of` says
+    /// (a dictionary-typed column always keeps its dictionary), with `key_values` (the
+    /// serialised Arrow schema among them) in its footer.
     pub fn create(
         path: &str,
         schema: &Schema,
         encoding_of: impl Fn(&str) -> ValueEncoding,
         statistics_of: impl Fn(&str) -> bool,
         key_values: Vec<(String, Vec<u8>)>,
+        compress: bool,
     ) -> Result<ParquetFile, WriteError> {
         let mut columns = Vec::new();
         for field in schema.fields() {
             let kind = physical(field.data_type())?;
-            let encoding = encoding_of(field.name());
+            let encoding = match field.data_type() {
+                DataType::Dictionary(..) => ValueEncoding::Dictionary,
+                _ => encoding_of(field.name()),
+            };
             let usable = match encoding {
                 ValueEncoding::Plain => true,
                 ValueEncoding::Delta => kind == INT32 || kind == INT64,
@@ -158,6 +177,7 @@ impl ParquetFile {
             row_groups: Vec::new(),
             rows: 0,
             closed: false,
+            compress,
             scratch: Scratch::default(),
             squeezed: Squeezed::default(),
         })
@@ -235,7 +255,8 @@ impl ParquetFile {
         Ok(offset)
     }
 
-    /// Write column `k`'s chunk: its pages, compressed where that pays.
+    /// Write column `k`'s chunk: its pages, compressed where that pays (when the file
+    /// compresses at all).
     fn write_chunk(&mut self, k: usize, array: &ArrayRef) -> Result<ChunkMeta, WriteError> {
         let encoded = encode_chunk(&self.columns[k], array, &mut self.scratch);
         let scratch = std::mem::take(&mut self.scratch);
@@ -245,11 +266,14 @@ impl ParquetFile {
             .map(|n| (n, &scratch.dictionary[..]));
         let data = &scratch.data[..];
         let dictionary_bytes = dictionary.map_or(0, |(_, page)| page.len());
-        let squeezed_data = lz4(data, &mut squeezed.data);
-        let squeezed_dictionary =
-            dictionary.map_or(0, |(_, page)| lz4(page, &mut squeezed.dictionary));
-        let compress = ((squeezed_data + squeezed_dictionary) as f64)
-            < (data.len() + dictionary_bytes) as f64 * WORTH_COMPRESSING;
+        let (mut squeezed_data, mut squeezed_dictionary) = (0, 0);
+        let compress = self.compress && {
+            squeezed_data = lz4(data, &mut squeezed.data);
+            squeezed_dictionary =
+                dictionary.map_or(0, |(_, page)| lz4(page, &mut squeezed.dictionary));
+            ((squeezed_data + squeezed_dictionary) as f64)
+                < (data.len() + dictionary_bytes) as f64 * WORTH_COMPRESSING
+        };
 
         let mut sizes = (0i64, 0i64); // (uncompressed, compressed), headers included
         let mut dictionary_page_offset = None;
@@ -326,6 +350,22 @@ fn check_column(spec: &ColumnSpec, array: &ArrayRef) -> Result<(), WriteError> {
             spec.data_type
         )));
     }
+    if let Some(dictionary) = array.as_any_dictionary_opt() {
+        // keys index the values without a check when written; a null value would have no
+        // bytes to write
+        let entries = dictionary.values().len();
+        let keys = dictionary.keys().as_primitive::<Int32Type>();
+        let outside = keys
+            .iter()
+            .flatten()
+            .any(|k| k < 0 || k as usize >= entries);
+        if outside || dictionary.values().null_count() > 0 {
+            return Err(WriteError::Schema(format!(
+                "column {}: a key outside its dictionary, or a null in the dictionary",
+                spec.name
+            )));
+        }
+    }
     if !spec.nullable && array.null_count() > 0 {
         return Err(WriteError::Schema(format!(
             "column {}: {} nulls in a column that has none",
@@ -356,7 +396,15 @@ mod tests {
     fn file_of(path: &std::path::Path) -> ParquetFile {
         let schema = Schema::new(vec![Field::new("t", DataType::Int64, false)]);
         let path = path.to_str().unwrap();
-        ParquetFile::create(path, &schema, |_| ValueEncoding::Delta, |_| true, vec![]).unwrap()
+        ParquetFile::create(
+            path,
+            &schema,
+            |_| ValueEncoding::Delta,
+            |_| true,
+            vec![],
+            true,
+        )
+        .unwrap()
     }
 
     #[test]

@@ -1,6 +1,8 @@
 """Events into the streaming pass: events.parquet's rows in time order, a row group at a time, as
 the Arrow record batches the pass reads (its strings as Parquet stores them: one dictionary per
-row group, so that only the dictionary is looked up)."""
+row group, so that only the dictionary is looked up). A file of the core's own writer is read
+by the core (rust/src/ingest/parquet/read.rs), without Arrow's Parquet reader; others by
+pyarrow."""
 
 from __future__ import annotations
 
@@ -11,12 +13,19 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from blkscope._core import StreamPass
+from blkscope._core import ParquetTableReader, StreamPass
 from blkscope.analyze.memory import bound_memory
 from blkscope.interrupts import track
+from blkscope.schemas import EVENTS
 
 COLUMNS = StreamPass.columns()  # the columns of events the pass reads
 STRING_COLUMNS = ["action", "op", "rwbs", "comm"]
+# The columns as the pass reads them: the declared types, strings as dictionaries.
+READ_SCHEMA = pa.schema([
+    EVENTS.field(name).with_type(pa.dictionary(pa.int32(), pa.string()))
+    if name in STRING_COLUMNS else EVENTS.field(name)
+    for name in COLUMNS
+])  # fmt: skip
 BATCH_ROWS = 1 << 17
 # Row groups read by one Arrow reader: a reader over the whole file keeps ~3.6 MB per million
 # events it has handed out until it ends (measured on the 10x fio capture's events.parquet:
@@ -56,6 +65,14 @@ def batches(events: Path, in_order: bool) -> Iterator[pa.RecordBatch]:
     stored when in_order (one blkparse input is in time order), else through DuckDB's sort
     (which spills to disk rather than hold the trace)."""
     if in_order:
+        try:
+            reader = ParquetTableReader(str(events), READ_SCHEMA)
+        except ValueError:  # not the core's file (an older dataset's): pyarrow reads it
+            pass
+        else:
+            for group in range(reader.row_groups):
+                yield pa.record_batch(reader.read(group))
+            return
         file = pq.ParquetFile(events, read_dictionary=STRING_COLUMNS)
         for first in range(0, file.num_row_groups, GROUPS_PER_READER):
             groups = range(first, min(first + GROUPS_PER_READER, file.num_row_groups))

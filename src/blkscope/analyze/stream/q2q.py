@@ -20,14 +20,13 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from blkscope._core import StreamPass
 from blkscope.analyze.memory import SPILL_DIR
-from blkscope.analyze.stream.declared import declared
 from blkscope.concepts import STAGE_TIME_COLUMNS
 from blkscope.schemas import TABLES
 from blkscope.schemas._declare import field, schema
+from blkscope.store.core_parquet import CoreParquet
 from blkscope.store.writer import close_quietly
 
 # the scopes (_bio_stages' scope codes 1..4), in the order of the gap columns
@@ -86,22 +85,13 @@ class Q2QWriter:
         (dataset / SPILL_DIR).mkdir(exist_ok=True)
         self.path = dataset / SPILL_DIR / "bio_q2q.parquet"
         # a temporary file, written once and read twice: uncompressed (lz4 cost more CPU to
-        # write and to read than the disk it saved), no statistics, and dictionaries only for
-        # the strings (Parquet tries one on every column by default, and gives it up on times
-        # and ids: 3x the CPU)
-        self.writer = pq.ParquetWriter(
-            self.path,
-            _WRITTEN,
-            compression="none",
-            use_dictionary=["op_base", "op_class", "process"],
-            write_statistics=False,
-        )
+        # write and to read than the disk it saved), no statistics, plain integers, and the
+        # strings as the pass's dictionaries
+        self.writer = CoreParquet(self.path, _WRITTEN, compress=False)
 
     def write(self, rows: object) -> None:
-        """The pass's `_bio_q2q` rows (an Arrow batch)."""
-        batch = declared(rows, _WRITTEN)
-        if batch.num_rows:
-            self.writer.write_batch(batch)
+        """The pass's `_bio_q2q` rows (an Arrow batch of its columns, strings as dictionaries)."""
+        self.writer.write_batch(rows)
 
     def close(self, con: duckdb.DuckDBPyConnection) -> None:
         """Finish the file and define `internal._bio_q2q` over it on con."""

@@ -12,11 +12,9 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 
 from blkscope._core import StreamPass
 from blkscope.analyze.correlation import device_spans
-from blkscope.analyze.stream.declared import declared
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
 from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches, device_spans_of
 from blkscope.analyze.stream.iodist import IO_COUNTS
@@ -25,6 +23,7 @@ from blkscope.analyze.stream.threads import Background, Prefetch
 from blkscope.errors import DatasetError
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
+from blkscope.store.core_parquet import CoreParquet
 from blkscope.store.writer import close_quietly
 
 EVENTS = TABLES["events"]
@@ -144,27 +143,17 @@ def _as_the_pass_reads(batch: pa.RecordBatch) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays(columns, names=batch.schema.names)
 
 
-def _writer(dataset: Path, table: str) -> pq.ParquetWriter:
-    """A Parquet writer for one of the pass's tables. Dictionary pages only for the string
-    columns: on the times and ids (nearly all distinct) Parquet builds a dictionary and then
-    gives it up. The 64-bit integers (times, ids, sectors: rising, or close to their
-    neighbours) are delta-encoded: smaller, cheaper to write, and DuckDB reads them back with
-    less to decompress. lz4 rather than zstd-1 on the delta-encoded pages: cheaper to write,
-    2 % larger, read by DuckDB as fast. Statistics (min, max) only on the other columns: the
-    string columns' (op, kind, flags, process names) would cost a string comparison per value
-    and skip hardly a row group, each holding the same few values."""
+def _writer(dataset: Path, table: str) -> CoreParquet:
+    """A Parquet writer (the core's) for one of the pass's tables. Dictionaries for the string
+    columns only (op, kind, flags, status, process names: a few values each). The 64-bit
+    integers (times, ids, sectors: rising, or close to their neighbours) are delta-encoded:
+    smaller, cheaper to write, and DuckDB reads them back with less to decompress. Statistics
+    (min, max) on the integer columns, where the steps after filter."""
     schema = TABLES[table]
     strings = [f.name for f in schema if pa.types.is_string(f.type)]
-    others = [f.name for f in schema if f.name not in strings]
-    deltas = {f.name: "DELTA_BINARY_PACKED" for f in schema if f.type == pa.int64()}
-    return pq.ParquetWriter(
-        dataset / f"{table}.parquet",
-        schema,
-        compression="lz4",
-        use_dictionary=strings,
-        column_encoding=deltas,
-        write_statistics=others,
-    )
+    integers = [f.name for f in schema if pa.types.is_integer(f.type)]
+    deltas = [f.name for f in schema if f.type == pa.int64()]
+    return CoreParquet(dataset / f"{table}.parquet", schema, strings, deltas, integers)
 
 
 ORPHANS_SQL = """
@@ -208,7 +197,7 @@ class _Sinks:
         self.requests = _writer(dataset, "requests")
         self.bios = _writer(dataset, "bios")
         self.q2q = Q2QWriter(dataset)
-        self.rows = {"requests": 0, "bios": 0}
+        self.rows: dict[str, int] = {}
         self.thread = Background(self._write, depth=4)
 
     def submit(self, rows: tuple[object, object, object]) -> None:
@@ -216,13 +205,8 @@ class _Sinks:
 
     def _write(self, rows: tuple[object, object, object]) -> None:
         requests, bios, q2q = rows
-        for name, writer, batch in (
-            ("requests", self.requests, declared(requests, TABLES["requests"])),
-            ("bios", self.bios, declared(bios, TABLES["bios"])),
-        ):
-            if batch.num_rows:
-                writer.write_batch(batch)
-                self.rows[name] += batch.num_rows
+        self.requests.write_batch(requests)
+        self.bios.write_batch(bios)
         self.q2q.write(q2q)
 
     def abandon(self) -> None:
@@ -236,13 +220,11 @@ class _Sinks:
     def close(self, con: duckdb.DuckDBPyConnection, held: pa.RecordBatch) -> None:
         """Write the last rows and the settled held requests; close the files."""
         self.thread.close()
-        held = declared(held, TABLES["requests"])
-        if held.num_rows:
-            self.requests.write_batch(held)
-            self.rows["requests"] += held.num_rows
+        self.requests.write_batch(held)
         self.requests.close()
         self.bios.close()
         self.q2q.close(con)
+        self.rows = {"requests": self.requests.rows, "bios": self.bios.rows}
 
 
 def _store(con: duckdb.DuckDBPyConnection, name: str, rows: object) -> None:
@@ -305,7 +287,7 @@ def stream_tables(
     events.close()
     try:
         held, times, bins = stream.settle(orphans(con, pa.record_batch(stream.orphan_candidates())))
-        sinks.close(con, pa.record_batch(held))
+        sinks.close(con, held)
     except BaseException:  # the last writes failed (disk full): no second error from __del__
         close_quietly(sinks.requests)
         close_quietly(sinks.bios)
