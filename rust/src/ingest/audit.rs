@@ -152,9 +152,12 @@ const SHORT_ACTION: usize = 7;
 fn action_key<'a>(action: &'a str, long: &mut Vec<&'a str>) -> u64 {
     let bytes = action.as_bytes();
     if bytes.len() <= SHORT_ACTION {
-        let mut word = [0u8; 8];
-        word[..bytes.len()].copy_from_slice(bytes);
-        return u64::from_le_bytes(word) | ((bytes.len() as u64) << 56);
+        // byte by byte: one or two letters, too few for a call to memcpy to pay
+        let mut key = (bytes.len() as u64) << 56;
+        for (k, &b) in bytes.iter().enumerate() {
+            key |= u64::from(b) << (8 * k);
+        }
+        return key;
     }
     let at = long.iter().position(|&a| a == action).unwrap_or_else(|| {
         long.push(action);

@@ -13,7 +13,6 @@ from blkscope.concepts import MAX_SECTOR
 from blkscope.ingest.blkparse.event_line import SECTOR_COLUMNS
 from blkscope.schemas import EVENTS
 
-
 # All-null columns by type, kept to be sliced: most of the events' columns are null in every
 # row of a batch, and building them afresh for each batch would zero new memory every time.
 _NULLS: dict[pa.DataType, pa.Array] = {}
