@@ -3,7 +3,7 @@
 
 use super::printf::{
     digits, digits_value, leading_digits, number, pad, padded_number, right_aligned_in_word,
-    skip_spaces, ONES,
+    skip_spaces,
 };
 use crate::ingest::action::Action;
 use crate::ingest::rwbs::{Op, Rwbs};
@@ -103,7 +103,8 @@ pub fn columns_in_place(line: &[u8]) -> Option<(Header, usize)> {
 fn left_aligned_minor(word: u64) -> Option<u64> {
     let digits = leading_digits(word).min(3);
     let field = word & 0x00FF_FFFF;
-    let padding = (field ^ (0x20 * ONES & 0x00FF_FFFF)) >> (8 * digits);
+    // the field's bytes after the digits must be spaces (0x20 each)
+    let padding = (field ^ 0x0020_2020) >> (8 * digits);
     let canonical = digits > 0 && padding == 0 && (digits == 1 || word & 0xFF != u64::from(b'0'));
     canonical.then(|| digits_value(word, digits))
 }
