@@ -52,9 +52,9 @@ class RecordsError(ValueError):
 
 def scan_blkparse_text(
     data: bytes, first_line: int, input_id: int
-) -> tuple[ArrowBatch, ArrowBatch, int]:
+) -> tuple[ArrowBatch, ArrowBatch, int, int]:
     """Scan a chunk of blkparse text: (events rows, spans left to the reference parser as
-    line_no/start/end, number of lines)."""
+    line_no/start/end, number of lines, largest end of the rows' sector ranges)."""
 
 def count_newlines(data: bytes) -> int:
     """How many newlines a chunk of text holds."""

@@ -138,9 +138,33 @@ impl<'a> Columns<'a> {
     }
 }
 
-/// A group's key: input, device, action letters and whether the event is plain (no SCSI
-/// pass-through bytes, no payload: blkparse's summary counts only those).
-type GroupKey<'a> = (i16, i32, i32, &'a str, bool);
+/// A group's key: input, device, action letters (as `action_key`) and whether the event is
+/// plain (no SCSI pass-through bytes, no payload: blkparse's summary counts only those).
+type GroupKey = (i16, i32, i32, u64, bool);
+
+/// Action texts of up to this many bytes are their own key.
+const SHORT_ACTION: usize = 7;
+
+/// An action's letters as one number, so a row's key compares without a call to memcmp: up to
+/// SHORT_ACTION bytes, the bytes with the length in the top byte; a longer text (no reader
+/// makes one) is numbered by `long`, the longer texts seen, with the top bit set.
+#[inline(always)]
+fn action_key<'a>(action: &'a str, long: &mut Vec<&'a str>) -> u64 {
+    let bytes = action.as_bytes();
+    if bytes.len() <= SHORT_ACTION {
+        // byte by byte: one or two letters, too few for a call to memcpy to pay
+        let mut key = (bytes.len() as u64) << 56;
+        for (k, &b) in bytes.iter().enumerate() {
+            key |= u64::from(b) << (8 * k);
+        }
+        return key;
+    }
+    let at = long.iter().position(|&a| a == action).unwrap_or_else(|| {
+        long.push(action);
+        long.len() - 1
+    });
+    (1 << 63) | at as u64
+}
 
 /// A group's events and their first and last times.
 struct Group {
@@ -215,7 +239,9 @@ fn merge_runs(runs: &mut [(i64, i64)]) -> usize {
         return 0;
     }
     if !runs.windows(2).all(|w| w[0].0 < w[1].0) {
-        runs.sort_unstable();
+        // a stable sort merges the ascending stretches it finds (each batch's runs are one):
+        // near linear where a trace numbers its events over again, as copies of one do
+        runs.sort();
     }
     let mut out = 0;
     for k in 1..runs.len() {
@@ -258,12 +284,18 @@ impl Audit {
         let c = Columns::of(batch)?;
         let all_plain =
             c.pc_bytes.null_count() == c.pc_bytes.len() && c.pdu.null_count() == c.pdu.len();
-        let mut groups: Index<GroupKey<'_>> = Index::new();
-        let mut keys: Vec<GroupKey<'_>> = Vec::new();
+        let mut groups: Index<GroupKey> = Index::new();
+        let mut keys: Vec<(GroupKey, &str)> = Vec::new();
         let mut found: Vec<Group> = Vec::new();
         let mut streams: Index<StreamKey> = Index::new();
         let mut touched: Vec<usize> = Vec::new();
-        let unnumbered: Vec<&str> = self.unnumbered.iter().map(String::as_str).collect();
+        let mut long_actions = Vec::new();
+        let unnumbered: Vec<u64> = self
+            .unnumbered
+            .iter()
+            .map(|a| action_key(a, &mut long_actions))
+            .collect();
+        let seq_nulls = c.seq.null_count() > 0;
         for row in 0..batch.len() {
             let plain = all_plain || (c.pc_bytes.is_null(row) && c.pdu.is_null(row));
             let action = c.action.value(row);
@@ -273,11 +305,14 @@ impl Audit {
                 c.minor.value(row),
             );
             let time = c.time.value(row);
-            let first = action.as_bytes().first().copied().unwrap_or(0) as usize;
-            let key = (input_id, major, minor, action, plain);
-            let slot = first ^ (action.len() << 4) ^ (minor as usize) << 1 ^ usize::from(plain);
+            let action_code = action_key(action, &mut long_actions);
+            let key = (input_id, major, minor, action_code, plain);
+            let slot = (action_code as usize)
+                ^ (action_code >> 52) as usize
+                ^ (minor as usize) << 1
+                ^ usize::from(plain);
             let at = groups.get(key, slot, || {
-                keys.push(key);
+                keys.push((key, action));
                 found.push(Group {
                     events: 0,
                     first_ns: time,
@@ -289,7 +324,7 @@ impl Audit {
             g.events += 1;
             g.first_ns = g.first_ns.min(time);
             g.last_ns = g.last_ns.max(time);
-            if c.seq.is_null(row) || unnumbered.contains(&action) {
+            if (seq_nulls && c.seq.is_null(row)) || unnumbered.contains(&action_code) {
                 continue;
             }
             let cpu = c.cpu.value(row);
@@ -370,28 +405,28 @@ impl Audit {
     }
 }
 
-fn group_columns(keys: &[GroupKey<'_>], found: &[Group]) -> Vec<(&'static str, ArrayRef)> {
+fn group_columns(keys: &[(GroupKey, &str)], found: &[Group]) -> Vec<(&'static str, ArrayRef)> {
     vec![
         (
             "input_id",
-            Arc::new(Int16Array::from_iter_values(keys.iter().map(|k| k.0))) as ArrayRef,
+            Arc::new(Int16Array::from_iter_values(keys.iter().map(|k| k.0 .0))) as ArrayRef,
         ),
         (
             "dev_major",
-            Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| k.1))),
+            Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| k.0 .1))),
         ),
         (
             "dev_minor",
-            Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| k.2))),
+            Arc::new(Int32Array::from_iter_values(keys.iter().map(|k| k.0 .2))),
         ),
         (
             "action",
-            Arc::new(StringArray::from_iter_values(keys.iter().map(|k| k.3))),
+            Arc::new(StringArray::from_iter_values(keys.iter().map(|k| k.1))),
         ),
         (
             "plain",
             Arc::new(BooleanArray::from(
-                keys.iter().map(|k| k.4).collect::<Vec<_>>(),
+                keys.iter().map(|k| k.0 .4).collect::<Vec<_>>(),
             )),
         ),
         (
@@ -467,6 +502,27 @@ mod tests {
 
     fn audit() -> Audit {
         Audit::new(true, vec!["m".into()])
+    }
+
+    #[test]
+    fn action_keys_tell_every_text_apart() {
+        let mut long = Vec::new();
+        let texts = [
+            "U",
+            "UT",
+            "",
+            "m",
+            "U\0",
+            "ABCDEFG",
+            "ABCDEFGH",
+            "ABCDEFGHI",
+        ];
+        let keys: Vec<u64> = texts.iter().map(|t| action_key(t, &mut long)).collect();
+        for (k, key) in keys.iter().enumerate() {
+            assert!(!keys[..k].contains(key), "{:?}", texts[k]);
+        }
+        assert_eq!(action_key("ABCDEFGHI", &mut long), keys[7]);
+        assert_eq!(long, vec!["ABCDEFGH", "ABCDEFGHI"]);
     }
 
     #[test]

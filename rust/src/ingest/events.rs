@@ -7,7 +7,7 @@ use arrow_array::types::{ArrowPrimitiveType, Int32Type, Int64Type};
 use arrow_array::{
     ArrayRef, BooleanArray, Int16Array, Int32Array, Int64Array, PrimitiveArray, StringArray,
 };
-use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
 use super::action::Action;
 use super::rwbs::Rwbs;
@@ -33,93 +33,142 @@ pub struct Event<'a> {
     pub line_no: i64,
 }
 
-/// Validity bits, made only once a row has no value (most columns of most chunks have one on
-/// every row or on none).
-#[derive(Default)]
-struct Validity {
-    bits: Option<BooleanBufferBuilder>,
+/// Which of a row's optional columns hold a value: one bit each, a byte per row. The
+/// validity of each column is made from these bytes at the end, in one pass per column, not
+/// a bit at a time as the rows come.
+#[derive(Clone, Copy)]
+enum Present {
+    Sector = 1,
+    Nsectors = 2,
+    SplitSector = 4,
+    Error = 8,
+    Comm = 16,
+    Depth = 32,
 }
 
-impl Validity {
-    /// Row `row`'s validity.
+impl Present {
+    /// The bits of an event's values.
     #[inline(always)]
-    fn push(&mut self, row: usize, valid: bool) {
-        match &mut self.bits {
-            Some(bits) => bits.append(valid),
-            None if valid => {}
-            None => self.first_missing(row),
+    fn of(e: &Event<'_>) -> u8 {
+        let bit = |set: bool, bit: Present| if set { bit as u8 } else { 0 };
+        bit(e.sector.is_some(), Present::Sector)
+            | bit(e.nsectors.is_some(), Present::Nsectors)
+            | bit(e.split_sector.is_some(), Present::SplitSector)
+            | bit(e.error.is_some(), Present::Error)
+            | bit(e.comm.is_some(), Present::Comm)
+            | bit(e.depth.is_some(), Present::Depth)
+    }
+
+    /// The validity of this column over rows whose bytes are `present`: none when every row
+    /// has a value.
+    fn validity(self, present: &[u8]) -> Option<NullBuffer> {
+        let bit = self as u8;
+        if present.iter().all(|&p| p & bit != 0) {
+            return None;
+        }
+        Some(NullBuffer::new(bits_where(present, |p| p & bit != 0)))
+    }
+}
+
+/// One column's values, written by row into room made ahead for every column at once
+/// (`EventColumns::push` checks the room once per row, not once per column).
+struct Column<T> {
+    /// Rows 0..EventColumns::rows written; its length is set when the column is finished.
+    values: Vec<T>,
+}
+
+impl<T: Copy> Column<T> {
+    fn with_capacity(rows: usize) -> Self {
+        Column {
+            values: Vec::with_capacity(rows),
         }
     }
 
-    #[cold]
-    fn first_missing(&mut self, row: usize) {
-        let mut bits = BooleanBufferBuilder::new(row * 2 + 64);
-        bits.append_n(row, true);
-        bits.append(false);
-        self.bits = Some(bits);
+    /// Room for `capacity` rows, the first `rows` written.
+    fn grow(&mut self, rows: usize, capacity: usize) {
+        // SAFETY: rows 0..rows are written, and within the capacity (a growing copy keeps them)
+        unsafe { self.values.set_len(rows) };
+        self.values.reserve_exact(capacity - rows);
     }
 
-    fn finish(self) -> Option<NullBuffer> {
-        self.bits.map(|mut b| NullBuffer::new(b.finish()))
+    /// Write row `row`.
+    ///
+    /// # Safety
+    /// `row` is below the capacity made (`with_capacity`, `grow`).
+    #[inline(always)]
+    unsafe fn set(&mut self, row: usize, value: T) {
+        debug_assert!(row < self.values.capacity());
+        self.values.as_mut_ptr().add(row).write(value)
+    }
+
+    /// The values of rows 0..rows, all written.
+    fn finish(mut self, rows: usize) -> Vec<T> {
+        assert!(rows <= self.values.capacity());
+        // SAFETY: every row below `rows` was written by `set`
+        unsafe { self.values.set_len(rows) };
+        self.values
     }
 }
 
-/// A column whose rows may have no value.
+/// A column whose rows may have no value (0 where none; which rows have one, `Present` says).
 struct Optional<T: ArrowPrimitiveType> {
-    values: Vec<T::Native>,
-    validity: Validity,
+    values: Column<T::Native>,
 }
 
 impl<T: ArrowPrimitiveType> Optional<T> {
     fn with_capacity(rows: usize) -> Self {
         Optional {
-            values: Vec::with_capacity(rows),
-            validity: Validity::default(),
+            values: Column::with_capacity(rows),
         }
     }
 
+    /// # Safety
+    /// As `Column::set`.
     #[inline(always)]
-    fn push(&mut self, value: Option<T::Native>) {
-        self.validity.push(self.values.len(), value.is_some());
-        self.values.push(value.unwrap_or_default());
+    unsafe fn set(&mut self, row: usize, value: Option<T::Native>) {
+        self.values.set(row, value.unwrap_or_default());
     }
 
-    fn finish(self) -> ArrayRef {
-        let values = ScalarBuffer::from(self.values);
-        Arc::new(PrimitiveArray::<T>::new(values, self.validity.finish()))
+    fn finish(self, rows: usize, validity: Option<NullBuffer>) -> ArrayRef {
+        let values = ScalarBuffer::from(self.values.finish(rows));
+        Arc::new(PrimitiveArray::<T>::new(values, validity))
     }
 }
 
 /// A column of text, maybe missing.
 struct Texts {
-    offsets: Vec<i32>,
+    /// Row k's text is bytes[offsets[k]..offsets[k + 1]].
+    offsets: Column<i32>,
     bytes: Vec<u8>,
-    validity: Validity,
 }
 
 impl Texts {
     fn with_capacity(rows: usize, bytes: usize) -> Texts {
-        let mut offsets = Vec::with_capacity(rows + 1);
-        offsets.push(0);
+        let mut offsets = Column::with_capacity(rows + 1);
+        // SAFETY: within the capacity just made
+        unsafe { offsets.set(0, 0) };
         Texts {
             offsets,
             bytes: Vec::with_capacity(bytes),
-            validity: Validity::default(),
         }
     }
 
+    fn grow(&mut self, rows: usize, capacity: usize) {
+        self.offsets.grow(rows + 1, capacity + 1);
+    }
+
+    /// # Safety
+    /// As `Column::set`.
     #[inline(always)]
-    fn push(&mut self, text: Option<&str>) {
-        self.validity.push(self.offsets.len() - 1, text.is_some());
+    unsafe fn set(&mut self, row: usize, text: Option<&str>) {
         if let Some(text) = text {
             self.bytes.extend_from_slice(text.as_bytes());
         }
-        self.offsets.push(self.bytes.len() as i32);
+        self.offsets.set(row + 1, self.bytes.len() as i32);
     }
 
-    fn finish(self) -> ArrayRef {
-        let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets));
-        let nulls = self.validity.finish();
+    fn finish(self, rows: usize, nulls: Option<NullBuffer>) -> ArrayRef {
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets.finish(rows + 1)));
         // SAFETY: the offsets grow with the bytes they index, and every piece is a &str.
         Arc::new(unsafe { StringArray::new_unchecked(offsets, self.bytes.into(), nulls) })
     }
@@ -127,115 +176,193 @@ impl Texts {
 
 /// Each row's text from a small vocabulary (the action letters, the RWBS texts).
 fn vocabulary_texts(codes: &[u8], vocabulary: &[String]) -> ArrayRef {
-    if codes.iter().all(|&c| vocabulary[usize::from(c)].len() == 1) {
-        return letters(codes, vocabulary);
+    // each text as (length, its bytes padded to a word): a row is one 8-byte copy
+    let mut table = [(0usize, [0u8; 8]); 256];
+    for (entry, text) in table.iter_mut().zip(vocabulary) {
+        assert!(text.len() <= 8, "a vocabulary of short texts: {text:?}");
+        entry.0 = text.len();
+        entry.1[..text.len()].copy_from_slice(text.as_bytes());
     }
-    let mut offsets = Vec::with_capacity(codes.len() + 1);
-    let mut bytes = Vec::with_capacity(codes.len() * 2);
-    offsets.push(0);
-    for &code in codes {
-        // byte by byte: these texts are too short for a call to memcpy to pay
-        for &b in vocabulary[usize::from(code)].as_bytes() {
-            bytes.push(b);
-        }
-        offsets.push(bytes.len() as i32);
+    if !codes.iter().all(|&c| table[usize::from(c)].0 == 1) {
+        return texts_of(codes, &table);
     }
-    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-    // SAFETY: the offsets grow with the bytes they index, and every piece is a String.
-    Arc::new(unsafe { StringArray::new_unchecked(offsets, bytes.into(), None) })
-}
-
-/// Each row's text when every one is a single letter: offsets count up by one.
-fn letters(codes: &[u8], vocabulary: &[String]) -> ArrayRef {
     let offsets = OffsetBuffer::new(ScalarBuffer::from(
         (0..=codes.len() as i32).collect::<Vec<_>>(),
     ));
-    let mut table = [0u8; 256];
-    for (k, text) in vocabulary.iter().enumerate() {
-        table[k] = text.as_bytes().first().copied().unwrap_or(b'?');
+    let bytes: Vec<u8> = codes.iter().map(|&c| table[usize::from(c)].1[0]).collect();
+    // SAFETY: one offset per letter, and every letter is the one byte of a one-byte String.
+    Arc::new(unsafe { StringArray::new_unchecked(offsets, bytes.into(), None) })
+}
+
+/// Each row's text of up to 8 bytes, written a word at a time into room made ahead.
+fn texts_of(codes: &[u8], table: &[(usize, [u8; 8]); 256]) -> ArrayRef {
+    let mut offsets = Vec::with_capacity(codes.len() + 1);
+    let mut bytes = vec![0u8; codes.len() * 8 + 8];
+    let mut at = 0;
+    offsets.push(0);
+    for &code in codes {
+        let (len, text) = &table[usize::from(code)];
+        bytes[at..at + 8].copy_from_slice(text);
+        at += len;
+        offsets.push(at as i32);
     }
-    let bytes: Vec<u8> = codes.iter().map(|&c| table[usize::from(c)]).collect();
-    // SAFETY: one offset per letter, and every letter is the ASCII first byte of a String of
-    // one byte (checked by the caller).
+    bytes.truncate(at);
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    // SAFETY: the offsets grow with the bytes they index, and every piece is a String's bytes.
     Arc::new(unsafe { StringArray::new_unchecked(offsets, bytes.into(), None) })
 }
 
 /// Each row's flag of its RWBS code.
 fn flags(codes: &[u8], flag: impl Fn(Rwbs) -> bool) -> ArrayRef {
-    let bits = BooleanBuffer::collect_bool(codes.len(), |k| flag(Rwbs::from_code(codes[k])));
+    let bits = bits_where(codes, |c| flag(Rwbs::from_code(c)));
     Arc::new(BooleanArray::new(bits, None))
+}
+
+/// One bit per byte of `codes`, set where `set` holds it: 64 rows a word, in a loop with no
+/// index to check, which the compiler makes vector compares of (collect_bool's is not).
+fn bits_where(codes: &[u8], set: impl Fn(u8) -> bool) -> BooleanBuffer {
+    let mut words = Vec::with_capacity(codes.len().div_ceil(64));
+    for chunk in codes.chunks(64) {
+        let mut word = 0u64;
+        for (k, &c) in chunk.iter().enumerate() {
+            word |= u64::from(set(c)) << k;
+        }
+        words.push(word);
+    }
+    BooleanBuffer::new(Buffer::from_vec(words), 0, codes.len())
 }
 
 /// The shared columns of many events.
 pub struct EventColumns {
-    dev_major: Vec<i32>,
-    dev_minor: Vec<i32>,
-    cpu: Vec<i32>,
-    seq: Vec<i64>,
-    time_ns: Vec<i64>,
-    pid: Vec<i64>,
+    /// Rows written.
+    rows: usize,
+    /// Rows every column has room for.
+    capacity: usize,
+    dev_major: Column<i32>,
+    dev_minor: Column<i32>,
+    cpu: Column<i32>,
+    seq: Column<i64>,
+    time_ns: Column<i64>,
+    pid: Column<i64>,
     /// The index of each row's action in Action::ALL.
-    action: Vec<u8>,
+    action: Column<u8>,
     /// Each row's RWBS code (Rwbs::code): the rwbs and op columns and the flags.
-    rwbs: Vec<u8>,
+    rwbs: Column<u8>,
     sector: Optional<Int64Type>,
     nsectors: Optional<Int32Type>,
     split_sector: Optional<Int64Type>,
     error: Optional<Int32Type>,
     comm: Texts,
     depth: Optional<Int32Type>,
-    line_no: Vec<i64>,
+    line_no: Column<i64>,
+    /// Each row's `Present` bits.
+    present: Column<u8>,
+    /// The largest end of any row's sector range (sector + nsectors, or split_sector): when it
+    /// is in range, no row needs the range check (ingest/codes.py, past_last_sector_rows).
+    largest_sector_end: i64,
 }
 
 impl EventColumns {
     /// Room for `rows` events whose process names take about `comm_bytes` bytes.
     pub fn with_capacity(rows: usize, comm_bytes: usize) -> EventColumns {
+        let rows = rows.max(1);
         EventColumns {
-            dev_major: Vec::with_capacity(rows),
-            dev_minor: Vec::with_capacity(rows),
-            cpu: Vec::with_capacity(rows),
-            seq: Vec::with_capacity(rows),
-            time_ns: Vec::with_capacity(rows),
-            pid: Vec::with_capacity(rows),
-            action: Vec::with_capacity(rows),
-            rwbs: Vec::with_capacity(rows),
+            rows: 0,
+            capacity: rows,
+            dev_major: Column::with_capacity(rows),
+            dev_minor: Column::with_capacity(rows),
+            cpu: Column::with_capacity(rows),
+            seq: Column::with_capacity(rows),
+            time_ns: Column::with_capacity(rows),
+            pid: Column::with_capacity(rows),
+            action: Column::with_capacity(rows),
+            rwbs: Column::with_capacity(rows),
             sector: Optional::with_capacity(rows),
             nsectors: Optional::with_capacity(rows),
             split_sector: Optional::with_capacity(rows),
             error: Optional::with_capacity(rows),
             comm: Texts::with_capacity(rows, comm_bytes),
             depth: Optional::with_capacity(rows),
-            line_no: Vec::with_capacity(rows),
+            line_no: Column::with_capacity(rows),
+            present: Column::with_capacity(rows),
+            largest_sector_end: 0,
         }
     }
 
     pub fn len(&self) -> usize {
-        self.line_no.len()
+        self.rows
+    }
+
+    /// The largest end of any row's sector range so far (0 when no row has a sector): sector
+    /// plus nsectors, or split_sector, saturating.
+    pub fn largest_sector_end(&self) -> i64 {
+        self.largest_sector_end
+    }
+
+    /// Twice the room, for every column.
+    #[cold]
+    fn grow(&mut self) {
+        let (rows, capacity) = (self.rows, self.capacity * 2);
+        self.dev_major.grow(rows, capacity);
+        self.dev_minor.grow(rows, capacity);
+        self.cpu.grow(rows, capacity);
+        self.seq.grow(rows, capacity);
+        self.time_ns.grow(rows, capacity);
+        self.pid.grow(rows, capacity);
+        self.action.grow(rows, capacity);
+        self.rwbs.grow(rows, capacity);
+        self.sector.values.grow(rows, capacity);
+        self.nsectors.values.grow(rows, capacity);
+        self.split_sector.values.grow(rows, capacity);
+        self.error.values.grow(rows, capacity);
+        self.comm.grow(rows, capacity);
+        self.depth.values.grow(rows, capacity);
+        self.line_no.grow(rows, capacity);
+        self.present.grow(rows, capacity);
+        self.capacity = capacity;
     }
 
     #[inline(always)]
     pub fn push(&mut self, e: &Event<'_>) {
-        self.dev_major.push(e.dev_major);
-        self.dev_minor.push(e.dev_minor);
-        self.cpu.push(e.cpu);
-        self.seq.push(e.seq);
-        self.time_ns.push(e.time_ns);
-        self.pid.push(e.pid);
-        self.action.push(e.action as u8);
-        self.rwbs.push(e.rwbs.code());
-        self.sector.push(e.sector);
-        self.nsectors.push(e.nsectors);
-        self.split_sector.push(e.split_sector);
-        self.error.push(e.error);
-        self.comm.push(e.comm);
-        self.depth.push(e.depth);
-        self.line_no.push(e.line_no);
+        if self.rows == self.capacity {
+            self.grow();
+        }
+        let row = self.rows;
+        // SAFETY: every column has room for `capacity` rows (made just above when it was full)
+        unsafe {
+            self.dev_major.set(row, e.dev_major);
+            self.dev_minor.set(row, e.dev_minor);
+            self.cpu.set(row, e.cpu);
+            self.seq.set(row, e.seq);
+            self.time_ns.set(row, e.time_ns);
+            self.pid.set(row, e.pid);
+            self.action.set(row, e.action as u8);
+            self.rwbs.set(row, e.rwbs.code());
+            self.sector.set(row, e.sector);
+            self.nsectors.set(row, e.nsectors);
+            self.split_sector.set(row, e.split_sector);
+            self.error.set(row, e.error);
+            self.comm.set(row, e.comm);
+            self.depth.set(row, e.depth);
+            self.line_no.set(row, e.line_no);
+            self.present.set(row, Present::of(e));
+        }
+        self.rows += 1;
+        let end = e
+            .sector
+            .unwrap_or(0)
+            .saturating_add(i64::from(e.nsectors.unwrap_or(0)))
+            .max(e.split_sector.unwrap_or(0));
+        self.largest_sector_end = self.largest_sector_end.max(end);
     }
 
     /// The columns by their events-table names, with `source` and `input_id` the same on
     /// every row.
     pub fn finish(self, source: &str, input_id: i16) -> Vec<(&'static str, ArrayRef)> {
         let rows = self.len();
+        let action = self.action.finish(rows);
+        let rwbs = self.rwbs.finish(rows);
+        let present = self.present.finish(rows);
         let letters: Vec<String> = Action::ALL.iter().map(|a| a.letters().into()).collect();
         let rwbs_texts: Vec<String> = (0..128).map(|c| Rwbs::from_code(c).text()).collect();
         let ops: Vec<String> = (0..128)
@@ -244,29 +371,58 @@ impl EventColumns {
         vec![
             (
                 "dev_major",
-                Arc::new(Int32Array::from(self.dev_major)) as ArrayRef,
+                Arc::new(Int32Array::from(self.dev_major.finish(rows))) as ArrayRef,
             ),
-            ("dev_minor", Arc::new(Int32Array::from(self.dev_minor))),
-            ("cpu", Arc::new(Int32Array::from(self.cpu))),
-            ("seq", Arc::new(Int64Array::from(self.seq))),
-            ("time_ns", Arc::new(Int64Array::from(self.time_ns))),
-            ("pid", Arc::new(Int64Array::from(self.pid))),
-            ("action", vocabulary_texts(&self.action, &letters)),
-            ("rwbs", vocabulary_texts(&self.rwbs, &rwbs_texts)),
-            ("op", vocabulary_texts(&self.rwbs, &ops)),
-            ("flush", flags(&self.rwbs, |r| r.preflush)),
-            ("fua", flags(&self.rwbs, |r| r.fua)),
-            ("readahead", flags(&self.rwbs, |r| r.readahead)),
-            ("sync", flags(&self.rwbs, |r| r.sync)),
-            ("meta", flags(&self.rwbs, |r| r.meta)),
-            ("sector", self.sector.finish()),
-            ("nsectors", self.nsectors.finish()),
-            ("split_sector", self.split_sector.finish()),
-            ("error", self.error.finish()),
-            ("comm", self.comm.finish()),
-            ("depth", self.depth.finish()),
+            (
+                "dev_minor",
+                Arc::new(Int32Array::from(self.dev_minor.finish(rows))),
+            ),
+            ("cpu", Arc::new(Int32Array::from(self.cpu.finish(rows)))),
+            ("seq", Arc::new(Int64Array::from(self.seq.finish(rows)))),
+            (
+                "time_ns",
+                Arc::new(Int64Array::from(self.time_ns.finish(rows))),
+            ),
+            ("pid", Arc::new(Int64Array::from(self.pid.finish(rows)))),
+            ("action", vocabulary_texts(&action, &letters)),
+            ("rwbs", vocabulary_texts(&rwbs, &rwbs_texts)),
+            ("op", vocabulary_texts(&rwbs, &ops)),
+            ("flush", flags(&rwbs, |r| r.preflush)),
+            ("fua", flags(&rwbs, |r| r.fua)),
+            ("readahead", flags(&rwbs, |r| r.readahead)),
+            ("sync", flags(&rwbs, |r| r.sync)),
+            ("meta", flags(&rwbs, |r| r.meta)),
+            (
+                "sector",
+                self.sector.finish(rows, Present::Sector.validity(&present)),
+            ),
+            (
+                "nsectors",
+                self.nsectors
+                    .finish(rows, Present::Nsectors.validity(&present)),
+            ),
+            (
+                "split_sector",
+                self.split_sector
+                    .finish(rows, Present::SplitSector.validity(&present)),
+            ),
+            (
+                "error",
+                self.error.finish(rows, Present::Error.validity(&present)),
+            ),
+            (
+                "comm",
+                self.comm.finish(rows, Present::Comm.validity(&present)),
+            ),
+            (
+                "depth",
+                self.depth.finish(rows, Present::Depth.validity(&present)),
+            ),
             ("source", constant_strings(source, rows)),
-            ("line_no", Arc::new(Int64Array::from(self.line_no))),
+            (
+                "line_no",
+                Arc::new(Int64Array::from(self.line_no.finish(rows))),
+            ),
             ("input_id", Arc::new(Int16Array::from(vec![input_id; rows]))),
         ]
     }
@@ -323,6 +479,7 @@ mod tests {
         let mut cols = EventColumns::with_capacity(1, 0);
         cols.push(&event(1, Some("dd")));
         cols.push(&event(2, None));
+        let cols_end = cols.largest_sector_end();
         let out = cols.finish("blkparse", 3);
         let get = |name: &str| out.iter().find(|(n, _)| *n == name).unwrap().1.clone();
         assert_eq!(strings(&out, "action"), vec![Some("UT".into()); 2]);
@@ -336,6 +493,7 @@ mod tests {
         assert_eq!(strings(&out, "comm"), vec![Some("dd".into()), None]);
         assert_eq!(get("split_sector").null_count(), 2);
         assert_eq!(get("sector").null_count(), 0);
+        assert_eq!(cols_end, 1024 + 8, "sector + nsectors");
         let sync = get("sync");
         assert!(sync
             .as_any()
@@ -351,14 +509,44 @@ mod tests {
     }
 
     #[test]
-    fn validity_is_made_at_the_first_missing_value() {
-        let mut v = Validity::default();
-        v.push(0, true);
-        assert!(v.bits.is_none());
-        v.push(1, false);
-        v.push(2, true);
-        let nulls = v.finish().unwrap();
-        assert_eq!(nulls.iter().collect::<Vec<_>>(), vec![true, false, true]);
+    fn columns_grow_past_the_room_made() {
+        let mut cols = EventColumns::with_capacity(1, 0);
+        for k in 0..100 {
+            cols.push(&event(k, if k % 3 == 0 { None } else { Some("fio") }));
+        }
+        let out = cols.finish("blkparse", 0);
+        let get = |name: &str| out.iter().find(|(n, _)| *n == name).unwrap().1.clone();
+        let line_no = get("line_no");
+        let line_no = line_no.as_any().downcast_ref::<Int64Array>().unwrap();
+        assert_eq!(line_no.values().to_vec(), (0..100).collect::<Vec<i64>>());
+        let comm = strings(&out, "comm");
+        assert_eq!(
+            (comm[0].clone(), comm[1].clone()),
+            (None, Some("fio".into()))
+        );
+        assert_eq!(comm.iter().filter(|c| c.is_none()).count(), 34);
+    }
+
+    #[test]
+    fn a_column_with_a_value_on_every_row_has_no_validity() {
+        let present = [
+            Present::Comm as u8 | Present::Depth as u8,
+            Present::Comm as u8,
+        ];
+        assert!(Present::Comm.validity(&present).is_none());
+        let depth = Present::Depth.validity(&present).unwrap();
+        assert_eq!(depth.iter().collect::<Vec<_>>(), vec![true, false]);
+        assert_eq!(Present::Sector.validity(&present).unwrap().null_count(), 2);
+    }
+
+    #[test]
+    fn bits_where_sets_a_bit_per_row() {
+        let codes: Vec<u8> = (0..200).map(|k| (k % 7) as u8).collect();
+        let bits = bits_where(&codes, |c| c == 3);
+        assert_eq!(bits.len(), 200);
+        let want: Vec<bool> = codes.iter().map(|&c| c == 3).collect();
+        assert_eq!(bits.iter().collect::<Vec<_>>(), want);
+        assert_eq!(bits_where(&[], |_| true).len(), 0);
     }
 
     #[test]

@@ -32,21 +32,24 @@ fn records_error((file, problem): FileProblem) -> PyErr {
 
 /// Scan a chunk of blkparse text (whole lines) whose first line is `first_line`: the events
 /// rows of the lines spaced as blkparse prints them, the spans of the other lines (line_no,
-/// start, end) for the reference parser, and the number of lines.
+/// start, end) for the reference parser, the number of lines, and the largest end of the
+/// rows' sector ranges.
 #[pyfunction]
 fn scan_blkparse_text(
     py: Python<'_>,
     data: &Bound<'_, PyBytes>,
     first_line: i64,
     input_id: i16,
-) -> (ArrowBatch, ArrowBatch, i64) {
+) -> (ArrowBatch, ArrowBatch, i64, i64) {
     let bytes = data.as_bytes();
     py.detach(|| {
         let scanned = scan_chunk(bytes, first_line);
+        let largest_sector_end = scanned.events.largest_sector_end();
         (
             ArrowBatch::from_columns(scanned.events.finish("blkparse", input_id)),
             ArrowBatch::from_columns(scanned.slow.columns()),
             scanned.lines,
+            largest_sector_end,
         )
     })
 }

@@ -28,9 +28,13 @@ impl Op {
     }
 
     pub fn from_letter(letter: u8) -> Option<Op> {
-        Op::ALL
-            .into_iter()
-            .find(|op| op.letter().as_bytes() == [letter])
+        Some(match letter {
+            b'R' => Op::Read,
+            b'W' => Op::Write,
+            b'D' => Op::Discard,
+            b'N' => Op::None,
+            _ => return None,
+        })
     }
 }
 
@@ -144,5 +148,8 @@ mod tests {
         assert_eq!(rwbs.code(), 4 | 16 | 32);
         assert_eq!(Op::from_letter(b'N'), Some(Op::None));
         assert_eq!(Op::from_letter(b'X'), None);
+        for op in Op::ALL {
+            assert_eq!(Op::from_letter(op.letter().as_bytes()[0]), Some(op));
+        }
     }
 }

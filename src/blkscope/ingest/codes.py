@@ -13,6 +13,18 @@ from blkscope.concepts import MAX_SECTOR
 from blkscope.ingest.blkparse.event_line import SECTOR_COLUMNS
 from blkscope.schemas import EVENTS
 
+# All-null columns by type, kept to be sliced: most of the events' columns are null in every
+# row of a batch, and building them afresh for each batch would zero new memory every time.
+_NULLS: dict[pa.DataType, pa.Array] = {}
+
+
+def nulls(n: int, type_: pa.DataType) -> pa.Array:
+    """n nulls of type_: a slice of an array kept for the largest n asked for so far."""
+    kept = _NULLS.get(type_)
+    if kept is None or len(kept) < n:
+        kept = _NULLS[type_] = pa.nulls(n, type_)
+    return kept.slice(0, n)
+
 
 def events_table(n: int, columns: Mapping[str, pa.Array]) -> pa.Table:
     """An events table (schemas.EVENTS) of n rows from its columns by name; a column not given
@@ -20,7 +32,7 @@ def events_table(n: int, columns: Mapping[str, pa.Array]) -> pa.Table:
     unknown = set(columns).difference(EVENTS.names)
     if unknown:
         raise ValueError(f"not columns of events: {sorted(unknown)}")
-    arrays = [columns[f.name] if f.name in columns else pa.nulls(n, f.type) for f in EVENTS]
+    arrays = [columns[f.name] if f.name in columns else nulls(n, f.type) for f in EVENTS]
     return pa.Table.from_arrays(arrays, schema=EVENTS)
 
 

@@ -1,7 +1,10 @@
 //! The seven header columns of an event line, as blkparse_fmt.c's process_default() prints
 //! them: "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s ".
 
-use super::printf::{digits, number, pad, padded_number, skip_spaces};
+use super::printf::{
+    digits, digits_value, leading_digits, number, pad, padded_number, right_aligned_in_word,
+    skip_spaces,
+};
 use crate::ingest::action::Action;
 use crate::ingest::rwbs::{Op, Rwbs};
 
@@ -46,36 +49,15 @@ const PID: usize = 36;
 /// Where the action column ends when every number fits its width.
 const ACTION_END: usize = 44;
 
-/// The number right-aligned in the `WIDTH` bytes at `start`: spaces, then a number as `%d`
-/// prints it.
-#[inline(always)]
-fn right_aligned<const WIDTH: usize>(line: &[u8], start: usize) -> Option<u64> {
-    let field: &[u8; WIDTH] = line.get(start..start + WIDTH)?.try_into().ok()?;
-    let spaces = field.iter().take_while(|&&b| b == b' ').count();
-    number_filling(&field[spaces..])
-}
-
-/// `digits` when they all are digits and read as `%d` prints a number.
-#[inline(always)]
-fn number_filling(digits: &[u8]) -> Option<u64> {
-    if digits.is_empty() || (digits.len() > 1 && digits[0] == b'0') {
-        return None;
-    }
-    let mut value = 0u64;
-    for &b in digits {
-        let digit = b.wrapping_sub(b'0');
-        if digit > 9 {
-            return None;
-        }
-        value = value * 10 + u64::from(digit);
-    }
-    Some(value)
-}
-
 /// The header when its numbers all fit their printf widths, so that each sits at a known
-/// place ("%3d,%-3d %2d %8d %5d.%09lu %5u %2s "); None for the general reader.
+/// place ("%3d,%-3d %2d %8d %5d.%09lu %5u %2s "); None for the general reader. Each number
+/// column is read as one 8-byte word. `line` may run on past the line's end: a newline is
+/// none of the bytes a column holds, so the columns stop there as they would at its end.
 #[inline(always)]
-fn columns_in_place(line: &[u8]) -> Option<(Header, usize)> {
+pub fn columns_in_place(line: &[u8]) -> Option<(Header, usize)> {
+    // (an event line is longer: its RWBS column ends at byte 48)
+    let head: &[u8; 48] = line.get(..48)?.try_into().ok()?;
+    let word_at = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().unwrap());
     let separators = [
         (3, b','),
         (7, b' '),
@@ -83,41 +65,25 @@ fn columns_in_place(line: &[u8]) -> Option<(Header, usize)> {
         (19, b' '),
         (25, b'.'),
         (35, b' '),
+        (PID + 5, b' '),
     ];
-    if line.len() <= ACTION_END || separators.iter().any(|&(at, b)| line[at] != b) {
+    if separators.iter().any(|&(at, b)| head[at] != b) {
         return None;
     }
-    if line[PID + 5] != b' ' {
+    let dev_major = right_aligned_in_word(word_at(MAJOR), 3)?;
+    let dev_minor = left_aligned_minor(word_at(MINOR))?;
+    let cpu = right_aligned_in_word(word_at(CPU), 2)?;
+    let seq = right_aligned_in_word(word_at(SEQ), 8)?;
+    let seconds = right_aligned_in_word(word_at(SECONDS), 5)?;
+    let nanos_word = word_at(NANOS);
+    let last_nano = head[NANOS + 8].wrapping_sub(b'0');
+    if leading_digits(nanos_word) < 8 || last_nano > 9 {
         return None;
     }
-    let dev_major = right_aligned::<3>(line, MAJOR)?;
-    // the minor is left-aligned: digits, then spaces
-    let minor_field = &line[MINOR..MINOR + 3];
-    let digits = minor_field
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    if minor_field[digits..].iter().any(|&b| b != b' ') {
-        return None;
-    }
-    let dev_minor = number_filling(&minor_field[..digits])?;
-    let cpu = right_aligned::<2>(line, CPU)?;
-    let seq = right_aligned::<8>(line, SEQ)?;
-    let seconds = right_aligned::<5>(line, SECONDS)?;
-    let mut nanos = 0;
-    for &b in &line[NANOS..NANOS + 9] {
-        let digit = b.wrapping_sub(b'0');
-        if digit > 9 {
-            return None;
-        }
-        nanos = nanos * 10 + u64::from(digit);
-    }
-    let pid = right_aligned::<5>(line, PID)?;
-    let (action, at) = action_column(line, PID + 5)?;
-    if at != ACTION_END {
-        return None;
-    }
-    let (rwbs, at) = rwbs_column(line, at)?;
+    let nanos = digits_value(nanos_word, 8) * 10 + u64::from(last_nano);
+    let pid = right_aligned_in_word(word_at(PID), 5)?;
+    let action = action_in_place(head)?;
+    let (rwbs, at) = rwbs_column(line, ACTION_END)?;
     let header = Header {
         dev_major: dev_major as i32,
         dev_minor: dev_minor as i32,
@@ -129,6 +95,33 @@ fn columns_in_place(line: &[u8]) -> Option<(Header, usize)> {
         rwbs,
     };
     Some((header, at + 1))
+}
+
+/// "%-3d ": the minor, left-aligned in the 3 bytes at the start of `word` (byte 3 is the
+/// space after it): digits, then spaces.
+#[inline(always)]
+fn left_aligned_minor(word: u64) -> Option<u64> {
+    let digits = leading_digits(word).min(3);
+    let field = word & 0x00FF_FFFF;
+    // the field's bytes after the digits must be spaces (0x20 each)
+    let padding = (field ^ 0x0020_2020) >> (8 * digits);
+    let canonical = digits > 0 && padding == 0 && (digits == 1 || word & 0xFF != u64::from(b'0'));
+    canonical.then(|| digits_value(word, digits))
+}
+
+/// " %2s " where every column before it fits its width: one letter after two spaces, or UT
+/// after one (A and m are left to the reference parser, as `action_column` says).
+#[inline(always)]
+fn action_in_place(head: &[u8; 48]) -> Option<Action> {
+    if head[ACTION_END] != b' ' {
+        return None;
+    }
+    let action = match (head[PID + 6], head[PID + 7]) {
+        (b' ', letter) => Action::from_letter(letter)?,
+        (b'U', b'T') => Action::UnplugTimer,
+        _ => return None,
+    };
+    (!matches!(action, Action::Remap | Action::Message)).then_some(action)
 }
 
 /// The header wherever its columns are: values wider than their printf width push the rest

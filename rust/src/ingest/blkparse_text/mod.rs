@@ -10,10 +10,11 @@ mod tail;
 use std::sync::Arc;
 
 use arrow_array::{ArrayRef, Int64Array};
-use memchr::memchr_iter;
+use memchr::memchr;
 
 use super::events::{Event, EventColumns};
-use header::parse_header;
+use header::{columns_in_place, parse_header, Header};
+use printf::printable_end;
 use tail::{parse_tail, Tail};
 
 /// Lines of a chunk the scanner left to the reference parser: one span per line, except that a
@@ -73,9 +74,14 @@ pub fn scan_chunk(data: &[u8], first_line: i64) -> ScannedChunk {
     let mut last_is_blank = false;
     let mut line_no = first_line;
     let mut start = 0;
-    let mut newlines = memchr_iter(b'\n', data);
     while start < data.len() {
-        let end = newlines.next().unwrap_or(data.len());
+        if let Some((event, end)) = event_in_place(data, start, line_no) {
+            events.push(&event);
+            start = end + 1;
+            line_no += 1;
+            continue;
+        }
+        let end = memchr(b'\n', &data[start..]).map_or(data.len(), |k| start + k);
         let line = &data[start..end];
         if let Some(event) = parse_event(line, line_no) {
             events.push(&event);
@@ -98,11 +104,32 @@ fn is_blank(line: &[u8]) -> bool {
     line.iter().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
 }
 
+/// The event of the line at `start` and where it ends (its newline, or the end of the data),
+/// read in one pass when its header columns sit in place: the tail runs to the first byte
+/// that is not printable ASCII, and that must be the line's end. Every line this takes,
+/// `parse_event` takes the same; the others go to it.
+#[inline(always)]
+fn event_in_place(data: &[u8], start: usize, line_no: i64) -> Option<(Event<'_>, usize)> {
+    let (h, tail_start) = columns_in_place(&data[start..])?;
+    let tail_start = start + tail_start;
+    let end = printable_end(data, tail_start);
+    if end == tail_start || (end < data.len() && data[end] != b'\n') {
+        return None;
+    }
+    Some((event_of(h, &data[tail_start..end], line_no)?, end))
+}
+
 /// The event of one line (no newline), when it is spaced as blkparse prints it.
 #[inline(always)]
 pub fn parse_event(line: &[u8], line_no: i64) -> Option<Event<'_>> {
     let (h, tail_start) = parse_header(line)?;
     let tail = line.get(tail_start..).filter(|t| !t.is_empty())?;
+    event_of(h, tail, line_no)
+}
+
+/// The event of a header and the (non-empty) tail after it.
+#[inline(always)]
+fn event_of(h: Header, tail: &[u8], line_no: i64) -> Option<Event<'_>> {
     let mut event = Event {
         dev_major: h.dev_major,
         dev_minor: h.dev_minor,
@@ -213,6 +240,85 @@ mod tests {
         assert!(e.rwbs.readahead);
         let no_tail = b"  8,0    0       10     0.000300000  4162  D  RA ";
         assert_eq!(parse_event(no_tail, 3), None);
+    }
+
+    /// The scan as it was before lines were read in place: a newline search, then
+    /// `parse_event` on each line.
+    fn scan_line_by_line(data: &[u8]) -> Vec<Option<Event<'_>>> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < data.len() {
+            let end = memchr(b'\n', &data[start..]).map_or(data.len(), |k| start + k);
+            out.push(parse_event(&data[start..end], out.len() as i64 + 1));
+            start = end + 1;
+        }
+        out
+    }
+
+    /// Every line read in place is read as `parse_event` reads it alone, on lines blkparse
+    /// prints with each byte replaced in turn by bytes that end, pad or break a column.
+    #[test]
+    fn lines_read_in_place_are_read_as_alone() {
+        let lines: [&[u8]; 8] = [
+            b"  8,0    1        5     0.000102310  4162  Q  WS 1024 + 8 [dd]",
+            b"254,0    0      369     0.000000000  7747  Q  RA 23416664 + 8 [python3]",
+            b"  8,16   1 99999999 99999.999999999 99999 UT   N [kworker/1:1H] 2",
+            b"  7,0    0        1     0.000000000     0  C  WS 0 [0]",
+            b"  8,0    0       10     0.000300000  4162  D FWFSM 4096 + 8 [cat]",
+            b"  8,0    1        6     0.000200000     0  C  WS 1024 + 8 [-5]",
+            b"  8,0    1        7     0.000200000   100  X  WS 100 / 164 [fio]",
+            b"  8,0    1        8     0.000200000   100  P   N [a] b]",
+        ];
+        let bytes = [
+            b' ', b'0', b'7', b'x', b'\n', b'\r', b'\t', b']', b'U', 0x80, 0x7F, 0x1F,
+        ];
+        let mut checked = 0;
+        for line in lines {
+            for at in 0..line.len() {
+                for &b in &bytes {
+                    let mut chunk = line.to_vec();
+                    chunk[at] = b;
+                    chunk.push(b'\n');
+                    chunk.extend_from_slice(line);
+                    for data in [&chunk[..], &chunk[..chunk.len() - 1 - line.len()]] {
+                        let scanned = scan_chunk(data, 1).events.finish("blkparse", 0);
+                        let mut alone = EventColumns::with_capacity(2, 0);
+                        for event in scan_line_by_line(data).iter().flatten() {
+                            alone.push(event);
+                        }
+                        let alone = alone.finish("blkparse", 0);
+                        for ((name, got), (_, want)) in scanned.iter().zip(&alone) {
+                            assert!(
+                                got.to_data() == want.to_data(),
+                                "{name} of {:?}",
+                                String::from_utf8_lossy(data)
+                            );
+                        }
+                        checked += 1;
+                    }
+                }
+            }
+        }
+        assert!(checked > 5000);
+    }
+
+    #[test]
+    fn a_line_read_in_place_is_the_event_parse_event_reads() {
+        let data = concat!(
+            "  8,0    1        8     0.000200000   100  U   N [a] b] 12\n",
+            "  8,0    1        9     0.000200001   100  Q  WS 12 + 8 [x]",
+        )
+        .as_bytes();
+        let first = event_in_place(data, 0, 1).unwrap();
+        let end = memchr(b'\n', data).unwrap();
+        assert_eq!(first, (parse_event(&data[..end], 1).unwrap(), end));
+        let second = event_in_place(data, end + 1, 2).unwrap();
+        assert_eq!(
+            second,
+            (parse_event(&data[end + 1..], 2).unwrap(), data.len())
+        );
+        let carriage_return = b"  8,0    1        8     0.000200000   100  Q  WS 12 + 8 [x]\r\n";
+        assert_eq!(event_in_place(carriage_return, 0, 1), None);
     }
 
     #[test]

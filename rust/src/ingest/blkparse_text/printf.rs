@@ -8,7 +8,7 @@ const MAX_DIGITS: usize = 18;
 /// The 8 bytes at `at`, little-endian; past the line's end they read as NULs (neither digits
 /// nor spaces), so a run stops there.
 #[inline(always)]
-fn word(line: &[u8], at: usize) -> u64 {
+pub fn word(line: &[u8], at: usize) -> u64 {
     match line.get(at..at + 8) {
         Some(bytes) => u64::from_le_bytes(bytes.try_into().unwrap()),
         None => {
@@ -20,7 +20,7 @@ fn word(line: &[u8], at: usize) -> u64 {
     }
 }
 
-const ONES: u64 = 0x0101_0101_0101_0101;
+pub const ONES: u64 = 0x0101_0101_0101_0101;
 const POWERS_OF_TEN: [u64; 9] = [
     1,
     10,
@@ -36,7 +36,7 @@ const POWERS_OF_TEN: [u64; 9] = [
 /// How many of the 8 bytes of `word`, from its first, are ASCII digits (no carry crosses a
 /// byte: a digit's high nibble is 3, its low one at most 9).
 #[inline(always)]
-fn leading_digits(word: u64) -> usize {
+pub fn leading_digits(word: u64) -> usize {
     let high = (word & (0xF0 * ONES)) ^ (0x30 * ONES);
     let low = ((word & (0x0F * ONES)) + 0x06 * ONES) & (0xF0 * ONES);
     ((high | low).trailing_zeros() / 8) as usize
@@ -45,7 +45,7 @@ fn leading_digits(word: u64) -> usize {
 /// The value of the first `count` (1 to 8) digits of `word`, eight at a time: pairs, then
 /// quads, then the whole, each step one multiply.
 #[inline(always)]
-fn digits_value(word: u64, count: usize) -> u64 {
+pub fn digits_value(word: u64, count: usize) -> u64 {
     let v = (word & (0x0F * ONES)) << (8 * (8 - count));
     let v = (v.wrapping_mul(10 * 256 + 1) >> 8) & 0x00FF_00FF_00FF_00FF;
     let v = (v.wrapping_mul(100 * 65536 + 1) >> 16) & 0x0000_FFFF_0000_FFFF;
@@ -99,6 +99,38 @@ pub fn skip_spaces(line: &[u8], at: usize) -> usize {
         if count < 8 {
             return end;
         }
+    }
+}
+
+/// The number `%{width}d` prints right-aligned in the first `width` (1 to 8) bytes of `word`:
+/// spaces, then 1 to `width` digits with no leading zero but in "0" itself.
+#[inline(always)]
+pub fn right_aligned_in_word(word: u64, width: usize) -> Option<u64> {
+    let spaces = (((word ^ (0x20 * ONES)).trailing_zeros() / 8) as usize).min(width);
+    let count = width - spaces;
+    let rest = word >> (8 * spaces as u32 % 64);
+    let canonical = count > 0
+        && leading_digits(rest) >= count
+        && (count == 1 || rest & 0xFF != u64::from(b'0'));
+    canonical.then(|| digits_value(rest, count))
+}
+
+/// Where the run of printable ASCII (space to `~`) at `at` ends: the first other byte, or the
+/// end of `data`. Eight bytes a step: a byte is printable when its high bit is clear and its
+/// low seven bits are at least 0x20 and below 0x7F (no carry crosses a byte).
+#[inline(always)]
+pub fn printable_end(data: &[u8], at: usize) -> usize {
+    let mut end = at;
+    loop {
+        let w = word(data, end);
+        let low = w & (0x7F * ONES);
+        let at_least_space = (low + 0x60 * ONES) & (0x80 * ONES);
+        let delete = (low + ONES) & (0x80 * ONES);
+        let other = (w & (0x80 * ONES)) | delete | (at_least_space ^ (0x80 * ONES));
+        if other != 0 {
+            return (end + (other.trailing_zeros() / 8) as usize).min(data.len());
+        }
+        end += 8;
     }
 }
 
@@ -184,6 +216,66 @@ mod tests {
         assert_eq!(skip_spaces(b"            x", 0), 12);
         assert_eq!(skip_spaces(b"        ", 0), 8);
         assert_eq!(skip_spaces(b"  ", 5), 5);
+    }
+
+    /// The word reader against the byte-by-byte rule it replaces, on every field of spaces,
+    /// digits and one other byte.
+    #[test]
+    fn right_aligned_in_word_is_printf_right_alignment() {
+        let by_bytes = |field: &[u8]| -> Option<u64> {
+            let spaces = field.iter().take_while(|&&b| b == b' ').count();
+            let digits = &field[spaces..];
+            if digits.is_empty()
+                || (digits.len() > 1 && digits[0] == b'0')
+                || !digits.iter().all(u8::is_ascii_digit)
+            {
+                return None;
+            }
+            Some(digits.iter().fold(0, |v, &b| v * 10 + u64::from(b - b'0')))
+        };
+        let alphabet = [b' ', b'0', b'1', b'7', b'9', b'x', b'.', 0];
+        for width in 1..=4 {
+            let fields = alphabet.len().pow(width as u32);
+            for k in 0..fields {
+                let mut line = [b'#'; 8];
+                let mut n = k;
+                for b in line.iter_mut().take(width) {
+                    *b = alphabet[n % alphabet.len()];
+                    n /= alphabet.len();
+                }
+                let w = u64::from_le_bytes(line);
+                assert_eq!(
+                    right_aligned_in_word(w, width),
+                    by_bytes(&line[..width]),
+                    "{line:?} width {width}"
+                );
+            }
+        }
+        let seq = u64::from_le_bytes(*b"  123456");
+        assert_eq!(right_aligned_in_word(seq, 8), Some(123_456));
+        assert_eq!(
+            right_aligned_in_word(u64::from_le_bytes(*b"12345678"), 8),
+            Some(12_345_678)
+        );
+        assert_eq!(
+            right_aligned_in_word(u64::from_le_bytes(*b"        "), 8),
+            None
+        );
+    }
+
+    #[test]
+    fn printable_end_stops_at_the_first_other_byte() {
+        for b in 0..=255u8 {
+            for at in 0..12 {
+                let mut data = vec![b'a'; 20];
+                data[at] = b;
+                let want = if (32..127).contains(&b) { 20 } else { at };
+                assert_eq!(printable_end(&data, 0), want, "byte {b} at {at}");
+                assert_eq!(printable_end(&data[..at], 0), at, "the end of the data");
+            }
+        }
+        assert_eq!(printable_end(b"[fio]\n  8,0", 0), 5);
+        assert_eq!(printable_end(b"ab", 2), 2);
     }
 
     #[test]

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope import _core
+from blkscope.concepts import MAX_SECTOR
 from blkscope.errors import ParseError
 from blkscope.ingest.blkparse.event_line import (
     LineError,
@@ -58,15 +59,29 @@ class _Scanned:
     first: int
     lines: int
     slow: pa.RecordBatch  # line_no, start, end of each span the scanner left alone
+    largest_sector_end: int  # of the rows' sector ranges: beyond MAX_SECTOR, rows to check
+
+    def numbered_from(self, first: int) -> _Scanned:
+        """The chunk with its lines numbered from `first` (it was scanned numbered from 1)."""
+        if first == self.first:
+            return self
+        shift = first - self.first
+        at = self.table.schema.get_field_index("line_no")
+        line_no = pc.add(self.table.column(at), pa.scalar(shift, pa.int64()))
+        table = self.table.set_column(at, self.table.schema.field(at), line_no)
+        slow = self.slow.set_column(
+            0, self.slow.schema.field(0), pc.add(self.slow.column(0), shift)
+        )
+        return _Scanned(self.data, table, first, self.lines, slow, self.largest_sector_end)
 
 
 def scan_chunk(data: bytes, first: int, input_id: int) -> _Scanned:
     """Scan a chunk whose first line is line `first`; safe to run in several threads (the
     compiled scanner releases the GIL)."""
-    rows, spans, lines = _core.scan_blkparse_text(data, first, input_id)
+    rows, spans, lines, largest_end = _core.scan_blkparse_text(data, first, input_id)
     batch = pa.record_batch(rows)
     table = events_table(batch.num_rows, dict(zip(batch.schema.names, batch.columns, strict=True)))
-    return _Scanned(data, table, first, lines, pa.record_batch(spans))
+    return _Scanned(data, table, first, lines, pa.record_batch(spans), largest_end)
 
 
 def _spans(slow: pa.RecordBatch, batch: int = 4096) -> Iterator[tuple[int, int, int]]:
@@ -89,7 +104,8 @@ class BlkparseTextParser:
     def finish(self, scanned: _Scanned, is_last: bool) -> ChunkResult:
         """Read the lines the scanner left alone (odd events, summary, errors) and merge."""
         result = ChunkResult(scanned.table, lines=scanned.lines)
-        result.events = self._in_range(scanned.table, result)
+        if scanned.largest_sector_end > MAX_SECTOR:
+            result.events = self._in_range(scanned.table, result)
         rows = self._slow_lines(scanned, is_last, result) if scanned.slow.num_rows else []
         if is_last:
             self.summary.finish()
@@ -182,23 +198,31 @@ class BlkparseTextParser:
 
 
 def _scanned_in_order(chunks: Iterator[bytes], input_id: int) -> Iterator[tuple[_Scanned, bool]]:
-    """Scan chunks on two threads (the scanner releases the GIL); yield them in input order."""
+    """Scan chunks on two threads (the scanner releases the GIL); yield them in input order.
+    Each is scanned numbered from line 1 and renumbered here, in order, by the lines the
+    scanner counted before it: no pass over the text counts them ahead of the scan."""
     head = list(itertools.islice(chunks, 2))
     if len(head) < 2:  # one chunk (a small input): no threads to start and join
         for chunk in head:
             yield scan_chunk(chunk, 1, input_id), True
         return
     chunks = itertools.chain(head, chunks)
+    first = 1
+
+    def numbered(scanned: _Scanned) -> _Scanned:
+        nonlocal first
+        scanned = scanned.numbered_from(first)
+        first += scanned.lines
+        return scanned
+
     with ThreadPoolExecutor(max_workers=2) as pool:
         pending: deque[Future[_Scanned]] = deque()
-        first = 1
         for chunk in chunks:
-            pending.append(pool.submit(scan_chunk, chunk, first, input_id))
-            first += _core.count_newlines(chunk) + (0 if chunk.endswith(b"\n") else 1)
+            pending.append(pool.submit(scan_chunk, chunk, 1, input_id))
             if len(pending) > 2:
-                yield pending.popleft().result(), False
+                yield numbered(pending.popleft().result()), False
         while pending:
-            scanned = pending.popleft().result()
+            scanned = numbered(pending.popleft().result())
             yield scanned, not pending
 
 
