@@ -4,6 +4,7 @@
 use arrow_schema::DataType;
 
 use super::columns::Statistics;
+use super::read::CREATED_BY;
 use super::thrift::{Compact, Kind};
 use super::{physical, ColumnSpec};
 
@@ -60,7 +61,7 @@ pub fn footer(
         t.binary(2, value);
         t.end();
     }
-    t.binary(6, b"blkscope-core version 0.1.0");
+    t.binary(6, format!("{CREATED_BY} version 0.1.0").as_bytes());
     t.list(7, Kind::Struct, columns.len());
     for _ in columns {
         // TypeDefinedOrder: min/max follow the type's own order (signed for integers)

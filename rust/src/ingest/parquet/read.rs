@@ -13,6 +13,7 @@ use arrow_array::{Array, ArrayRef, BooleanArray, DictionaryArray, PrimitiveArray
 use arrow_buffer::{BooleanBuffer, BooleanBufferBuilder, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Schema};
 
+use super::columns::{DELTA_BINARY_PACKED, PLAIN, RLE_DICTIONARY};
 use super::decode::{
     delta_binary_packed, hybrid, levels, plain, plain_booleans, plain_byte_arrays, Truncated,
     Unpacked,
@@ -23,10 +24,8 @@ use super::{BOOLEAN, BYTE_ARRAY, DATA_PAGE, DICTIONARY_PAGE, INT32, INT64, LZ4_R
 /// Who wrote the files this reader takes (footer.rs writes it).
 pub const CREATED_BY: &str = "blkscope-core";
 
-const PLAIN: i32 = 0;
+/// The deprecated name of a dictionary page's encoding, which older writers still put there.
 const PLAIN_DICTIONARY: i32 = 2;
-const DELTA_BINARY_PACKED: i32 = 5;
-const RLE_DICTIONARY: i32 = 8;
 
 /// Why a file was not read.
 #[derive(Debug)]
