@@ -13,6 +13,8 @@ Exit codes of the command line (the README and docs/ingest.md show this table):
 
 from __future__ import annotations
 
+import copy
+
 
 class BlkscopeError(Exception):
     """Base of every error blkscope reports to a user."""
@@ -31,6 +33,16 @@ class BlkscopeError(Exception):
     def message(self) -> str:
         """Return the human reason without location."""
         return self.args[0] if self.args else self.__class__.__name__
+
+    def relocated(self, old: str, new: str) -> BlkscopeError:
+        """The same error with every mention of the path old said as new: a dataset's hidden
+        next version is named by the folder the user gave."""
+        err = copy.copy(self)
+        err.args = tuple(a.replace(old, new) if isinstance(a, str) else a for a in self.args)
+        for key, value in vars(self).items():
+            if isinstance(value, str):
+                setattr(err, key, value.replace(old, new))
+        return err
 
 
 class ParseError(BlkscopeError):

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 from blkscope.ingest.block_events import ingest_blkparse
@@ -213,3 +214,30 @@ def test_output_under_a_file(tmp_path: Path) -> None:
     )
     assert (tmp_path / "afile").read_text() == "not a folder"
     assert json.dumps(sorted(p.name for p in tmp_path.iterdir())) == '["afile"]'
+
+
+@pytest.mark.parametrize("column", ["time_ns", "action"])
+def test_a_damaged_events_page_is_bad_input(previous: Path, column: str) -> None:
+    """A page of events.parquet that does not decode (the file damaged on disk) is the
+    dataset's fault, named by its file in the folder the user gave (not the hidden folder the
+    analysis writes into): exit 2 and the hint to ingest again, never "please report"."""
+    events = previous / "events.parquet"
+    meta = pq.read_metadata(events)
+    chunk = meta.row_group(0).column(meta.schema.names.index(column))
+    at = chunk.dictionary_page_offset or chunk.data_page_offset
+    damaged = bytearray(events.read_bytes())
+    damaged[at : at + 16] = b"\xff" * 16  # the page header: no thrift type is 0xF
+    events.unlink()  # a new file: the dataset's others stay as ingested
+    events.write_bytes(damaged)
+    before = _files(previous)
+    done = _cli("analyze", str(previous), "-q")
+    assert done.returncode == 2
+    error, hint, end = done.stderr.decode().split("\n")
+    assert error.startswith(f"error: {events}: is not a readable Parquet file (")
+    assert "thrift" in error
+    assert (
+        hint
+        == "hint: the dataset is damaged or was not written by blkscope; ingest the capture again"
+    )
+    assert end == ""
+    assert _files(previous) == before

@@ -30,7 +30,7 @@ from blkscope.analyze.views import (
 from blkscope.errors import DatasetError
 from blkscope.progress import ProgressCallback
 from blkscope.schemas import TABLES
-from blkscope.store.manifest import Manifest
+from blkscope.store.manifest import Manifest, first_unreadable
 from blkscope.store.writer import DatasetWriter, write_parquet_atomic
 
 # `requests` and `bios` come from the streaming pass (analyze/stream); the statistics after
@@ -105,11 +105,16 @@ def _rows_of(builder: SqlObject, arguments: dict[str, int]) -> str:
     return f"SELECT * FROM {builder.name}({values})"
 
 
-def _checked(name: str, path: Path, make: Callable[[], T]) -> T:
-    """make(), with a table not matching its declared schema (a bug) reported without a traceback."""
+def _checked(name: str, path: Path, inputs: list[Path], make: Callable[[], T]) -> T:
+    """make(), reported without a traceback when it fails: as an input table file damaged on
+    disk (bad input) when one of inputs does not decode, else as a bug (a table not matching
+    its declared schema, a query that fails)."""
     try:
         return make()
     except (duckdb.Error, pa.ArrowException, ValueError) as exc:
+        damaged = first_unreadable(inputs)  # DuckDB's errors do not say which file, or why
+        if damaged is not None:
+            raise damaged from None
         raise DatasetError(
             str(path),
             f"cannot build table {name}: {exc}",
@@ -140,9 +145,15 @@ def _build_tables(
     """
     for name in STREAMED:  # hard links to the current version's files: never write them
         (dataset / f"{name}.parquet").unlink(missing_ok=True)
+    inputs = [
+        dataset / table["file"]
+        for name, table in manifest["tables"].items()
+        if name not in analysis_tables()
+    ]
     rows = _checked(
         "requests",
         dataset,
+        inputs,
         partial(
             stream_tables,
             con,
@@ -162,7 +173,7 @@ def _build_tables(
     # the compiled steps over them, then the builders that read those
     needed = step_modules()
     register(con, done, needed, source=str(dataset))
-    _checked("stage_stats", dataset, partial(compiled.compute, con))
+    _checked("stage_stats", dataset, inputs, partial(compiled.compute, con))
     register(con, done, needed, source=str(dataset))
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {
@@ -175,7 +186,7 @@ def _build_tables(
         }
         for name, job in jobs.items():
             path = dataset / f"{name}.parquet"
-            table = _checked(name, path, job.result)
+            table = _checked(name, path, inputs, job.result)
             write_parquet_atomic(table, path)
             manifest["tables"][name] = {"file": path.name, "rows": table.num_rows}
             register_table(con, name, path)

@@ -15,7 +15,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from blkscope.errors import DatasetError
+from blkscope.errors import BlkscopeError, DatasetError
 from blkscope.store.folder_swap import (
     WRITE_HINT,
     WriteLock,
@@ -176,6 +176,9 @@ class DatasetWriter:
         if isinstance(ev, OSError) and ev.errno in WRITE_ERRNOS:
             # disk full or read-only while a table was written (by us, Arrow or DuckDB)
             raise cannot_write(self.out, ev) from None
+        if isinstance(ev, BlkscopeError) and str(self.tmp) in str(ev):
+            # the user knows the dataset, not the hidden folder its next version was built in
+            raise ev.relocated(str(self.tmp), str(self.out)) from None
 
     def table(
         self, name: str, schema: pa.Schema, open_writer: OpenWriter | None = None, **options: Any
