@@ -283,7 +283,7 @@ impl ParquetFile {
             } else {
                 page
             };
-            let mut header = page_header(DICTIONARY_PAGE, page.len(), stored.len());
+            let mut header = page_header(DICTIONARY_PAGE, page.len(), stored);
             header.begin(7);
             header.i32(1, entries as i32);
             header.i32(2, PLAIN);
@@ -297,7 +297,7 @@ impl ParquetFile {
         } else {
             data
         };
-        let mut header = page_header(DATA_PAGE, data.len(), stored.len());
+        let mut header = page_header(DATA_PAGE, data.len(), stored);
         header.begin(5);
         header.i32(1, array.len() as i32);
         header.i32(2, encoded.encoding);
@@ -376,14 +376,23 @@ fn check_column(spec: &ColumnSpec, array: &ArrayRef) -> Result<(), WriteError> {
     Ok(())
 }
 
-/// A PageHeader's opening fields, common to every page kind: its type and its sizes before
-/// and after compression; the caller adds the kind's own struct and closes the header.
-fn page_header(kind: i32, raw_len: usize, stored_len: usize) -> Compact {
+/// A PageHeader's opening fields, common to every page kind: its type, its sizes before and
+/// after compression and the CRC-32 of its stored bytes (a page damaged on disk that still
+/// decodes would otherwise be read as other values); the caller adds the kind's own struct
+/// and closes the header.
+fn page_header(kind: i32, raw_len: usize, stored: &[u8]) -> Compact {
     let mut header = Compact::new();
     header.i32(1, kind);
     header.i32(2, raw_len as i32);
-    header.i32(3, stored_len as i32);
+    header.i32(3, stored.len() as i32);
+    header.i32(4, page_crc(stored));
     header
+}
+
+/// Parquet's page checksum: the zlib CRC-32 of the page's bytes as stored (after compression),
+/// its bits kept in an i32.
+pub(crate) fn page_crc(stored: &[u8]) -> i32 {
+    crc32fast::hash(stored) as i32
 }
 
 #[cfg(test)]
@@ -429,6 +438,13 @@ mod tests {
         let pages_end = bytes.len() - 8 - footer as usize;
         assert_eq!(pages_end as u64, file.at - 8 - u64::from(footer));
         assert_eq!(file.rows(), 3);
+    }
+
+    #[test]
+    fn the_page_checksum_is_zlibs_crc32() {
+        // the CRC-32 check value of the zlib / gzip polynomial
+        assert_eq!(page_crc(b"123456789") as u32, 0xCBF4_3926);
+        assert_eq!(page_crc(b""), 0);
     }
 
     #[test]
