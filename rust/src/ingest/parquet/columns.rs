@@ -188,7 +188,7 @@ fn bitmap_levels(out: &mut Vec<u8>, bitmap: &[u8], rows: usize) {
         at = end;
     }
     // the last byte's bits past the last row are padding: written as zeros
-    let tail = (rows % 8 > 0).then(|| bitmap[full] & ((1u8 << (rows % 8)) - 1));
+    let tail = (!rows.is_multiple_of(8)).then(|| bitmap[full] & ((1u8 << (rows % 8)) - 1));
     literal_groups(out, &bitmap[literal_from..full], tail);
 }
 
