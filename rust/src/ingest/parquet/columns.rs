@@ -4,6 +4,7 @@
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type};
 use arrow_array::{Array, ArrayRef};
+use arrow_buffer::{ArrowNativeType, ToByteSlice};
 use arrow_schema::DataType;
 
 use super::dictionary::Dictionary;
@@ -95,9 +96,7 @@ fn write_ints<T: IntValue>(spec: &ColumnSpec, values: &[T], data: &mut Vec<u8>, 
         delta_binary_packed(data, values);
         e.encoding = DELTA_BINARY_PACKED;
     } else {
-        for v in values {
-            v.put_plain(data);
-        }
+        T::put_all_plain(values, data);
     }
     if let Some(s) = &mut e.statistics {
         if let (Some(lo), Some(hi)) = (values.iter().min(), values.iter().max()) {
@@ -110,8 +109,19 @@ fn write_ints<T: IntValue>(spec: &ColumnSpec, values: &[T], data: &mut Vec<u8>, 
 }
 
 /// An integer as Parquet stores it.
-trait IntValue: Copy + Ord + super::encode::DeltaInt {
+trait IntValue: Copy + Ord + super::encode::DeltaInt + ArrowNativeType {
     fn put_plain(self, out: &mut Vec<u8>);
+
+    /// PLAIN values: the column's own bytes in one copy where memory is little-endian too.
+    fn put_all_plain(values: &[Self], out: &mut Vec<u8>) {
+        if cfg!(target_endian = "little") {
+            out.extend_from_slice(values.to_byte_slice());
+        } else {
+            for v in values {
+                v.put_plain(out);
+            }
+        }
+    }
 }
 
 impl IntValue for i32 {
@@ -136,6 +146,14 @@ fn definition_levels(array: &ArrayRef, scratch: &mut Scratch) {
     match array.nulls() {
         None => hybrid_run(out, 1, rows, 1),
         Some(nulls) if nulls.null_count() == rows => hybrid_run(out, 0, rows, 1),
+        Some(nulls) if nulls.offset().is_multiple_of(8) => {
+            let start = nulls.offset() / 8;
+            bitmap_levels(
+                out,
+                &nulls.validity()[start..start + rows.div_ceil(8)],
+                rows,
+            );
+        }
         Some(nulls) => {
             scratch.levels.clear();
             scratch.levels.extend(nulls.iter().map(u32::from));
@@ -146,18 +164,53 @@ fn definition_levels(array: &ArrayRef, scratch: &mut Scratch) {
     out[at..at + 4].copy_from_slice(&len.to_le_bytes());
 }
 
+/// Definition levels straight from a validity bitmap (`rows` bits, least significant first,
+/// as the hybrid's bit-packed groups are): runs of two or more all-valid or all-null bytes
+/// become RLE runs, the other bytes are copied as bit-packed groups of 8 levels. No level is
+/// unpacked one at a time.
+fn bitmap_levels(out: &mut Vec<u8>, bitmap: &[u8], rows: usize) {
+    let full = rows / 8;
+    let mut literal_from = 0;
+    let mut at = 0;
+    while at < full {
+        let byte = bitmap[at];
+        let mut end = at + 1;
+        if byte == 0 || byte == 0xff {
+            while end < full && bitmap[end] == byte {
+                end += 1;
+            }
+        }
+        if end - at >= 2 {
+            literal_groups(out, &bitmap[literal_from..at], None);
+            hybrid_run(out, u32::from(byte & 1), (end - at) * 8, 1);
+            literal_from = end;
+        }
+        at = end;
+    }
+    // the last byte's bits past the last row are padding: written as zeros
+    let tail = (!rows.is_multiple_of(8)).then(|| bitmap[full] & ((1u8 << (rows % 8)) - 1));
+    literal_groups(out, &bitmap[literal_from..full], tail);
+}
+
+/// Bit-packed groups of 8 levels of width 1: a group per byte (and the padded last one).
+fn literal_groups(out: &mut Vec<u8>, bytes: &[u8], tail: Option<u8>) {
+    let groups = bytes.len() + usize::from(tail.is_some());
+    if groups == 0 {
+        return;
+    }
+    super::encode::varint(out, ((groups as u64) << 1) | 1);
+    out.extend_from_slice(bytes);
+    out.extend(tail);
+}
+
 /// The values of rows that have one: the column's own slice when it has no nulls.
 fn present<'a, T: Copy>(values: &'a [T], array: &ArrayRef, into: &'a mut Vec<T>) -> &'a [T] {
     match array.nulls() {
         None => values,
         Some(nulls) => {
             into.clear();
-            into.extend(
-                values
-                    .iter()
-                    .zip(nulls.iter())
-                    .filter_map(|(&v, valid)| valid.then_some(v)),
-            );
+            // the valid rows found a 64-bit word of the bitmap at a time
+            into.extend(nulls.valid_indices().map(|k| values[k]));
             into
         }
     }
@@ -212,7 +265,7 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
     let mut last: Option<(&[u8], u32)> = None;
     for_each_bytes(array, |v| {
         let code = match last {
-            Some((l, code)) if l == v => code,
+            Some((l, code)) if same_bytes(l, v) => code,
             _ => dictionary.index(v),
         };
         last = Some((v, code));
@@ -225,6 +278,13 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
     scratch.data.push(width);
     hybrid(&mut scratch.data, codes, width);
     entries
+}
+
+/// Two short strings equal, compared in line (a `memcmp` call per row cost more than the
+/// compare).
+#[inline]
+fn same_bytes(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
 /// An Arrow dictionary column as it stands: its values as the dictionary page (unused ones
@@ -322,6 +382,44 @@ mod tests {
         assert_eq!(&scratch.data[..6], &[2, 0, 0, 0, 3, 0b101]);
         assert_eq!(&scratch.data[6..], &[5, 0, 0, 0, 6, 0, 0, 0]);
         assert_eq!(e.statistics.unwrap().null_count, 1);
+    }
+
+    /// Bitmaps of runs and noise, of every length around a byte's edges.
+    fn bitmaps() -> Vec<(Vec<u8>, usize)> {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut out = Vec::new();
+        for rows in (0..40).chain([1000, 1001, 4099]) {
+            let mut bytes = vec![0u8; rows / 8 + 1];
+            for (k, b) in bytes.iter_mut().enumerate() {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                *b = match (seed >> 60, k % 7) {
+                    (0..=5, _) => 0xff,
+                    (6..=9, 0..=3) => 0,
+                    _ => seed as u8,
+                };
+            }
+            out.push((bytes, rows));
+        }
+        out
+    }
+
+    #[test]
+    fn levels_from_a_bitmap_read_back_as_its_bits() {
+        for (bitmap, rows) in bitmaps() {
+            let mut out = Vec::new();
+            bitmap_levels(&mut out, &bitmap, rows);
+            let mut valid = arrow_buffer::BooleanBufferBuilder::new(rows);
+            let (present, used) = super::super::decode::levels(&out, rows, &mut valid).unwrap();
+            let valid = valid.finish();
+            let expected: Vec<bool> = (0..rows)
+                .map(|k| bitmap[k / 8] >> (k % 8) & 1 == 1)
+                .collect();
+            assert_eq!(valid.iter().collect::<Vec<_>>(), expected, "{rows} rows");
+            assert_eq!(present, expected.iter().filter(|&&v| v).count());
+            assert_eq!(used, out.len());
+        }
     }
 
     #[test]
