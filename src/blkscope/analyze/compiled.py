@@ -20,7 +20,7 @@ import pyarrow as pa
 
 from blkscope._core import BusyPeriods, HeatmapCells, SpikeWindowRows, StagePicks
 from blkscope.analyze.findings import COMPILED_SPIKE_WINDOWS, SpikeOptions
-from blkscope.analyze.memory import give_back
+from blkscope.analyze.memory import give_back, one_thread
 from blkscope.analyze.stream.depth_run import device_bounds
 from blkscope.analyze.stream.q2q import SCOPES
 from blkscope.concepts import STAGE_TIME_COLUMNS
@@ -69,8 +69,9 @@ def stage_picks(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
         # the stage times as they are: the picker computes bio_stage_ns itself (a list per bio
         # built by DuckDB cost more than the picking)
         columns = ", ".join(["group_key", *STAGE_TIME_COLUMNS, *_GAPS])
-        for batch in _batches(con, f"SELECT {columns} FROM internal._bio_q2q"):
-            picks.feed(batch)
+        with one_thread(con), _batches(con, f"SELECT {columns} FROM internal._bio_q2q") as bios:
+            for batch in bios:
+                picks.feed(batch)
     return pa.record_batch(picks.picks())
 
 
