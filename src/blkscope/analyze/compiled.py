@@ -20,6 +20,7 @@ import pyarrow as pa
 
 from blkscope._core import BusyPeriods, HeatmapCells, SpikeWindowRows, StagePicks
 from blkscope.analyze.findings import COMPILED_SPIKE_WINDOWS, SpikeOptions
+from blkscope.analyze.memory import give_back, one_thread
 from blkscope.analyze.stream.depth_run import device_bounds
 from blkscope.analyze.stream.q2q import SCOPES
 from blkscope.concepts import STAGE_TIME_COLUMNS
@@ -68,8 +69,9 @@ def stage_picks(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
         # the stage times as they are: the picker computes bio_stage_ns itself (a list per bio
         # built by DuckDB cost more than the picking)
         columns = ", ".join(["group_key", *STAGE_TIME_COLUMNS, *_GAPS])
-        for batch in _batches(con, f"SELECT {columns} FROM internal._bio_q2q"):
-            picks.feed(batch)
+        with one_thread(con), _batches(con, f"SELECT {columns} FROM internal._bio_q2q") as bios:
+            for batch in bios:
+                picks.feed(batch)
     return pa.record_batch(picks.picks())
 
 
@@ -110,11 +112,16 @@ def _one_batch(table: pa.Table) -> pa.RecordBatch:
 def compute(con: duckdb.DuckDBPyConnection) -> None:
     """Leave the compiled steps' tables in con, whose modules over the pass's tables are
     created."""
+    # each step's batches given back before the next: freed but kept by the allocators, they
+    # would sit under the builders' peak
     store(con, ISLANDS, busy_islands(con))
+    give_back()
     store(con, PICKS, stage_picks(con))
+    give_back()
     cells, windows = heatmap_cells(con)
     store(con, CELLS, cells)
     store(con, COMPILED_SPIKE_WINDOWS, windows)  # left for the findings: drop() keeps it
+    give_back()
 
 
 def drop(con: duckdb.DuckDBPyConnection) -> None:

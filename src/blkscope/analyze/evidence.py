@@ -341,16 +341,21 @@ class WindowBios:
     ) -> None:
         self.con, self.trace_end = con, trace_end
         self.windows = windows
-        self._read: dict[int, dict[str, np.ndarray]] = {}
+        # the current batch: its bios' columns, and each window's rows among them, copied out
+        # only when asked for (a batch's windows overlap: copied at once they were twice it)
+        self._cols: dict[str, np.ndarray] = {}
+        self._rows: dict[int, np.ndarray] = {}
 
     def of(self, k: int) -> dict[str, np.ndarray]:
         """The bios in flight in window k (which must not be None), as _columns has them: a
         bio that never completed is in flight until the trace's end."""
-        if k not in self._read:
-            self._read = self._batch(k)
-        return self._read.pop(k)
+        if k not in self._rows:
+            self._cols, self._rows = {}, {}  # freed before the next batch is read
+            self._cols, self._rows = self._batch(k)
+        rows = self._rows.pop(k)
+        return {n: v[rows] for n, v in self._cols.items()}
 
-    def _batch(self, first: int) -> dict[int, dict[str, np.ndarray]]:
+    def _batch(self, first: int) -> tuple[dict[str, np.ndarray], dict[int, np.ndarray]]:
         wanted = [(k, w) for k, w in enumerate(self.windows) if k >= first and w is not None][
             :WINDOWS_PER_QUERY
         ]
@@ -363,16 +368,16 @@ class WindowBios:
             self.con, _WINDOW_BIOS.format(any=" OR ".join(conditions)), [self.trace_end]
         )
         cols = _columns(t)
-        out = {}
-        for k, (major, minor, lo, hi) in wanted:
-            rows = np.flatnonzero(
+        rows = {
+            k: np.flatnonzero(
                 (cols["dev_major"] == major)
                 & (cols["dev_minor"] == minor)
                 & (cols["q"] < hi)
                 & (cols["open"] | (cols["c"] > lo))
             )
-            out[k] = {n: v[rows] for n, v in cols.items()}
-        return out
+            for k, (major, minor, lo, hi) in wanted
+        }
+        return cols, rows
 
 
 # Each load's IO per second of the trace (bins of NORMAL_BIN_NS by queue time): bytes and IOs

@@ -1,0 +1,103 @@
+"""The findings' window bios (evidence.WindowBios): each episode's window gets exactly the bios in
+flight in it, whatever batch of windows it was read with, and windows that overlap each get
+their own rows."""
+
+from __future__ import annotations
+
+import duckdb
+import numpy as np
+import pytest
+
+from blkscope.analyze import evidence
+from blkscope.analyze.memory import one_thread
+
+TRACE_END = 1_000
+
+# (dev_major, dev_minor, pid, comm, op, q, d, c, nsectors): c NULL never completed
+BIOS = [
+    (8, 0, 1, "fio", "R", 10, 12, 50, 8),
+    (8, 0, 2, "kworker", "W", 40, 45, 90, 16),
+    (8, 0, 1, "fio", "R", 60, None, None, 8),
+    (8, 16, 3, "dd", "W", 20, 25, 30, None),
+    (8, 16, 3, "dd", "W", 70, 71, 200, 256),
+    (8, 0, 4, None, "R", 300, 301, 310, 8),
+]
+
+# (dev_major, dev_minor, lo, hi) or None (no slow item): overlapping, on both devices
+WINDOWS = [
+    (8, 0, 0, 55),
+    None,
+    (8, 0, 45, 100),
+    (8, 16, 0, 1_000),
+    (8, 0, 0, 1_000),
+    (8, 16, 100, 150),
+]
+
+
+@pytest.fixture
+def con() -> duckdb.DuckDBPyConnection:
+    con = duckdb.connect()
+    con.execute(
+        "CREATE TABLE bios (dev_major INT, dev_minor INT, pid INT, comm VARCHAR, op VARCHAR, "
+        "flags VARCHAR, sector BIGINT, q_time_ns BIGINT, d_time_ns BIGINT, c_time_ns BIGINT, "
+        "nsectors INT)"
+    )
+    con.executemany(
+        "INSERT INTO bios VALUES (?, ?, ?, ?, ?, '', 0, ?, ?, ?, ?)", [list(b) for b in BIOS]
+    )
+    con.execute("CREATE MACRO is_writeback_write(comm, op, flags, sector) AS comm = 'kworker'")
+    con.execute("CREATE MACRO is_journal(comm) AS comm = 'jbd2'")
+    return con
+
+
+def _expected(window: tuple[int, int, int, int]) -> list[int]:
+    """The q times of the bios in flight in window, by their definition."""
+    major, minor, lo, hi = window
+    return [
+        b[5]
+        for b in BIOS
+        if (b[0], b[1]) == (major, minor) and b[5] < hi and (b[7] is None or b[7] > lo)
+    ]
+
+
+@pytest.mark.parametrize("per_query", [1, 2, 16])
+def test_each_window_gets_its_own_bios(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, per_query: int
+) -> None:
+    monkeypatch.setattr(evidence, "WINDOWS_PER_QUERY", per_query)
+    bios = evidence.WindowBios(con, TRACE_END, WINDOWS)
+    for k, window in enumerate(WINDOWS):
+        if window is None:
+            continue
+        cols = bios.of(k)
+        assert sorted(cols["q"].tolist()) == _expected(window)
+        open_ = cols["open"]
+        assert cols["c"][open_].tolist() == [TRACE_END] * int(open_.sum())
+        assert set(cols) == {
+            "dev_major", "dev_minor", "pid", "comm", "op", "q", "d", "c", "open", "bytes",
+            "writeback", "journal",
+        }  # fmt: skip
+    assert _expected((8, 0, 0, 55)) == [10, 40]  # the fixture exercises what it means to
+
+
+def test_window_copies_do_not_share_the_batch(con: duckdb.DuckDBPyConnection) -> None:
+    bios = evidence.WindowBios(con, TRACE_END, WINDOWS)
+    first = bios.of(0)
+    first["q"][:] = -1  # a copy: the overlapping window 4 still sees the real times
+    overlapping = WINDOWS[4]
+    assert overlapping is not None
+    assert sorted(bios.of(4)["q"].tolist()) == _expected(overlapping)
+    assert np.all(first["q"] == -1)
+
+
+def test_one_thread_restores_the_setting(con: duckdb.DuckDBPyConnection) -> None:
+    def threads() -> int:
+        return int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
+
+    con.execute("SET threads = 3")
+    with one_thread(con):
+        assert threads() == 1
+    assert threads() == 3
+    with pytest.raises(RuntimeError), one_thread(con):
+        raise RuntimeError("a step failing")
+    assert threads() == 3
