@@ -171,11 +171,9 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
             raise ValueError(f"more than {MAX_MANIFEST_BYTES >> 20} MiB")
         manifest = json.loads(data)
     except (OSError, ValueError, RecursionError) as exc:
-        raise NotADatasetError(
-            where, f"cannot read the manifest: {exc}", hint=REINGEST_HINT
-        ) from None
+        raise NotADatasetError(where, f"cannot read the manifest: {exc}", hint=_REINGEST) from None
     if not isinstance(manifest, dict):
-        raise NotADatasetError(where, "the manifest is not a JSON object", hint=REINGEST_HINT)
+        raise NotADatasetError(where, "the manifest is not a JSON object", hint=_REINGEST)
     version = manifest.get("version", MANIFEST_VERSION)
     if isinstance(version, int) and version > MANIFEST_VERSION:
         raise DatasetError(
@@ -186,12 +184,12 @@ def read_manifest_doc(path: Path) -> dict[str, Any]:
     check_manifest_tables(where, manifest.setdefault("tables", {}))
     problem = mismatch(manifest, MANIFEST_SHAPE) or _span_problem(manifest)
     if problem:
-        raise NotADatasetError(where, f"damaged manifest: {problem}", hint=REINGEST_HINT)
+        raise NotADatasetError(where, f"damaged manifest: {problem}", hint=_REINGEST)
     return manifest
 
 
 _INGEST_HINT = "create one with 'blkscope ingest INPUT -o DATASET'"
-REINGEST_HINT = "the dataset is damaged or was not written by blkscope; ingest the capture again"
+_REINGEST = "the dataset is damaged or was not written by blkscope; ingest the capture again"
 _SPAN = {"first_time_ns": OPT_INT, "last_time_ns": OPT_INT}
 # What the analysis and the reports read from a manifest (other keys are only shown).
 MANIFEST_SHAPE = {
@@ -236,16 +234,16 @@ def check_manifest_tables(where: str, tables: object) -> None:
     from blkscope.schemas import TABLES  # pyarrow: not before a dataset is found
 
     if not isinstance(tables, dict):
-        raise NotADatasetError(where, "'tables' is not a JSON object", hint=REINGEST_HINT)
+        raise NotADatasetError(where, "'tables' is not a JSON object", hint=_REINGEST)
     for name, info in tables.items():
         if name not in TABLES:
-            raise NotADatasetError(where, f"unknown table {name!r} in 'tables'", hint=REINGEST_HINT)
+            raise NotADatasetError(where, f"unknown table {name!r} in 'tables'", hint=_REINGEST)
         file = info.get("file") if isinstance(info, dict) else None
         if file != f"{name}.parquet":
             raise NotADatasetError(
                 where,
                 f"table {name!r} names file {file!r}, not {name + '.parquet'!r}",
-                hint=REINGEST_HINT,
+                hint=_REINGEST,
             )
 
 
@@ -253,20 +251,18 @@ def unreadable_table(path: Path, why: Exception) -> NotADatasetError:
     """The error for a table file of a dataset that cannot be read (cut short, or damaged on
     disk: a page that does not decode): bad input, like any damaged input file."""
     said = " ".join(str(why).split())  # Arrow's messages run over several lines
-    return NotADatasetError(
-        str(path), f"is not a readable Parquet file ({said})", hint=REINGEST_HINT
-    )
+    return NotADatasetError(str(path), f"is not a readable Parquet file ({said})", hint=_REINGEST)
 
 
 def first_unreadable(paths: list[Path]) -> NotADatasetError | None:
-    """The error for the first of these table files with a page that does not decode (every
-    page read, a row group at a time), or None when all read."""
+    """The error for the first of these table files with a page that does not decode or fails
+    its checksum (every page read, a row group at a time), or None when all read."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     for path in paths:
         try:
-            file = pq.ParquetFile(path)
+            file = pq.ParquetFile(path, page_checksum_verification=True)
             for group in range(file.num_row_groups):
                 file.read_row_group(group)
         except (OSError, pa.ArrowException) as exc:
@@ -284,7 +280,7 @@ def check_table_file(path: Path, name: str) -> None:
 
     where = str(path)
     if not path.is_file():  # missing, or a FIFO that would block the reader
-        raise NotADatasetError(where, "is missing: the dataset is incomplete", hint=REINGEST_HINT)
+        raise NotADatasetError(where, "is missing: the dataset is incomplete", hint=_REINGEST)
     try:
         found = pq.read_schema(path)
     except (OSError, pa.ArrowException) as exc:
@@ -295,5 +291,5 @@ def check_table_file(path: Path, name: str) -> None:
             raise NotADatasetError(
                 where,
                 f"column {f.name} is {have.get(f.name) or 'missing'}, expected {f.type}",
-                hint=REINGEST_HINT,
+                hint=_REINGEST,
             )

@@ -296,23 +296,26 @@ impl ParquetReader {
     pub fn read(&mut self, g: usize) -> Result<Vec<(String, ArrayRef)>, ReadError> {
         let (rows, chunks, others) = self.groups[g].clone();
         for chunk in &others {
-            let len = chunk.len as usize;
-            grow(&mut self.raw, len);
-            self.file.read_exact_at(&mut self.raw[..len], chunk.start)?;
-            check_pages(&self.raw[..len])?;
+            check_pages(chunk_bytes(&self.file, &mut self.raw, chunk)?)?;
         }
         let rows = usize::try_from(rows).map_err(|_| Malformed)?;
         let mut out = Vec::with_capacity(chunks.len());
         for (k, chunk) in chunks.iter().enumerate() {
-            let len = chunk.len as usize;
-            grow(&mut self.raw, len);
-            self.file.read_exact_at(&mut self.raw[..len], chunk.start)?;
+            let bytes = chunk_bytes(&self.file, &mut self.raw, chunk)?;
             let column = &self.columns[k];
-            let array = read_chunk(column, *chunk, rows, &self.raw[..len], &mut self.page)?;
+            let array = read_chunk(column, *chunk, rows, bytes, &mut self.page)?;
             out.push((column.name.clone(), array));
         }
         Ok(out)
     }
+}
+
+/// A column chunk's bytes, read into `raw` (reused from chunk to chunk).
+fn chunk_bytes<'a>(file: &File, raw: &'a mut Vec<u8>, chunk: &Chunk) -> std::io::Result<&'a [u8]> {
+    let len = chunk.len as usize;
+    grow(raw, len);
+    file.read_exact_at(&mut raw[..len], chunk.start)?;
+    Ok(&raw[..len])
 }
 
 /// `buffer` at least `len` bytes long; only new room is zeroed (never the bytes that are

@@ -17,7 +17,6 @@ from blkscope._core import ParquetTableReader, StreamPass
 from blkscope.analyze.memory import bound_memory
 from blkscope.interrupts import track
 from blkscope.schemas import EVENTS
-from blkscope.store.manifest import unreadable_table
 
 COLUMNS = StreamPass.columns()  # the columns of events the pass reads
 STRING_COLUMNS = ["action", "op", "rwbs", "comm"]
@@ -64,15 +63,7 @@ class OutOfOrder(Exception):
 def batches(events: Path, in_order: bool) -> Iterator[pa.RecordBatch]:
     """events.parquet's rows in (time_ns, input_id, line_no) order, a row group at a time: as
     stored when in_order (one blkparse input is in time order), else through DuckDB's sort
-    (which spills to disk rather than hold the trace). A page that does not decode (the file
-    damaged on disk) is the dataset's fault, said as such."""
-    try:
-        yield from _batches(events, in_order)
-    except (ValueError, OSError, pa.ArrowException, duckdb.InvalidInputException) as exc:
-        raise unreadable_table(events, exc) from None
-
-
-def _batches(events: Path, in_order: bool) -> Iterator[pa.RecordBatch]:
+    (which spills to disk rather than hold the trace)."""
     if in_order:
         try:
             reader = ParquetTableReader(str(events), READ_SCHEMA)
