@@ -335,6 +335,24 @@ def _force_back(before: dict[str, str]) -> None:
             inst.rmdir()
 
 
+def _started_group(parent: int, wait_s: float = 10.0) -> list[int]:
+    """The recorded command's processes once `sh -c "sleep 1000 & exec sleep 1001"` has forked
+    and exec'd: "recording" is printed before the shell runs, so under load it may not yet have
+    (polls up to wait_s; returns what it saw last)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        group = []
+        for pid in _children(parent):
+            try:
+                if Path(f"/proc/{pid}/cmdline").read_bytes() == b"sleep\x001001\x00":
+                    group = [pid, *_children(pid)]
+            except OSError:
+                continue
+        if len(group) == 2 or time.monotonic() > deadline:
+            return group
+        time.sleep(0.05)
+
+
 def _dies(pid: int, wait_s: float = 10.0) -> bool:
     """True once the process is gone or a zombie (polls up to wait_s)."""
     deadline = time.monotonic() + wait_s
@@ -406,11 +424,7 @@ def test_sigkill_of_capture_ends_the_recorded_command(loop_dev: str, tmp_path: P
             said.append(line)
             if line.startswith("recording"):
                 break
-        shell = [
-            p for p in _children(proc.pid) if b"1001" in Path(f"/proc/{p}/cmdline").read_bytes()
-        ]
-        assert len(shell) == 1
-        group = [shell[0], *_children(shell[0])]  # sleep 1001 (the shell) and sleep 1000
+        group = _started_group(proc.pid)  # sleep 1001 (the shell, exec'd) and sleep 1000
         assert len(group) == 2
         proc.kill()
         proc.wait()
