@@ -14,6 +14,7 @@ bytes at its end. CPU and RSS are what to compare on a loaded machine; wall is n
 
 from __future__ import annotations
 
+import os
 import resource
 import sys
 import threading
@@ -21,6 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # this checkout's blkscope
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: idle BLAS threads spin
 
 import duckdb
 

@@ -13,11 +13,13 @@ on each capture it times.
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # this checkout's blkscope
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: idle BLAS threads spin
 
 from blkscope.analyze.build import caches_plug_time
 from blkscope.analyze.memory import bound_memory
