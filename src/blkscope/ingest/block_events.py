@@ -26,7 +26,13 @@ from blkscope.ingest.duplicates import (
 )
 from blkscope.ingest.events_parquet import EventsParquet
 from blkscope.ingest.reconcile import SequenceAudit, reconcile
-from blkscope.ingest.sources import Input, Source, close_inputs, iter_chunks, opened
+from blkscope.ingest.sources import (
+    Input,
+    Source,
+    close_inputs,
+    iter_numbered_chunks,
+    opened,
+)
 from blkscope.ingest.timeline.completeness import assess
 from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
 from blkscope.ingest.tracepoints.write_tracepoints import write_trace_text
@@ -126,8 +132,9 @@ def write_blkparse(
         source = opened(given)
         path = source.path
         try:
-            chunks = iter_chunks(source)
-            first = next(chunks, None)
+            chunks = iter_numbered_chunks(source)
+            numbered_first = next(chunks, None)
+            first = None if numbered_first is None else numbered_first[1]
             kind = trace_text_kind(_head_text(first))
             fingerprint = first_events(first or b"") if kind is None else ()
             if fingerprint in seen:
@@ -136,14 +143,15 @@ def write_blkparse(
                 continue
             if fingerprint:
                 seen[fingerprint] = path
-            chunks = itertools.chain([] if first is None else [first], chunks)
+            chunks = itertools.chain([] if numbered_first is None else [numbered_first], chunks)
             on_chunk = None
             if progress is not None:
                 on_chunk = functools.partial(progress, path, total=source.size)
             if kind is None:
                 doc = _write_blkparse_input(sinks, source, chunks, input_id, strict, on_chunk)
             else:
-                doc = write_trace_text(sinks, source, chunks, input_id, kind, strict, on_chunk)
+                texts = (chunk for _, chunk in chunks)
+                doc = write_trace_text(sinks, source, texts, input_id, kind, strict, on_chunk)
             input_docs.append(doc)
             input_id += 1
         finally:
@@ -184,7 +192,7 @@ class _TextSinks:
 def _write_blkparse_input(
     sinks: _TextSinks,
     source: Source,
-    chunks: Iterator[bytes],
+    chunks: Iterator[tuple[int, bytes]],
     input_id: int,
     strict: bool,
     on_chunk: Callable[[int], None] | None,

@@ -311,6 +311,14 @@ def iter_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
 
     A line longer than MAX_LINE_BYTES stops the reading with an error naming it.
     """
+    return (chunk for _, chunk in iter_numbered_chunks(source, chunk_bytes))
+
+
+def iter_numbered_chunks(
+    source: Source, chunk_bytes: int = CHUNK_BYTES
+) -> Iterator[tuple[int, bytes]]:
+    """Like iter_chunks, each chunk with the number of its first line (from 1): counted as the
+    chunks are cut, so that chunks scanned at once are numbered without a second pass."""
     pending: list[bytes] = []  # the pieces of a line that has not ended yet
     pending_bytes = 0
     lines = 0  # before the pending line
@@ -318,7 +326,7 @@ def iter_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
         block = read_block(source, chunk_bytes)
         if not block:
             if pending:
-                yield b"".join(pending)
+                yield lines + 1, b"".join(pending)
             return
         cut = block.rfind(b"\n") + 1
         if cut == 0 or pending_bytes + block.find(b"\n") >= MAX_LINE_BYTES:
@@ -329,10 +337,11 @@ def iter_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[byte
             continue
         # one copy of the block at most (join takes the view as it is)
         chunk = b"".join([*pending, memoryview(block)[:cut]]) if pending else block[:cut]
+        first = lines + 1
         lines += _core.count_newlines(chunk)
         rest = block[cut:]  # (none when the block ends on a newline: no empty last chunk)
         pending, pending_bytes = ([rest] if rest else []), len(rest)
-        yield chunk
+        yield first, chunk
 
 
 def _too_long(path: str, line: int, start: bytes) -> BlkscopeError:

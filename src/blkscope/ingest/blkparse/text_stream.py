@@ -28,7 +28,7 @@ from blkscope.ingest.sources import (
     MAX_LINE_BYTES,
     Source,
     describe_non_blkparse,
-    iter_chunks,
+    iter_numbered_chunks,
     line_too_long,
 )
 from blkscope.schemas import EVENTS
@@ -60,19 +60,6 @@ class _Scanned:
     lines: int
     slow: pa.RecordBatch  # line_no, start, end of each span the scanner left alone
     largest_sector_end: int  # of the rows' sector ranges: beyond MAX_SECTOR, rows to check
-
-    def numbered_from(self, first: int) -> _Scanned:
-        """The chunk with its lines numbered from `first` (it was scanned numbered from 1)."""
-        if first == self.first:
-            return self
-        shift = first - self.first
-        at = self.table.schema.get_field_index("line_no")
-        line_no = pc.add(self.table.column(at), pa.scalar(shift, pa.int64()))
-        table = self.table.set_column(at, self.table.schema.field(at), line_no)
-        slow = self.slow.set_column(
-            0, self.slow.schema.field(0), pc.add(self.slow.column(0), shift)
-        )
-        return _Scanned(self.data, table, first, self.lines, slow, self.largest_sector_end)
 
 
 def scan_chunk(data: bytes, first: int, input_id: int) -> _Scanned:
@@ -197,32 +184,24 @@ class BlkparseTextParser:
         return rows
 
 
-def _scanned_in_order(chunks: Iterator[bytes], input_id: int) -> Iterator[tuple[_Scanned, bool]]:
-    """Scan chunks on two threads (the scanner releases the GIL); yield them in input order.
-    Each is scanned numbered from line 1 and renumbered here, in order, by the lines the
-    scanner counted before it: no pass over the text counts them ahead of the scan."""
+def _scanned_in_order(
+    chunks: Iterator[tuple[int, bytes]], input_id: int
+) -> Iterator[tuple[_Scanned, bool]]:
+    """Scan chunks (each with the number of its first line) on two threads (the scanner
+    releases the GIL); yield them in input order."""
     head = list(itertools.islice(chunks, 2))
     if len(head) < 2:  # one chunk (a small input): no threads to start and join
-        for chunk in head:
-            yield scan_chunk(chunk, 1, input_id), True
+        for first, chunk in head:
+            yield scan_chunk(chunk, first, input_id), True
         return
-    chunks = itertools.chain(head, chunks)
-    first = 1
-
-    def numbered(scanned: _Scanned) -> _Scanned:
-        nonlocal first
-        scanned = scanned.numbered_from(first)
-        first += scanned.lines
-        return scanned
-
     with ThreadPoolExecutor(max_workers=2) as pool:
         pending: deque[Future[_Scanned]] = deque()
-        for chunk in chunks:
-            pending.append(pool.submit(scan_chunk, chunk, 1, input_id))
+        for first, chunk in itertools.chain(head, chunks):
+            pending.append(pool.submit(scan_chunk, chunk, first, input_id))
             if len(pending) > 2:
-                yield numbered(pending.popleft().result()), False
+                yield pending.popleft().result(), False
         while pending:
-            scanned = numbered(pending.popleft().result())
+            scanned = pending.popleft().result()
             yield scanned, not pending
 
 
@@ -230,12 +209,13 @@ def parse_source(
     parser: BlkparseTextParser,
     source: Source,
     on_chunk: Callable[[int], None] | None = None,
-    chunks: Iterator[bytes] | None = None,
+    chunks: Iterator[tuple[int, bytes]] | None = None,
 ) -> Iterator[ChunkResult]:
-    """Yield parsed chunks of one input; refuse inputs that hold no blkparse events."""
-    chunks = iter_chunks(source) if chunks is None else chunks
+    """Yield parsed chunks of one input (`chunks`: its numbered chunks, when read already);
+    refuse inputs that hold no blkparse events."""
+    chunks = iter_numbered_chunks(source) if chunks is None else chunks
     current = next(chunks, None)
-    head = (current or b"")[:65536]
+    head = (b"" if current is None else current[1])[:65536]
     if current is None or b"\x00" in head[:4096]:
         raise describe_non_blkparse(source.path, head)
     events = 0
