@@ -43,7 +43,9 @@ def test_interrupt_mid_ingest_keeps_the_previous_dataset(
     monkeypatch.setattr(sources, "CHUNK_BYTES", 1 << 20)
     # inputs are chunked where their kind is told (blkparse or tracepoint text)
     monkeypatch.setattr(
-        block_events, "iter_chunks", lambda source: sources.iter_chunks(source, 1 << 20)
+        block_events,
+        "iter_numbered_chunks",
+        lambda source: sources.iter_numbered_chunks(source, 1 << 20),
     )
     original = text_stream.BlkparseTextParser.finish
     calls = {"n": 0}
