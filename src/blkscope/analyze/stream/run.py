@@ -12,7 +12,6 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-
 from blkscope._core import StreamPass
 from blkscope.analyze.correlation import device_spans
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
@@ -136,7 +135,8 @@ def _as_the_pass_reads(batch: pa.RecordBatch) -> pa.RecordBatch:
         declared = EVENTS.field(name).type
         if name in STRING_COLUMNS:
             if not pa.types.is_dictionary(column.type):
-                import pyarrow.compute as pc
+                import pyarrow.compute as pc  # here: a run in order never needs it
+
                 column = pc.dictionary_encode(column.cast(declared))
         elif column.type != declared:
             column = column.cast(declared)
