@@ -9,8 +9,10 @@ holds the two sides together.
 
 from __future__ import annotations
 
-import pyarrow as pa
-import pyarrow.compute as pc
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 # Kernel writeback runs in the flusher threads: kworker/u<pool>:<n> since Linux 3.10, flush-<dev>
 # before. Their writes are writeback; their discards and cache flushes are not.
@@ -45,6 +47,8 @@ def is_observer(comm: str | None) -> bool:
 
 
 def _has_prefix(comm: pa.ChunkedArray | pa.Array, prefixes: tuple[str, ...]) -> pa.Array:
+    import pyarrow.compute as pc
+
     hit = pc.starts_with(comm, prefixes[0])
     for p in prefixes[1:]:
         hit = pc.or_(hit, pc.starts_with(comm, p))
@@ -53,6 +57,9 @@ def _has_prefix(comm: pa.ChunkedArray | pa.Array, prefixes: tuple[str, ...]) -> 
 
 def arrow_writeback_queue(events: pa.Table) -> pa.Array:
     """Mask of the Q events of writeback writes (is_writeback_write, on an events batch)."""
+    # Here, not at the top: the analysis imports this module and never filters a batch.
+    import pyarrow.compute as pc
+
     data_write = pc.and_(
         pc.equal(events["op"], "W"),
         pc.invert(pc.and_(pc.starts_with(events["rwbs"], "F"), pc.is_null(events["sector"]))),

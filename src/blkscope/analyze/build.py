@@ -92,8 +92,10 @@ class _Steps:
 
 def _build_table(con: duckdb.DuckDBPyConnection, query: str, schema: pa.Schema) -> pa.Table:
     """Run a query into an Arrow table carrying the declared schema (docs included)."""
-    table = con.sql(query).to_arrow_table()
-    return table.select(schema.names).cast(schema)
+    table = con.sql(query).to_arrow_table().select(schema.names)
+    if table.schema.types == schema.types:  # the usual case: no cast (and no pyarrow.compute)
+        return pa.Table.from_arrays(table.columns, schema=schema)
+    return table.cast(schema)
 
 
 def _rows_of(builder: SqlObject, arguments: dict[str, int]) -> str:

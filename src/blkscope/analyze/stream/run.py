@@ -11,7 +11,6 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from blkscope._core import StreamPass
 from blkscope.analyze.correlation import device_spans
@@ -136,6 +135,8 @@ def _as_the_pass_reads(batch: pa.RecordBatch) -> pa.RecordBatch:
         declared = EVENTS.field(name).type
         if name in STRING_COLUMNS:
             if not pa.types.is_dictionary(column.type):
+                import pyarrow.compute as pc  # here: a run in order never needs it
+
                 column = pc.dictionary_encode(column.cast(declared))
         elif column.type != declared:
             column = column.cast(declared)
