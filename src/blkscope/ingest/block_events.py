@@ -26,13 +26,7 @@ from blkscope.ingest.duplicates import (
 )
 from blkscope.ingest.events_parquet import EventsParquet
 from blkscope.ingest.reconcile import SequenceAudit, reconcile
-from blkscope.ingest.sources import (
-    Input,
-    Source,
-    close_inputs,
-    iter_numbered_chunks,
-    opened,
-)
+from blkscope.ingest.sources import Input, Source, close_inputs, iter_numbered_chunks, opened
 from blkscope.ingest.timeline.completeness import assess
 from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
 from blkscope.ingest.tracepoints.write_tracepoints import write_trace_text

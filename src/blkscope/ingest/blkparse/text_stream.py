@@ -56,7 +56,6 @@ class _Scanned:
 
     data: bytes
     table: pa.Table
-    first: int
     lines: int
     slow: pa.RecordBatch  # line_no, start, end of each span the scanner left alone
     largest_sector_end: int  # of the rows' sector ranges: beyond MAX_SECTOR, rows to check
@@ -68,7 +67,7 @@ def scan_chunk(data: bytes, first: int, input_id: int) -> _Scanned:
     rows, spans, lines, largest_end = _core.scan_blkparse_text(data, first, input_id)
     batch = pa.record_batch(rows)
     table = events_table(batch.num_rows, dict(zip(batch.schema.names, batch.columns, strict=True)))
-    return _Scanned(data, table, first, lines, pa.record_batch(spans), largest_end)
+    return _Scanned(data, table, lines, pa.record_batch(spans), largest_end)
 
 
 def _spans(slow: pa.RecordBatch, batch: int = 4096) -> Iterator[tuple[int, int, int]]:
