@@ -28,6 +28,8 @@ TABLES = [
     "depth",
     "depth_bins",
     "io_dist",
+    "bio_counts",
+    "request_counts",
     "spikes",
     "episodes",
     "writeback_verdict",

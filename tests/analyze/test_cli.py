@@ -117,7 +117,7 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
     # the pairing pass counts events read, up to all of them
     assert {(key, total) for key, _, total, _, _ in events} == {("analyze ds events", 75532)}
     assert events[-1][1] == 75532
-    assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 15, "steps")}
+    assert {(key, total, unit) for key, _, total, unit, _ in calls} == {("analyze ds", 17, "steps")}
     assert [(done, label.split(": ")[1]) for _, done, _, _, label in calls] == [
         (0, "requests"),
         (1, "bios"),
@@ -128,13 +128,15 @@ def test_analyze_reports_each_table_to_progress(analyzed: dict[str, Path], tmp_p
         (6, "depth"),
         (7, "depth_bins"),
         (8, "io_dist"),
-        (9, "spikes"),
-        (10, "episodes"),
-        (11, "writeback_verdict"),
-        (12, "periods"),
-        (13, "periodogram"),
-        (14, "bursts"),
-        (15, "done"),
+        (9, "bio_counts"),
+        (10, "request_counts"),
+        (11, "spikes"),
+        (12, "episodes"),
+        (13, "writeback_verdict"),
+        (14, "periods"),
+        (15, "periodogram"),
+        (16, "bursts"),
+        (17, "done"),
     ]
 
 

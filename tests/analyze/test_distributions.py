@@ -98,3 +98,27 @@ def test_stage_stats_levels_add_up(analyzed: dict[str, Path]) -> None:
               AND op_class = 'write' ORDER BY n DESC LIMIT 2""").fetchall()
     assert sums == {"process": 11039, "class": 11039, "op": 11039, "device": 11039}
     assert writers[0][0].startswith("kworker/")
+
+
+@pytest.mark.parametrize(
+    "name", ["mq30-requeue", "loop-flush-split", "synthetic-dm-remap", "kyber-split-discard"]
+)
+def test_the_row_counts_are_bios_and_requests_grouped(tmp_path: Path, name: str) -> None:
+    """bio_counts and request_counts, counted by the pass as it writes the rows, hold what
+    grouping the stored bios and requests gives: the summary and io_ratios read them instead."""
+    ds = tmp_path / "ds"
+    ingest_blkparse([str(DATA / f"{name}.blkparse.txt")], ds)
+    analyze(ds).close()
+    with Dataset(ds).con as con:
+        bios = con.execute("""
+            SELECT dev_major, dev_minor, op_class(op, flags, sector), count(*),
+                   count(*) FILTER (merged), count(*) FILTER (split), sum(pieces - 1),
+                   count(*) FILTER (partial)
+            FROM bios GROUP BY ALL ORDER BY ALL""").fetchall()
+        requests = con.execute("""
+            SELECT dev_major, dev_minor, op_class(op, flags, sector), kind, count(*),
+                   sum(dispatches), count(c_time_ns), sum(requeues), count(*) FILTER (partial)
+            FROM requests GROUP BY ALL ORDER BY ALL""").fetchall()
+        assert con.execute("SELECT * FROM bio_counts ORDER BY ALL").fetchall() == bios
+        assert con.execute("SELECT * FROM request_counts ORDER BY ALL").fetchall() == requests
+    assert bios and len(requests) >= 2  # classes or kinds to tell apart

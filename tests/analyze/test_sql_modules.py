@@ -15,6 +15,7 @@ import pytest
 from blkscope.analyze import compiled, views
 from blkscope.analyze.build import analyze_dataset, step_modules
 from blkscope.analyze.sql_modules import Column, SqlModuleError, parse_module, sql_modules
+from blkscope.analyze.stream.counts import BIO_ROW_COUNTS, REQUEST_ROW_COUNTS
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME
 from blkscope.analyze.stream.iodist import IO_COUNTS
 from blkscope.analyze.stream.q2q import Q2Q_VIEW, STAGE_COUNTS
@@ -46,7 +47,16 @@ from tests.conftest import capture_folder
 # modules include like tables
 PASSED = {
     name.split(".")[1]
-    for name in (IO_COUNTS, DEPTH_TIME, DEPTH_BIN_SUMS, Q2Q_VIEW, STAGE_COUNTS, *compiled.TABLES)
+    for name in (
+        IO_COUNTS,
+        DEPTH_TIME,
+        DEPTH_BIN_SUMS,
+        Q2Q_VIEW,
+        STAGE_COUNTS,
+        BIO_ROW_COUNTS,
+        REQUEST_ROW_COUNTS,
+        *compiled.TABLES,
+    )
 }
 MACROS = {o.name: m.name for m in modules().values() for o in m.objects if o.kind == "macro"}
 
@@ -67,7 +77,7 @@ def _reads(module_name: str) -> set[str]:
 
 
 def test_includes_name_exactly_what_each_module_reads() -> None:
-    assert len(modules()) == 36
+    assert len(modules()) == 38
     wrong = {name: (sorted(m.includes), sorted(_reads(name))) for name, m in modules().items()
              if set(m.includes) != _reads(name)}  # fmt: skip
     assert wrong == {}
@@ -172,6 +182,8 @@ def test_the_stored_statistics_are_the_objects_declared_like_them() -> None:
         "depth": "internal._depth_build",
         "depth_bins": "internal._depth_bins_build",
         "io_dist": "internal._io_dist_build",
+        "bio_counts": "internal._bio_counts_build",
+        "request_counts": "internal._request_counts_build",
     }
     assert [p.name for p in builders()["iostat"].params] == ["interval_ns", "origin_ns"]
     tables = [o.name for m in modules().values() for o in m.objects if o.kind == "table"]
@@ -329,7 +341,7 @@ def test_each_view_and_table_returns_its_declared_columns(
                 assert columns[o.name] == declared, o.name
             checked += 1
     # and bio_files, partition_io, _partition_bios: tests/analyze/test_public_sql.py
-    assert checked == 24
+    assert checked == 26
 
 
 @pytest.mark.slow

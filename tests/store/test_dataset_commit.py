@@ -24,6 +24,7 @@ from tests.conftest import LOOP_TAIL, ROOT
 
 MESSAGE = "interrupted: nothing is left half-written\n"
 ANALYSIS = [
+    "bio_counts",
     "bios",
     "bursts",
     "depth",
@@ -35,6 +36,7 @@ ANALYSIS = [
     "latency_hist",
     "periodogram",
     "periods",
+    "request_counts",
     "requests",
     "spikes",
     "stage_stats",

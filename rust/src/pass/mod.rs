@@ -22,6 +22,7 @@ mod slab;
 mod stages;
 mod state;
 mod strings;
+mod tally;
 #[cfg(test)]
 mod testing;
 

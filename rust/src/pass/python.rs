@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, Int16Array, Int32Array, Int64Array, StringArray, UInt8Array};
+use arrow_array::{
+    ArrayRef, BooleanArray, Int16Array, Int32Array, Int64Array, StringArray, UInt8Array,
+};
 use arrow_schema::ArrowError;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -18,6 +20,7 @@ use super::q2q::SCOPES;
 use super::rows::{batch, bios_batches, requests_batch, Names, RequestKind};
 use super::state::{Device, Pass};
 use super::strings::Dictionary;
+use super::tally::{OpKey, RequestCounts, Tally};
 use crate::arrow_io::{import_batch, ArrowBatch};
 
 fn value_error(e: impl ToString) -> PyErr {
@@ -43,6 +46,8 @@ pub struct StreamPass {
     pools: Pools,
     /// Each batch's decoded codes (their memory kept for the next batch).
     decoded: Decoded,
+    /// The rows handed over, counted (`io_counts`' source).
+    tally: Tally,
 }
 
 impl StreamPass {
@@ -155,6 +160,7 @@ impl StreamPass {
             last: None,
             pools: Pools::default(),
             decoded: Decoded::default(),
+            tally: Tally::default(),
         })
     }
 
@@ -197,6 +203,8 @@ impl StreamPass {
                 &self.pools,
             )?;
             let requests = requests_batch(&self.pass.request_rows, &names, &self.pools)?;
+            self.tally.add_bios(&self.pass.bio_rows);
+            self.tally.add_requests(&self.pass.request_rows);
             Ok((requests, bios, q2q))
         });
         // keep the rows' memory for the next ones (a fresh vector grows by copies and faults
@@ -271,6 +279,7 @@ impl StreamPass {
                 orphan_eids.extend(rows[r].life.c_eid);
             }
             let held = requests_batch(&rows, &self.names(), &self.pools)?;
+            self.tally.add_requests(&rows);
             let (times, bins) = self.pass.depth.settle(&orphan_eids);
             let devices = &self.pass.devices;
             let major = |k: usize| devices[k / 2].major as i32;
@@ -415,6 +424,89 @@ impl StreamPass {
             ),
         ];
         Ok(ArrowBatch::new(batch(columns).map_err(value_error)?))
+    }
+
+    /// The rows written, counted (tally.rs): the bios' (dev_major, dev_minor, op, flags,
+    /// has_sector, bios, merged, split, splits, partial) and the requests' (dev_major,
+    /// dev_minor, op, flags, has_sector, kind, requests, dispatches, completions, requeues,
+    /// partial), one row per key.
+    fn row_counts(&self) -> PyResult<(ArrowBatch, ArrowBatch)> {
+        let devices = &self.pass.devices;
+        let key_columns = |keys: &[OpKey]| -> Vec<(&'static str, ArrayRef)> {
+            vec![
+                (
+                    "dev_major",
+                    Arc::new(Int32Array::from_iter_values(
+                        keys.iter().map(|k| devices[k.dev].major as i32),
+                    )) as ArrayRef,
+                ),
+                (
+                    "dev_minor",
+                    Arc::new(Int32Array::from_iter_values(
+                        keys.iter().map(|k| devices[k.dev].minor as i32),
+                    )),
+                ),
+                (
+                    "op",
+                    Arc::new(
+                        keys.iter()
+                            .map(|k| Some(k.op.name()))
+                            .collect::<StringArray>(),
+                    ),
+                ),
+                (
+                    "flags",
+                    Arc::new(
+                        keys.iter()
+                            .map(|k| k.rwbs.map(|c| self.rwbs.value(c)))
+                            .collect::<StringArray>(),
+                    ),
+                ),
+                (
+                    "has_sector",
+                    Arc::new(
+                        keys.iter()
+                            .map(|k| Some(k.has_sector))
+                            .collect::<BooleanArray>(),
+                    ),
+                ),
+            ]
+        };
+        let int64 = |values: Vec<i64>| Arc::new(Int64Array::from(values)) as ArrayRef;
+        let bios = self.tally.bios();
+        let keys: Vec<OpKey> = bios.iter().map(|(k, _)| *k).collect();
+        let mut columns = key_columns(&keys);
+        columns.extend([
+            ("bios", int64(bios.iter().map(|b| b.1.bios).collect())),
+            ("merged", int64(bios.iter().map(|b| b.1.merged).collect())),
+            ("split", int64(bios.iter().map(|b| b.1.split).collect())),
+            ("splits", int64(bios.iter().map(|b| b.1.splits).collect())),
+            ("partial", int64(bios.iter().map(|b| b.1.partial).collect())),
+        ]);
+        let bios = batch(columns).map_err(value_error)?;
+        let requests = self.tally.requests();
+        let keys: Vec<OpKey> = requests.iter().map(|(k, _, _)| *k).collect();
+        let mut columns = key_columns(&keys);
+        let count =
+            |f: fn(&RequestCounts) -> i64| int64(requests.iter().map(|r| f(&r.2)).collect());
+        columns.extend([
+            (
+                "kind",
+                Arc::new(
+                    requests
+                        .iter()
+                        .map(|r| Some(r.1.name()))
+                        .collect::<StringArray>(),
+                ) as ArrayRef,
+            ),
+            ("requests", count(|c| c.requests)),
+            ("dispatches", count(|c| c.dispatches)),
+            ("completions", count(|c| c.completions)),
+            ("requeues", count(|c| c.requeues)),
+            ("partial", count(|c| c.partial)),
+        ]);
+        let requests = batch(columns).map_err(value_error)?;
+        Ok((ArrowBatch::new(bios), ArrowBatch::new(requests)))
     }
 
     /// The counts `_stage_buckets` starts from (stages.rs): per (group_key, scope, stage, value

@@ -19,7 +19,7 @@ use super::state::Device;
 use super::strings::Dictionary;
 
 /// requests.kind
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub enum RequestKind {
     /// A sized or zero-length D..C.
     Data,

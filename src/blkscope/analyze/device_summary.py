@@ -10,19 +10,21 @@ STAGES = ["Q2Q", "Q2G", "G2I", "Q2M", "I2D", "M2D", "D2C", "Q2C"]
 _RATIO_COLS = ["queued", "dispatches", "merge_ratio", "split_ratio", "requeues", "sequential_share"]
 STAT_COLUMNS = ["n", "min_ns", "mean_ns", "p50_ns", "p90_ns", "p99_ns", "p999_ns", "max_ns"]
 
+# Sums of BIGINT are HUGEINT: cast back to plain integers.
 _COUNTS = """
 SELECT dev_major, dev_minor, coalesce(b.queued, 0), coalesce(b.merged_bios, 0),
        coalesce(b.split_bios, 0), coalesce(b.partial_bios, 0), coalesce(r.requests, 0),
        coalesce(r.dispatches, 0), coalesce(r.completions, 0), coalesce(r.requeues, 0),
        coalesce(r.partial_requests, 0), coalesce(r.orphan_completions, 0)
-FROM (SELECT dev_major, dev_minor, count(*) AS queued, count(*) FILTER (merged) AS merged_bios,
-             count(*) FILTER (split) AS split_bios, count(*) FILTER (partial) AS partial_bios
-      FROM bios GROUP BY ALL) b
-FULL JOIN (SELECT dev_major, dev_minor, count(*) AS requests, sum(dispatches)::BIGINT AS dispatches,
-             count(c_time_ns) AS completions, sum(requeues)::BIGINT AS requeues,
-             count(*) FILTER (partial) AS partial_requests,
-             count(*) FILTER (kind = 'orphan') AS orphan_completions
-      FROM requests GROUP BY ALL) r USING (dev_major, dev_minor)
+FROM (SELECT dev_major, dev_minor, sum(bios)::BIGINT AS queued,
+             sum(merged)::BIGINT AS merged_bios, sum(split)::BIGINT AS split_bios,
+             sum(partial)::BIGINT AS partial_bios
+      FROM bio_counts GROUP BY ALL) b
+FULL JOIN (SELECT dev_major, dev_minor, sum(requests)::BIGINT AS requests,
+                  sum(dispatches)::BIGINT AS dispatches, sum(completions)::BIGINT AS completions,
+                  sum(requeues)::BIGINT AS requeues, sum(partial)::BIGINT AS partial_requests,
+                  (sum(requests) FILTER (kind = 'orphan'))::BIGINT AS orphan_completions
+           FROM request_counts GROUP BY ALL) r USING (dev_major, dev_minor)
 ORDER BY ALL
 """
 

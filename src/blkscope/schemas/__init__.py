@@ -8,6 +8,7 @@ from blkscope.schemas._declare import doc_of, field, schema
 from blkscope.schemas.bios import BIOS
 from blkscope.schemas.blktrace import TRACE_CLOCK
 from blkscope.schemas.bpf_logs import BIOSNOOP, HISTOGRAM, WRITEBACK
+from blkscope.schemas.counts import BIO_COUNTS, REQUEST_COUNTS
 from blkscope.schemas.distributions import (
     DEPTH,
     DEPTH_BINS,
@@ -49,6 +50,8 @@ TABLES: dict[str, pa.Schema] = {
     "depth": DEPTH,
     "depth_bins": DEPTH_BINS,
     "io_dist": IO_DIST,
+    "bio_counts": BIO_COUNTS,
+    "request_counts": REQUEST_COUNTS,
     "spikes": SPIKES,
     "periods": PERIODS,
     "episodes": EPISODES,
@@ -70,6 +73,7 @@ TABLES: dict[str, pa.Schema] = {
 __all__ = [
     "BIOS",
     "BIOSNOOP",
+    "BIO_COUNTS",
     "BLKPARSE_SUMMARY",
     "BURSTS",
     "DEPTH",
@@ -90,6 +94,7 @@ __all__ = [
     "PERIODOGRAM",
     "PERIODS",
     "REQUESTS",
+    "REQUEST_COUNTS",
     "SCHEMA_VERSION",
     "SERIES",
     "SPIKES",

@@ -1,4 +1,4 @@
-INCLUDE bios, io_dist, requests, op_class;
+INCLUDE bio_counts, io_dist, request_counts, op_class;
 
 -- Per device and op: merge ratio (#Q / #D as btt prints it), split and requeue counts, and the
 -- share of sequential dispatches (a D starting where the previous D on the device ended).
@@ -20,15 +20,15 @@ CREATE VIEW io_ratios(
     sequential_share DOUBLE   -- share of D that are sequential
 ) AS
 WITH b AS (
-    SELECT dev_major, dev_minor, op_class(op, flags, sector) AS op,
-           count(*) AS queued, count(*) FILTER (merged) AS merged,
-           count(*) FILTER (split) AS split, sum(pieces - 1) AS splits
-    FROM bios GROUP BY ALL
+    -- sums of BIGINT are HUGEINT: cast back to the counts' type
+    SELECT dev_major, dev_minor, op, sum(bios)::BIGINT AS queued, sum(merged)::BIGINT AS merged,
+           sum(split)::BIGINT AS split, sum(splits)::BIGINT AS splits
+    FROM bio_counts GROUP BY ALL
 ), r AS (
-    SELECT dev_major, dev_minor, op_class(op, flags, sector) AS op,
+    SELECT dev_major, dev_minor, op,
            sum(dispatches) AS dispatches, sum(requeues) AS requeues,
-           count(*) FILTER (partial) AS partial_requests
-    FROM requests WHERE kind IN ('data', 'flush') GROUP BY ALL
+           sum(partial)::BIGINT AS partial_requests
+    FROM request_counts WHERE kind IN ('data', 'flush') GROUP BY ALL
 ), s AS (
     -- io_dist holds sized events only, whose class their op letter decides
     SELECT dev_major, dev_minor, op_class(op, '', 0) AS op,

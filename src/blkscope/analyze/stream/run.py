@@ -14,6 +14,7 @@ import pyarrow as pa
 
 from blkscope._core import StreamPass
 from blkscope.analyze.correlation import device_spans
+from blkscope.analyze.stream.counts import BIO_ROW_COUNTS, REQUEST_ROW_COUNTS
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
 from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches, device_spans_of
 from blkscope.analyze.stream.iodist import IO_COUNTS
@@ -250,8 +251,9 @@ def stream_tables(
 ) -> dict[str, int]:
     """Write requests.parquet and bios.parquet into dataset from its events; return row counts.
     The pass's internal tables are left in con: io_dist's counts (IO_COUNTS), the depth walk's
-    sums (DEPTH_TIME, DEPTH_BIN_SUMS), the bio latencies' bucket counts (STAGE_COUNTS) and the
-    Q2Q view (q2q.Q2Q_VIEW)."""
+    sums (DEPTH_TIME, DEPTH_BIN_SUMS), the bio latencies' bucket counts (STAGE_COUNTS), the
+    rows written, counted (BIO_ROW_COUNTS, REQUEST_ROW_COUNTS) and the Q2Q view
+    (q2q.Q2Q_VIEW)."""
     stream = new_stream(con, plug_clock, dataset / "events.parquet")
     classes = OpClassNames(con, stream)
     sinks = _Sinks(dataset)
@@ -298,4 +300,7 @@ def stream_tables(
     _store(con, DEPTH_BIN_SUMS, bins)
     _store(con, IO_COUNTS, stream.io_counts())
     _store(con, STAGE_COUNTS, stream.stage_counts())
+    bio_counts, request_counts = stream.row_counts()
+    _store(con, BIO_ROW_COUNTS, bio_counts)
+    _store(con, REQUEST_ROW_COUNTS, request_counts)
     return sinks.rows

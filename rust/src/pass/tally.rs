@@ -1,0 +1,212 @@
+//! The `bios` and `requests` rows counted as the pass writes them, by device, op letter, RWBS,
+//! whether a sector is known and (requests) kind: the device summary and `io_ratios` read these
+//! few rows instead of scanning both tables again. The op class is not decided here: SQL
+//! applies the `op_class` macro, its one definition, to each counted key
+//! (sql/_io_counts_build.sql).
+
+use std::collections::HashMap;
+
+use super::event::Op;
+use super::rows::{BioRow, RequestKind, RequestRow};
+
+/// What a row is counted under: its device, op letter, RWBS code and whether it has a sector
+/// (the three inputs of `op_class`).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct OpKey {
+    pub dev: usize,
+    pub op: Op,
+    pub rwbs: Option<u32>,
+    pub has_sector: bool,
+}
+
+/// The counts of `bios` rows of one key.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct BioCounts {
+    pub bios: i64,
+    pub merged: i64,
+    pub split: i64,
+    /// X events taken: pieces - 1 per bio.
+    pub splits: i64,
+    pub partial: i64,
+}
+
+/// The counts of `requests` rows of one key and kind.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+pub struct RequestCounts {
+    pub requests: i64,
+    pub dispatches: i64,
+    /// Rows with a C.
+    pub completions: i64,
+    pub requeues: i64,
+    pub partial: i64,
+}
+
+/// Every row written so far, counted.
+#[derive(Default)]
+pub struct Tally {
+    bios: HashMap<OpKey, BioCounts>,
+    requests: HashMap<(OpKey, RequestKind), RequestCounts>,
+}
+
+impl Tally {
+    /// Count bios rows as they are handed over (each row once).
+    pub fn add_bios(&mut self, rows: &[BioRow]) {
+        for r in rows {
+            let key = OpKey {
+                dev: r.dev,
+                op: r.op,
+                rwbs: r.rwbs,
+                has_sector: r.sector.is_some(),
+            };
+            let c = self.bios.entry(key).or_default();
+            c.bios += 1;
+            c.merged += i64::from(r.merged);
+            c.split += i64::from(r.pieces > 1);
+            c.splits += r.pieces - 1;
+            c.partial += i64::from(r.partial);
+        }
+    }
+
+    /// Count requests rows as they are handed over, with their final kind (a held request is
+    /// counted once the orphan verdict set it).
+    pub fn add_requests(&mut self, rows: &[RequestRow]) {
+        for r in rows {
+            let key = OpKey {
+                dev: r.dev,
+                op: r.op,
+                rwbs: r.rwbs,
+                has_sector: r.sector.is_some(),
+            };
+            let c = self.requests.entry((key, r.kind)).or_default();
+            c.requests += 1;
+            c.dispatches += r.life.dispatches;
+            c.completions += i64::from(r.life.c_t.is_some());
+            c.requeues += r.life.requeues;
+            c.partial += i64::from(r.partial);
+        }
+    }
+
+    /// The bios' counts, in key order (the output does not depend on the hash map's order).
+    pub fn bios(&self) -> Vec<(OpKey, BioCounts)> {
+        let mut out: Vec<_> = self.bios.iter().map(|(k, c)| (*k, *c)).collect();
+        out.sort_by_key(|(k, _)| sort_key(k));
+        out
+    }
+
+    /// The requests' counts, in key order.
+    pub fn requests(&self) -> Vec<(OpKey, RequestKind, RequestCounts)> {
+        let mut out: Vec<_> = self
+            .requests
+            .iter()
+            .map(|((k, kind), c)| (*k, *kind, *c))
+            .collect();
+        out.sort_by_key(|(k, kind, _)| (sort_key(k), *kind as u8));
+        out
+    }
+}
+
+fn sort_key(k: &OpKey) -> (usize, u8, Option<u32>, bool) {
+    (k.dev, k.op as u8, k.rwbs, k.has_sector)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pass::rows::RequestLife;
+
+    fn bio(dev: usize, op: Op, sector: Option<i64>, pieces: i64, merged: bool) -> BioRow {
+        BioRow {
+            dev,
+            op,
+            rwbs: Some(1),
+            sector,
+            nsectors: Some(8),
+            pid: 1,
+            comm: None,
+            q_t: 0,
+            g_t: None,
+            m_t: None,
+            i_t: None,
+            d_t: None,
+            c_t: None,
+            d2c: None,
+            merged,
+            pieces,
+            requeues: None,
+            partial: false,
+            remap: Default::default(),
+            q_eid: 0,
+            d_eid: None,
+            q2q: [None; 4],
+        }
+    }
+
+    #[test]
+    fn bios_are_counted_by_key_with_their_splits_and_merges() {
+        let mut t = Tally::default();
+        t.add_bios(&[
+            bio(0, Op::Write, Some(8), 3, false),
+            bio(0, Op::Write, Some(16), 1, true),
+        ]);
+        t.add_bios(&[bio(0, Op::Write, None, 1, false)]);
+        let got = t.bios();
+        // in key order: without a sector before with one
+        assert_eq!(got.len(), 2);
+        assert!(!got[0].0.has_sector && got[1].0.has_sector);
+        assert_eq!(got[0].1.bios, 1);
+        assert_eq!(
+            got[1].1,
+            BioCounts {
+                bios: 2,
+                merged: 1,
+                split: 1,
+                splits: 2,
+                partial: 0
+            }
+        );
+    }
+
+    #[test]
+    fn requests_are_counted_by_kind() {
+        let row = |kind, c_t, dispatches| RequestRow {
+            dev: 1,
+            op: Op::Read,
+            sector: Some(0),
+            nsectors: Some(8),
+            kind,
+            rwbs: None,
+            q_t: None,
+            g_t: None,
+            acct_start: None,
+            life: RequestLife {
+                c_t,
+                dispatches,
+                requeues: (dispatches - 1).max(0),
+                ..RequestLife::default()
+            },
+            partial: c_t.is_none(),
+            pid: None,
+            process: None,
+        };
+        let mut t = Tally::default();
+        t.add_requests(&[
+            row(RequestKind::Data, Some(5), 2),
+            row(RequestKind::Data, None, 1),
+            row(RequestKind::Orphan, Some(9), 0),
+        ]);
+        let got = t.requests();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].1, RequestKind::Data);
+        assert_eq!(
+            got[0].2,
+            RequestCounts {
+                requests: 2,
+                dispatches: 3,
+                completions: 1,
+                requeues: 1,
+                partial: 1
+            }
+        );
+        assert_eq!((got[1].1, got[1].2.completions), (RequestKind::Orphan, 1));
+    }
+}
