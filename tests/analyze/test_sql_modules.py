@@ -15,10 +15,10 @@ import pytest
 from blkscope.analyze import compiled, views
 from blkscope.analyze.build import analyze_dataset, step_modules
 from blkscope.analyze.sql_modules import Column, SqlModuleError, parse_module, sql_modules
-from blkscope.analyze.stream.counts import BIO_ROW_COUNTS, REQUEST_ROW_COUNTS
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME
 from blkscope.analyze.stream.iodist import IO_COUNTS
 from blkscope.analyze.stream.q2q import Q2Q_VIEW, STAGE_COUNTS
+from blkscope.analyze.stream.row_counts import BIO_ROW_COUNTS, REQUEST_ROW_COUNTS
 from blkscope.analyze.views import (
     builders,
     connect,

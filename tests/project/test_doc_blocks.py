@@ -35,7 +35,12 @@ SKIP_REASONS = ("needs root and live tracing", "runs this very test suite")
 
 # What each document's Python blocks must print, all together (besides running).
 EXPECTED = {
-    "README.md": ["kworker_writes", "5121936860", "episode_id", "['bios', 'biosnoop', 'bursts'"],
+    "README.md": [
+        "kworker_writes",
+        "5121936860",
+        "episode_id",
+        "['bio_counts', 'bios', 'biosnoop'",
+    ],
     "docs/guide.md": [
         "│ 642 ┆ 33873623ns",
         "│ 4          ┆ writeback    ┆ 642 ┆ 33873623",

@@ -2,7 +2,7 @@
 //! whether a sector is known and (requests) kind: the device summary and `io_ratios` read these
 //! few rows instead of scanning both tables again. The op class is not decided here: SQL
 //! applies the `op_class` macro, its one definition, to each counted key
-//! (sql/_io_counts_build.sql).
+//! (sql/_bio_counts_build.sql, _request_counts_build.sql).
 
 use std::collections::HashMap;
 

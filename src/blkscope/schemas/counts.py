@@ -23,7 +23,7 @@ BIO_COUNTS = schema(
     "The bios table counted per device and op class.",
     [
         *_KEY,
-        field("bios", pa.int64(), "Bios (Q).", nullable=False),
+        field("bios", pa.int64(), "Bios: their Q events.", nullable=False),
         field("merged", pa.int64(), "Of them merged into a request (bios.merged).", nullable=False),
         field("split", pa.int64(), "Of them split by X (bios.split).", nullable=False),
         field("splits", pa.int64(), "X events they took: sum of pieces - 1.", nullable=False),
@@ -42,7 +42,7 @@ REQUEST_COUNTS = schema(
             "requests.kind: data, flush, flush_end, bio, orphan.",
             nullable=False,
         ),
-        field("requests", pa.int64(), "Requests.", nullable=False),
+        field("requests", pa.int64(), "Requests of the kind.", nullable=False),
         field(
             "dispatches", pa.int64(), "Their D events: sum of requests.dispatches.", nullable=False
         ),

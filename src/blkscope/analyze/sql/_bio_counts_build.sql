@@ -2,7 +2,7 @@ INCLUDE _bio_row_counts, op_class;
 
 -- The `bio_counts` table: the bios table counted per device and op class. The streaming pass
 -- counts its rows as it writes them, per op letter, RWBS and whether the bio has a sector
--- (analyze/stream/counts.py), into the analysis connection's _bio_row_counts: op_class, the
+-- (analyze/stream/row_counts.py), into the analysis connection's _bio_row_counts: op_class, the
 -- one definition of a class, needs only those. This view exists only while `analyze` runs.
 CREATE VIEW internal._bio_counts_build(LIKE bio_counts) AS
 SELECT

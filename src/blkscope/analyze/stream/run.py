@@ -14,11 +14,11 @@ import pyarrow as pa
 
 from blkscope._core import StreamPass
 from blkscope.analyze.correlation import device_spans
-from blkscope.analyze.stream.counts import BIO_ROW_COUNTS, REQUEST_ROW_COUNTS
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
 from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches, device_spans_of
 from blkscope.analyze.stream.iodist import IO_COUNTS
 from blkscope.analyze.stream.q2q import STAGE_COUNTS, Q2QWriter
+from blkscope.analyze.stream.row_counts import BIO_ROW_COUNTS, REQUEST_ROW_COUNTS
 from blkscope.analyze.stream.threads import Background, Prefetch
 from blkscope.errors import DatasetError
 from blkscope.progress import ProgressCallback
