@@ -1,6 +1,5 @@
 """The findings' window bios (evidence.WindowBios): each episode's window gets exactly the bios in
-flight in it, whatever batch of windows it was read with, and windows that overlap each get
-their own rows."""
+flight in it, in queue order, and windows that overlap each get their own rows."""
 
 from __future__ import annotations
 
@@ -40,10 +39,12 @@ def con() -> duckdb.DuckDBPyConnection:
     con.execute(
         "CREATE TABLE bios (dev_major INT, dev_minor INT, pid INT, comm VARCHAR, op VARCHAR, "
         "flags VARCHAR, sector BIGINT, q_time_ns BIGINT, d_time_ns BIGINT, c_time_ns BIGINT, "
-        "nsectors INT)"
+        "nsectors INT, q_eid BIGINT)"
     )
+    # stored out of queue order (the event ids run backwards)
     con.executemany(
-        "INSERT INTO bios VALUES (?, ?, ?, ?, ?, '', 0, ?, ?, ?, ?)", [list(b) for b in BIOS]
+        "INSERT INTO bios VALUES (?, ?, ?, ?, ?, '', 0, ?, ?, ?, ?, ?)",
+        [[*b, 1_000 - q] for q, b in enumerate(BIOS)],
     )
     con.execute("CREATE MACRO is_writeback_write(comm, op, flags, sector) AS comm = 'kworker'")
     con.execute("CREATE MACRO is_journal(comm) AS comm = 'jbd2'")
@@ -60,27 +61,22 @@ def _expected(window: tuple[int, int, int, int]) -> list[int]:
     ]
 
 
-@pytest.mark.parametrize("per_query", [1, 2, 16])
-def test_each_window_gets_its_own_bios(
-    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch, per_query: int
-) -> None:
-    monkeypatch.setattr(evidence, "WINDOWS_PER_QUERY", per_query)
+def test_each_window_gets_its_own_bios_in_queue_order(con: duckdb.DuckDBPyConnection) -> None:
     bios = evidence.WindowBios(con, TRACE_END, WINDOWS)
     for k, window in enumerate(WINDOWS):
         if window is None:
             continue
         cols = bios.of(k)
-        assert sorted(cols["q"].tolist()) == _expected(window)
+        assert cols["q"].tolist() == _expected(window)[::-1]  # by event id
         open_ = cols["open"]
         assert cols["c"][open_].tolist() == [TRACE_END] * int(open_.sum())
         assert set(cols) == {
-            "dev_major", "dev_minor", "pid", "comm", "op", "q", "d", "c", "open", "bytes",
-            "writeback", "journal",
+            "pid", "comm", "op", "q", "d", "c", "open", "bytes", "writeback", "journal"
         }  # fmt: skip
     assert _expected((8, 0, 0, 55)) == [10, 40]  # the fixture exercises what it means to
 
 
-def test_window_copies_do_not_share_the_batch(con: duckdb.DuckDBPyConnection) -> None:
+def test_overlapping_windows_do_not_share_rows(con: duckdb.DuckDBPyConnection) -> None:
     bios = evidence.WindowBios(con, TRACE_END, WINDOWS)
     first = bios.of(0)
     first["q"][:] = -1  # a copy: the overlapping window 4 still sees the real times

@@ -324,10 +324,12 @@ def lock_down(con: duckdb.DuckDBPyConnection, dataset: Path, tables: Iterable[st
 
 
 def query_table(
-    con: duckdb.DuckDBPyConnection, sql: str, params: list[object] | None = None
+    con: duckdb.DuckDBPyConnection,
+    sql: str,
+    params: list[object] | dict[str, object] | None = None,
 ) -> pa.Table:
-    """Run sql (with `?` parameters, when given) and return an Arrow table (DuckDB renamed
-    this call across versions)."""
+    """Run sql (with `?` or `$name` parameters, when given) and return an Arrow table (DuckDB
+    renamed this call across versions)."""
     rel = con.sql(sql) if params is None else con.sql(sql, params=params)
     fetch = getattr(rel, "to_arrow_table", None) or rel.arrow
     return fetch()
