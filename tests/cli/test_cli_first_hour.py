@@ -85,11 +85,13 @@ def test_the_tables_repr_is_one_short_line(mq_dataset: Path) -> None:
         tables = ds.tables
         shown = repr(tables)
         bios = tables["bios"]
-    assert shown.startswith("<24 tables, rows in each: bios (11,039), biosnoop (10,857), ")
+    assert shown.startswith(
+        "<26 tables, rows in each: bio_counts (4), bios (11,039), biosnoop (10,857), "
+    )
     assert shown.endswith(", vmstat (35), writeback (158), writeback_verdict (1)>")
     assert len(shown) < 500 and "\n" not in shown
     assert repr(bios) == "<table bios: 11,039 rows, 27 columns>"
-    assert [t.name for t in tables][:3] == ["bios", "biosnoop", "bursts"]
+    assert [t.name for t in tables][:3] == ["bio_counts", "bios", "biosnoop"]
     assert "bios" in tables and bios.columns[0].name == "dev_major"
 
 

@@ -103,7 +103,9 @@ def test_a_missing_table_is_named_with_what_there_is(mq: Path) -> None:
     with Dataset(mq) as ds, pytest.raises(DatasetError) as err:
         ds.frame("partitions")
     assert str(err.value) == f"{mq}: has no table 'partitions'"
-    assert err.value.hint is not None and err.value.hint.startswith("it has: bios, biosnoop, ")
+    assert err.value.hint is not None and err.value.hint.startswith(
+        "it has: bio_counts, bios, biosnoop, "
+    )
 
 
 def test_a_path_that_does_not_exist_says_so(tmp_path: Path) -> None:
