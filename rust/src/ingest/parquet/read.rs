@@ -595,4 +595,70 @@ mod tests {
             Err(ReadError::Malformed(why)) if why == "a page whose checksum does not match"
         ));
     }
+
+    /// The CPU seconds of reading every row group of an events.parquet the core wrote, as the
+    /// streaming pass reads it (the first round also pays for the process's fresh memory):
+    /// `BLKSCOPE_READ_FILE=events.parquet cargo test --release -- --ignored --nocapture read_speed`
+    /// (BLKSCOPE_READ_ROUNDS: how many times, 5 unless set)
+    #[test]
+    #[ignore = "a measurement, on a file named by BLKSCOPE_READ_FILE"]
+    fn read_speed() {
+        use arrow_schema::Field;
+        let path = std::env::var("BLKSCOPE_READ_FILE").expect("BLKSCOPE_READ_FILE");
+        let string = DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8));
+        let columns = [
+            ("time_ns", DataType::Int64),
+            ("input_id", DataType::Int16),
+            ("line_no", DataType::Int64),
+            ("dev_major", DataType::Int32),
+            ("dev_minor", DataType::Int32),
+            ("action", string.clone()),
+            ("op", string.clone()),
+            ("flush", DataType::Boolean),
+            ("rwbs", string.clone()),
+            ("sector", DataType::Int64),
+            ("nsectors", DataType::Int32),
+            ("split_sector", DataType::Int64),
+            ("remap_dev_major", DataType::Int32),
+            ("remap_dev_minor", DataType::Int32),
+            ("remap_sector", DataType::Int64),
+            ("error", DataType::Int32),
+            ("pid", DataType::Int64),
+            ("comm", string),
+        ];
+        let schema = Schema::new(
+            columns
+                .into_iter()
+                .map(|(name, t)| Field::new(name, t, true))
+                .collect::<Vec<_>>(),
+        );
+        // this thread's CPU seconds, to the nanosecond, and the process's user and system
+        // seconds (to the tick)
+        let cpu_seconds = || {
+            let on_cpu = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap();
+            let on_cpu = on_cpu.split(' ').next().unwrap().parse::<f64>().unwrap() / 1e9;
+            let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+            let fields: Vec<&str> = stat.rsplit(") ").next().unwrap().split(' ').collect();
+            let ticks = |k: usize| fields[k].parse::<f64>().unwrap() / 100.0;
+            (on_cpu, ticks(11), ticks(12))
+        };
+        let rounds = std::env::var("BLKSCOPE_READ_ROUNDS").map_or(5, |r| r.parse().unwrap());
+        for _ in 0..rounds {
+            let (cpu, user, system) = cpu_seconds();
+            let mut reader = ParquetReader::open(&path, &schema).unwrap();
+            let mut rows = 0;
+            for g in 0..reader.row_groups() {
+                let columns = reader.read(g).unwrap();
+                rows += columns[0].1.len();
+                std::hint::black_box(columns);
+            }
+            let (c, u, s) = cpu_seconds();
+            println!(
+                "{rows} rows: {:.3} CPU-s ({:.2} s user, {:.2} s system)",
+                c - cpu,
+                u - user,
+                s - system
+            );
+        }
+    }
 }
