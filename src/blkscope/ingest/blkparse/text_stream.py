@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from blkscope import _core
 from blkscope.concepts import MAX_SECTOR
@@ -107,6 +106,8 @@ class BlkparseTextParser:
         result.errors.sort(key=lambda err: int(err["line_no"]))
         if rows:
             merged = pa.concat_tables([result.events, pa.Table.from_pylist(rows, schema=EVENTS)])
+            import pyarrow.compute as pc  # (slow to import; most inputs never need it)
+
             result.events = merged.take(pc.sort_indices(merged["line_no"]))
         return result
 
@@ -120,6 +121,8 @@ class BlkparseTextParser:
             name, start, length = first_sector_past_end(row)
             reason = past_last_sector(name, start, length)
             self._record(result, row["line_no"], render_event(row), reason)
+        import pyarrow.compute as pc  # (slow to import; most inputs never need it)
+
         return table.filter(pc.invert(bad))
 
     def _error(self, line_no: int, line: str, reason: str) -> dict[str, Any]:
