@@ -52,13 +52,13 @@ class RecordsError(ValueError):
     """A blktrace file is not what it should be: args (kind, file index, message)."""
 
 def scan_blkparse_text(
-    data: bytes, first_line: int, input_id: int
+    data: bytes | Any, first_line: int, input_id: int
 ) -> tuple[ArrowBatch, ArrowBatch, int, int]:
-    """Scan a chunk of blkparse text: (events rows, spans left to the reference parser as
+    """Scan a chunk of blkparse text (bytes, or a uint8 Arrow array over memory held): (events rows, spans left to the reference parser as
     line_no/start/end, number of lines, largest end of the rows' sector ranges)."""
 
-def count_newlines(data: bytes) -> int:
-    """How many newlines a chunk of text holds."""
+def count_newlines(data: bytes | Any) -> int:
+    """How many newlines a chunk of text holds (bytes, or a uint8 Arrow array)."""
 
 class EventAudit:
     """What ingest counts of the events it writes: groups per batch, CPU streams' numbers."""

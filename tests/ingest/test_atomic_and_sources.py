@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from blkscope.cli import app
+from blkscope.errors import BlkscopeError, InputFormatError
 from blkscope.ingest import block_events, sources
 from blkscope.ingest.blkparse import text_stream
 from blkscope.ingest.block_events import ingest_blkparse
@@ -173,3 +174,82 @@ def test_a_sniffed_source_gives_every_byte_and_hashes_the_file_once(
     assert got == data
     assert source.compression == compression
     assert (source.bytes_read, source.sha256()) == (len(raw), hashlib.sha256(raw).hexdigest())
+
+
+def _chunks_or_error(chunks: Any) -> list[tuple[int, bytes]] | str:
+    try:
+        return [(first, bytes(chunk)) for first, chunk in chunks]
+    except BlkscopeError as exc:
+        return str(exc)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lines=st.lists(st.binary(max_size=90).map(lambda b: b.replace(b"\n", b"")), max_size=60),
+    last_newline=st.booleans(),
+    chunk_bytes=st.integers(min_value=1, max_value=300),
+    max_line=st.integers(min_value=1, max_value=200),
+)
+def test_a_mapped_file_is_cut_as_its_stream_is(
+    tmp_path_factory: pytest.TempPathFactory,
+    lines: list[bytes],
+    last_newline: bool,
+    chunk_bytes: int,
+    max_line: int,
+) -> None:
+    # a plain file is read mapped into memory: the same chunks, line numbers, errors, hash and
+    # byte count as reading it as a stream
+    data = b"\n".join(lines) + (b"\n" if last_newline and lines else b"")
+    assume(data)
+    path = tmp_path_factory.mktemp("mapped") / "t.txt"
+    path.write_bytes(data)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(sources, "MAX_LINE_BYTES", max_line)
+        streamed_source = sources.open_source(str(path))
+        mapped_source = sources.open_source(str(path))
+        try:
+            streamed = _chunks_or_error(sources._streamed_chunks(streamed_source, chunk_bytes))
+            mapped_chunks = sources.iter_numbered_chunks(mapped_source, chunk_bytes)
+            assert mapped_chunks.__name__ == "_mapped_chunks"  # type: ignore[attr-defined]
+            mapped = _chunks_or_error(mapped_chunks)
+        finally:
+            streamed_source.close()
+            mapped_source.close()
+    assert mapped == streamed
+    if not isinstance(mapped, str):
+        assert mapped_source.sha256() == hashlib.sha256(data).hexdigest()
+        assert mapped_source.bytes_read == len(data)
+
+
+def test_a_mapped_file_cut_shorter_while_read_is_an_error(tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_bytes(b"0123456789\n" * 1000)
+    source = sources.open_source(str(path))
+    try:
+        chunks = sources.iter_numbered_chunks(source, 4096)
+        assert next(chunks)[0] == 1
+        with path.open("r+b") as f:
+            f.truncate(5000)
+        with pytest.raises(InputFormatError) as caught:
+            next(chunks)
+    finally:
+        source.close()
+    assert str(caught.value) == (
+        f"{path}: changed while being read: 11,000 bytes when opened, 5,000 now"
+    )
+
+
+def test_a_mapped_file_that_grows_while_read_is_read_to_its_new_end(tmp_path: Path) -> None:
+    path = tmp_path / "t.txt"
+    path.write_bytes(b"0123456789\n" * 1000)
+    source = sources.open_source(str(path))
+    try:
+        chunks = sources.iter_numbered_chunks(source, 4096)
+        got = [bytes(next(chunks)[1])]
+        with path.open("ab") as f:
+            f.write(b"abc\n" * 3000)
+        got += [bytes(chunk) for _, chunk in chunks]
+    finally:
+        source.close()
+    assert b"".join(got) == path.read_bytes()
+    assert source.sha256() == hashlib.sha256(path.read_bytes()).hexdigest()

@@ -2,8 +2,8 @@
 //! works and handing its rows over as Arrow (crate::arrow_io). Python wraps them in typed modules
 //! (ingest/blkparse/text_stream.py, ingest/blktrace/, capture/blkbin.py).
 
-use arrow_array::types::Int64Type;
-use arrow_array::{ArrayRef, Int64Array, UInt32Array, UInt64Array};
+use arrow_array::types::{Int64Type, UInt8Type};
+use arrow_array::{ArrayRef, Int64Array, UInt32Array, UInt64Array, UInt8Array};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -30,6 +30,29 @@ fn records_error((file, problem): FileProblem) -> PyErr {
     RecordsError::new_err((problem.kind(), file, problem.message()))
 }
 
+/// A chunk of text as Python hands it over: bytes, or a uint8 Arrow array over memory Python
+/// holds (a slice of a mapped file), read where it lies without a copy.
+enum Text<'a> {
+    Bytes(&'a [u8]),
+    Mapped(UInt8Array),
+}
+
+impl<'a> Text<'a> {
+    fn of(obj: &'a Bound<'_, PyAny>) -> PyResult<Text<'a>> {
+        if let Ok(bytes) = obj.cast::<PyBytes>() {
+            return Ok(Text::Bytes(bytes.as_bytes()));
+        }
+        Ok(Text::Mapped(import_primitive::<UInt8Type>(obj)?))
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Text::Bytes(bytes) => bytes,
+            Text::Mapped(array) => array.values(),
+        }
+    }
+}
+
 /// Scan a chunk of blkparse text (whole lines) whose first line is `first_line`: the events
 /// rows of the lines spaced as blkparse prints them, the spans of the other lines (line_no,
 /// start, end) for the reference parser, the number of lines, and the largest end of the
@@ -37,12 +60,13 @@ fn records_error((file, problem): FileProblem) -> PyErr {
 #[pyfunction]
 fn scan_blkparse_text(
     py: Python<'_>,
-    data: &Bound<'_, PyBytes>,
+    data: &Bound<'_, PyAny>,
     first_line: i64,
     input_id: i16,
-) -> (ArrowBatch, ArrowBatch, i64, i64) {
-    let bytes = data.as_bytes();
-    py.detach(|| {
+) -> PyResult<(ArrowBatch, ArrowBatch, i64, i64)> {
+    let text = Text::of(data)?;
+    let bytes = text.bytes();
+    Ok(py.detach(|| {
         let scanned = scan_chunk(bytes, first_line);
         let largest_sector_end = scanned.events.largest_sector_end();
         (
@@ -51,15 +75,16 @@ fn scan_blkparse_text(
             scanned.lines,
             largest_sector_end,
         )
-    })
+    }))
 }
 
 /// How many newlines a chunk of text holds (a SIMD count: the next chunk's first line number
 /// is known before this one is scanned).
 #[pyfunction]
-fn count_newlines(py: Python<'_>, data: &Bound<'_, PyBytes>) -> usize {
-    let bytes = data.as_bytes();
-    py.detach(|| memchr::memchr_iter(b'\n', bytes).count())
+fn count_newlines(py: Python<'_>, data: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let text = Text::of(data)?;
+    let bytes = text.bytes();
+    Ok(py.detach(|| memchr::memchr_iter(b'\n', bytes).count()))
 }
 
 /// What ingest counts of the events it writes (ingest/audit.rs; ingest/reconcile.py reads it).

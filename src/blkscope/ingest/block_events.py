@@ -26,7 +26,14 @@ from blkscope.ingest.duplicates import (
 )
 from blkscope.ingest.events_parquet import EventsParquet
 from blkscope.ingest.reconcile import SequenceAudit, reconcile
-from blkscope.ingest.sources import Input, Source, close_inputs, iter_numbered_chunks, opened
+from blkscope.ingest.sources import (
+    Input,
+    Source,
+    Text,
+    close_inputs,
+    iter_numbered_chunks,
+    opened,
+)
 from blkscope.ingest.timeline.completeness import assess
 from blkscope.ingest.tracepoints.tracepoint_text import trace_text_kind
 from blkscope.ingest.tracepoints.write_tracepoints import write_trace_text
@@ -128,7 +135,7 @@ def write_blkparse(
         try:
             chunks = iter_numbered_chunks(source)
             numbered_first = next(chunks, None)
-            first = None if numbered_first is None else numbered_first[1]
+            first = None if numbered_first is None else bytes(numbered_first[1])
             kind = trace_text_kind(_head_text(first))
             fingerprint = first_events(first or b"") if kind is None else ()
             if fingerprint in seen:
@@ -144,7 +151,7 @@ def write_blkparse(
             if kind is None:
                 doc = _write_blkparse_input(sinks, source, chunks, input_id, strict, on_chunk)
             else:
-                texts = (chunk for _, chunk in chunks)
+                texts = (bytes(chunk) for _, chunk in chunks)
                 doc = write_trace_text(sinks, source, texts, input_id, kind, strict, on_chunk)
             input_docs.append(doc)
             input_id += 1
@@ -186,7 +193,7 @@ class _TextSinks:
 def _write_blkparse_input(
     sinks: _TextSinks,
     source: Source,
-    chunks: Iterator[tuple[int, bytes]],
+    chunks: Iterator[tuple[int, Text]],
     input_id: int,
     strict: bool,
     on_chunk: Callable[[int], None] | None,

@@ -7,7 +7,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from blkscope.concepts import MAX_SECTOR
 from blkscope.ingest.blkparse.event_line import SECTOR_COLUMNS
@@ -40,12 +39,16 @@ def _ends(table: pa.Table, name: str, length_column: str | None) -> pa.ChunkedAr
     start = table[name]
     if length_column is None:
         return start
+    import pyarrow.compute as pc  # (slow to import; most inputs never need it)
+
     return pc.add(start, pc.fill_null(table[length_column].cast(pa.int64()), 0))
 
 
 def past_last_sector_rows(events: pa.Table) -> pa.ChunkedArray | None:
     """A mask of the events whose sector range ends past MAX_SECTOR (the end of any block
     device), or None when there is none: the readers refuse them (event_line.check_ranges)."""
+    import pyarrow.compute as pc  # (slow to import; most inputs never need it)
+
     bad = None
     for name, length_column in SECTOR_COLUMNS.items():
         if events[name].null_count == len(events):

@@ -7,14 +7,17 @@ import gzip
 import hashlib
 import io
 import lzma
+import mmap
 import os
 import re
+import stat
 import sys
 import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import BinaryIO, cast
 
+import pyarrow as pa
 import zstandard
 
 from blkscope import _core
@@ -306,19 +309,40 @@ def read_block(source: Source, size: int = -1) -> bytes:
         ) from None
 
 
+# A chunk of text: bytes, or a view of a plain file mapped into memory (read where it lies).
+Text = bytes | memoryview
+
+
 def iter_chunks(source: Source, chunk_bytes: int = CHUNK_BYTES) -> Iterator[bytes]:
     """Yield decompressed chunks that end on a newline (the last one may not).
 
     A line longer than MAX_LINE_BYTES stops the reading with an error naming it.
     """
-    return (chunk for _, chunk in iter_numbered_chunks(source, chunk_bytes))
+    return (bytes(chunk) for _, chunk in iter_numbered_chunks(source, chunk_bytes))
 
 
 def iter_numbered_chunks(
     source: Source, chunk_bytes: int = CHUNK_BYTES
-) -> Iterator[tuple[int, bytes]]:
+) -> Iterator[tuple[int, Text]]:
     """Like iter_chunks, each chunk with the number of its first line (from 1): counted as the
-    chunks are cut, so that chunks scanned at once are numbered without a second pass."""
+    chunks are cut, so that chunks scanned at once are numbered without a second pass. A plain
+    regular file's chunks are views of it mapped into memory (no read or join copies); a
+    stream's (stdin, a pipe, a compressed file) are bytes."""
+    mapped = _mapped(source)
+    if mapped is not None:
+        return _mapped_chunks(source, mapped, chunk_bytes)
+    return _streamed_chunks(source, chunk_bytes)
+
+
+def as_core_text(chunk: Text) -> bytes | pa.Array:
+    """A chunk as the core reads it: bytes as they are, a view as a uint8 Arrow array over the
+    same memory (the core reads it where it lies)."""
+    if isinstance(chunk, bytes):
+        return chunk
+    return pa.Array.from_buffers(pa.uint8(), len(chunk), [None, pa.py_buffer(chunk)])
+
+
+def _streamed_chunks(source: Source, chunk_bytes: int) -> Iterator[tuple[int, bytes]]:
     pending: list[bytes] = []  # the pieces of a line that has not ended yet
     pending_bytes = 0
     lines = 0  # before the pending line
@@ -342,6 +366,93 @@ def iter_numbered_chunks(
         rest = block[cut:]  # (none when the block ends on a newline: no empty last chunk)
         pending, pending_bytes = ([rest] if rest else []), len(rest)
         yield first, chunk
+
+
+# Mapped pages this far behind the chunk being cut are given back (each chunk is scanned and
+# written long before): the file's pages then do not count in the process's RSS.
+_KEEP_MAPPED_CHUNKS = 4
+
+
+def _mapped(source: Source) -> mmap.mmap | None:
+    """The source's file mapped into memory, when it is a plain regular file that is still
+    open (stdin, a pipe or a compressed stream is read as a stream)."""
+    raw = source._hasher.raw
+    if source.compression != "none" or source.path == "-" or raw.closed:
+        return None
+    try:
+        info = os.fstat(raw.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size == 0:
+            return None
+        return mmap.mmap(raw.fileno(), info.st_size, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+
+
+def _mapped_chunks(
+    source: Source, mapped: mmap.mmap, chunk_bytes: int
+) -> Iterator[tuple[int, memoryview]]:
+    """iter_numbered_chunks over a mapped file: the same chunks the stream gives (blocks of
+    chunk_bytes cut after their last newline), hashed as they are cut."""
+    hasher = source._hasher
+    hasher.sha256, hasher.bytes_read = hashlib.sha256(), 0  # (of what a sniff read: again)
+    view = memoryview(mapped)
+    start = 0  # of the line that has not ended yet
+    block = 0  # where the next block starts
+    released = 0  # pages before this were given back
+    lines = 0  # before the line at start
+    while True:
+        if block >= len(mapped):
+            mapped, view = _grown(source, mapped, view)
+            if block >= len(mapped):
+                break
+        end = min(block + chunk_bytes, len(mapped))
+        _refuse_shrunk(source, len(mapped))
+        hasher.sha256.update(view[block:end])
+        hasher.bytes_read = end
+        newline = mapped.find(b"\n", block, end)
+        if newline < 0 or newline - start >= MAX_LINE_BYTES:
+            if end - start > MAX_LINE_BYTES:
+                piece_end = min(end, (start // chunk_bytes + 1) * chunk_bytes)
+                head = bytes(view[start : min(piece_end, start + 4096)])
+                raise _too_long(source.path, lines + 1, head)
+            block = end
+            continue
+        cut = mapped.rfind(b"\n", block, end) + 1
+        chunk = view[start:cut]
+        first = lines + 1
+        lines += _core.count_newlines(as_core_text(chunk))
+        start, block = cut, end
+        behind = start - _KEEP_MAPPED_CHUNKS * chunk_bytes
+        behind -= behind % mmap.PAGESIZE
+        if behind > released:
+            mapped.madvise(mmap.MADV_DONTNEED, released, behind - released)
+            released = behind
+        yield first, chunk
+    if start < len(mapped):
+        yield lines + 1, view[start:]
+
+
+def _grown(source: Source, mapped: mmap.mmap, view: memoryview) -> tuple[mmap.mmap, memoryview]:
+    """At the end of the map: the file mapped again if it grew meanwhile (a stream reads on to
+    its end too), else the same map."""
+    raw = source._hasher.raw
+    size = os.fstat(raw.fileno()).st_size
+    if size <= len(mapped):
+        return mapped, view
+    grown = mmap.mmap(raw.fileno(), size, access=mmap.ACCESS_READ)
+    return grown, memoryview(grown)
+
+
+def _refuse_shrunk(source: Source, mapped_bytes: int) -> None:
+    """A mapped file cut shorter under us: stop with an error (reading its pages past the new
+    end would kill the process)."""
+    size = os.fstat(source._hasher.raw.fileno()).st_size
+    if size < mapped_bytes:
+        raise InputFormatError(
+            source.path,
+            f"changed while being read: {mapped_bytes:,} bytes when opened, {size:,} now",
+            hint="ingest a copy that nothing writes to",
+        )
 
 
 def _too_long(path: str, line: int, start: bytes) -> BlkscopeError:

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from blkscope import _core
 from blkscope.concepts import MAX_SECTOR
@@ -27,6 +26,8 @@ from blkscope.ingest.codes import events_table, first_sector_past_end, past_last
 from blkscope.ingest.sources import (
     MAX_LINE_BYTES,
     Source,
+    Text,
+    as_core_text,
     describe_non_blkparse,
     iter_numbered_chunks,
     line_too_long,
@@ -54,17 +55,17 @@ class ChunkResult:
 class _Scanned:
     """A chunk after the bulk scan: the fast rows as a table, the other lines still to read."""
 
-    data: bytes
+    data: Text
     table: pa.Table
     lines: int
     slow: pa.RecordBatch  # line_no, start, end of each span the scanner left alone
     largest_sector_end: int  # of the rows' sector ranges: beyond MAX_SECTOR, rows to check
 
 
-def scan_chunk(data: bytes, first: int, input_id: int) -> _Scanned:
+def scan_chunk(data: Text, first: int, input_id: int) -> _Scanned:
     """Scan a chunk whose first line is line `first`; safe to run in several threads (the
     compiled scanner releases the GIL)."""
-    rows, spans, lines, largest_end = _core.scan_blkparse_text(data, first, input_id)
+    rows, spans, lines, largest_end = _core.scan_blkparse_text(as_core_text(data), first, input_id)
     batch = pa.record_batch(rows)
     table = events_table(batch.num_rows, dict(zip(batch.schema.names, batch.columns, strict=True)))
     return _Scanned(data, table, lines, pa.record_batch(spans), largest_end)
@@ -105,6 +106,8 @@ class BlkparseTextParser:
         result.errors.sort(key=lambda err: int(err["line_no"]))
         if rows:
             merged = pa.concat_tables([result.events, pa.Table.from_pylist(rows, schema=EVENTS)])
+            import pyarrow.compute as pc  # (slow to import; most inputs never need it)
+
             result.events = merged.take(pc.sort_indices(merged["line_no"]))
         return result
 
@@ -118,6 +121,8 @@ class BlkparseTextParser:
             name, start, length = first_sector_past_end(row)
             reason = past_last_sector(name, start, length)
             self._record(result, row["line_no"], render_event(row), reason)
+        import pyarrow.compute as pc  # (slow to import; most inputs never need it)
+
         return table.filter(pc.invert(bad))
 
     def _error(self, line_no: int, line: str, reason: str) -> dict[str, Any]:
@@ -155,13 +160,14 @@ class BlkparseTextParser:
         rows: list[dict[str, Any]] = []
         data = scanned.data
         for line_no, s, e in _spans(scanned.slow):
-            blank_run = data.count(b"\n", s, e)
+            span = bytes(data[s:e])  # (a view of a mapped file has no count or decode)
+            blank_run = span.count(b"\n")
             if blank_run:  # a run of blank lines, one span
                 self._blank_run(line_no, blank_run + 1, result)
                 continue
             if e - s > MAX_LINE_BYTES:
                 raise line_too_long(self.path, line_no)
-            line = data[s:e].decode("utf-8", "surrogateescape")
+            line = span.decode("utf-8", "surrogateescape")
             try:
                 row = parse_event_line(line)
             except LineError as exc:
@@ -184,7 +190,7 @@ class BlkparseTextParser:
 
 
 def _scanned_in_order(
-    chunks: Iterator[tuple[int, bytes]], input_id: int
+    chunks: Iterator[tuple[int, Text]], input_id: int
 ) -> Iterator[tuple[_Scanned, bool]]:
     """Scan chunks (each with the number of its first line) on two threads (the scanner
     releases the GIL); yield them in input order."""
@@ -208,13 +214,13 @@ def parse_source(
     parser: BlkparseTextParser,
     source: Source,
     on_chunk: Callable[[int], None] | None = None,
-    chunks: Iterator[tuple[int, bytes]] | None = None,
+    chunks: Iterator[tuple[int, Text]] | None = None,
 ) -> Iterator[ChunkResult]:
     """Yield parsed chunks of one input (`chunks`: its numbered chunks, when read already);
     refuse inputs that hold no blkparse events."""
     chunks = iter_numbered_chunks(source) if chunks is None else chunks
     current = next(chunks, None)
-    head = (b"" if current is None else current[1])[:65536]
+    head = bytes((b"" if current is None else current[1])[:65536])
     if current is None or b"\x00" in head[:4096]:
         raise describe_non_blkparse(source.path, head)
     events = 0

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from blkscope.errors import InputFormatError, ParseError
 from blkscope.ingest.blkparse.event_line import LineError, check_ranges
@@ -211,6 +210,8 @@ def finish_events(tables: Iterable[pa.Table]) -> tuple[pa.Table, int, int | None
     table, unplaced = place_plugs(table)
     if table.num_rows == 0:
         return table.cast(EVENTS), unplaced, None
+    import pyarrow.compute as pc  # (slow to import; most inputs never need it)
+
     base = int(pc.min(table["time_ns"]).as_py())
     times = pc.subtract(table["time_ns"], pa.scalar(base, pa.int64()))
     table = table.set_column(table.schema.get_field_index("time_ns"), "time_ns", times)
