@@ -19,6 +19,17 @@ pub struct OpKey {
     pub has_sector: bool,
 }
 
+impl OpKey {
+    pub fn new(dev: usize, op: Op, rwbs: Option<u32>, sector: Option<i64>) -> OpKey {
+        OpKey {
+            dev,
+            op,
+            rwbs,
+            has_sector: sector.is_some(),
+        }
+    }
+}
+
 /// The counts of `bios` rows of one key.
 #[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
 pub struct BioCounts {
@@ -52,12 +63,7 @@ impl Tally {
     /// Count bios rows as they are handed over (each row once).
     pub fn add_bios(&mut self, rows: &[BioRow]) {
         for r in rows {
-            let key = OpKey {
-                dev: r.dev,
-                op: r.op,
-                rwbs: r.rwbs,
-                has_sector: r.sector.is_some(),
-            };
+            let key = OpKey::new(r.dev, r.op, r.rwbs, r.sector);
             let c = self.bios.entry(key).or_default();
             c.bios += 1;
             c.merged += i64::from(r.merged);
@@ -71,12 +77,7 @@ impl Tally {
     /// counted once the orphan verdict set it).
     pub fn add_requests(&mut self, rows: &[RequestRow]) {
         for r in rows {
-            let key = OpKey {
-                dev: r.dev,
-                op: r.op,
-                rwbs: r.rwbs,
-                has_sector: r.sector.is_some(),
-            };
+            let key = OpKey::new(r.dev, r.op, r.rwbs, r.sector);
             let c = self.requests.entry((key, r.kind)).or_default();
             c.requests += 1;
             c.dispatches += r.life.dispatches;
