@@ -411,7 +411,8 @@ class Normal:
 
 
 def _columns(t: pa.Table) -> dict[str, np.ndarray]:
-    """A table's columns as numpy (strings as objects: a window's few names over its rows)."""
+    """A table's columns as numpy (strings as Python objects, one per row: one window's rows
+    are converted at a time, and pyarrow.compute's dictionary encoding costs its import)."""
     return {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
 
 
