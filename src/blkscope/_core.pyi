@@ -159,18 +159,19 @@ class StagePicks:
         """(level_code, id, stage, permille, v), one row per hit."""
 
 class HeatmapCells:
-    """latency_heatmap's cells (rust/src/stats/heatmap.rs): completing bios in, one row per
-    (device, stage, time bin, bucket) out, in the time bins given per device (dev_major,
-    dev_minor, start_ns, width_ns)."""
+    """latency_heatmap's cells (rust/src/stats/heatmap.rs): bios in (those that completed
+    count), one row per (device, stage, time bin, bucket) out, in the time bins given per
+    device (dev_major, dev_minor, start_ns, width_ns); observers: the capture's own process
+    names, for bios without an observer column."""
 
-    def __init__(self, bins: Any) -> None: ...
+    def __init__(self, bins: Any, observers: list[str] = ...) -> None: ...
     def feed(self, bios: Any) -> None: ...
     def cells(self) -> ArrowBatch:
         """(dev_major, dev_minor, stage, bin, bucket, n, observer_n, max_ns, slowest_comm)."""
 
 class SpikeWindowRows:
-    """The findings' spike windows (rust/src/stats/spikes.rs): completing bios in (the
-    heatmap's), one row per (device, window of completion) out."""
+    """The findings' spike windows (rust/src/stats/spikes.rs): bios in (the heatmap's; those
+    that completed count), one row per (device, window of completion) out."""
 
     def __init__(self, window_ns: int, metric: str) -> None: ...
     def feed(self, bios: Any) -> None: ...

@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from blkscope.analyze import compiled
+from blkscope.analyze.findings import COMPILED_SPIKE_WINDOWS
 from blkscope.analyze.views import register
 
 LATENCIES = st.one_of(
@@ -41,10 +42,12 @@ def test_buckets_are_quarter_octaves(latencies: list[int]) -> None:
         "CREATE TABLE events AS SELECT 8::INTEGER AS dev_major, 0::INTEGER AS dev_minor, "
         "unnest([0, 2000])::BIGINT AS time_ns"
     )
-    done: set[str] = set()
-    register(con, done, ["_heatmap_completions"])
-    compiled.store(con, compiled.CELLS, compiled.heatmap_cells(con)[0])
-    register(con, done, ["_latency_heatmap_build"])
+    con.execute("CREATE SCHEMA internal")  # where the analysis keeps its own tables
+    completed = compiled.CompletedBios(con)
+    for batch in compiled._batches(con, "SELECT * FROM bios"):
+        completed.feed(batch)
+    completed.store(con)
+    register(con, set(), ["_latency_heatmap_build"])
     got = con.execute(
         "SELECT bucket, lo_ns, hi_ns, n, max_ns FROM internal._latency_heatmap_build "
         "WHERE stage = 'D2C' ORDER BY bucket"
@@ -53,3 +56,32 @@ def test_buckets_are_quarter_octaves(latencies: list[int]) -> None:
     for ns in latencies:
         expected.setdefault(_bucket(ns), []).append(ns)
     assert got == [(*key, len(v), max(v)) for key, v in sorted(expected.items())]
+
+
+def test_cells_count_completed_bios_with_their_observer_and_unknown_comms() -> None:
+    """Fed bios as the pass writes them: a bio that never completed counts nowhere, one
+    without a comm is process '?', and the capture's own tools (is_observer) are counted
+    apart, by name, when the rows carry no observer column."""
+    con = duckdb.connect()
+    con.execute("CREATE SCHEMA internal")
+    con.execute(
+        "CREATE TABLE bios AS SELECT 8::INTEGER AS dev_major, 0::INTEGER AS dev_minor, * "
+        "FROM (VALUES ('fio', 100::BIGINT, 10::BIGINT, 20::BIGINT, false), "
+        "(NULL, 200, 30, 40, false), ('bpftrace', 300, 10, 20, false), "
+        "('fio', NULL, NULL, NULL, true)) v(comm, c_time_ns, d2c_ns, q2c_ns, partial)"
+    )
+    con.execute(
+        "CREATE TABLE events AS SELECT 8::INTEGER AS dev_major, 0::INTEGER AS dev_minor, "
+        "unnest([0, 2000])::BIGINT AS time_ns"
+    )
+    completed = compiled.CompletedBios(con)
+    for batch in compiled._batches(con, "SELECT * FROM bios"):
+        completed.feed(batch)
+    completed.store(con)
+    cells = con.execute(
+        f"SELECT sum(n), sum(observer_n), max(max_ns), arg_max(slowest_comm, max_ns) "
+        f"FROM {compiled.CELLS} WHERE stage = 'D2C'"
+    ).fetchall()
+    windows = con.execute(f"SELECT ios, max_ns FROM {COMPILED_SPIKE_WINDOWS}")
+    assert cells == [(3, 1, 30, "?")]
+    assert windows.fetchall() == [(3, 40)]

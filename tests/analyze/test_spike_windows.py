@@ -68,9 +68,10 @@ def test_compiled_windows_are_their_definition(
     tmp_path: Path, name: str, inputs: list[str]
 ) -> None:
     """Every sample and both fixtures, at the default options (which analyze stores) and
-    others: the compiled windows, fed the heatmap's completing bios."""
-    con = _stream(inputs, tmp_path / "ds", ("_spike_latencies", "_heatmap_completions"))
-    batches = list(compiled._batches(con, "SELECT * FROM internal._heatmap_completions"))
+    others: the compiled windows, fed every bio as the pass writes them (those that never
+    completed included)."""
+    con = _stream(inputs, tmp_path / "ds", ("_spike_latencies",))
+    batches = list(compiled._batches(con, "SELECT * FROM bios"))
     for window_ns, metric in ((1_000_000_000, "q2c"), (250_000_000, "d2c"), (10_000_000, "q2c")):
         rows = SpikeWindowRows(window_ns, metric)
         for batch in batches:

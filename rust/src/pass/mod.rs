@@ -28,6 +28,9 @@ mod testing;
 
 use pyo3::prelude::*;
 
+/// A bio without a comm is process '?' (the statistics' too).
+pub(crate) use q2q::UNKNOWN_COMM_NAME;
+
 /// io_dist's log2 bucket of a value, as the pass counts it (Python's tests hold it against the
 /// SQL macro `log2_bucket`, its definition).
 #[pyfunction]

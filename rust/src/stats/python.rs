@@ -17,6 +17,7 @@ use super::islands::{islands, ByDevice, Island, Span, Sweep};
 use super::picks::{BucketKey, Hit, Picker, StageTimes, LEVELS};
 use super::spikes::{Metric, SpikeWindows};
 use crate::arrow_io::{import_batch, ArrowBatch};
+use crate::pass::UNKNOWN_COMM_NAME;
 
 fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -352,6 +353,8 @@ impl<'a> Strings<'a> {
 pub struct HeatmapCells {
     bins: TimeBins,
     map: Option<Heatmap>,
+    /// The observer's process names (`is_observer`), for batches without an observer column.
+    observers: Vec<String>,
 }
 
 impl HeatmapCells {
@@ -359,28 +362,41 @@ impl HeatmapCells {
         let map = self.map.as_mut().ok_or("cells() was called already")?;
         let major = values::<Int32Type>(batch, "dev_major")?;
         let minor = values::<Int32Type>(batch, "dev_minor")?;
-        let c_time = values::<Int64Type>(batch, "c_time_ns")?;
+        let c_time = column::<Int64Type>(batch, "c_time_ns")?;
         let stages = [
             column::<Int64Type>(batch, "d2c_ns")?,
             column::<Int64Type>(batch, "q2c_ns")?,
         ];
         let comm = Strings::of(batch, "comm")?;
-        let observer = batch
-            .column_by_name("observer")
-            .ok_or("expected a column observer")?
-            .as_boolean_opt()
-            .ok_or("column observer: expected BOOLEAN")?;
+        let observer = match batch.column_by_name("observer") {
+            None => None,
+            Some(column) => Some(
+                column
+                    .as_boolean_opt()
+                    .ok_or("column observer: expected BOOLEAN")?,
+            ),
+        };
         for row in 0..batch.len() {
-            let Some(bin) = self.bins.bin(major[row], minor[row], c_time[row])? else {
+            let Some(c_time_ns) = at(c_time, row) else {
+                continue; // a bio that never completed is in no cell
+            };
+            let Some(bin) = self.bins.bin(major[row], minor[row], c_time_ns)? else {
                 continue;
             };
+            // a bio without a comm is process '?', as everywhere (coalesce(comm, '?'))
+            let name = comm.get(row).unwrap_or(UNKNOWN_COMM_NAME);
             let completion = Completion {
                 dev_major: major[row],
                 dev_minor: minor[row],
                 bin,
-                c_time_ns: c_time[row],
-                comm: comm.get(row).ok_or("column comm: expected no nulls")?,
-                observer: observer.is_valid(row) && observer.value(row),
+                c_time_ns,
+                comm: name,
+                observer: match observer {
+                    Some(o) => o.is_valid(row) && o.value(row),
+                    None => comm
+                        .get(row)
+                        .is_some_and(|c| self.observers.iter().any(|o| o == c)),
+                },
             };
             for (code, ns) in (0..).zip(&stages) {
                 if let Some(ns) = at(ns, row) {
@@ -395,9 +411,11 @@ impl HeatmapCells {
 #[pymethods]
 impl HeatmapCells {
     /// bins: each device's time bins (dev_major, dev_minor INT32; start_ns, width_ns INT64);
-    /// a bio of a device without them counts nowhere.
+    /// a bio of a device without them counts nowhere. observers: the capture's own process
+    /// names (`is_observer`, concepts.OBSERVER_COMMS), for batches without an observer column.
     #[new]
-    fn new(py: Python<'_>, bins: &Bound<'_, PyAny>) -> PyResult<Self> {
+    #[pyo3(signature = (bins, observers = Vec::new()))]
+    fn new(py: Python<'_>, bins: &Bound<'_, PyAny>, observers: Vec<String>) -> PyResult<Self> {
         let bins = import_batch(bins)?;
         let bins = py
             .detach(|| -> Result<TimeBins, String> {
@@ -415,11 +433,13 @@ impl HeatmapCells {
         Ok(HeatmapCells {
             bins,
             map: Some(Heatmap::default()),
+            observers,
         })
     }
 
-    /// Take a record batch of completing bios: dev_major, dev_minor INT32; c_time_ns INT64;
-    /// d2c_ns, q2c_ns INT64 (null: not counted); comm VARCHAR; observer BOOLEAN.
+    /// Take a record batch of bios: dev_major, dev_minor INT32; c_time_ns INT64 (null: never
+    /// completed, not counted); d2c_ns, q2c_ns INT64 (null: not counted); comm VARCHAR (null:
+    /// '?'); observer BOOLEAN (absent: comm among the observers).
     fn feed(&mut self, py: Python<'_>, bios: &Bound<'_, PyAny>) -> PyResult<()> {
         let batch = import_batch(bios)?;
         py.detach(|| self.add(&batch)).map_err(value_error)
@@ -501,7 +521,7 @@ impl SpikeWindowRows {
             .ok_or("windows() was called already")?;
         let major = values::<Int32Type>(batch, "dev_major")?;
         let minor = values::<Int32Type>(batch, "dev_minor")?;
-        let c_time = values::<Int64Type>(batch, "c_time_ns")?;
+        let c_time = column::<Int64Type>(batch, "c_time_ns")?;
         let latency = column::<Int64Type>(batch, self.metric.column())?;
         let partial = batch
             .column_by_name("partial")
@@ -513,8 +533,8 @@ impl SpikeWindowRows {
             if partial.is_null(row) || partial.value(row) {
                 continue;
             }
-            if let Some(ns) = at(latency, row) {
-                windows.add(major[row], minor[row], c_time[row], ns);
+            if let (Some(c_time_ns), Some(ns)) = (at(c_time, row), at(latency, row)) {
+                windows.add(major[row], minor[row], c_time_ns, ns);
             }
         }
         Ok(())
@@ -539,8 +559,8 @@ impl SpikeWindowRows {
         })
     }
 
-    /// Take a record batch of completing bios: dev_major, dev_minor INT32; c_time_ns INT64
-    /// (no nulls); q2c_ns, d2c_ns INT64 (null: not counted); partial BOOLEAN.
+    /// Take a record batch of bios: dev_major, dev_minor INT32; c_time_ns INT64 (null: never
+    /// completed, not counted); q2c_ns, d2c_ns INT64 (null: not counted); partial BOOLEAN.
     fn feed(&mut self, py: Python<'_>, bios: &Bound<'_, PyAny>) -> PyResult<()> {
         let batch = import_batch(bios)?;
         py.detach(|| self.add(&batch)).map_err(value_error)

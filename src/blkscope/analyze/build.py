@@ -54,7 +54,6 @@ STEP_MODULES = (
     "_stage_buckets",
     "_stage_ranks",
     "_iostat_requests",
-    "_heatmap_completions",
     "_inflight_by_process",
     "_series_windows",
     "_spike_windows",

@@ -8,9 +8,10 @@ a small table in the analysis connection, which a SQL module reads like a table:
 - `internal._stage_picks`: stage_stats' exact percentiles that a value bucket of
   `_stage_ranks` holds among several distinct latencies (sql/_stage_stats_build.sql);
 - `internal._heatmap_cells`: latency_heatmap's counts per device, stage, time bin and
-  latency bucket (sql/_latency_heatmap_build.sql), in each device's time bins (heatmap_bins);
-- `internal._spike_window_rows`: the findings' spike windows at the default SpikeOptions
-  (findings.py), from the same read of the completing bios as the cells.
+  latency bucket (sql/_latency_heatmap_build.sql), in each device's time bins (heatmap_bins),
+  and `internal._spike_window_rows`: the findings' spike windows at the default
+  SpikeOptions (findings.py), both counted from the bios rows as the pass writes them
+  (CompletedBios).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from blkscope.analyze.findings import COMPILED_SPIKE_WINDOWS, SpikeOptions
 from blkscope.analyze.memory import give_back, one_thread
 from blkscope.analyze.stream.depth_run import device_bounds
 from blkscope.analyze.stream.q2q import SCOPES
-from blkscope.concepts import STAGE_TIME_COLUMNS
+from blkscope.concepts import OBSERVER_COMMS, STAGE_TIME_COLUMNS
 
 ISLANDS = "internal._iostat_islands"
 PICKS = "internal._stage_picks"
@@ -90,17 +91,29 @@ def heatmap_bins(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
     )
 
 
-def heatmap_cells(con: duckdb.DuckDBPyConnection) -> tuple[pa.RecordBatch, pa.RecordBatch]:
-    """latency_heatmap's cells: (dev_major, dev_minor, stage, bin, bucket, n, observer_n,
-    max_ns, slowest_comm), in no order; and, from the same bios, the spike windows at the
-    default SpikeOptions: (dev_major, dev_minor, win, ios, p99_ns, max_ns, peak_ns)."""
-    cells = HeatmapCells(heatmap_bins(con))
-    spikes = SpikeOptions()
-    windows = SpikeWindowRows(spikes.window_ns, spikes.metric)
-    for batch in _batches(con, "SELECT * FROM internal._heatmap_completions"):
-        cells.feed(batch)
-        windows.feed(batch)
-    return pa.record_batch(cells.cells()), pa.record_batch(windows.windows())
+class CompletedBios:
+    """latency_heatmap's cells and, from the same bios, the findings' spike windows at the
+    default SpikeOptions: counted from each batch of `bios` rows as the streaming pass hands
+    it over (stream/run.py), so that bios.parquet is not read again for them. A bio that
+    never completed counts in neither; one without a comm is process '?'."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
+        self.cells = HeatmapCells(heatmap_bins(con), list(OBSERVER_COMMS))
+        spikes = SpikeOptions()
+        self.windows = SpikeWindowRows(spikes.window_ns, spikes.metric)
+
+    def feed(self, bios: object) -> None:
+        """Count a batch of bios rows (the columns of `bios`, or of any table with its
+        dev_major, dev_minor, c_time_ns, d2c_ns, q2c_ns, comm and partial)."""
+        self.cells.feed(bios)
+        self.windows.feed(bios)
+
+    def store(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Leave the cells (CELLS: dev_major, dev_minor, stage, bin, bucket, n, observer_n,
+        max_ns, slowest_comm) and the windows (COMPILED_SPIKE_WINDOWS: dev_major, dev_minor,
+        win, ios, p99_ns, max_ns, peak_ns; read by the findings, which drop() keeps) in con."""
+        store(con, CELLS, pa.record_batch(self.cells.cells()))
+        store(con, COMPILED_SPIKE_WINDOWS, pa.record_batch(self.windows.windows()))
 
 
 def _one_batch(table: pa.Table) -> pa.RecordBatch:
@@ -111,16 +124,12 @@ def _one_batch(table: pa.Table) -> pa.RecordBatch:
 
 def compute(con: duckdb.DuckDBPyConnection) -> None:
     """Leave the compiled steps' tables in con, whose modules over the pass's tables are
-    created."""
+    created (the pass left the cells and spike windows: CompletedBios)."""
     # each step's batches given back before the next: freed but kept by the allocators, they
     # would sit under the builders' peak
     store(con, ISLANDS, busy_islands(con))
     give_back()
     store(con, PICKS, stage_picks(con))
-    give_back()
-    cells, windows = heatmap_cells(con)
-    store(con, CELLS, cells)
-    store(con, COMPILED_SPIKE_WINDOWS, windows)  # left for the findings: drop() keeps it
     give_back()
 
 

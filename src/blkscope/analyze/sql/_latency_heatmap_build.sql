@@ -5,8 +5,9 @@ INCLUDE _heatmap_cells;
 -- outliers over time where percentile lines hide them. Buckets are quarter octaves: each power
 -- of two is cut into 4 equal parts (bucket 4e + k holds [(4 + k) 2^(e-2), (5 + k) 2^(e-2)) ns
 -- for e >= 2); latencies under 4 ns (negative ones at 0) have a bucket each (bucket = the
--- latency). The compiled cells (analyze/compiled.py: `internal._heatmap_cells`, over
--- `_heatmap_completions`) count each bio once and keep each cell's slowest: the largest
+-- latency). The compiled cells (analyze/compiled.py: `internal._heatmap_cells`, counted from
+-- the bios rows as the pass writes them) count each completed bio once (a bio without a comm
+-- as '?') and keep each cell's slowest: the largest
 -- latency, the first to complete on a tie, then the greatest name (merged bios tie on both).
 -- Integer arithmetic only, so a bucket's edges are exact.
 CREATE VIEW internal._latency_heatmap_build(LIKE latency_heatmap) AS

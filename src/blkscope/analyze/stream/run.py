@@ -13,6 +13,7 @@ import duckdb
 import pyarrow as pa
 
 from blkscope._core import StreamPass
+from blkscope.analyze.compiled import CompletedBios
 from blkscope.analyze.correlation import device_spans
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
 from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches, device_spans_of
@@ -193,12 +194,14 @@ def orphans(con: duckdb.DuckDBPyConnection, candidates: pa.RecordBatch) -> list[
 
 
 class _Sinks:
-    """Where finished rows go: Parquet files written by a background thread."""
+    """Where finished rows go: Parquet files written by a background thread, which also counts
+    the bios into the heatmap's cells and the spike windows."""
 
-    def __init__(self, dataset: Path) -> None:
+    def __init__(self, dataset: Path, completed: CompletedBios) -> None:
         self.requests = _writer(dataset, "requests")
         self.bios = _writer(dataset, "bios")
         self.q2q = Q2QWriter(dataset)
+        self.completed = completed
         self.rows: dict[str, int] = {}
         self.thread = Background(self._write, depth=4)
 
@@ -209,6 +212,7 @@ class _Sinks:
         requests, bios, q2q = rows
         self.requests.write_batch(requests)
         self.bios.write_batch(bios)
+        self.completed.feed(bios)
         self.q2q.write(q2q)
 
     def abandon(self) -> None:
@@ -252,11 +256,12 @@ def stream_tables(
     """Write requests.parquet and bios.parquet into dataset from its events; return row counts.
     The pass's internal tables are left in con: io_dist's counts (IO_COUNTS), the depth walk's
     sums (DEPTH_TIME, DEPTH_BIN_SUMS), the bio latencies' bucket counts (STAGE_COUNTS), the
-    rows written, counted (BIO_ROW_COUNTS, REQUEST_ROW_COUNTS) and the Q2Q view
-    (q2q.Q2Q_VIEW)."""
+    rows written, counted (BIO_ROW_COUNTS, REQUEST_ROW_COUNTS), the heatmap's cells and the
+    spike windows (compiled.CompletedBios) and the Q2Q view (q2q.Q2Q_VIEW)."""
     stream = new_stream(con, plug_clock, dataset / "events.parquet")
     classes = OpClassNames(con, stream)
-    sinks = _Sinks(dataset)
+    completed = CompletedBios(con)
+    sinks = _Sinks(dataset, completed)
     events = Prefetch(_events(dataset, in_order), _as_the_pass_reads)
     done = 0
     try:
@@ -300,6 +305,7 @@ def stream_tables(
     _store(con, DEPTH_BIN_SUMS, bins)
     _store(con, IO_COUNTS, stream.io_counts())
     _store(con, STAGE_COUNTS, stream.stage_counts())
+    completed.store(con)
     bio_counts, request_counts = stream.row_counts()
     _store(con, BIO_ROW_COUNTS, bio_counts)
     _store(con, REQUEST_ROW_COUNTS, request_counts)
