@@ -354,7 +354,33 @@ pub struct HeatmapCells {
     bins: TimeBins,
     map: Option<Heatmap>,
     /// The observer's process names (`is_observer`), for batches without an observer column.
-    observers: Vec<String>,
+    observers: Observers,
+}
+
+/// The capture's own process names, asked of every bio's comm: a comm whose first byte starts
+/// none of them (most: kworker, fio, jbd2) is told apart without a string compare.
+struct Observers {
+    names: Vec<String>,
+    first_bytes: [bool; 256],
+}
+
+impl Observers {
+    fn new(names: Vec<String>) -> Observers {
+        let mut first_bytes = [false; 256];
+        for name in &names {
+            if let Some(&b) = name.as_bytes().first() {
+                first_bytes[usize::from(b)] = true;
+            }
+        }
+        Observers { names, first_bytes }
+    }
+
+    fn contains(&self, comm: &str) -> bool {
+        comm.as_bytes()
+            .first()
+            .is_some_and(|&b| self.first_bytes[usize::from(b)])
+            && self.names.iter().any(|n| n == comm)
+    }
 }
 
 impl HeatmapCells {
@@ -393,9 +419,7 @@ impl HeatmapCells {
                 comm: name,
                 observer: match observer {
                     Some(o) => o.is_valid(row) && o.value(row),
-                    None => comm
-                        .get(row)
-                        .is_some_and(|c| self.observers.iter().any(|o| o == c)),
+                    None => comm.get(row).is_some_and(|c| self.observers.contains(c)),
                 },
             };
             for (code, ns) in (0..).zip(&stages) {
@@ -433,7 +457,7 @@ impl HeatmapCells {
         Ok(HeatmapCells {
             bins,
             map: Some(Heatmap::default()),
-            observers,
+            observers: Observers::new(observers),
         })
     }
 
@@ -591,5 +615,19 @@ impl SpikeWindowRows {
             ("max_ns", ints(|r| r.max_ns)),
             ("peak_ns", ints(|r| r.peak_ns)),
         ]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Observers;
+
+    #[test]
+    fn observers_are_exact_names_whatever_their_first_byte() {
+        let o = Observers::new(vec!["bpftrace".into(), "iostat".into()]);
+        assert!(o.contains("bpftrace") && o.contains("iostat"));
+        // the same first byte, another name; a prefix; another first byte; empty
+        assert!(!o.contains("biosnoop") && !o.contains("iostat-exporter"));
+        assert!(!o.contains("kworker/u8:0") && !o.contains(""));
     }
 }
