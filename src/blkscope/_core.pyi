@@ -162,9 +162,9 @@ class HeatmapCells:
     """latency_heatmap's cells (rust/src/stats/heatmap.rs): bios in (those that completed
     count), one row per (device, stage, time bin, bucket) out, in the time bins given per
     device (dev_major, dev_minor, start_ns, width_ns); observers: the capture's own process
-    names, for bios without an observer column."""
+    names."""
 
-    def __init__(self, bins: Any, observers: list[str] = ...) -> None: ...
+    def __init__(self, bins: Any, observers: list[str]) -> None: ...
     def feed(self, bios: Any) -> None: ...
     def cells(self) -> ArrowBatch:
         """(dev_major, dev_minor, stage, bin, bucket, n, observer_n, max_ns, slowest_comm)."""

@@ -353,7 +353,7 @@ impl<'a> Strings<'a> {
 pub struct HeatmapCells {
     bins: TimeBins,
     map: Option<Heatmap>,
-    /// The observer's process names (`is_observer`), for batches without an observer column.
+    /// The observer's process names (`is_observer`).
     observers: Observers,
 }
 
@@ -394,14 +394,6 @@ impl HeatmapCells {
             column::<Int64Type>(batch, "q2c_ns")?,
         ];
         let comm = Strings::of(batch, "comm")?;
-        let observer = match batch.column_by_name("observer") {
-            None => None,
-            Some(column) => Some(
-                column
-                    .as_boolean_opt()
-                    .ok_or("column observer: expected BOOLEAN")?,
-            ),
-        };
         for row in 0..batch.len() {
             let Some(c_time_ns) = at(c_time, row) else {
                 continue; // a bio that never completed is in no cell
@@ -409,18 +401,16 @@ impl HeatmapCells {
             let Some(bin) = self.bins.bin(major[row], minor[row], c_time_ns)? else {
                 continue;
             };
-            // a bio without a comm is process '?', as everywhere (coalesce(comm, '?'))
-            let name = comm.get(row).unwrap_or(UNKNOWN_COMM_NAME);
+            // a bio without a comm is process '?', as everywhere (coalesce(comm, '?')), and
+            // no observer's
+            let known = comm.get(row);
             let completion = Completion {
                 dev_major: major[row],
                 dev_minor: minor[row],
                 bin,
                 c_time_ns,
-                comm: name,
-                observer: match observer {
-                    Some(o) => o.is_valid(row) && o.value(row),
-                    None => comm.get(row).is_some_and(|c| self.observers.contains(c)),
-                },
+                comm: known.unwrap_or(UNKNOWN_COMM_NAME),
+                observer: known.is_some_and(|c| self.observers.contains(c)),
             };
             for (code, ns) in (0..).zip(&stages) {
                 if let Some(ns) = at(ns, row) {
@@ -436,9 +426,8 @@ impl HeatmapCells {
 impl HeatmapCells {
     /// bins: each device's time bins (dev_major, dev_minor INT32; start_ns, width_ns INT64);
     /// a bio of a device without them counts nowhere. observers: the capture's own process
-    /// names (`is_observer`, concepts.OBSERVER_COMMS), for batches without an observer column.
+    /// names (`is_observer`, concepts.OBSERVER_COMMS).
     #[new]
-    #[pyo3(signature = (bins, observers = Vec::new()))]
     fn new(py: Python<'_>, bins: &Bound<'_, PyAny>, observers: Vec<String>) -> PyResult<Self> {
         let bins = import_batch(bins)?;
         let bins = py
@@ -463,7 +452,7 @@ impl HeatmapCells {
 
     /// Take a record batch of bios: dev_major, dev_minor INT32; c_time_ns INT64 (null: never
     /// completed, not counted); d2c_ns, q2c_ns INT64 (null: not counted); comm VARCHAR (null:
-    /// '?'); observer BOOLEAN (absent: comm among the observers).
+    /// '?'; an observer's when among the observers).
     fn feed(&mut self, py: Python<'_>, bios: &Bound<'_, PyAny>) -> PyResult<()> {
         let batch = import_batch(bios)?;
         py.detach(|| self.add(&batch)).map_err(value_error)
