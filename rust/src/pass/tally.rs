@@ -4,9 +4,8 @@
 //! applies the `op_class` macro, its one definition, to each counted key
 //! (sql/_bio_counts_build.sql, _request_counts_build.sql).
 
-use std::collections::HashMap;
-
 use super::event::Op;
+use super::hash::FastMap;
 use super::rows::{BioRow, RequestKind, RequestRow};
 
 /// What a row is counted under: its device, op letter, RWBS code and whether it has a sector
@@ -52,11 +51,12 @@ pub struct RequestCounts {
     pub partial: i64,
 }
 
-/// Every row written so far, counted.
+/// Every row written so far, counted. A row's key is hashed for each row written: the pass's
+/// cheap hasher, not SipHash.
 #[derive(Default)]
 pub struct Tally {
-    bios: HashMap<OpKey, BioCounts>,
-    requests: HashMap<(OpKey, RequestKind), RequestCounts>,
+    bios: FastMap<OpKey, BioCounts>,
+    requests: FastMap<(OpKey, RequestKind), RequestCounts>,
 }
 
 impl Tally {
