@@ -25,8 +25,15 @@ ORDER BY dev_major, dev_minor, time_ns, message
 # test of every event read, and past a few they cost more than the row groups they skip.
 MAX_SPANS = 8
 _MIN, _MAX = -(1 << 63), (1 << 63) - 1
-_WRITEBACK_WORK = """
-SELECT dev_major, dev_minor, start_ns, end_ns, pages_written, reason FROM writeback_events
+# a null never matches, as in SQL: a device of -1, a start after and an end before all (filled
+# here: pyarrow's fill_null would cost analyze the import of pyarrow.compute)
+_WRITEBACK_WORK = f"""
+SELECT coalesce(dev_major, -1) AS dev_major, coalesce(dev_minor, -1) AS dev_minor,
+       coalesce(start_ns, CAST('{_MAX}' AS BIGINT)) AS start_ns,
+       coalesce(end_ns, CAST('{_MIN}' AS BIGINT)) AS end_ns,
+       pages_written IS NOT NULL AS pages_known, coalesce(pages_written, 0) AS pages_written,
+       reason
+FROM writeback_events
 """
 
 
@@ -83,11 +90,8 @@ class EpisodeContext:
             t = query_table(self.con, _WRITEBACK_WORK)
         except duckdb.CatalogException:  # no writeback log
             return None
-        # a null never matches, as in SQL: a device of -1, a start after and an end before all
-        never = {"dev_major": -1, "dev_minor": -1, "start_ns": _MAX, "end_ns": _MIN}
-        cols = {n: t[n].fill_null(v).to_numpy() for n, v in never.items()}
-        cols["pages_known"] = ~t["pages_written"].is_null().to_numpy(zero_copy_only=False)
-        cols["pages_written"] = t["pages_written"].fill_null(0).to_numpy()
+        names = ("dev_major", "dev_minor", "start_ns", "end_ns", "pages_known", "pages_written")
+        cols = {n: t[n].to_numpy(zero_copy_only=False) for n in names}
         cols["reason"] = np.array(t["reason"].to_pylist(), dtype=object)
         return cols
 
