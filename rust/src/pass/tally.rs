@@ -4,6 +4,8 @@
 //! applies the `op_class` macro, its one definition, to each counted key
 //! (sql/_bio_counts_build.sql, _request_counts_build.sql).
 
+use std::hash::Hash;
+
 use super::event::Op;
 use super::hash::FastMap;
 use super::rows::{BioRow, RequestKind, RequestRow};
@@ -51,8 +53,7 @@ pub struct RequestCounts {
     pub partial: i64,
 }
 
-/// Every row written so far, counted. A row's key is hashed for each row written: the pass's
-/// cheap hasher, not SipHash.
+/// Every row written so far, counted.
 #[derive(Default)]
 pub struct Tally {
     bios: FastMap<OpKey, BioCounts>,
@@ -62,29 +63,35 @@ pub struct Tally {
 impl Tally {
     /// Count bios rows as they are handed over (each row once).
     pub fn add_bios(&mut self, rows: &[BioRow]) {
-        for r in rows {
-            let key = OpKey::new(r.dev, r.op, r.rwbs, r.sector);
-            let c = self.bios.entry(key).or_default();
-            c.bios += 1;
-            c.merged += i64::from(r.merged);
-            c.split += i64::from(r.pieces > 1);
-            c.splits += r.pieces - 1;
-            c.partial += i64::from(r.partial);
-        }
+        count_runs(
+            &mut self.bios,
+            rows,
+            |r| OpKey::new(r.dev, r.op, r.rwbs, r.sector),
+            |c: &mut BioCounts, r| {
+                c.bios += 1;
+                c.merged += i64::from(r.merged);
+                c.split += i64::from(r.pieces > 1);
+                c.splits += r.pieces - 1;
+                c.partial += i64::from(r.partial);
+            },
+        );
     }
 
     /// Count requests rows as they are handed over, with their final kind (a held request is
     /// counted once the orphan verdict set it).
     pub fn add_requests(&mut self, rows: &[RequestRow]) {
-        for r in rows {
-            let key = OpKey::new(r.dev, r.op, r.rwbs, r.sector);
-            let c = self.requests.entry((key, r.kind)).or_default();
-            c.requests += 1;
-            c.dispatches += r.life.dispatches;
-            c.completions += i64::from(r.life.c_t.is_some());
-            c.requeues += r.life.requeues;
-            c.partial += i64::from(r.partial);
-        }
+        count_runs(
+            &mut self.requests,
+            rows,
+            |r| (OpKey::new(r.dev, r.op, r.rwbs, r.sector), r.kind),
+            |c: &mut RequestCounts, r| {
+                c.requests += 1;
+                c.dispatches += r.life.dispatches;
+                c.completions += i64::from(r.life.c_t.is_some());
+                c.requeues += r.life.requeues;
+                c.partial += i64::from(r.partial);
+            },
+        );
     }
 
     /// The bios' counts, in key order (the output does not depend on the hash map's order).
@@ -108,6 +115,60 @@ impl Tally {
 
 fn sort_key(k: &OpKey) -> (usize, u8, Option<u32>, bool) {
     (k.dev, k.op as u8, k.rwbs, k.has_sector)
+}
+
+/// Counts that add up: a run of rows counted apart, then added to the map's entry once.
+trait Sum: Default + Copy {
+    fn add(&mut self, other: &Self);
+}
+
+impl Sum for BioCounts {
+    fn add(&mut self, o: &Self) {
+        self.bios += o.bios;
+        self.merged += o.merged;
+        self.split += o.split;
+        self.splits += o.splits;
+        self.partial += o.partial;
+    }
+}
+
+impl Sum for RequestCounts {
+    fn add(&mut self, o: &Self) {
+        self.requests += o.requests;
+        self.dispatches += o.dispatches;
+        self.completions += o.completions;
+        self.requeues += o.requeues;
+        self.partial += o.partial;
+    }
+}
+
+/// Count each row under its key, a run of rows with one key at a time: rows come in long runs
+/// of one key (one device, op and RWBS), and the map is then looked up once a run, not once a
+/// row.
+fn count_runs<R, K: Copy + Eq + Hash, C: Sum>(
+    map: &mut FastMap<K, C>,
+    rows: &[R],
+    key_of: impl Fn(&R) -> K,
+    count: impl Fn(&mut C, &R),
+) {
+    let mut run: Option<(K, C)> = None;
+    for r in rows {
+        let key = key_of(r);
+        match &mut run {
+            Some((k, c)) if *k == key => count(c, r),
+            _ => {
+                if let Some((k, c)) = run.take() {
+                    map.entry(k).or_default().add(&c);
+                }
+                let mut c = C::default();
+                count(&mut c, r);
+                run = Some((key, c));
+            }
+        }
+    }
+    if let Some((k, c)) = run {
+        map.entry(k).or_default().add(&c);
+    }
 }
 
 #[cfg(test)]
@@ -165,6 +226,31 @@ mod tests {
                 partial: 0
             }
         );
+    }
+
+    #[test]
+    fn keys_that_alternate_count_as_if_counted_one_row_at_a_time() {
+        // runs of one key are summed apart, then added: A A B A B B must give A 3, B 3
+        let (a, b) = (Some(8), None);
+        let mut t = Tally::default();
+        t.add_bios(&[
+            bio(0, Op::Write, a, 2, false),
+            bio(0, Op::Write, a, 1, true),
+            bio(0, Op::Write, b, 1, false),
+            bio(0, Op::Write, a, 3, false),
+            bio(0, Op::Write, b, 1, true),
+            bio(0, Op::Write, b, 1, false),
+        ]);
+        let got = t.bios();
+        let counts = |bios, merged, split, splits| BioCounts {
+            bios,
+            merged,
+            split,
+            splits,
+            partial: 0,
+        };
+        assert_eq!(got[0].1, counts(3, 1, 0, 0)); // without a sector
+        assert_eq!(got[1].1, counts(3, 1, 2, 3)); // with one
     }
 
     #[test]
