@@ -115,7 +115,7 @@ def test_stage_percentiles_are_quantile_discs(tmp_path: Path, name: str, inputs:
     """Every sample and both fixtures: the picker's percentiles (the bucket's lowest where it
     holds one distinct value) are quantile_disc's at every level, group and stage."""
     con = _stream(inputs, tmp_path / "ds", ("_bio_groups", "_bio_stages", "_stage_ranks"))
-    compiled.store(con, compiled.PICKS, compiled.stage_picks(con))
+    compiled.store(con, compiled.PICKS, compiled.stage_picks(con, tmp_path / "ds"))
     expected = con.sql(QUANTILE_DISC).fetchall()
     assert len(expected) > 0, name
     assert sorted(con.sql(PICKED).fetchall()) == sorted(expected), name

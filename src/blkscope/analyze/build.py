@@ -174,7 +174,7 @@ def _build_tables(
     # the compiled steps over them, then the builders that read those
     needed = step_modules()
     register(con, done, needed, source=str(dataset))
-    _checked("stage_stats", dataset, inputs, partial(compiled.compute, con))
+    _checked("stage_stats", dataset, inputs, partial(compiled.compute, con, dataset))
     register(con, done, needed, source=str(dataset))
     with ThreadPoolExecutor(max_workers=2) as pool:
         jobs = {

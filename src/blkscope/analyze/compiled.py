@@ -16,14 +16,16 @@ a small table in the analysis connection, which a SQL module reads like a table:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import duckdb
 import pyarrow as pa
 
 from blkscope._core import BusyPeriods, HeatmapCells, SpikeWindowRows, StagePicks
 from blkscope.analyze.findings import COMPILED_SPIKE_WINDOWS, SpikeOptions
-from blkscope.analyze.memory import give_back, one_thread
+from blkscope.analyze.memory import give_back
 from blkscope.analyze.stream.depth_run import device_bounds
-from blkscope.analyze.stream.q2q import SCOPES
+from blkscope.analyze.stream.q2q import SCOPES, q2q_batches
 from blkscope.concepts import OBSERVER_COMMS, STAGE_TIME_COLUMNS
 
 ISLANDS = "internal._iostat_islands"
@@ -57,9 +59,9 @@ def busy_islands(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
     return pa.record_batch(periods.islands())
 
 
-def stage_picks(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
+def stage_picks(con: duckdb.DuckDBPyConnection, dataset: Path) -> pa.RecordBatch:
     """The latency at each rank of `_stage_ranks` whose bucket holds several distinct values:
-    (level_code, id, stage, permille, v)."""
+    (level_code, id, stage, permille, v); dataset: the one whose Q2Q file the pass wrote."""
     hits = con.sql(
         "SELECT level_code, id, stage, b, bucket_offset, permille FROM internal._stage_ranks "
         "WHERE lo < hi"
@@ -69,10 +71,8 @@ def stage_picks(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
     if hits.num_rows:  # nothing to pick: no bio needs reading
         # the stage times as they are: the picker computes bio_stage_ns itself (a list per bio
         # built by DuckDB cost more than the picking)
-        columns = ", ".join(["group_key", *STAGE_TIME_COLUMNS, *_GAPS])
-        with one_thread(con), _batches(con, f"SELECT {columns} FROM internal._bio_q2q") as bios:
-            for batch in bios:
-                picks.feed(batch)
+        for batch in q2q_batches(dataset, ["group_key", *STAGE_TIME_COLUMNS, *_GAPS]):
+            picks.feed(batch)
     return pa.record_batch(picks.picks())
 
 
@@ -122,14 +122,14 @@ def _one_batch(table: pa.Table) -> pa.RecordBatch:
     return batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
 
 
-def compute(con: duckdb.DuckDBPyConnection) -> None:
-    """Leave the compiled steps' tables in con, whose modules over the pass's tables are
-    created (the pass left the cells and spike windows: CompletedBios)."""
+def compute(con: duckdb.DuckDBPyConnection, dataset: Path) -> None:
+    """Leave the compiled steps' tables in con, whose modules over the pass's tables of
+    dataset are created (the pass left the cells and spike windows: CompletedBios)."""
     # each step's batches given back before the next: freed but kept by the allocators, they
     # would sit under the builders' peak
     store(con, ISLANDS, busy_islands(con))
     give_back()
-    store(con, PICKS, stage_picks(con))
+    store(con, PICKS, stage_picks(con, dataset))
     give_back()
 
 

@@ -16,12 +16,13 @@ class from every bio's RWBS and joining both on four strings, was ~40 % of its C
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import duckdb
 import pyarrow as pa
 
-from blkscope._core import StreamPass
+from blkscope._core import ArrowBatch, ParquetTableReader, StreamPass
 from blkscope.analyze.memory import SPILL_DIR
 from blkscope.concepts import STAGE_TIME_COLUMNS
 from blkscope.schemas import TABLES
@@ -75,6 +76,21 @@ _WRITTEN = pa.schema(
 )
 
 
+def q2q_file(dataset: Path) -> Path:
+    """Where the analysis of dataset keeps its Q2Q file (in its spill folder)."""
+    return dataset / SPILL_DIR / "bio_q2q.parquet"
+
+
+def q2q_batches(dataset: Path, columns: Iterable[str]) -> Iterator[ArrowBatch]:
+    """The Q2Q file's columns, a row group at a time, read by the core (the file is its
+    writer's): DuckDB took several times the CPU to hand the same columns over as Arrow."""
+    reader = ParquetTableReader(
+        str(q2q_file(dataset)), pa.schema([_WRITTEN.field(c) for c in columns])
+    )
+    for group in range(reader.row_groups):
+        yield reader.read(group)
+
+
 class Q2QWriter:
     """Writes each bio's gaps (the `_bio_q2q` rows the pass makes beside `bios`) into the
     spill folder."""
@@ -83,7 +99,7 @@ class Q2QWriter:
         # created before any DuckDB connection spills there (DuckDB removes a spill folder it
         # created itself, with what is in it, when the connection closes)
         (dataset / SPILL_DIR).mkdir(exist_ok=True)
-        self.path = dataset / SPILL_DIR / "bio_q2q.parquet"
+        self.path = q2q_file(dataset)
         # a temporary file, written once and read twice: uncompressed (lz4 cost more CPU to
         # write and to read than the disk it saved), no statistics, plain integers, and the
         # strings as the pass's dictionaries
