@@ -225,11 +225,11 @@ fn present_i32<'a>(array: &'a ArrayRef, into: &'a mut Vec<i32>) -> &'a [i32] {
     if let DataType::Int16 = array.data_type() {
         let narrow = array.as_primitive::<Int16Type>();
         into.clear();
-        into.extend(
-            (0..narrow.len())
-                .filter(|&k| narrow.is_valid(k))
-                .map(|k| i32::from(narrow.value(k))),
-        );
+        match narrow.nulls() {
+            // (a loop the compiler widens many at a time: no row to check)
+            None => into.extend(narrow.values().iter().map(|&v| i32::from(v))),
+            Some(nulls) => into.extend(nulls.valid_indices().map(|k| i32::from(narrow.value(k)))),
+        }
         return into;
     }
     present(array.as_primitive::<Int32Type>().values(), array, into)
@@ -261,16 +261,21 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
     let mut dictionary = Dictionary::new(std::mem::take(&mut scratch.dictionary));
     let codes = &mut scratch.codes;
     codes.clear();
-    // a row like the one before (a run of one source, one process) skips the lookup
-    let mut last: Option<(&[u8], u32)> = None;
-    for_each_bytes(array, |v| {
-        let code = match last {
-            Some((l, code)) if same_bytes(l, v) => code,
-            _ => dictionary.index(v),
-        };
-        last = Some((v, code));
-        codes.push(code);
-    });
+    if let Some(value) = one_value(array) {
+        dictionary.index(value);
+        codes.resize(array.len(), 0);
+    } else {
+        // a row like the one before (a run of one source, one process) skips the lookup
+        let mut last: Option<(&[u8], u32)> = None;
+        for_each_bytes(array, |v| {
+            let code = match last {
+                Some((l, code)) if same_bytes(l, v) => code,
+                _ => dictionary.index(v),
+            };
+            last = Some((v, code));
+            codes.push(code);
+        });
+    }
     let entries = dictionary.entries;
     scratch.dictionary = dictionary.page;
     // at least one bit: a width of 0 is legal, but not every reader takes it
@@ -278,6 +283,23 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
     scratch.data.push(width);
     hybrid(&mut scratch.data, codes, width);
     entries
+}
+
+/// The one value of a utf8 column with no nulls whose every row holds the same bytes (the
+/// events' source): told by the offsets stepping by one length and the bytes repeating at that
+/// period, one compare of the whole buffer instead of one per row.
+fn one_value(array: &ArrayRef) -> Option<&[u8]> {
+    let strings = array.as_string_opt::<i32>()?;
+    let offsets = strings.value_offsets();
+    let first = *offsets.first()?;
+    let width = offsets.get(1)? - first;
+    if array.null_count() > 0 || !offsets.windows(2).all(|w| w[1] - w[0] == width) {
+        return None;
+    }
+    let start = first as usize;
+    let bytes = &strings.value_data()[start..*offsets.last()? as usize];
+    let width = width as usize;
+    (bytes[width..] == bytes[..bytes.len() - width]).then_some(&bytes[..width])
 }
 
 /// Two short strings equal, compared in line (a `memcmp` call per row cost more than the
@@ -431,6 +453,51 @@ mod tests {
         let mut out = Vec::new();
         plain_booleans(&array, &mut out);
         assert_eq!(out, vec![0b0100_0011]);
+    }
+
+    #[test]
+    fn one_value_only_where_every_row_holds_it() {
+        let same: ArrayRef = Arc::new(StringArray::from(vec!["blkparse"; 5]));
+        assert_eq!(one_value(&same), Some(&b"blkparse"[..]));
+        let sliced = same.slice(1, 3);
+        assert_eq!(one_value(&sliced), Some(&b"blkparse"[..]));
+        let cases: [&[Option<&str>]; 5] = [
+            &[Some("ab"), Some("ba")],
+            &[Some("ab"), Some("abc")],
+            &[Some("ab"), None],
+            &[Some("abab"), Some("ab"), Some("ab")],
+            &[],
+        ];
+        for rows in cases {
+            let array: ArrayRef = Arc::new(StringArray::from(rows.to_vec()));
+            assert_eq!(one_value(&array), None, "{rows:?}");
+        }
+        let empty: ArrayRef = Arc::new(StringArray::from(vec![""; 3]));
+        assert_eq!(one_value(&empty), Some(&b""[..]));
+    }
+
+    #[test]
+    fn a_column_of_one_value_is_the_dictionary_a_row_at_a_time_makes() {
+        let s = spec(DataType::Utf8, false, ValueEncoding::Dictionary);
+        let array: ArrayRef = Arc::new(StringArray::from(vec!["blkparse"; 20]));
+        let mut scratch = Scratch::default();
+        let e = encode_chunk(&s, &array, &mut scratch);
+        assert_eq!(e.dictionary_entries, Some(1));
+        let mut page = vec![8, 0, 0, 0];
+        page.extend_from_slice(b"blkparse");
+        assert_eq!(scratch.dictionary, page);
+        // bit width 1, one RLE run of 20 zeros
+        assert_eq!(scratch.data, vec![1, 40, 0]);
+    }
+
+    #[test]
+    fn int16_values_are_widened_without_their_nulls() {
+        let array: ArrayRef =
+            Arc::new(arrow_array::Int16Array::from(vec![Some(-2), None, Some(7)]));
+        let mut into = Vec::new();
+        assert_eq!(present_i32(&array, &mut into), &[-2, 7]);
+        let full: ArrayRef = Arc::new(arrow_array::Int16Array::from(vec![3, i16::MIN]));
+        assert_eq!(present_i32(&full, &mut into), &[3, i32::from(i16::MIN)]);
     }
 
     #[test]
