@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import duckdb
+if TYPE_CHECKING:  # (only named in annotations: ingest's summary needs no duckdb)
+    import duckdb
 
 
 @dataclass(frozen=True)

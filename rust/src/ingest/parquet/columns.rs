@@ -32,6 +32,7 @@ pub struct Scratch {
     codes: Vec<u32>,
     i32s: Vec<i32>,
     i64s: Vec<i64>,
+    letters: Letters,
 }
 
 /// What encoding a chunk wrote into the scratch's `data` (and `dictionary`).
@@ -225,11 +226,11 @@ fn present_i32<'a>(array: &'a ArrayRef, into: &'a mut Vec<i32>) -> &'a [i32] {
     if let DataType::Int16 = array.data_type() {
         let narrow = array.as_primitive::<Int16Type>();
         into.clear();
-        into.extend(
-            (0..narrow.len())
-                .filter(|&k| narrow.is_valid(k))
-                .map(|k| i32::from(narrow.value(k))),
-        );
+        match narrow.nulls() {
+            // (a loop the compiler widens many at a time: no row to check)
+            None => into.extend(narrow.values().iter().map(|&v| i32::from(v))),
+            Some(nulls) => into.extend(nulls.valid_indices().map(|k| i32::from(narrow.value(k)))),
+        }
         return into;
     }
     present(array.as_primitive::<Int32Type>().values(), array, into)
@@ -261,16 +262,21 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
     let mut dictionary = Dictionary::new(std::mem::take(&mut scratch.dictionary));
     let codes = &mut scratch.codes;
     codes.clear();
-    // a row like the one before (a run of one source, one process) skips the lookup
-    let mut last: Option<(&[u8], u32)> = None;
-    for_each_bytes(array, |v| {
-        let code = match last {
-            Some((l, code)) if same_bytes(l, v) => code,
-            _ => dictionary.index(v),
-        };
-        last = Some((v, code));
-        codes.push(code);
-    });
+    if let Some(value) = one_value(array) {
+        dictionary.index(value);
+        codes.resize(array.len(), 0);
+    } else if !letter_indices(array, &mut dictionary, codes, &mut scratch.letters) {
+        // a row like the one before (a run of one source, one process) skips the lookup
+        let mut last: Option<(&[u8], u32)> = None;
+        for_each_bytes(array, |v| {
+            let code = match last {
+                Some((l, code)) if same_bytes(l, v) => code,
+                _ => dictionary.index(v),
+            };
+            last = Some((v, code));
+            codes.push(code);
+        });
+    }
     let entries = dictionary.entries;
     scratch.dictionary = dictionary.page;
     // at least one bit: a width of 0 is legal, but not every reader takes it
@@ -278,6 +284,86 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
     scratch.data.push(width);
     hybrid(&mut scratch.data, codes, width);
     entries
+}
+
+/// A string of one or two bytes as an index into `Letters::codes`: its bytes and its length.
+#[inline(always)]
+fn letters_key(bytes: &[u8], start: usize, len: usize) -> usize {
+    let second = if len == 2 {
+        usize::from(bytes[start + 1])
+    } else {
+        0
+    };
+    usize::from(bytes[start]) | second << 8 | (len - 1) << 16
+}
+
+/// Each one- or two-byte string's code in the chunk being encoded (NO_CODE where none yet), and
+/// the keys set, to clear them for the next chunk.
+pub struct Letters {
+    codes: Vec<u32>,
+    set: Vec<usize>,
+}
+
+const NO_CODE: u32 = u32::MAX;
+
+impl Default for Letters {
+    fn default() -> Self {
+        Letters {
+            codes: vec![NO_CODE; 2 << 16],
+            set: Vec::new(),
+        }
+    }
+}
+
+/// The codes of a utf8 column with no nulls whose every row is one or two bytes (the action
+/// letters, the op): a table lookup per row instead of a hash probe, the dictionary the same
+/// (each string added in the order first seen). False, with nothing done, for any other column.
+fn letter_indices<'a>(
+    array: &'a ArrayRef,
+    dictionary: &mut Dictionary<'a>,
+    codes: &mut Vec<u32>,
+    letters: &mut Letters,
+) -> bool {
+    let Some(strings) = array.as_string_opt::<i32>() else {
+        return false;
+    };
+    let offsets = strings.value_offsets();
+    if array.null_count() > 0 || !offsets.windows(2).all(|w| matches!(w[1] - w[0], 1 | 2)) {
+        return false;
+    }
+    let bytes = strings.value_data();
+    for w in offsets.windows(2) {
+        let (start, len) = (w[0] as usize, (w[1] - w[0]) as usize);
+        let key = letters_key(bytes, start, len);
+        let mut code = letters.codes[key];
+        if code == NO_CODE {
+            code = dictionary.index(&bytes[start..start + len]);
+            letters.codes[key] = code;
+            letters.set.push(key);
+        }
+        codes.push(code);
+    }
+    for key in letters.set.drain(..) {
+        letters.codes[key] = NO_CODE;
+    }
+    true
+}
+
+/// The one value of a utf8 column with no nulls whose every row holds the same bytes (the
+/// events' source): told by the offsets stepping by one length and the bytes repeating at that
+/// period, one compare of the whole buffer instead of one per row.
+fn one_value(array: &ArrayRef) -> Option<&[u8]> {
+    let strings = array.as_string_opt::<i32>()?;
+    let offsets = strings.value_offsets();
+    let first = *offsets.first()?;
+    let width = offsets.get(1)? - first;
+    if array.null_count() > 0 || !offsets.windows(2).all(|w| w[1] - w[0] == width) {
+        return None;
+    }
+    let start = first as usize;
+    let bytes = &strings.value_data()[start..*offsets.last()? as usize];
+    let width = width as usize;
+    (bytes[width..] == bytes[..bytes.len() - width]).then_some(&bytes[..width])
 }
 
 /// Two short strings equal, compared in line (a `memcmp` call per row cost more than the
@@ -431,6 +517,88 @@ mod tests {
         let mut out = Vec::new();
         plain_booleans(&array, &mut out);
         assert_eq!(out, vec![0b0100_0011]);
+    }
+
+    #[test]
+    fn one_value_only_where_every_row_holds_it() {
+        let same: ArrayRef = Arc::new(StringArray::from(vec!["blkparse"; 5]));
+        assert_eq!(one_value(&same), Some(&b"blkparse"[..]));
+        let sliced = same.slice(1, 3);
+        assert_eq!(one_value(&sliced), Some(&b"blkparse"[..]));
+        let cases: [&[Option<&str>]; 5] = [
+            &[Some("ab"), Some("ba")],
+            &[Some("ab"), Some("abc")],
+            &[Some("ab"), None],
+            &[Some("abab"), Some("ab"), Some("ab")],
+            &[],
+        ];
+        for rows in cases {
+            let array: ArrayRef = Arc::new(StringArray::from(rows.to_vec()));
+            assert_eq!(one_value(&array), None, "{rows:?}");
+        }
+        let empty: ArrayRef = Arc::new(StringArray::from(vec![""; 3]));
+        assert_eq!(one_value(&empty), Some(&b""[..]));
+    }
+
+    #[test]
+    fn a_column_of_one_value_is_the_dictionary_a_row_at_a_time_makes() {
+        let s = spec(DataType::Utf8, false, ValueEncoding::Dictionary);
+        let array: ArrayRef = Arc::new(StringArray::from(vec!["blkparse"; 20]));
+        let mut scratch = Scratch::default();
+        let e = encode_chunk(&s, &array, &mut scratch);
+        assert_eq!(e.dictionary_entries, Some(1));
+        let mut page = vec![8, 0, 0, 0];
+        page.extend_from_slice(b"blkparse");
+        assert_eq!(scratch.dictionary, page);
+        // bit width 1, one RLE run of 20 zeros
+        assert_eq!(scratch.data, vec![1, 40, 0]);
+    }
+
+    #[test]
+    fn int16_values_are_widened_without_their_nulls() {
+        let array: ArrayRef =
+            Arc::new(arrow_array::Int16Array::from(vec![Some(-2), None, Some(7)]));
+        let mut into = Vec::new();
+        assert_eq!(present_i32(&array, &mut into), &[-2, 7]);
+        let full: ArrayRef = Arc::new(arrow_array::Int16Array::from(vec![3, i16::MIN]));
+        assert_eq!(present_i32(&full, &mut into), &[3, i32::from(i16::MIN)]);
+    }
+
+    /// The dictionary and indices the hash probe of every row gives.
+    fn probed(values: &[&str]) -> (Vec<u8>, Vec<u8>) {
+        let mut dictionary = Dictionary::new(Vec::new());
+        let codes: Vec<u32> = values
+            .iter()
+            .map(|v| dictionary.index(v.as_bytes()))
+            .collect();
+        let width = bit_width(dictionary.entries as u64 - 1).max(1);
+        let mut data = vec![width];
+        hybrid(&mut data, &codes, width);
+        (dictionary.page, data)
+    }
+
+    #[test]
+    fn letters_by_table_are_the_dictionary_the_probe_makes() {
+        let s = spec(DataType::Utf8, false, ValueEncoding::Dictionary);
+        let mut scratch = Scratch::default();
+        let columns: [&[&str]; 3] = [
+            &["Q", "UT", "D", "Q", "UT", "C", "U\0", "U"],
+            &["Q", "FWS", "Q"],
+            &["", "Q"],
+        ];
+        // twice: what one chunk set in the table must not leak into the next
+        for values in columns.iter().chain(&columns) {
+            let array: ArrayRef = Arc::new(StringArray::from(values.to_vec()));
+            encode_chunk(&s, &array, &mut scratch);
+            let (page, data) = probed(values);
+            assert_eq!(
+                (&scratch.dictionary, &scratch.data),
+                (&page, &data),
+                "{values:?}"
+            );
+        }
+        assert!(scratch.letters.set.is_empty());
+        assert!(scratch.letters.codes.iter().all(|&c| c == NO_CODE));
     }
 
     #[test]

@@ -67,6 +67,10 @@ pub fn hybrid(out: &mut Vec<u8>, values: &[u32], width: u8) {
         }
         let groups = (to - from).div_ceil(8);
         varint(out, ((groups as u64) << 1) | 1);
+        if width <= 8 {
+            byte_groups(out, &values[from..to], width);
+            return;
+        }
         let padding = std::iter::repeat_n(0, groups * 8 - (to - from));
         let literals = values[from..to].iter().map(|&v| u64::from(v));
         bit_pack(out, literals.chain(padding), width);
@@ -88,6 +92,29 @@ pub fn hybrid(out: &mut Vec<u8>, values: &[u32], width: u8) {
         }
     }
     flush_literals(out, literal_from, values.len());
+}
+
+/// `values` bit-packed at a `width` of at most 8, eight at a time: eight values fill `width`
+/// bytes exactly, packed in one word (bit_pack's word per value was the dictionary columns'
+/// hottest loop). The last group is padded with zeros, as bit_pack pads it.
+fn byte_groups(out: &mut Vec<u8>, values: &[u32], width: u8) {
+    debug_assert!((1..=8).contains(&width));
+    let bytes = usize::from(width);
+    let pack = |group: &[u32]| {
+        let word = group
+            .iter()
+            .enumerate()
+            .fold(0u64, |word, (k, &v)| word | u64::from(v) << (k * bytes));
+        word.to_le_bytes()
+    };
+    let mut groups = values.chunks_exact(8);
+    for group in &mut groups {
+        out.extend_from_slice(&pack(group)[..bytes]);
+    }
+    let rest = groups.remainder();
+    if !rest.is_empty() {
+        out.extend_from_slice(&pack(rest)[..bytes]);
+    }
 }
 
 /// One value repeated `count` times as the hybrid (an RLE run).
@@ -144,6 +171,9 @@ pub fn delta_binary_packed<T: DeltaInt>(out: &mut Vec<u8>, values: &[T]) {
     varint(out, MINIBLOCKS as u64);
     varint(out, values.len() as u64);
     zigzag(out, values.first().map_or(0, |v| v.as_i64()));
+    if steady_blocks(out, values) {
+        return;
+    }
     // the deltas a block at a time, on the stack: no copy of the column as deltas
     let mut deltas = [0i64; DELTA_BLOCK];
     let mut packed = [0u64; MINIBLOCK];
@@ -171,6 +201,23 @@ pub fn delta_binary_packed<T: DeltaInt>(out: &mut Vec<u8>, values: &[T]) {
     }
 }
 
+/// The blocks of values that all step by one delta (a device, an input, a count by one), as
+/// the general loop writes them: each block's minimum is that delta and every miniblock's
+/// width 0. False, with nothing written, when the steps differ.
+fn steady_blocks<T: DeltaInt>(out: &mut Vec<u8>, values: &[T]) -> bool {
+    let Some(step) = values.get(1).map(|v| v.delta(values[0])) else {
+        return false;
+    };
+    if !values.windows(2).all(|w| w[1].delta(w[0]) == step) {
+        return false;
+    }
+    for _ in 0..(values.len() - 1).div_ceil(DELTA_BLOCK) {
+        zigzag(out, step);
+        out.extend_from_slice(&[0; MINIBLOCKS]);
+    }
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,6 +237,34 @@ mod tests {
         let mut out = Vec::new();
         hybrid(&mut out, &values, 1);
         assert_eq!(out, vec![40, 1, 0b11, 0b0000_0010]);
+    }
+
+    #[test]
+    fn byte_groups_pack_as_bit_pack_packs() {
+        let mut seed = 0x9E37_79B9u64;
+        for width in 1..=8u8 {
+            for len in [1usize, 7, 8, 9, 16, 17, 100] {
+                let values: Vec<u32> = (0..len)
+                    .map(|_| {
+                        seed ^= seed << 13;
+                        seed ^= seed >> 7;
+                        seed ^= seed << 17;
+                        (seed as u32) & ((1u32 << width) - 1)
+                    })
+                    .collect();
+                let mut grouped = Vec::new();
+                byte_groups(&mut grouped, &values, width);
+                let padded = values.len().div_ceil(8) * 8;
+                let mut packed = Vec::new();
+                let values64 = values.iter().map(|&v| u64::from(v));
+                bit_pack(
+                    &mut packed,
+                    values64.chain(std::iter::repeat_n(0, padded - len)),
+                    width,
+                );
+                assert_eq!(grouped, packed, "{len} values of width {width}");
+            }
+        }
     }
 
     #[test]
@@ -223,6 +298,50 @@ mod tests {
             super::super::decode::delta_binary_packed(&out, &mut back).unwrap();
             assert_eq!(back, values, "{len} values");
         }
+    }
+
+    #[test]
+    fn steady_values_are_packed_as_the_general_loop_packs_them() {
+        for len in [2usize, 3, 33, 128, 129, 257, 1000] {
+            for step in [0i64, 1, -3, i64::MAX] {
+                let values: Vec<i64> = (0..len as i64).map(|k| k.wrapping_mul(step)).collect();
+                let mut steady = Vec::new();
+                delta_binary_packed(&mut steady, &values);
+                let mut general = Vec::new();
+                varint(&mut general, DELTA_BLOCK as u64);
+                varint(&mut general, MINIBLOCKS as u64);
+                varint(&mut general, len as u64);
+                zigzag(&mut general, 0);
+                let mut packed = [0u64; MINIBLOCK];
+                let deltas: Vec<i64> = values.windows(2).map(|w| w[1].delta(w[0])).collect();
+                for block in deltas.chunks(DELTA_BLOCK) {
+                    let min = *block.iter().min().unwrap();
+                    zigzag(&mut general, min);
+                    let widths_at = general.len();
+                    general.resize(widths_at + MINIBLOCKS, 0);
+                    for (k, mini) in block.chunks(MINIBLOCK).enumerate() {
+                        packed.fill(0);
+                        for (p, &d) in packed.iter_mut().zip(mini) {
+                            *p = i64::offset(d, min);
+                        }
+                        let width = bit_width(packed.iter().fold(0, |a, &b| a | b));
+                        general[widths_at + k] = width;
+                        bit_pack(&mut general, packed.iter().copied(), width);
+                    }
+                }
+                assert_eq!(steady, general, "{len} values stepping by {step}");
+                let mut back: Vec<i64> = Vec::new();
+                super::super::decode::delta_binary_packed(&steady, &mut back).unwrap();
+                assert_eq!(back, values);
+            }
+        }
+        // steps of one that wrap at 32 bits are steady too
+        let wrapping = [i32::MAX - 1, i32::MAX, i32::MIN];
+        let mut out = Vec::new();
+        delta_binary_packed(&mut out, &wrapping);
+        let mut back: Vec<i32> = Vec::new();
+        super::super::decode::delta_binary_packed(&out, &mut back).unwrap();
+        assert_eq!(back, wrapping);
     }
 
     #[test]
