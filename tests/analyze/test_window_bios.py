@@ -76,6 +76,21 @@ def test_each_window_gets_its_own_bios_in_queue_order(con: duckdb.DuckDBPyConnec
     assert _expected((8, 0, 0, 55)) == [10, 40]  # the fixture exercises what it means to
 
 
+def test_a_bio_that_never_completed_is_in_flight_until_the_trace_end(
+    con: duckdb.DuckDBPyConnection,
+) -> None:
+    bios = evidence.WindowBios(con, TRACE_END, WINDOWS)
+    cols = bios.of(2)  # (8, 0) from 45 to 100: fio's read queued at 60 never completed
+    assert cols["q"].tolist() == [60, 40, 10]
+    assert cols["open"].tolist() == [True, False, False]
+    assert cols["d"].tolist() == [60, 45, 12]  # never dispatched: its queue time
+    assert cols["c"].tolist() == [TRACE_END, 90, 50]
+    assert cols["bytes"].tolist() == [4096, 8192, 4096]
+    assert cols["writeback"].tolist() == [False, True, False]
+    assert cols["comm"].tolist() == ["fio", "kworker", "fio"]
+    assert bios.of(0)["q"].tolist() == [40, 10]  # queued after the window: not in it
+
+
 def test_overlapping_windows_do_not_share_rows(con: duckdb.DuckDBPyConnection) -> None:
     bios = evidence.WindowBios(con, TRACE_END, WINDOWS)
     first = bios.of(0)

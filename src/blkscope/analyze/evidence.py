@@ -315,30 +315,33 @@ class Victim:
 
 # Bios in flight on a device at some time in [lo, hi]: (dev_major, dev_minor, lo, hi).
 BiosWindow = tuple[int, int, int, int]
-# In flight: queued before hi and completed after lo, or never. Two conjunctions instead of
-# `c > lo OR c IS NULL`, so that the row groups' statistics (min and max times, null counts)
-# leave out every group outside the window.
-_WINDOW_BIOS = """
-SELECT q_eid, pid, coalesce(comm, '?') AS comm, op, q_time_ns AS q,
-       coalesce(d_time_ns, q_time_ns) AS d,
-       coalesce(c_time_ns, $end) AS c, c_time_ns IS NULL AS open,
-       coalesce(nsectors, 0)::BIGINT * 512 AS bytes,
-       is_writeback_write(comm, op, flags, sector) AS writeback,
-       is_journal(comm) AS journal
-FROM bios
+# What the findings weigh of each bio in flight; one that never completed is in flight until
+# $end, the trace's end.
+_BIO_LOAD_COLUMNS = """
+q_eid, pid, coalesce(comm, '?') AS comm, op, q_time_ns AS q,
+coalesce(d_time_ns, q_time_ns) AS d,
+coalesce(c_time_ns, $end) AS c, c_time_ns IS NULL AS open,
+coalesce(nsectors, 0)::BIGINT * 512 AS bytes,
+is_writeback_write(comm, op, flags, sector) AS writeback,
+is_journal(comm) AS journal
+"""
+# The completed bios in flight: queued before hi and completed after lo, two conjunctions that
+# the row groups' statistics (min and max times) prune to the groups holding the window.
+_WINDOW_BIOS = f"""
+SELECT {_BIO_LOAD_COLUMNS} FROM bios
 WHERE dev_major = $major AND dev_minor = $minor AND q_time_ns < $hi AND c_time_ns > $lo
-UNION ALL
-SELECT q_eid, pid, coalesce(comm, '?'), op, q_time_ns, coalesce(d_time_ns, q_time_ns),
-       $end, true, coalesce(nsectors, 0)::BIGINT * 512,
-       is_writeback_write(comm, op, flags, sector), is_journal(comm)
-FROM bios
-WHERE dev_major = $major AND dev_minor = $minor AND q_time_ns < $hi AND c_time_ns IS NULL
+"""
+# The bios that never completed, of every device: read once for all the windows. A query per
+# window read every row group holding one of them (a few per trace, spread over its groups).
+_OPEN_BIOS = f"""
+SELECT dev_major, dev_minor, {_BIO_LOAD_COLUMNS} FROM bios WHERE c_time_ns IS NULL
 """
 
 
 class WindowBios:
     """The bios of every episode's window (Victim.window), read as the episodes ask for them:
-    one query per window, which reads only the row groups holding its time."""
+    one query per window, which reads only the row groups holding its time, and the bios that
+    never completed, read once."""
 
     def __init__(
         self,
@@ -349,6 +352,10 @@ class WindowBios:
         self.con, self.trace_end = con, trace_end
         self.windows = windows
 
+    @functools.cached_property
+    def _open(self) -> dict[str, np.ndarray]:
+        return _columns(query_table(self.con, _OPEN_BIOS, {"end": self.trace_end}))
+
     def of(self, k: int) -> dict[str, np.ndarray]:
         """The bios in flight in window k (which must not be None), as _columns has them: a
         bio that never completed is in flight until the trace's end."""
@@ -358,7 +365,12 @@ class WindowBios:
         params: dict[str, object] = {
             "major": major, "minor": minor, "lo": lo, "hi": hi, "end": self.trace_end
         }  # fmt: skip
-        cols = _columns(query_table(self.con, _WINDOW_BIOS, params))
+        done = _columns(query_table(self.con, _WINDOW_BIOS, params))
+        opened = self._open
+        rows = np.flatnonzero(
+            (opened["dev_major"] == major) & (opened["dev_minor"] == minor) & (opened["q"] < hi)
+        )
+        cols = {n: np.concatenate((v, opened[n][rows])) for n, v in done.items()}
         # in queue order (their Q's event id): the same rows in the same order whatever the
         # scan's threads did, so that the sums over them are the same too (sorted here: a
         # stable argsort costs a third of DuckDB's ORDER BY)
