@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from blkscope.analyze import evidence
-from blkscope.analyze.memory import one_thread
 
 TRACE_END = 1_000
 
@@ -99,16 +98,3 @@ def test_overlapping_windows_do_not_share_rows(con: duckdb.DuckDBPyConnection) -
     assert overlapping is not None
     assert sorted(bios.of(4)["q"].tolist()) == _expected(overlapping)
     assert np.all(first["q"] == -1)
-
-
-def test_one_thread_restores_the_setting(con: duckdb.DuckDBPyConnection) -> None:
-    def threads() -> int:
-        return int(con.execute("SELECT current_setting('threads')").fetchall()[0][0])
-
-    con.execute("SET threads = 3")
-    with one_thread(con):
-        assert threads() == 1
-    assert threads() == 3
-    with pytest.raises(RuntimeError), one_thread(con):
-        raise RuntimeError("a step failing")
-    assert threads() == 3

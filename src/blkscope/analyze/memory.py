@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import duckdb
@@ -52,15 +51,3 @@ def give_back() -> None:
     pa.default_memory_pool().release_unused()
     with contextlib.suppress(OSError, AttributeError):  # glibc only; elsewhere they stay
         ctypes.CDLL(None).malloc_trim(0)
-
-
-@contextlib.contextmanager
-def one_thread(con: duckdb.DuckDBPyConnection) -> Iterator[None]:
-    """DuckDB on one thread while a compiled step takes a scan's rows one batch at a time: more
-    threads only read row groups ahead of it into memory, for no less CPU."""
-    threads = con.execute("SELECT current_setting('threads')").fetchall()[0][0]
-    con.execute("SET threads = 1")
-    try:
-        yield
-    finally:
-        con.execute(f"SET threads = {int(threads)}")
