@@ -167,13 +167,22 @@ const MINIBLOCK: usize = DELTA_BLOCK / MINIBLOCKS;
 /// DELTA_BINARY_PACKED: blocks of 128 deltas in 4 miniblocks of 32, each block's deltas less
 /// their minimum, each miniblock packed at the width its largest needs.
 pub fn delta_binary_packed<T: DeltaInt>(out: &mut Vec<u8>, values: &[T]) {
+    delta_header(out, values);
+    if !steady_blocks(out, values) {
+        packed_blocks(out, values);
+    }
+}
+
+/// The header: block size, miniblocks per block, how many values, the first value.
+fn delta_header<T: DeltaInt>(out: &mut Vec<u8>, values: &[T]) {
     varint(out, DELTA_BLOCK as u64);
     varint(out, MINIBLOCKS as u64);
     varint(out, values.len() as u64);
     zigzag(out, values.first().map_or(0, |v| v.as_i64()));
-    if steady_blocks(out, values) {
-        return;
-    }
+}
+
+/// The blocks of any values: each miniblock packed at the width its largest delta needs.
+fn packed_blocks<T: DeltaInt>(out: &mut Vec<u8>, values: &[T]) {
     // the deltas a block at a time, on the stack: no copy of the column as deltas
     let mut deltas = [0i64; DELTA_BLOCK];
     let mut packed = [0u64; MINIBLOCK];
@@ -308,27 +317,8 @@ mod tests {
                 let mut steady = Vec::new();
                 delta_binary_packed(&mut steady, &values);
                 let mut general = Vec::new();
-                varint(&mut general, DELTA_BLOCK as u64);
-                varint(&mut general, MINIBLOCKS as u64);
-                varint(&mut general, len as u64);
-                zigzag(&mut general, 0);
-                let mut packed = [0u64; MINIBLOCK];
-                let deltas: Vec<i64> = values.windows(2).map(|w| w[1].delta(w[0])).collect();
-                for block in deltas.chunks(DELTA_BLOCK) {
-                    let min = *block.iter().min().unwrap();
-                    zigzag(&mut general, min);
-                    let widths_at = general.len();
-                    general.resize(widths_at + MINIBLOCKS, 0);
-                    for (k, mini) in block.chunks(MINIBLOCK).enumerate() {
-                        packed.fill(0);
-                        for (p, &d) in packed.iter_mut().zip(mini) {
-                            *p = i64::offset(d, min);
-                        }
-                        let width = bit_width(packed.iter().fold(0, |a, &b| a | b));
-                        general[widths_at + k] = width;
-                        bit_pack(&mut general, packed.iter().copied(), width);
-                    }
-                }
+                delta_header(&mut general, &values);
+                packed_blocks(&mut general, &values);
                 assert_eq!(steady, general, "{len} values stepping by {step}");
                 let mut back: Vec<i64> = Vec::new();
                 super::super::decode::delta_binary_packed(&steady, &mut back).unwrap();
