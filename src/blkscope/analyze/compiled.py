@@ -1,7 +1,8 @@
 """The statistics' compiled steps (rust/src/stats/): what DuckDB did by sorting or unrolling
 every request or bio, done in one look at each, between the streaming pass and the SQL
-builders. Each reads a query's rows as they stream out of DuckDB (never all at once) and leaves
-a small table in the analysis connection, which a SQL module reads like a table:
+builders. Each reads its rows a batch at a time (never all at once: a query's as they stream
+out of DuckDB, or the pass's Q2Q file's row groups) and leaves a small table in the analysis
+connection, which a SQL module reads like a table:
 
 - `internal._iostat_islands`: iostat's busy periods, the islands of overlapping [Q, C] spans
   of the requests the disk statistics count (sql/_iostat_build.sql);
