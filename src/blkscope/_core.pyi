@@ -70,6 +70,8 @@ class EventAudit:
     def streams(self) -> ArrowBatch:
         """Each CPU stream by key: events, distinct, first_seq, last_seq, steps_back,
         largest_step_back_ns."""
+    def last_plugs(self) -> ArrowBatch:
+        """(pid, last_plug_ns) per task whose P events were fed, by pid."""
 
 class ParquetTableWriter:
     """A Parquet file: created at a path for a schema (columns so encoded, integer columns

@@ -6,6 +6,8 @@
 //! - per CPU stream (input or none, device, CPU) its numbered events as fed: how many, the
 //!   runs of consecutive sequence numbers, and the steps where the number or the time goes
 //!   back.
+//! - per task (pid) the time of its last plug (P): what the streaming pass must know before it
+//!   starts (pass/plug.rs `session_plugged`), kept here so analyze need not scan for it.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -83,6 +85,7 @@ struct Columns<'a> {
     cpu: &'a PrimitiveArray<Int32Type>,
     seq: &'a PrimitiveArray<Int64Type>,
     time: &'a PrimitiveArray<Int64Type>,
+    pid: &'a PrimitiveArray<Int64Type>,
     action: &'a StringArray,
     pc_bytes: &'a ArrayRef,
     pdu: &'a ArrayRef,
@@ -115,6 +118,9 @@ impl<'a> Columns<'a> {
             time: column("time_ns")?
                 .as_primitive_opt()
                 .ok_or_else(|| wrong("time_ns", "int64"))?,
+            pid: column("pid")?
+                .as_primitive_opt()
+                .ok_or_else(|| wrong("pid", "int64"))?,
             action: column("action")?
                 .as_string_opt()
                 .ok_or_else(|| wrong("action", "a string"))?,
@@ -263,6 +269,8 @@ pub struct Audit {
     unnumbered: Vec<String>,
     streams: Vec<(StreamKey, Stream)>,
     stream_index: FnvMap<StreamKey, usize>,
+    /// pid -> the latest time of its P events.
+    last_plugs: FnvMap<i64, i64>,
 }
 
 impl Audit {
@@ -274,6 +282,7 @@ impl Audit {
             unnumbered,
             streams: Vec::new(),
             stream_index: FnvMap::default(),
+            last_plugs: FnvMap::default(),
         }
     }
 
@@ -295,6 +304,7 @@ impl Audit {
             .iter()
             .map(|a| action_key(a, &mut long_actions))
             .collect();
+        let plug = action_key("P", &mut long_actions);
         let seq_nulls = c.seq.null_count() > 0;
         for row in 0..batch.len() {
             let plain = all_plain || (c.pc_bytes.is_null(row) && c.pdu.is_null(row));
@@ -324,6 +334,11 @@ impl Audit {
             g.events += 1;
             g.first_ns = g.first_ns.min(time);
             g.last_ns = g.last_ns.max(time);
+            // (a pid is never null as stored; a batch made by hand may leave it so)
+            if action_code == plug && c.pid.is_valid(row) {
+                let last = self.last_plugs.entry(c.pid.value(row)).or_insert(time);
+                *last = (*last).max(time);
+            }
             if (seq_nulls && c.seq.is_null(row)) || unnumbered.contains(&action_code) {
                 continue;
             }
@@ -351,6 +366,22 @@ impl Audit {
             self.streams[at].1.end_batch();
         }
         Ok(group_columns(&keys, &found))
+    }
+
+    /// (pid, time of its last P) per task that plugged, by pid.
+    pub fn last_plugs(&self) -> Vec<(&'static str, ArrayRef)> {
+        let mut plugs: Vec<(i64, i64)> = self.last_plugs.iter().map(|(&p, &t)| (p, t)).collect();
+        plugs.sort_unstable();
+        vec![
+            (
+                "pid",
+                Arc::new(Int64Array::from_iter_values(plugs.iter().map(|p| p.0))) as ArrayRef,
+            ),
+            (
+                "last_plug_ns",
+                Arc::new(Int64Array::from_iter_values(plugs.iter().map(|p| p.1))),
+            ),
+        ]
     }
 
     /// Each stream, by key: input_id (-1: one trace), dev_major, dev_minor, cpu, events,
@@ -453,7 +484,8 @@ mod tests {
     use super::*;
     use arrow_schema::{DataType, Field};
 
-    /// (dev_minor, cpu, seq, action, time_ns, pc_bytes) rows of input 0 on major 8.
+    /// (dev_minor, cpu, seq, action, time_ns, pc_bytes) rows of input 0 on major 8; each
+    /// row's pid is 100 + its cpu.
     type Row<'a> = (i32, i32, Option<i64>, &'a str, i64, Option<i64>);
 
     fn batch(rows: &[Row<'_>]) -> StructArray {
@@ -475,6 +507,12 @@ mod tests {
                 "seq",
                 Arc::new(Int64Array::from(
                     rows.iter().map(|r| r.2).collect::<Vec<_>>(),
+                )),
+            ),
+            col(
+                "pid",
+                Arc::new(Int64Array::from_iter_values(
+                    rows.iter().map(|r| 100 + i64::from(r.1)),
                 )),
             ),
             col(
@@ -502,6 +540,27 @@ mod tests {
 
     fn audit() -> Audit {
         Audit::new(true, vec!["m".into()])
+    }
+
+    #[test]
+    fn last_plugs_keep_each_pids_latest_p_over_batches() {
+        let mut a = audit();
+        // pid 100 plugs at 30 then 10 (out of order), 101 at 50; a PX or U is no plug
+        a.add(&batch(&[
+            (0, 0, Some(1), "P", 30, None),
+            (0, 1, Some(1), "P", 50, None),
+            (0, 0, Some(2), "U", 90, None),
+        ]))
+        .unwrap();
+        a.add(&batch(&[
+            (0, 0, Some(3), "P", 10, None),
+            (0, 2, Some(1), "UT", 95, None),
+            (0, 2, Some(2), "PX", 99, None),
+        ]))
+        .unwrap();
+        let plugs = a.last_plugs();
+        assert_eq!(ints(&plugs, "pid"), vec![100, 101]);
+        assert_eq!(ints(&plugs, "last_plug_ns"), vec![30, 50]);
     }
 
     #[test]

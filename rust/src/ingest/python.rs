@@ -119,6 +119,11 @@ impl EventAudit {
     fn streams(&mut self, py: Python<'_>) -> ArrowBatch {
         ArrowBatch::from_columns(py.detach(|| self.audit.streams()))
     }
+
+    /// (pid, last_plug_ns) per task whose P events were fed: the time of its last P, by pid.
+    fn last_plugs(&self) -> ArrowBatch {
+        ArrowBatch::from_columns(self.audit.last_plugs())
+    }
 }
 
 /// A file system error as Python's OSError with its errno (the caller tells a full disk by it),

@@ -41,6 +41,7 @@ from blkscope.schemas import (
     BLKPARSE_SUMMARY,
     EVENTS,
     INGEST_ERRORS,
+    LAST_PLUGS,
     SCHEMA_VERSION,
     TRACE_CLOCK,
 )
@@ -157,7 +158,14 @@ def write_blkparse(
             input_id += 1
         finally:
             source.close()
+    write_last_plugs(ds, tally)
     return input_docs, tally
+
+
+def write_last_plugs(ds: DatasetWriter, tally: EventTally) -> None:
+    """Store each task's last P time as the audit counted it over every event written: the
+    pass needs it before it starts, and a scan of the events for it costs analyze more."""
+    ds.table("last_plugs", LAST_PLUGS).write(tally.audit.last_plugs())
 
 
 def _head_text(first: bytes | None) -> str:
@@ -292,6 +300,7 @@ def write_blktrace(
             counts[i] = counts.get(i, 0) + n
     _refuse_damaged_notes(trace, files)
     ds.table("trace_clock", TRACE_CLOCK).write(_clock_table(trace))
+    write_last_plugs(ds, tally)
     input_docs = [
         {
             "id": i,

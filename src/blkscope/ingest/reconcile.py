@@ -25,6 +25,7 @@ from typing import Any
 import pyarrow as pa
 
 from blkscope import _core
+from blkscope.schemas import LAST_PLUGS
 from blkscope.units import format_s
 
 # Events blkparse prints without a number of their own (messages: sequence 0).
@@ -75,10 +76,14 @@ class SequenceAudit:
         largest_step_back_ns."""
         return pa.record_batch(self.core.streams()).to_pylist()
 
+    def last_plugs(self) -> pa.Table:
+        """The last_plugs table of the events fed: per pid with P events, its latest P time."""
+        return pa.Table.from_batches([pa.record_batch(self.core.last_plugs())]).cast(LAST_PLUGS)
+
 
 # The columns the audit reads.
-_AUDITED = ("input_id", "dev_major", "dev_minor", "cpu", "seq", "time_ns", "action", "pc_bytes",
-            "pdu")  # fmt: skip
+_AUDITED = ("input_id", "dev_major", "dev_minor", "cpu", "seq", "time_ns", "pid", "action",
+            "pc_bytes", "pdu")  # fmt: skip
 
 
 def _cpus(values: list[int]) -> str:

@@ -26,7 +26,7 @@ from blkscope.schemas.findings import (
     SPIKES,
     WRITEBACK_VERDICT,
 )
-from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS
+from blkscope.schemas.ingest import BLKPARSE_SUMMARY, INGEST_ERRORS, LAST_PLUGS
 from blkscope.schemas.iostat import IOSTAT
 from blkscope.schemas.partitions import PARTITIONS
 from blkscope.schemas.requests import REQUESTS
@@ -41,6 +41,7 @@ TABLES: dict[str, pa.Schema] = {
     "blkparse_summary": BLKPARSE_SUMMARY,
     "ingest_errors": INGEST_ERRORS,
     "trace_clock": TRACE_CLOCK,
+    "last_plugs": LAST_PLUGS,
     "requests": REQUESTS,
     "bios": BIOS,
     "stage_stats": STAGE_STATS,
@@ -87,6 +88,7 @@ __all__ = [
     "IOSTAT_CPU",
     "IOSTAT_LOG",
     "IO_DIST",
+    "LAST_PLUGS",
     "LATENCY_HEATMAP",
     "LATENCY_HIST",
     "MEMINFO",

@@ -1,4 +1,5 @@
-"""Tables written by ingest besides `events`: blkparse's own summary and the ingest errors."""
+"""Tables written by ingest besides `events`: blkparse's own summary, the ingest errors and
+each task's last plug."""
 
 from __future__ import annotations
 
@@ -78,5 +79,21 @@ INGEST_ERRORS = schema(
             nullable=False,
         ),
         field("reason", pa.string(), "Why the line was not taken as an event.", nullable=False),
+    ],
+)
+
+LAST_PLUGS = schema(
+    "last_plugs",
+    "Per task that plugged, the time of its last plug (P) event, counted by ingest as it wrote "
+    "the events: what the streaming pass must know before it starts (after a task's last P no "
+    "P can join its open plug session).",
+    [
+        field("pid", pa.int64(), "Process id of the task (events.pid).", nullable=False),
+        field(
+            "last_plug_ns",
+            pa.int64(),
+            "The largest events.time_ns of the task's P events.",
+            nullable=False,
+        ),
     ],
 )

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import duckdb
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from blkscope._core import StreamPass
 from blkscope.analyze.compiled import CompletedBios
@@ -62,10 +63,15 @@ def device_facts(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int, bool, b
     return facts
 
 
-def last_plugs(con: duckdb.DuckDBPyConnection) -> list[tuple[int, int]]:
+def last_plugs(con: duckdb.DuckDBPyConnection, dataset: Path | None) -> list[tuple[int, int]]:
     """(pid, time of its last P) per task that plugs: after it, no P can join the task's open
     plug session, so the requests of its bios need not wait for one (rust/src/pass/plug.rs
-    `session_plugged`)."""
+    `session_plugged`). Ingest stores them (the last_plugs table); a dataset ingested before
+    it did is scanned for them."""
+    stored = None if dataset is None else dataset / "last_plugs.parquet"
+    if stored is not None and stored.exists():
+        table = pq.read_table(stored)
+        return list(zip(table["pid"].to_pylist(), table["last_plug_ns"].to_pylist(), strict=True))
     found = con.execute(
         "SELECT pid, max(time_ns) FROM events WHERE action = 'P' GROUP BY pid"
     ).fetchall()
@@ -80,9 +86,9 @@ def new_stream(
     first."""
     if events is not None:
         device_spans(con, device_spans_of(events))
-    return StreamPass(
-        plug_clock, device_facts(con), device_bounds(con), last_plugs(con) if plug_clock else []
-    )
+    dataset = None if events is None else events.parent
+    plugs = last_plugs(con, dataset) if plug_clock else []
+    return StreamPass(plug_clock, device_facts(con), device_bounds(con), plugs)
 
 
 class OpClassNames:
