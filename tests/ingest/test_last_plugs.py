@@ -10,10 +10,13 @@ from pathlib import Path
 import duckdb
 import pyarrow.parquet as pq
 import pytest
+from typer.testing import CliRunner
 
 from blkscope.analyze.stream.run import last_plugs
+from blkscope.cli import app
 from blkscope.ingest.block_events import ingest_events
 from blkscope.ingest.folder import ingest_folder
+from blkscope.store.manifest import MANIFEST_VERSION
 from tests.conftest import LOOP_TAIL, MQ30
 
 TRACEPOINTS = Path(__file__).parents[1] / "data" / "tracepoints"
@@ -78,3 +81,24 @@ def test_analyze_reads_the_table_or_scans_a_dataset_without_it(tmp_path: Path) -
     (dataset / "last_plugs.parquet").unlink()  # as a dataset ingested before the table was
     assert sorted(last_plugs(con, dataset)) == stored
     assert sorted(last_plugs(con, None)) == stored
+
+
+def test_a_dataset_with_the_table_says_which_manifest_version_lists_it(tmp_path: Path) -> None:
+    """A blkscope that predates the table reads manifest version 1 and refuses version 2 with
+    "upgrade" (not "damaged"); this one reads both."""
+    dataset = tmp_path / "ds"
+    ingest_events([str(MQ30 / "blkparse.txt.zst")], dataset)
+    manifest = json.loads((dataset / "manifest.json").read_text())
+    assert manifest["version"] == MANIFEST_VERSION == 2
+    manifest["version"] = 3
+    (dataset / "manifest.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(app, ["sql", str(dataset), "SELECT 1"])
+    assert result.exit_code != 0
+    assert result.output == (
+        f"error: {dataset}/manifest.json: manifest version 3 is newer than this blkscope reads "
+        "(2)\nhint: upgrade blkscope, or ingest the capture again with this one\n"
+    )
+    manifest["version"] = 1
+    (dataset / "manifest.json").write_text(json.dumps(manifest))
+    result = CliRunner().invoke(app, ["sql", str(dataset), "SELECT count(*) FROM last_plugs"])
+    assert result.exit_code == 0, result.output

@@ -19,8 +19,9 @@ from blkscope.units import MAX_DURATION_NS as LIMIT
 
 MANIFEST = "manifest.json"
 MAX_MANIFEST_BYTES = 64 << 20  # a real one is a few KiB
-# Version 1: the layout every blkscope so far wrote (a manifest without "version" is one).
-MANIFEST_VERSION = 1
+# Version 1: the first layout (a manifest without "version" is one). Version 2 may list the
+# last_plugs table, which a version-1 reader refuses as unknown: it must say "upgrade" instead.
+MANIFEST_VERSION = 2
 
 # capture.json as `blkscope capture` writes it, the keys the analysis and the report read; it
 # is checked when a capture folder is ingested and again in every manifest read.
