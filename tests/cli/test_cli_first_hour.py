@@ -86,7 +86,7 @@ def test_the_tables_repr_is_one_short_line(mq_dataset: Path) -> None:
         shown = repr(tables)
         bios = tables["bios"]
     assert shown.startswith(
-        "<26 tables, rows in each: bio_counts (4), bios (11,039), biosnoop (10,857), "
+        "<27 tables, rows in each: bio_counts (4), bios (11,039), biosnoop (10,857), "
     )
     assert shown.endswith(", vmstat (35), writeback (158), writeback_verdict (1)>")
     assert len(shown) < 500 and "\n" not in shown

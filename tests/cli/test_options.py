@@ -49,6 +49,7 @@ def test_analyze_interval(dataset: Path, value: str, line: str) -> None:
         "blkparse_summary.parquet",
         "events.parquet",
         "ingest_errors.parquet",
+        "last_plugs.parquet",
         "manifest.json",
     ]
 

@@ -358,4 +358,9 @@ def test_links_out_of_a_capture_folder_are_named_not_read(tmp_path: Path) -> Non
     assert skipped["iostat.txt"] == skipped["logs"] == reason
     assert not any(name.startswith("logs/") for name in skipped)  # the link was not entered
     assert "iostat_log" not in manifest["tables"]
-    assert sorted(manifest["tables"]) == ["blkparse_summary", "events", "ingest_errors"]
+    assert sorted(manifest["tables"]) == [
+        "blkparse_summary",
+        "events",
+        "ingest_errors",
+        "last_plugs",
+    ]

@@ -63,7 +63,7 @@ def test_analyze_swaps_in_a_whole_new_version(dataset: Path) -> None:
     old_manifest = keep.read_text()
     analyze(dataset).close()
     assert sorted(read_manifest(dataset)["tables"]) == sorted(
-        ["events", "blkparse_summary", "ingest_errors", *ANALYSIS]
+        ["events", "blkparse_summary", "ingest_errors", "last_plugs", *ANALYSIS]
     )
     assert (dataset / "events.parquet").stat().st_ino == events  # linked, never copied
     assert keep.read_text() == old_manifest  # the old version was never written through a link

@@ -70,7 +70,7 @@ def last_plugs(con: duckdb.DuckDBPyConnection, dataset: Path | None) -> list[tup
     it did is scanned for them."""
     stored = None if dataset is None else dataset / "last_plugs.parquet"
     if stored is not None and stored.exists():
-        table = pq.read_table(stored)
+        table = pq.ParquetFile(stored).read()  # read_table would import pyarrow.dataset
         return list(zip(table["pid"].to_pylist(), table["last_plug_ns"].to_pylist(), strict=True))
     found = con.execute(
         "SELECT pid, max(time_ns) FROM events WHERE action = 'P' GROUP BY pid"
