@@ -98,3 +98,39 @@ def test_overlapping_windows_do_not_share_rows(con: duckdb.DuckDBPyConnection) -
     assert overlapping is not None
     assert sorted(bios.of(4)["q"].tolist()) == _expected(overlapping)
     assert np.all(first["q"] == -1)
+
+
+def test_windows_that_overlap_or_touch_share_a_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(evidence, "WINDOWS_PER_READ", 2)
+    windows = [
+        (8, 0, 50, 60),  # touches the first: shares its read, which is then full
+        None,
+        (8, 0, 0, 50),
+        (8, 16, 55, 70),  # another device: its own read
+        (8, 0, 55, 58),  # overlaps, but the read of the first two is full
+        (8, 0, 100, 200),  # after a gap
+    ]
+    assert evidence._reads(windows) == [0, None, 0, 3, 1, 2]
+
+
+def test_a_shared_read_gives_each_window_what_its_own_query_gives(
+    con: duckdb.DuckDBPyConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    con.execute("DELETE FROM bios WHERE comm IS NULL")  # a null makes each window read alone
+    shared = evidence.WindowBios(con, TRACE_END, WINDOWS)
+    assert shared.read_of == [0, None, 0, 1, 0, 1]
+    monkeypatch.setattr(evidence, "WINDOWS_PER_READ", 1)
+    alone = evidence.WindowBios(con, TRACE_END, WINDOWS)
+    for k in (4, 0, 3, 2, 5):  # out of time order: each read is held until its last window
+        mine, theirs = shared.of(k), alone.of(k)
+        assert {n: (v.dtype, v.tolist()) for n, v in mine.items()} == {
+            n: (v.dtype, v.tolist()) for n, v in theirs.items()
+        }
+    assert not shared._held
+
+
+def test_a_read_with_a_null_is_read_per_window(con: duckdb.DuckDBPyConnection) -> None:
+    bios = evidence.WindowBios(con, TRACE_END, WINDOWS)
+    assert bios.of(4)["comm"].tolist() == ["?", "fio", "kworker", "fio"]
+    assert bios._held == {0: None}  # the null-comm bio's writeback flag is null
+    assert bios.of(0)["q"].tolist() == [40, 10]

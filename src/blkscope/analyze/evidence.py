@@ -10,6 +10,7 @@ was in flight while the victim waited is the direct evidence, and a 1 s window d
 
 from __future__ import annotations
 
+import collections
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -338,10 +339,31 @@ SELECT dev_major, dev_minor, {_BIO_LOAD_COLUMNS} FROM bios WHERE c_time_ns IS NU
 """
 
 
+# At most this many windows share one read: the rows of a read are held while its windows
+# are weighed, so a chain of touching windows must not grow into the whole trace.
+WINDOWS_PER_READ = 4
+
+
+def _reads(windows: list[BiosWindow | None]) -> list[int | None]:
+    """Per window, the index of the read it shares (None: no window): windows of one device
+    that overlap or touch, in time order, up to WINDOWS_PER_READ of them."""
+    order = sorted((w, k) for k, w in enumerate(windows) if w is not None)
+    read_of: list[int | None] = [None] * len(windows)
+    read, size, last = -1, 0, None
+    for (major, minor, lo, hi), k in order:
+        joins = last is not None and last[:2] == (major, minor) and lo <= last[2]
+        if not joins or size == WINDOWS_PER_READ:
+            read, size, last = read + 1, 0, (major, minor, hi)
+        assert last is not None
+        last = (major, minor, max(last[2], hi))
+        read_of[k], size = read, size + 1
+    return read_of
+
+
 class WindowBios:
     """The bios of every episode's window (Victim.window), read as the episodes ask for them:
-    one query per window, which reads only the row groups holding its time, and the bios that
-    never completed, read once."""
+    windows that overlap or touch share one query (_reads), which reads only the row groups
+    holding their time, and the bios that never completed are read once."""
 
     def __init__(
         self,
@@ -351,21 +373,59 @@ class WindowBios:
     ) -> None:
         self.con, self.trace_end = con, trace_end
         self.windows = windows
+        self.read_of = _reads(windows)
+        # each read's columns (None: read per window), kept until its last window is weighed
+        self._held: dict[int, dict[str, np.ndarray] | None] = {}
+        self._left = collections.Counter(r for r in self.read_of if r is not None)
 
     @functools.cached_property
     def _open(self) -> dict[str, np.ndarray]:
         return _columns(query_table(self.con, _OPEN_BIOS, {"end": self.trace_end}))
+
+    def _query(self, window: BiosWindow) -> pa.Table:
+        major, minor, lo, hi = window
+        params: dict[str, object] = {
+            "major": major, "minor": minor, "lo": lo, "hi": hi, "end": self.trace_end
+        }  # fmt: skip
+        return query_table(self.con, _WINDOW_BIOS, params)
+
+    def _shared(self, read: int) -> dict[str, np.ndarray] | None:
+        """The completed bios of every window of the read, or None when a column has a null:
+        numpy would then give the column another dtype than a window without one has."""
+        if read not in self._held:
+            members = [w for w, r in zip(self.windows, self.read_of, strict=True) if r == read]
+            major, minor = members[0][:2] if members[0] is not None else (0, 0)
+            lo = min(w[2] for w in members if w is not None)
+            hi = max(w[3] for w in members if w is not None)
+            t = self._query((major, minor, lo, hi))
+            nulls = any(t[n].null_count for n in t.column_names)
+            self._held[read] = None if nulls else _columns(t)
+        return self._held[read]
+
+    def _done(self, k: int, window: BiosWindow) -> dict[str, np.ndarray]:
+        """The completed bios in flight in window k: its rows of the read it shares."""
+        read = self.read_of[k]
+        assert read is not None
+        if read not in self._held and self._left[read] <= 1:  # no other window left to share it
+            self._left[read] = 0
+            return _columns(self._query(window))
+        shared = self._shared(read)
+        self._left[read] -= 1
+        if not self._left[read]:
+            del self._held[read]
+        if shared is None:
+            return _columns(self._query(window))
+        _, _, lo, hi = window
+        rows = np.flatnonzero((shared["q"] < hi) & (shared["c"] > lo))
+        return {n: v[rows] for n, v in shared.items()}
 
     def of(self, k: int) -> dict[str, np.ndarray]:
         """The bios in flight in window k (which must not be None), as _columns has them: a
         bio that never completed is in flight until the trace's end."""
         window = self.windows[k]
         assert window is not None, "a window without slow items has no bios to weigh"
-        major, minor, lo, hi = window
-        params: dict[str, object] = {
-            "major": major, "minor": minor, "lo": lo, "hi": hi, "end": self.trace_end
-        }  # fmt: skip
-        done = _columns(query_table(self.con, _WINDOW_BIOS, params))
+        major, minor, _, hi = window
+        done = self._done(k, window)
         opened = self._open
         rows = np.flatnonzero(
             (opened["dev_major"] == major) & (opened["dev_minor"] == minor) & (opened["q"] < hi)
