@@ -133,6 +133,7 @@ impl BioRow {
     /// bios.status's names, in the order of `status_code`.
     pub const STATUS_NAMES: [&'static str; 3] = ["completed", "merged", "partial"];
 
+    /// bios.status, as its code into STATUS_NAMES.
     pub fn status_code(&self) -> u32 {
         if self.partial {
             2
@@ -141,11 +142,6 @@ impl BioRow {
         } else {
             0
         }
-    }
-
-    /// bios.status
-    pub fn status(&self) -> &'static str {
-        BioRow::STATUS_NAMES[self.status_code() as usize]
     }
 }
 
