@@ -6,6 +6,9 @@ latencies under 4 ns (negative ones at 0) have a bucket each."""
 from __future__ import annotations
 
 import duckdb
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -58,10 +61,20 @@ def test_buckets_are_quarter_octaves(latencies: list[int]) -> None:
     assert got == [(*key, len(v), max(v)) for key, v in sorted(expected.items())]
 
 
-def test_cells_count_completed_bios_with_their_observer_and_unknown_comms() -> None:
+def _comm_as_codes(batch: pa.RecordBatch) -> pa.RecordBatch:
+    """The batch with its comm as codes into names, as the pass hands its bios rows over."""
+    at = batch.schema.get_field_index("comm")
+    return batch.set_column(at, "comm", pc.dictionary_encode(batch.column(at)))
+
+
+@pytest.mark.parametrize("as_codes", [False, True])
+def test_cells_count_completed_bios_with_their_observer_and_unknown_comms(
+    as_codes: bool,
+) -> None:
     """Fed bios as the pass writes them: a bio that never completed counts nowhere, one
     without a comm is process '?', and the capture's own tools (is_observer) are counted
-    apart, by name, when the rows carry no observer column."""
+    apart, by name, when the rows carry no observer column; the same whether comm comes as
+    strings or as codes into names (the pass's rows)."""
     con = duckdb.connect()
     con.execute("CREATE SCHEMA internal")
     con.execute(
@@ -76,7 +89,7 @@ def test_cells_count_completed_bios_with_their_observer_and_unknown_comms() -> N
     )
     completed = compiled.CompletedBios(con)
     for batch in compiled._batches(con, "SELECT * FROM bios"):
-        completed.feed(batch)
+        completed.feed(_comm_as_codes(batch) if as_codes else batch)
     completed.store(con)
     cells = con.execute(
         f"SELECT sum(n), sum(observer_n), max(max_ns), arg_max(slowest_comm, max_ns) "

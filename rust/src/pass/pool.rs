@@ -89,7 +89,6 @@ impl<T> Drop for Lent<T> {
 pub struct Pools {
     pub i64: Pool<i64>,
     pub i32: Pool<i32>,
-    pub u8: Pool<u8>,
     /// Bitmaps, a word at a time.
     pub u64: Pool<u64>,
 }

@@ -1,15 +1,17 @@
 //! The rows the pass writes (`requests`, `bios`, and each bio's Q2Q row for `_bio_stages`),
 //! and their Arrow columns, typed as `src/blkscope/schemas/` declares them (Python puts the
-//! declared schema, with its docs, over them).
+//! declared schema, with its docs, over them), but for the strings: codes into their names,
+//! which the Parquet writer stores as the declared strings.
 
 use std::panic::RefUnwindSafe;
 use std::sync::Arc;
 
+use arrow_array::cast::AsArray;
 use arrow_array::types::{ArrowPrimitiveType, Int32Type, Int64Type};
 use arrow_array::{
     ArrayRef, BooleanArray, DictionaryArray, Int32Array, PrimitiveArray, RecordBatch, StringArray,
 };
-use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer, OffsetBuffer};
+use arrow_buffer::{ArrowNativeType, BooleanBuffer, NullBuffer};
 use arrow_schema::{ArrowError, Field, Schema};
 
 use super::event::{Op, Remap};
@@ -34,14 +36,21 @@ pub enum RequestKind {
 }
 
 impl RequestKind {
-    pub fn name(self) -> &'static str {
+    /// The names, in the order of the codes.
+    pub const NAMES: [&'static str; 5] = ["data", "flush", "flush_end", "bio", "orphan"];
+
+    pub fn code(self) -> u32 {
         match self {
-            RequestKind::Data => "data",
-            RequestKind::Flush => "flush",
-            RequestKind::FlushEnd => "flush_end",
-            RequestKind::Bio => "bio",
-            RequestKind::Orphan => "orphan",
+            RequestKind::Data => 0,
+            RequestKind::Flush => 1,
+            RequestKind::FlushEnd => 2,
+            RequestKind::Bio => 3,
+            RequestKind::Orphan => 4,
         }
+    }
+
+    pub fn name(self) -> &'static str {
+        RequestKind::NAMES[self.code() as usize]
     }
 }
 
@@ -121,14 +130,17 @@ impl BioRow {
         self.c_t.map(|c| c - self.q_t)
     }
 
-    /// bios.status
-    pub fn status(&self) -> &'static str {
+    /// bios.status's names, in the order of `status_code`.
+    pub const STATUS_NAMES: [&'static str; 3] = ["completed", "merged", "partial"];
+
+    /// bios.status, as its code into STATUS_NAMES.
+    pub fn status_code(&self) -> u32 {
         if self.partial {
-            "partial"
+            2
         } else if self.merged {
-            "merged"
+            1
         } else {
-            "completed"
+            0
         }
     }
 }
@@ -282,49 +294,28 @@ impl Bools {
     }
 }
 
-/// A string column.
-struct Strs {
-    offsets: Vec<i32>,
-    bytes: Vec<u8>,
-    valid: Bits,
-    nulls: usize,
-}
+/// A string column as codes into a few names (op, kind, status names; the RWBS and comm
+/// dictionaries): no bytes copied per row, and the writer hashes each name once, not each row
+/// (ingest/parquet/columns.rs). It stands for the plain strings the schema declares.
+struct Codes(Ints<Int32Type>);
 
-impl Strs {
-    /// Room for n strings of about `bytes` bytes each (more and its bytes grow by a copy).
-    fn with_capacity(n: usize, bytes: usize, pools: &Pools) -> Self {
-        let mut offsets = pools.i32.take(n + 1);
-        offsets.push(0);
-        Strs {
-            offsets,
-            bytes: pools.u8.take(bytes * n),
-            valid: Bits::with_capacity(n, pools),
-            nulls: 0,
-        }
+impl Codes {
+    fn with_capacity(n: usize, pools: &Pools) -> Self {
+        Codes(Ints::with_capacity(n, pools))
     }
 
     #[inline(always)]
-    fn extend<'s, R>(&mut self, rows: &[R], f: impl Fn(&R) -> Option<&'s str>) {
-        let mut word = 0u64;
-        for (j, r) in rows.iter().enumerate() {
-            if let Some(v) = f(r) {
-                self.bytes.extend_from_slice(v.as_bytes());
-                word |= 1 << j;
-            }
-            self.offsets.push(self.bytes.len() as i32);
-        }
-        self.nulls += rows.len() - word.count_ones() as usize;
-        self.valid.push_word(word, rows.len());
+    fn extend<R>(&mut self, rows: &[R], f: impl Fn(&R) -> Option<u32>) {
+        self.0.extend(rows, |r| f(r).map(|c| c as i32));
     }
 
-    fn finish(self, pools: &Pools) -> ArrayRef {
-        let valid = self.valid.finish(pools);
-        let nulls = (self.nulls > 0).then(|| NullBuffer::new(valid));
-        // SAFETY (both): the offsets start at 0 and grow with the bytes they index, and every
-        // piece is a &str.
-        let offsets = unsafe { OffsetBuffer::new_unchecked(pools.i32.lend(self.offsets)) };
-        let bytes = pools.u8.lend(self.bytes).into_inner();
-        Arc::new(unsafe { StringArray::new_unchecked(offsets, bytes, nulls) })
+    fn finish<S: AsRef<str>>(self, names: &[S], pools: &Pools) -> Result<ArrayRef, ArrowError> {
+        let keys = self.0.finish(pools);
+        let values: StringArray = names.iter().map(|s| Some(s.as_ref())).collect();
+        Ok(Arc::new(DictionaryArray::<Int32Type>::try_new(
+            keys.as_primitive::<Int32Type>().clone(),
+            Arc::new(values),
+        )?))
     }
 }
 
@@ -352,28 +343,28 @@ pub fn requests_batch(
         Values::<Int32Type>::with_capacity(len, p),
         Values::<Int32Type>::with_capacity(len, p),
     );
-    let mut op = Strs::with_capacity(len, 1, p);
+    let mut op = Codes::with_capacity(len, p);
     let mut sector = Ints::<Int64Type>::with_capacity(len, p);
     let mut nsectors = Ints::<Int32Type>::with_capacity(len, p);
-    let mut kind = Strs::with_capacity(len, 9, p);
-    let mut flags = Strs::with_capacity(len, 8, p);
+    let mut kind = Codes::with_capacity(len, p);
+    let mut flags = Codes::with_capacity(len, p);
     let mut times: [Ints<Int64Type>; 7] = std::array::from_fn(|_| Ints::with_capacity(len, p));
     let mut requeues = Values::<Int32Type>::with_capacity(len, p);
     let mut dispatches = Values::<Int32Type>::with_capacity(len, p);
     let mut error = Ints::<Int32Type>::with_capacity(len, p);
     let mut partial = Bools::with_capacity(len, p);
     let mut pid = Ints::<Int64Type>::with_capacity(len, p);
-    let mut process = Strs::with_capacity(len, 16, p);
+    let mut process = Codes::with_capacity(len, p);
     let mut d_eid = Ints::<Int64Type>::with_capacity(len, p);
     let mut c_eid = Ints::<Int64Type>::with_capacity(len, p);
     for rows in rows.chunks(CHUNK) {
         major.extend(rows, |r| int32(n.devices[r.dev].major));
         minor.extend(rows, |r| int32(n.devices[r.dev].minor));
-        op.extend(rows, |r| Some(r.op.name()));
+        op.extend(rows, |r| Some(r.op as u32));
         sector.extend(rows, |r| r.sector);
         nsectors.extend(rows, |r| r.nsectors.map(int32));
-        kind.extend(rows, |r| Some(r.kind.name()));
-        flags.extend(rows, |r| r.rwbs.map(|c| n.rwbs.value(c)));
+        kind.extend(rows, |r| Some(r.kind.code()));
+        flags.extend(rows, |r| r.rwbs);
         let [q, g, acct, first_d, last_d, c, d2c] = &mut times;
         q.extend(rows, |r| r.q_t);
         g.extend(rows, |r| r.g_t);
@@ -387,7 +378,7 @@ pub fn requests_batch(
         error.extend(rows, |r| r.life.error.map(int32));
         partial.extend(rows, |r| r.partial);
         pid.extend(rows, |r| r.pid);
-        process.extend(rows, |r| r.process.map(|c| n.comm.value(c)));
+        process.extend(rows, |r| r.process);
         d_eid.extend(rows, |r| r.life.d_eid);
         c_eid.extend(rows, |r| r.life.c_eid);
     }
@@ -395,11 +386,11 @@ pub fn requests_batch(
     batch(vec![
         ("dev_major", major.finish(p)),
         ("dev_minor", minor.finish(p)),
-        ("op", op.finish(p)),
+        ("op", op.finish(&Op::NAMES, p)?),
         ("sector", sector.finish(p)),
         ("nsectors", nsectors.finish(p)),
-        ("kind", kind.finish(p)),
-        ("flags", flags.finish(p)),
+        ("kind", kind.finish(&RequestKind::NAMES, p)?),
+        ("flags", flags.finish(n.rwbs.values(), p)?),
         ("q_time_ns", q.finish(p)),
         ("g_time_ns", g.finish(p)),
         ("acct_start_ns", acct.finish(p)),
@@ -412,7 +403,7 @@ pub fn requests_batch(
         ("error", error.finish(p)),
         ("partial", partial.finish(p)),
         ("pid", pid.finish(p)),
-        ("process", process.finish(p)),
+        ("process", process.finish(n.comm.values(), p)?),
         ("d_eid", d_eid.finish(p)),
         ("c_eid", c_eid.finish(p)),
     ])
@@ -433,19 +424,19 @@ pub fn bios_batches(
         Values::<Int32Type>::with_capacity(len, p),
         Values::<Int32Type>::with_capacity(len, p),
     );
-    let mut op = Strs::with_capacity(len, 1, p);
-    let mut flags = Strs::with_capacity(len, 8, p);
+    let mut op = Codes::with_capacity(len, p);
+    let mut flags = Codes::with_capacity(len, p);
     let mut sector = Ints::<Int64Type>::with_capacity(len, p);
     let mut nsectors = Ints::<Int32Type>::with_capacity(len, p);
     let mut pid = Values::<Int64Type>::with_capacity(len, p);
-    let mut comm = Strs::with_capacity(len, 16, p);
+    let mut comm = Codes::with_capacity(len, p);
     // q g m i d c q2c d2c
     let mut times: [Ints<Int64Type>; 8] = std::array::from_fn(|_| Ints::with_capacity(len, p));
     let mut merged = Bools::with_capacity(len, p);
     let mut split = Bools::with_capacity(len, p);
     let mut pieces = Values::<Int32Type>::with_capacity(len, p);
     let mut requeues = Ints::<Int32Type>::with_capacity(len, p);
-    let mut status = Strs::with_capacity(len, 9, p);
+    let mut status = Codes::with_capacity(len, p);
     let mut partial = Bools::with_capacity(len, p);
     let mut remap_major = Ints::<Int32Type>::with_capacity(len, p);
     let mut remap_minor = Ints::<Int32Type>::with_capacity(len, p);
@@ -460,12 +451,12 @@ pub fn bios_batches(
     for rows in rows.chunks(CHUNK) {
         major.extend(rows, |r| int32(n.devices[r.dev].major));
         minor.extend(rows, |r| int32(n.devices[r.dev].minor));
-        op.extend(rows, |r| Some(r.op.name()));
-        flags.extend(rows, |r| r.rwbs.map(|c| n.rwbs.value(c)));
+        op.extend(rows, |r| Some(r.op as u32));
+        flags.extend(rows, |r| r.rwbs);
         sector.extend(rows, |r| r.sector);
         nsectors.extend(rows, |r| r.nsectors.map(int32));
         pid.extend(rows, |r| r.pid);
-        comm.extend(rows, |r| r.comm.map(|c| n.comm.value(c)));
+        comm.extend(rows, |r| r.comm);
         let [q, g, m, i, d, c, q2c, d2c] = &mut times;
         q.extend(rows, |r| Some(r.q_t));
         g.extend(rows, |r| r.g_t);
@@ -479,7 +470,7 @@ pub fn bios_batches(
         split.extend(rows, |r| r.pieces > 1);
         pieces.extend(rows, |r| int32(r.pieces));
         requeues.extend(rows, |r| r.requeues.map(int32));
-        status.extend(rows, |r| Some(r.status()));
+        status.extend(rows, |r| Some(r.status_code()));
         partial.extend(rows, |r| r.partial);
         remap_major.extend(rows, |r| r.remap.major.map(int32));
         remap_minor.extend(rows, |r| r.remap.minor.map(int32));
@@ -510,12 +501,12 @@ pub fn bios_batches(
     let bios = batch(vec![
         ("dev_major", major.clone()),
         ("dev_minor", minor.clone()),
-        ("op", op.finish(p)),
-        ("flags", flags.finish(p)),
+        ("op", op.finish(&Op::NAMES, p)?),
+        ("flags", flags.finish(n.rwbs.values(), p)?),
         ("sector", sector.finish(p)),
         ("nsectors", nsectors.finish(p)),
         ("pid", pid.finish(p)),
-        ("comm", comm.finish(p)),
+        ("comm", comm.finish(n.comm.values(), p)?),
         ("q_time_ns", q.clone()),
         ("g_time_ns", g.clone()),
         ("m_time_ns", m.clone()),
@@ -528,7 +519,7 @@ pub fn bios_batches(
         ("split", split.finish(p)),
         ("pieces", pieces.finish(p)),
         ("requeues", requeues.finish(p)),
-        ("status", status.finish(p)),
+        ("status", status.finish(&BioRow::STATUS_NAMES, p)?),
         ("partial", partial.finish(p)),
         ("remap_dev_major", remap_major.finish(p)),
         ("remap_dev_minor", remap_minor.finish(p)),
@@ -610,14 +601,19 @@ mod tests {
             ints.finish(&pools).as_ref(),
             &expected as &dyn arrow_array::Array
         );
-        let names = [Some("completed"), Some("merged"), None];
-        let mut strs = Strs::with_capacity(1, 1, &pools);
-        strs.extend(&names, |v| *v);
-        let expected: StringArray = names.into_iter().collect();
-        assert_eq!(
-            strs.finish(&pools).as_ref(),
-            &expected as &dyn arrow_array::Array
-        );
+        let codes = [Some(0), Some(2), None, Some(0)];
+        let mut strs = Codes::with_capacity(1, &pools);
+        strs.extend(&codes, |v| *v);
+        let strs = strs.finish(&BioRow::STATUS_NAMES, &pools).unwrap();
+        let strs = strs.as_dictionary::<Int32Type>();
+        let names = strs.values().as_string::<i32>();
+        let strings: Vec<Option<&str>> = strs
+            .keys()
+            .iter()
+            .map(|k| k.map(|k| names.value(k as usize)))
+            .collect();
+        let expected = [Some("completed"), Some("partial"), None, Some("completed")];
+        assert_eq!(strings, expected);
         let mut full = Ints::<Int32Type>::with_capacity(2, &pools);
         full.extend(&[1, 2], |v| Some(*v));
         assert_eq!(full.finish(&pools).null_count(), 0);

@@ -311,10 +311,11 @@ impl StagePicks {
     }
 }
 
-/// A batch's string column `name`, as Arrow may hand it (utf8, large utf8 or string view):
-/// row i's string, or None for a null.
+/// A batch's string column `name`, as Arrow may hand it (utf8, large utf8, string view, or
+/// int32 codes into utf8, as the pass's rows give it): row i's string, or None for a null.
 enum Strings<'a> {
     Utf8(&'a arrow_array::StringArray),
+    Codes(&'a Int32Array, &'a arrow_array::StringArray),
     Large(&'a arrow_array::LargeStringArray),
     View(&'a arrow_array::StringViewArray),
 }
@@ -330,6 +331,21 @@ impl<'a> Strings<'a> {
             Ok(Strings::Large(a))
         } else if let Some(a) = array.as_string_view_opt() {
             Ok(Strings::View(a))
+        } else if let Some(codes) = array.as_dictionary_opt::<Int32Type>() {
+            let values = codes.values().as_string_opt::<i32>().ok_or_else(|| {
+                format!("column {name}: expected strings, got {}", array.data_type())
+            })?;
+            // a code outside the names would panic when read: refused here instead
+            let names = values.len() as i32;
+            if codes
+                .keys()
+                .iter()
+                .flatten()
+                .any(|k| !(0..names).contains(&k))
+            {
+                return Err(format!("column {name}: a code outside its names"));
+            }
+            Ok(Strings::Codes(codes.keys(), values))
         } else {
             Err(format!(
                 "column {name}: expected a string, got {}",
@@ -341,6 +357,9 @@ impl<'a> Strings<'a> {
     fn get(&self, i: usize) -> Option<&'a str> {
         match self {
             Strings::Utf8(a) => a.is_valid(i).then(|| a.value(i)),
+            Strings::Codes(codes, names) => codes
+                .is_valid(i)
+                .then(|| names.value(codes.value(i) as usize)),
             Strings::Large(a) => a.is_valid(i).then(|| a.value(i)),
             Strings::View(a) => a.is_valid(i).then(|| a.value(i)),
         }

@@ -30,6 +30,7 @@ pub struct Scratch {
     pub dictionary: Vec<u8>,
     levels: Vec<u32>,
     codes: Vec<u32>,
+    remap: Vec<u32>,
     i32s: Vec<i32>,
     i64s: Vec<i64>,
     letters: Letters,
@@ -73,6 +74,10 @@ pub fn encode_chunk(spec: &ColumnSpec, array: &ArrayRef, scratch: &mut Scratch) 
                     data.extend_from_slice(v);
                 });
             }
+        }
+        DataType::Dictionary(..) if spec.data_type == DataType::Utf8 => {
+            encoded.dictionary_entries = Some(strings_of_codes(array, scratch));
+            encoded.encoding = RLE_DICTIONARY;
         }
         DataType::Dictionary(..) => {
             encoded.dictionary_entries = Some(arrow_dictionary(array, scratch));
@@ -280,6 +285,46 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
     let entries = dictionary.entries;
     scratch.dictionary = dictionary.page;
     // at least one bit: a width of 0 is legal, but not every reader takes it
+    let width = bit_width(entries as u64 - 1).max(1);
+    scratch.data.push(width);
+    hybrid(&mut scratch.data, codes, width);
+    entries
+}
+
+/// A dictionary array stored as the string column it stands for: the dictionary page and
+/// indices `dictionary_indices` makes of its strings (each distinct string in the order first
+/// seen), with a string hashed once per distinct code, not once per row.
+fn strings_of_codes(array: &ArrayRef, scratch: &mut Scratch) -> usize {
+    let given = array
+        .as_any_dictionary_opt()
+        .expect("a dictionary-typed column is a dictionary array");
+    let values = given.values().as_string::<i32>();
+    let keys = given.keys().as_primitive::<Int32Type>();
+    let mut dictionary = Dictionary::new(std::mem::take(&mut scratch.dictionary));
+    // each code's index in the page, NO_CODE until its first row
+    let remap = &mut scratch.remap;
+    remap.clear();
+    remap.resize(values.len(), NO_CODE);
+    let codes = &mut scratch.codes;
+    codes.clear();
+    let mut add = |k: i32| {
+        let slot = &mut remap[k as usize];
+        if *slot == NO_CODE {
+            *slot = dictionary.index(values.value(k as usize).as_bytes());
+        }
+        codes.push(*slot);
+    };
+    match keys.nulls() {
+        None => keys.values().iter().for_each(|&k| add(k)),
+        Some(nulls) => keys
+            .values()
+            .iter()
+            .zip(nulls.iter())
+            .filter(|(_, valid)| *valid)
+            .for_each(|(&k, _)| add(k)),
+    }
+    let entries = dictionary.entries;
+    scratch.dictionary = dictionary.page;
     let width = bit_width(entries as u64 - 1).max(1);
     scratch.data.push(width);
     hybrid(&mut scratch.data, codes, width);
@@ -612,5 +657,38 @@ mod tests {
         assert_eq!(scratch.dictionary, vec![1, 0, 0, 0, b'Q', 1, 0, 0, 0, b'D']);
         // bit width 1, one bit-packed group: 0 1 0
         assert_eq!(scratch.data, vec![1, 3, 0b010]);
+    }
+
+    #[test]
+    fn codes_into_strings_are_stored_as_the_strings_are() {
+        use arrow_array::DictionaryArray;
+        // names unused, repeated and in another order than first seen; null rows
+        let names = StringArray::from(vec!["kworker/u4:2", "fio", "jbd2", "fio", "Q"]);
+        let keys = Int32Array::from(vec![
+            Some(3),
+            None,
+            Some(0),
+            Some(1),
+            Some(3),
+            None,
+            Some(4),
+        ]);
+        let codes = DictionaryArray::<Int32Type>::try_new(keys.clone(), Arc::new(names.clone()));
+        let codes: ArrayRef = Arc::new(codes.unwrap());
+        let strings: ArrayRef = Arc::new(
+            keys.iter()
+                .map(|k| k.map(|k| names.value(k as usize)))
+                .collect::<StringArray>(),
+        );
+        let s = spec(DataType::Utf8, true, ValueEncoding::Dictionary);
+        let mut scratch = Scratch::default();
+        let from_codes = encode_chunk(&s, &codes, &mut scratch);
+        let (page, data) = (scratch.dictionary.clone(), scratch.data.clone());
+        let from_strings = encode_chunk(&s, &strings, &mut scratch);
+        assert_eq!((&page, &data), (&scratch.dictionary, &scratch.data));
+        assert_eq!(from_codes.dictionary_entries, Some(3));
+        assert_eq!(from_strings.dictionary_entries, Some(3));
+        assert_eq!(from_codes.encoding, RLE_DICTIONARY);
+        assert_eq!(&page[..7], &[3, 0, 0, 0, b'f', b'i', b'o']);
     }
 }

@@ -340,9 +340,19 @@ impl ParquetFile {
     }
 }
 
-/// A batch's column must have the declared type, and no nulls where none are allowed.
+/// A dictionary of strings given for a dictionary-encoded string column: the file stores the
+/// strings, its codes only spare the writer hashing them again (columns.rs).
+fn codes_for_strings(spec: &ColumnSpec, given: &DataType) -> bool {
+    spec.data_type == DataType::Utf8
+        && spec.encoding == ValueEncoding::Dictionary
+        && matches!(given, DataType::Dictionary(key, value)
+            if **key == DataType::Int32 && **value == DataType::Utf8)
+}
+
+/// A batch's column must have the declared type (or codes into its strings), and no nulls
+/// where none are allowed.
 fn check_column(spec: &ColumnSpec, array: &ArrayRef) -> Result<(), WriteError> {
-    if array.data_type() != &spec.data_type {
+    if array.data_type() != &spec.data_type && !codes_for_strings(spec, array.data_type()) {
         return Err(WriteError::Schema(format!(
             "column {}: {} where the file has {}",
             spec.name,
@@ -355,10 +365,11 @@ fn check_column(spec: &ColumnSpec, array: &ArrayRef) -> Result<(), WriteError> {
         // bytes to write
         let entries = dictionary.values().len();
         let keys = dictionary.keys().as_primitive::<Int32Type>();
-        let outside = keys
-            .iter()
-            .flatten()
-            .any(|k| k < 0 || k as usize >= entries);
+        // every slot in range, null ones too (as the pass fills them), is one branch-free
+        // sweep; else the null slots, which may hold anything, are skipped
+        let in_range = |k: i32| (k as u32 as usize) < entries;
+        let outside = !keys.values().iter().fold(true, |all, &k| all & in_range(k))
+            && keys.iter().flatten().any(|k| !in_range(k));
         if outside || dictionary.values().null_count() > 0 {
             return Err(WriteError::Schema(format!(
                 "column {}: a key outside its dictionary, or a null in the dictionary",
@@ -445,6 +456,34 @@ mod tests {
         // the CRC-32 check value of the zlib / gzip polynomial
         assert_eq!(page_crc(b"123456789") as u32, 0xCBF4_3926);
         assert_eq!(page_crc(b""), 0);
+    }
+
+    #[test]
+    fn codes_stand_for_strings_only_in_a_dictionary_encoded_column() {
+        let codes: ArrayRef = Arc::new(
+            arrow_array::DictionaryArray::<Int32Type>::try_new(
+                arrow_array::Int32Array::from(vec![0, 1]),
+                Arc::new(arrow_array::StringArray::from(vec!["R", "W"])),
+            )
+            .unwrap(),
+        );
+        let column = |encoding| ColumnSpec {
+            name: "op".into(),
+            data_type: DataType::Utf8,
+            nullable: false,
+            encoding,
+            statistics: false,
+        };
+        assert!(check_column(&column(ValueEncoding::Dictionary), &codes).is_ok());
+        assert!(check_column(&column(ValueEncoding::Plain), &codes).is_err());
+        // SAFETY: the key is out of range on purpose; only check_column looks at it
+        let outside: ArrayRef = Arc::new(unsafe {
+            arrow_array::DictionaryArray::<Int32Type>::new_unchecked(
+                arrow_array::Int32Array::from(vec![2]),
+                Arc::new(arrow_array::StringArray::from(vec!["R", "W"])),
+            )
+        });
+        assert!(check_column(&column(ValueEncoding::Dictionary), &outside).is_err());
     }
 
     #[test]
