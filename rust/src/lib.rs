@@ -4,6 +4,7 @@ use pyo3::prelude::*;
 
 mod arrow_io;
 mod buckets;
+mod hash;
 mod ingest;
 mod pass;
 mod stats;

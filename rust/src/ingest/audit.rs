@@ -4,15 +4,13 @@
 //!   manifest's per-device counts and the Q, D and C held against blkparse's summary are sums
 //!   of these groups, a few dozen per batch however many rows it holds;
 //! - per CPU stream (input or none, device, CPU) its numbered events as fed: how many, the
-//!   runs of consecutive sequence numbers, and the steps where the number or the time goes
-//!   back.
+//!   set of their sequence numbers, and the steps where the number or the time goes back.
 //! - per task (pid) the time of its last plug (P): what the streaming pass must know before it
 //!   starts (pass/plug.rs `session_plugged`), kept here so analyze need not scan for it.
 
-use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::Arc;
 
+use crate::hash::FastMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type};
 use arrow_array::{
@@ -20,44 +18,19 @@ use arrow_array::{
     StructArray,
 };
 
-/// FNV-1a: the keys are a few small numbers and one or two letters, so a hash of a handful of
-/// multiplies beats SipHash's setup.
-#[derive(Default)]
-struct Fnv(u64);
-
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
-    }
-}
-
-type FnvMap<K, V> = HashMap<K, V, BuildHasherDefault<Fnv>>;
-
 /// Slots of the small cache in front of each map: rows of a batch reuse a few keys, mixed.
 const CACHE_SLOTS: usize = 64;
 
 /// A map from keys to indexes with a direct-mapped cache in front of it.
 struct Index<K> {
-    map: FnvMap<K, usize>,
+    map: FastMap<K, usize>,
     cache: Vec<Option<(K, usize)>>,
 }
 
 impl<K: Copy + Eq + std::hash::Hash> Index<K> {
     fn new() -> Self {
         Index {
-            map: FnvMap::default(),
+            map: FastMap::default(),
             cache: vec![None; CACHE_SLOTS],
         }
     }
@@ -186,10 +159,8 @@ type StreamKey = (i16, i32, i32, i32);
 #[derive(Default)]
 struct Stream {
     events: i64,
-    /// (lo, hi) of consecutive numbers: each batch's merged, then all merged at the end.
-    runs: Vec<(i64, i64)>,
-    /// Where this batch's runs start in `runs` (None: the stream has none in this batch yet).
-    batch_start: Option<usize>,
+    /// The numbers seen.
+    numbers: SeqSet,
     /// (seq, time_ns) of the last event fed.
     last: Option<(i64, i64)>,
     /// Steps where the number or the time goes back, as fed.
@@ -211,56 +182,49 @@ impl Stream {
             self.back_ns = self.back_ns.max(back);
         }
         self.last = Some((seq, time));
-        let start = *self.batch_start.get_or_insert(self.runs.len());
-        let in_batch = self.runs.len() > start;
-        match self.runs.last_mut() {
-            Some(run) if in_batch && run.1.checked_add(1) == Some(seq) => run.1 = seq,
-            _ => self.runs.push((seq, seq)),
-        }
-    }
-
-    /// Merge this batch's runs into the maximal runs of its numbers (memory stays bounded by
-    /// the gaps, however the numbers came).
-    fn end_batch(&mut self) {
-        if let Some(start) = self.batch_start.take() {
-            let merged = merge_runs(&mut self.runs[start..]);
-            self.runs.truncate(start + merged);
-        }
-    }
-
-    /// (distinct numbers, first, last).
-    fn numbers(&mut self) -> (i64, i64, i64) {
-        let n = merge_runs(&mut self.runs);
-        self.runs.truncate(n);
-        let distinct = self.runs.iter().map(|(lo, hi)| hi - lo + 1).sum();
-        let first = self.runs.first().map_or(0, |r| r.0);
-        let last = self.runs.last().map_or(0, |r| r.1);
-        (distinct, first, last)
+        self.numbers.insert(seq);
     }
 }
 
-/// Sort runs and merge those that overlap or touch, in place; returns how many are left.
-fn merge_runs(runs: &mut [(i64, i64)]) -> usize {
-    if runs.is_empty() {
-        return 0;
-    }
-    if !runs.windows(2).all(|w| w[0].0 < w[1].0) {
-        // a stable sort merges the ascending stretches it finds (each batch's runs are one):
-        // near linear where a trace numbers its events over again, as copies of one do
-        runs.sort();
-    }
-    let mut out = 0;
-    for k in 1..runs.len() {
-        let (lo, hi) = runs[k];
-        let reach = runs[out].1;
-        if reach == i64::MAX || lo <= reach + 1 {
-            runs[out].1 = reach.max(hi);
-        } else {
-            out += 1;
-            runs[out] = (lo, hi);
+/// A set of sequence numbers, as 64-bit words of presence bits keyed by number / 64. A CPU
+/// numbers its events one by one, so the numbers fill their words densely and one word takes
+/// ~64 events: the set stays small however they came (with gaps, repeated by a second copy of
+/// the trace, or out of order), and adding one is a bit set in the word at hand. (Scattered,
+/// damaged numbers take a word each: no more than the runs of numbers this replaced.)
+#[derive(Default)]
+struct SeqSet {
+    words: FastMap<i64, u64>,
+    /// The word numbers are being added to (key, bits), not yet in `words`.
+    current: Option<(i64, u64)>,
+    first: Option<i64>,
+    last: Option<i64>,
+}
+
+impl SeqSet {
+    #[inline(always)]
+    fn insert(&mut self, seq: i64) {
+        // floor division and its remainder, for negative (damaged) numbers too
+        let (key, bit) = (seq >> 6, 1u64 << (seq & 63));
+        match &mut self.current {
+            Some((k, bits)) if *k == key => *bits |= bit,
+            current => {
+                if let Some((k, bits)) = current.replace((key, bit)) {
+                    *self.words.entry(k).or_default() |= bits;
+                }
+            }
         }
+        self.first = Some(self.first.map_or(seq, |f| f.min(seq)));
+        self.last = Some(self.last.map_or(seq, |l| l.max(seq)));
     }
-    out + 1
+
+    /// (distinct numbers, first, last); 0s when empty.
+    fn numbers(&mut self) -> (i64, i64, i64) {
+        if let Some((k, bits)) = self.current.take() {
+            *self.words.entry(k).or_default() |= bits;
+        }
+        let distinct = self.words.values().map(|w| i64::from(w.count_ones())).sum();
+        (distinct, self.first.unwrap_or(0), self.last.unwrap_or(0))
+    }
 }
 
 /// The audit of every batch fed so far.
@@ -268,9 +232,9 @@ pub struct Audit {
     per_input: bool,
     unnumbered: Vec<String>,
     streams: Vec<(StreamKey, Stream)>,
-    stream_index: FnvMap<StreamKey, usize>,
+    stream_index: FastMap<StreamKey, usize>,
     /// pid -> the latest time of its P events.
-    last_plugs: FnvMap<i64, i64>,
+    last_plugs: FastMap<i64, i64>,
 }
 
 impl Audit {
@@ -281,8 +245,8 @@ impl Audit {
             per_input,
             unnumbered,
             streams: Vec::new(),
-            stream_index: FnvMap::default(),
-            last_plugs: FnvMap::default(),
+            stream_index: FastMap::default(),
+            last_plugs: FastMap::default(),
         }
     }
 
@@ -297,7 +261,6 @@ impl Audit {
         let mut keys: Vec<(GroupKey, &str)> = Vec::new();
         let mut found: Vec<Group> = Vec::new();
         let mut streams: Index<StreamKey> = Index::new();
-        let mut touched: Vec<usize> = Vec::new();
         let mut long_actions = Vec::new();
         let unnumbered: Vec<u64> = self
             .unnumbered
@@ -356,14 +319,7 @@ impl Audit {
                     all.len() - 1
                 })
             });
-            let stream = &mut self.streams[at].1;
-            if stream.batch_start.is_none() {
-                touched.push(at);
-            }
-            stream.add(c.seq.value(row), time);
-        }
-        for at in touched {
-            self.streams[at].1.end_batch();
+            self.streams[at].1.add(c.seq.value(row), time);
         }
         Ok(group_columns(&keys, &found))
     }
@@ -392,7 +348,7 @@ impl Audit {
         let mut numbers = Vec::with_capacity(self.streams.len());
         for (at, (key, s)) in self.streams.iter_mut().enumerate() {
             self.stream_index.insert(*key, at);
-            numbers.push(s.numbers());
+            numbers.push(s.numbers.numbers());
         }
         let keys: Vec<StreamKey> = self.streams.iter().map(|(k, _)| *k).collect();
         let stat = |f: fn(&Stream) -> i64| -> ArrayRef {
@@ -637,10 +593,20 @@ mod tests {
     }
 
     #[test]
-    fn runs_merge_when_they_touch_or_overlap() {
-        let mut runs = vec![(5, 6), (1, 2), (3, 3), (9, 9), (8, 10)];
-        let n = merge_runs(&mut runs);
-        assert_eq!(&runs[..n], &[(1, 3), (5, 6), (8, 10)]);
+    fn a_seq_set_counts_each_number_once_however_they_come() {
+        let mut set = SeqSet::default();
+        assert_eq!(set.numbers(), (0, 0, 0));
+        // a gap, a repeat, a step back across a word, a second copy, negative (damaged) numbers
+        for seq in [5, 6, 7, 70, 71, 64, 63, 5, 6, 7, -1, -64, -65, 1 << 40] {
+            set.insert(seq);
+        }
+        assert_eq!(set.numbers(), (11, -65, 1 << 40));
+        let mut copies = SeqSet::default();
+        for _ in 0..3 {
+            (1..=1000).for_each(|seq| copies.insert(seq));
+        }
+        assert_eq!(copies.numbers(), (1000, 1, 1000));
+        assert!(copies.words.len() <= 17, "{} words", copies.words.len());
     }
 
     #[test]

@@ -8,7 +8,6 @@ mod arrow_in;
 mod bios;
 mod depth;
 mod event;
-mod hash;
 mod iodist;
 mod landing;
 mod pairing;

@@ -12,9 +12,9 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 
 use super::event::Event;
-use super::hash::FastMap;
 use super::slab::Id;
 use super::state::Pass;
+use crate::hash::FastMap;
 
 /// The scopes, in the order of the gap columns.
 pub const SCOPES: [&str; 4] = ["process", "class", "op", "device"];

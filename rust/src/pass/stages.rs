@@ -10,9 +10,9 @@
 //! `value_bucket` (crate::buckets) compute the same, and tests/analyze/test_stage_counts.py holds these
 //! counts against the macros' over every sample and both fixtures.
 
-use super::hash::FastMap;
 use super::rows::BioRow;
 pub use crate::buckets::value_bucket;
+use crate::hash::FastMap;
 
 /// concepts.py `bio_stage_ns`: a bio's stage latencies in the order of the stage codes 1..7
 /// (Q2G, G2I, I2D, Q2M, M2D, D2C, Q2C); None where the bio has no such stage. I2D (M2D) only

@@ -5,12 +5,12 @@
 
 use super::depth::DepthWalk;
 use super::event::{Action, Op, Remap};
-use super::hash::FastMap;
 use super::iodist::IoCounts;
 use super::q2q::{LatestQueues, OpClasses};
 use super::rows::{BioRow, HeldRequest, RequestLife, RequestRow};
 use super::slab::{Id, Slab};
 use super::stages::StageCounts;
+use crate::hash::FastMap;
 
 /// What the whole trace says about a device (asked of DuckDB before the pass), and its
 /// sequential state.

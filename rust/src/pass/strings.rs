@@ -1,7 +1,7 @@
 //! The pass's string dictionaries: each distinct RWBS or comm gets the next small code, so the
 //! rules compare integers and the rows carry codes until they are written.
 
-use super::hash::FastMap;
+use crate::hash::FastMap;
 
 #[derive(Default)]
 pub struct Dictionary {

@@ -7,8 +7,8 @@
 use std::hash::Hash;
 
 use super::event::Op;
-use super::hash::FastMap;
 use super::rows::{BioRow, RequestKind, RequestRow};
+use crate::hash::FastMap;
 
 /// What a row is counted under: its device, op letter, RWBS code and whether it has a sector
 /// (the three inputs of `op_class`).

@@ -1,11 +1,12 @@
-//! The pass's hash maps: std's `HashMap` with a multiply-and-fold hasher. The keys are a few
-//! small integers (a device index, a sector, a pid); SipHash, std's default, guards against
-//! keys chosen by an attacker, which a trace's sectors are not, and costs several times more.
+//! The hash maps of the pass and of ingest's audit: std's `HashMap` with a multiply-and-fold
+//! hasher. The keys are a few small integers (a device index, a sector, a pid, a CPU);
+//! SipHash, std's default, guards against keys chosen by an attacker, which a trace's numbers
+//! are not, and costs several times more.
 
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-/// A map keyed by the pass's small integer keys.
+/// A map keyed by small integer keys.
 pub type FastMap<K, V> = HashMap<K, V, BuildHasherDefault<FastHasher>>;
 
 /// Combines each integer of a key with a rotate, an xor and a multiply; `finish` folds the
@@ -33,6 +34,10 @@ impl Hasher for FastHasher {
     }
     #[inline]
     fn write_u8(&mut self, v: u8) {
+        self.add(v as u64);
+    }
+    #[inline]
+    fn write_u16(&mut self, v: u16) {
         self.add(v as u64);
     }
     #[inline]
