@@ -282,12 +282,18 @@ fn dictionary_indices(array: &ArrayRef, scratch: &mut Scratch) -> usize {
             codes.push(code);
         });
     }
+    indices_of(dictionary, scratch)
+}
+
+/// The dictionary's page into `scratch.dictionary` and `scratch.codes` as RLE_DICTIONARY
+/// indices into `scratch.data`; returns the dictionary's entries.
+fn indices_of(dictionary: Dictionary, scratch: &mut Scratch) -> usize {
     let entries = dictionary.entries;
     scratch.dictionary = dictionary.page;
     // at least one bit: a width of 0 is legal, but not every reader takes it
     let width = bit_width(entries as u64 - 1).max(1);
     scratch.data.push(width);
-    hybrid(&mut scratch.data, codes, width);
+    hybrid(&mut scratch.data, &scratch.codes, width);
     entries
 }
 
@@ -323,12 +329,7 @@ fn strings_of_codes(array: &ArrayRef, scratch: &mut Scratch) -> usize {
             .filter(|(_, valid)| *valid)
             .for_each(|(&k, _)| add(k)),
     }
-    let entries = dictionary.entries;
-    scratch.dictionary = dictionary.page;
-    let width = bit_width(entries as u64 - 1).max(1);
-    scratch.data.push(width);
-    hybrid(&mut scratch.data, codes, width);
-    entries
+    indices_of(dictionary, scratch)
 }
 
 /// A string of one or two bytes as an index into `Letters::codes`: its bytes and its length.
