@@ -6,12 +6,24 @@ use std::ffi::CString;
 
 use arrow_array::ffi::{from_ffi, to_ffi, FFI_ArrowArray, FFI_ArrowSchema};
 use arrow_array::types::ArrowPrimitiveType;
-use arrow_array::{make_array, Array, ArrayRef, PrimitiveArray, RecordBatch, StructArray};
+use arrow_array::{
+    make_array, Array, ArrayRef, Int32Array, PrimitiveArray, RecordBatch, StructArray,
+};
 use arrow_data::ArrayData;
 use arrow_schema::{DataType, Field, Fields, Schema};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
+
+/// Whether every present key of a dictionary array indexes one of its `entries` values (a key
+/// outside would panic when read, or be written without a check). Every slot in range, null ones
+/// too (as the pass fills them), is one branch-free sweep; else the null slots, which may hold
+/// anything, are skipped.
+pub fn keys_within(keys: &Int32Array, entries: usize) -> bool {
+    let in_range = |k: i32| (k as u32 as usize) < entries;
+    keys.values().iter().fold(true, |all, &k| all & in_range(k))
+        || keys.iter().flatten().all(in_range)
+}
 
 /// Rows handed to Python as one struct array: `pa.record_batch(rows)` imports them (pyarrow
 /// calls `__arrow_c_array__`).
@@ -145,6 +157,18 @@ mod tests {
     use super::*;
     use arrow_array::{Int64Array, StringArray};
     use std::sync::Arc;
+
+    #[test]
+    fn keys_are_checked_where_present_only() {
+        assert!(keys_within(&Int32Array::from(vec![0, 2, 1]), 3));
+        assert!(!keys_within(&Int32Array::from(vec![0, 3]), 3));
+        assert!(!keys_within(&Int32Array::from(vec![-1]), 3));
+        // a null slot may hold any key
+        let nulls = Int32Array::new(vec![0, 99].into(), Some(vec![true, false].into()));
+        assert!(keys_within(&nulls, 1));
+        let bad = Int32Array::new(vec![7, 0].into(), Some(vec![true, false].into()));
+        assert!(!keys_within(&bad, 1));
+    }
 
     #[test]
     fn a_batch_exported_imports_back() {

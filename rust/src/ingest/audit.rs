@@ -196,8 +196,6 @@ struct SeqSet {
     words: FastMap<i64, u64>,
     /// The word numbers are being added to (key, bits), not yet in `words`.
     current: Option<(i64, u64)>,
-    first: Option<i64>,
-    last: Option<i64>,
 }
 
 impl SeqSet {
@@ -213,8 +211,6 @@ impl SeqSet {
                 }
             }
         }
-        self.first = Some(self.first.map_or(seq, |f| f.min(seq)));
-        self.last = Some(self.last.map_or(seq, |l| l.max(seq)));
     }
 
     /// (distinct numbers, first, last); 0s when empty.
@@ -223,7 +219,14 @@ impl SeqSet {
             *self.words.entry(k).or_default() |= bits;
         }
         let distinct = self.words.values().map(|w| i64::from(w.count_ones())).sum();
-        (distinct, self.first.unwrap_or(0), self.last.unwrap_or(0))
+        // the lowest number is the lowest word's lowest bit, the highest the highest word's
+        let first = self.words.iter().min_by_key(|(k, _)| **k);
+        let last = self.words.iter().max_by_key(|(k, _)| **k);
+        (
+            distinct,
+            first.map_or(0, |(k, w)| k * 64 + i64::from(w.trailing_zeros())),
+            last.map_or(0, |(k, w)| k * 64 + 63 - i64::from(w.leading_zeros())),
+        )
     }
 }
 

@@ -12,6 +12,8 @@ use arrow_array::{
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use crate::arrow_io::keys_within;
+
 use super::heatmap::{Completion, Heatmap, TimeBins, STAGES};
 use super::islands::{islands, ByDevice, Island, Span, Sweep};
 use super::picks::{BucketKey, Hit, Picker, StageTimes, LEVELS};
@@ -336,13 +338,7 @@ impl<'a> Strings<'a> {
                 format!("column {name}: expected strings, got {}", array.data_type())
             })?;
             // a code outside the names would panic when read: refused here instead
-            let names = values.len() as i32;
-            if codes
-                .keys()
-                .iter()
-                .flatten()
-                .any(|k| !(0..names).contains(&k))
-            {
+            if !keys_within(codes.keys(), values.len()) {
                 return Err(format!("column {name}: a code outside its names"));
             }
             Ok(Strings::Codes(codes.keys(), values))

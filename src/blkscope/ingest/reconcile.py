@@ -10,8 +10,8 @@ Two witnesses the trace carries about itself:
 - blkparse's summary (blkparse_summary) counts the events it printed: Q, D and C per device.
 
 `SequenceAudit` is fed every events batch as ingest writes it (bounded memory: per CPU stream a
-few counters and the set of its numbers, a bit per number); `reconcile` turns what it saw, with the
-summaries, into the manifest's `reconciliation` section (with the events missing per device,
+few counters and the set of its numbers, a bit per number); `reconcile` turns what it saw, with
+the summaries, into the manifest's `reconciliation` section (with the events missing per device,
 which the report shows as blkparse shows its skips) and one warning sentence per problem,
 naming the numbers. Nothing is dropped or changed: the events stay as the inputs hold them.
 """

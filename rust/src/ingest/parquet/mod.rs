@@ -24,6 +24,8 @@ use arrow_array::types::Int32Type;
 use arrow_array::{Array, ArrayRef, StructArray};
 use arrow_schema::{DataType, Schema};
 
+use crate::arrow_io::keys_within;
+
 use columns::{encode_chunk, Scratch, PLAIN, RLE};
 use footer::{footer, ChunkMeta, RowGroupMeta};
 use thrift::Compact;
@@ -365,12 +367,7 @@ fn check_column(spec: &ColumnSpec, array: &ArrayRef) -> Result<(), WriteError> {
         // bytes to write
         let entries = dictionary.values().len();
         let keys = dictionary.keys().as_primitive::<Int32Type>();
-        // every slot in range, null ones too (as the pass fills them), is one branch-free
-        // sweep; else the null slots, which may hold anything, are skipped
-        let in_range = |k: i32| (k as u32 as usize) < entries;
-        let outside = !keys.values().iter().fold(true, |all, &k| all & in_range(k))
-            && keys.iter().flatten().any(|k| !in_range(k));
-        if outside || dictionary.values().null_count() > 0 {
+        if !keys_within(keys, entries) || dictionary.values().null_count() > 0 {
             return Err(WriteError::Schema(format!(
                 "column {}: a key outside its dictionary, or a null in the dictionary",
                 spec.name
