@@ -8,6 +8,7 @@ mod arrow_in;
 mod bios;
 mod depth;
 mod event;
+mod handover;
 mod iodist;
 mod landing;
 mod pairing;

@@ -14,13 +14,14 @@ use pyo3::prelude::*;
 use super::arrow_in::{Batch, Columns, Decoded, COLUMNS};
 use super::depth::{Bounds, DepthWalk, LEVELS};
 use super::event::{Action, Op};
+use super::handover::Handover;
 use super::iodist::METRICS;
 use super::pool::Pools;
 use super::q2q::SCOPES;
-use super::rows::{batch, bios_batches, requests_batch, Names, RequestKind};
+use super::rows::{batch, requests_batch, Names, RequestKind};
 use super::state::{Device, Pass};
 use super::strings::Dictionary;
-use super::tally::{OpKey, RequestCounts, Tally};
+use super::tally::{OpKey, RequestCounts};
 use crate::arrow_io::{import_batch, ArrowBatch};
 
 fn value_error(e: impl ToString) -> PyErr {
@@ -46,8 +47,9 @@ pub struct StreamPass {
     pools: Pools,
     /// Each batch's decoded codes (their memory kept for the next batch).
     decoded: Decoded,
-    /// The rows handed over, counted (`io_counts`' source).
-    tally: Tally,
+    /// The rows written, as columns until Python takes them, and counted (`io_counts`'
+    /// source).
+    handover: Handover,
 }
 
 impl StreamPass {
@@ -105,6 +107,9 @@ impl StreamPass {
                 ));
             }
             self.pass.event(&ev);
+            if Handover::due(&self.pass) {
+                self.handover.absorb(&mut self.pass, &self.pools, false);
+            }
         }
         self.pass.end_batch()?;
         Ok(true)
@@ -160,7 +165,7 @@ impl StreamPass {
             last: None,
             pools: Pools::default(),
             decoded: Decoded::default(),
-            tally: Tally::default(),
+            handover: Handover::default(),
         })
     }
 
@@ -189,28 +194,15 @@ impl StreamPass {
 
     /// Rows written and not yet taken (requests + bios).
     fn pending_rows(&self) -> usize {
-        self.pass.request_rows.len() + self.pass.bio_rows.len()
+        self.handover.pending(&self.pass)
     }
 
     /// The rows written since the last call: (requests, bios, their Q2Q rows), as batches.
     fn take_rows(&mut self, py: Python<'_>) -> PyResult<(ArrowBatch, ArrowBatch, ArrowBatch)> {
-        let built = py.detach(|| -> Result<_, ArrowError> {
-            let names = self.names();
-            let (bios, q2q) = bios_batches(
-                &self.pass.bio_rows,
-                &names,
-                &self.pass.op_classes,
-                &self.pools,
-            )?;
-            let requests = requests_batch(&self.pass.request_rows, &names, &self.pools)?;
-            self.tally.add_bios(&self.pass.bio_rows);
-            self.tally.add_requests(&self.pass.request_rows);
-            Ok((requests, bios, q2q))
+        let built = py.detach(|| {
+            self.handover
+                .take(&mut self.pass, (&self.rwbs, &self.comm), &self.pools)
         });
-        // keep the rows' memory for the next ones (a fresh vector grows by copies and faults
-        // its pages in again)
-        self.pass.request_rows.clear();
-        self.pass.bio_rows.clear();
         let (r, b, q) = built.map_err(value_error)?;
         Ok((ArrowBatch::new(r), ArrowBatch::new(b), ArrowBatch::new(q)))
     }
@@ -279,7 +271,7 @@ impl StreamPass {
                 orphan_eids.extend(rows[r].life.c_eid);
             }
             let held = requests_batch(&rows, &self.names(), &self.pools)?;
-            self.tally.add_requests(&rows);
+            self.handover.tally.add_requests(&rows);
             let (times, bins) = self.pass.depth.settle(&orphan_eids);
             let devices = &self.pass.devices;
             let major = |k: usize| devices[k / 2].major as i32;
@@ -473,7 +465,7 @@ impl StreamPass {
             ]
         };
         let int64 = |values: Vec<i64>| Arc::new(Int64Array::from(values)) as ArrayRef;
-        let bios = self.tally.bios();
+        let bios = self.handover.tally.bios();
         let keys: Vec<OpKey> = bios.iter().map(|(k, _)| *k).collect();
         let mut columns = key_columns(&keys);
         columns.extend([
@@ -484,7 +476,7 @@ impl StreamPass {
             ("partial", int64(bios.iter().map(|b| b.1.partial).collect())),
         ]);
         let bios = batch(columns).map_err(value_error)?;
-        let requests = self.tally.requests();
+        let requests = self.handover.tally.requests();
         let keys: Vec<OpKey> = requests.iter().map(|(k, _, _)| *k).collect();
         let mut columns = key_columns(&keys);
         let count =

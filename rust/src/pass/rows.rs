@@ -172,7 +172,7 @@ impl Pooled for i32 {
 /// The rows are turned into columns a chunk of this many at a time: each column is filled
 /// from the chunk in one tight loop (its validity bits one word per chunk), while the chunk's
 /// rows stay in the nearest cache across the columns.
-const CHUNK: usize = 64;
+pub const CHUNK: usize = 64;
 
 /// Validity or boolean bits, one 64-bit word per chunk of rows (only the last chunk is short).
 struct Bits {
@@ -233,9 +233,13 @@ where
     /// The column's values of a chunk of rows.
     #[inline(always)]
     fn extend<R>(&mut self, rows: &[R], f: impl Fn(&R) -> Option<T::Native>) {
-        let word = word_of(rows, |r| f(r).is_some());
-        self.values
-            .extend(rows.iter().map(|r| f(r).unwrap_or_default()));
+        // one read of each row's value gives both its bit and its slot
+        let mut word = 0;
+        self.values.extend(rows.iter().enumerate().map(|(j, r)| {
+            let v = f(r);
+            word |= u64::from(v.is_some()) << j;
+            v.unwrap_or_default()
+        }));
         self.nulls += rows.len() - word.count_ones() as usize;
         self.valid.push_word(word, rows.len());
     }
@@ -332,40 +336,74 @@ pub fn batch(columns: Vec<(&str, ArrayRef)>) -> Result<RecordBatch, ArrowError> 
     )
 }
 
-/// `requests` rows as a batch of its columns (one pass over the rows).
-pub fn requests_batch(
-    rows: &[RequestRow],
-    n: &Names,
-    p: &Pools,
-) -> Result<RecordBatch, ArrowError> {
-    let len = rows.len();
-    let (mut major, mut minor) = (
-        Values::<Int32Type>::with_capacity(len, p),
-        Values::<Int32Type>::with_capacity(len, p),
-    );
-    let mut op = Codes::with_capacity(len, p);
-    let mut sector = Ints::<Int64Type>::with_capacity(len, p);
-    let mut nsectors = Ints::<Int32Type>::with_capacity(len, p);
-    let mut kind = Codes::with_capacity(len, p);
-    let mut flags = Codes::with_capacity(len, p);
-    let mut times: [Ints<Int64Type>; 7] = std::array::from_fn(|_| Ints::with_capacity(len, p));
-    let mut requeues = Values::<Int32Type>::with_capacity(len, p);
-    let mut dispatches = Values::<Int32Type>::with_capacity(len, p);
-    let mut error = Ints::<Int32Type>::with_capacity(len, p);
-    let mut partial = Bools::with_capacity(len, p);
-    let mut pid = Ints::<Int64Type>::with_capacity(len, p);
-    let mut process = Codes::with_capacity(len, p);
-    let mut d_eid = Ints::<Int64Type>::with_capacity(len, p);
-    let mut c_eid = Ints::<Int64Type>::with_capacity(len, p);
-    for rows in rows.chunks(CHUNK) {
-        major.extend(rows, |r| int32(n.devices[r.dev].major));
-        minor.extend(rows, |r| int32(n.devices[r.dev].minor));
-        op.extend(rows, |r| Some(r.op as u32));
-        sector.extend(rows, |r| r.sector);
-        nsectors.extend(rows, |r| r.nsectors.map(int32));
-        kind.extend(rows, |r| Some(r.kind.code()));
-        flags.extend(rows, |r| r.rwbs);
-        let [q, g, acct, first_d, last_d, c, d2c] = &mut times;
+/// The `requests` columns, filled a chunk of rows at a time (`extend`), then made a batch.
+pub struct RequestColumns {
+    major: Values<Int32Type>,
+    minor: Values<Int32Type>,
+    op: Codes,
+    sector: Ints<Int64Type>,
+    nsectors: Ints<Int32Type>,
+    kind: Codes,
+    flags: Codes,
+    /// q g acct first_d last_d c d2c
+    times: [Ints<Int64Type>; 7],
+    requeues: Values<Int32Type>,
+    dispatches: Values<Int32Type>,
+    error: Ints<Int32Type>,
+    partial: Bools,
+    pid: Ints<Int64Type>,
+    process: Codes,
+    d_eid: Ints<Int64Type>,
+    c_eid: Ints<Int64Type>,
+    len: usize,
+}
+
+impl RequestColumns {
+    /// Empty columns with room for `len` rows.
+    pub fn with_capacity(len: usize, p: &Pools) -> Self {
+        RequestColumns {
+            major: Values::with_capacity(len, p),
+            minor: Values::with_capacity(len, p),
+            op: Codes::with_capacity(len, p),
+            sector: Ints::with_capacity(len, p),
+            nsectors: Ints::with_capacity(len, p),
+            kind: Codes::with_capacity(len, p),
+            flags: Codes::with_capacity(len, p),
+            times: std::array::from_fn(|_| Ints::with_capacity(len, p)),
+            requeues: Values::with_capacity(len, p),
+            dispatches: Values::with_capacity(len, p),
+            error: Ints::with_capacity(len, p),
+            partial: Bools::with_capacity(len, p),
+            pid: Ints::with_capacity(len, p),
+            process: Codes::with_capacity(len, p),
+            d_eid: Ints::with_capacity(len, p),
+            c_eid: Ints::with_capacity(len, p),
+            len: 0,
+        }
+    }
+
+    /// The rows held so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Add rows, taken in chunks of CHUNK (only the last one of a batch may be short).
+    pub fn extend(&mut self, rows: &[RequestRow], devices: &[Device]) {
+        for rows in rows.chunks(CHUNK) {
+            self.extend_chunk(rows, devices);
+        }
+    }
+
+    fn extend_chunk(&mut self, rows: &[RequestRow], devices: &[Device]) {
+        self.len += rows.len();
+        self.major.extend(rows, |r| int32(devices[r.dev].major));
+        self.minor.extend(rows, |r| int32(devices[r.dev].minor));
+        self.op.extend(rows, |r| Some(r.op as u32));
+        self.sector.extend(rows, |r| r.sector);
+        self.nsectors.extend(rows, |r| r.nsectors.map(int32));
+        self.kind.extend(rows, |r| Some(r.kind.code()));
+        self.flags.extend(rows, |r| r.rwbs);
+        let [q, g, acct, first_d, last_d, c, d2c] = &mut self.times;
         q.extend(rows, |r| r.q_t);
         g.extend(rows, |r| r.g_t);
         acct.extend(rows, |r| r.acct_start);
@@ -373,91 +411,148 @@ pub fn requests_batch(
         last_d.extend(rows, |r| r.life.last_d);
         c.extend(rows, |r| r.life.c_t);
         d2c.extend(rows, |r| r.life.c_t.zip(r.life.last_d).map(|(c, d)| c - d));
-        requeues.extend(rows, |r| int32(r.life.requeues));
-        dispatches.extend(rows, |r| int32(r.life.dispatches));
-        error.extend(rows, |r| r.life.error.map(int32));
-        partial.extend(rows, |r| r.partial);
-        pid.extend(rows, |r| r.pid);
-        process.extend(rows, |r| r.process);
-        d_eid.extend(rows, |r| r.life.d_eid);
-        c_eid.extend(rows, |r| r.life.c_eid);
+        self.requeues.extend(rows, |r| int32(r.life.requeues));
+        self.dispatches.extend(rows, |r| int32(r.life.dispatches));
+        self.error.extend(rows, |r| r.life.error.map(int32));
+        self.partial.extend(rows, |r| r.partial);
+        self.pid.extend(rows, |r| r.pid);
+        self.process.extend(rows, |r| r.process);
+        self.d_eid.extend(rows, |r| r.life.d_eid);
+        self.c_eid.extend(rows, |r| r.life.c_eid);
     }
-    let [q, g, acct, first_d, last_d, c, d2c] = times;
-    batch(vec![
-        ("dev_major", major.finish(p)),
-        ("dev_minor", minor.finish(p)),
-        ("op", op.finish(&Op::NAMES, p)?),
-        ("sector", sector.finish(p)),
-        ("nsectors", nsectors.finish(p)),
-        ("kind", kind.finish(&RequestKind::NAMES, p)?),
-        ("flags", flags.finish(n.rwbs.values(), p)?),
-        ("q_time_ns", q.finish(p)),
-        ("g_time_ns", g.finish(p)),
-        ("acct_start_ns", acct.finish(p)),
-        ("first_d_time_ns", first_d.finish(p)),
-        ("d_time_ns", last_d.finish(p)),
-        ("c_time_ns", c.finish(p)),
-        ("d2c_ns", d2c.finish(p)),
-        ("requeues", requeues.finish(p)),
-        ("dispatches", dispatches.finish(p)),
-        ("error", error.finish(p)),
-        ("partial", partial.finish(p)),
-        ("pid", pid.finish(p)),
-        ("process", process.finish(n.comm.values(), p)?),
-        ("d_eid", d_eid.finish(p)),
-        ("c_eid", c_eid.finish(p)),
-    ])
+
+    /// The columns as a `requests` batch.
+    pub fn finish(self, n: &Names, p: &Pools) -> Result<RecordBatch, ArrowError> {
+        let [q, g, acct, first_d, last_d, c, d2c] = self.times;
+        batch(vec![
+            ("dev_major", self.major.finish(p)),
+            ("dev_minor", self.minor.finish(p)),
+            ("op", self.op.finish(&Op::NAMES, p)?),
+            ("sector", self.sector.finish(p)),
+            ("nsectors", self.nsectors.finish(p)),
+            ("kind", self.kind.finish(&RequestKind::NAMES, p)?),
+            ("flags", self.flags.finish(n.rwbs.values(), p)?),
+            ("q_time_ns", q.finish(p)),
+            ("g_time_ns", g.finish(p)),
+            ("acct_start_ns", acct.finish(p)),
+            ("first_d_time_ns", first_d.finish(p)),
+            ("d_time_ns", last_d.finish(p)),
+            ("c_time_ns", c.finish(p)),
+            ("d2c_ns", d2c.finish(p)),
+            ("requeues", self.requeues.finish(p)),
+            ("dispatches", self.dispatches.finish(p)),
+            ("error", self.error.finish(p)),
+            ("partial", self.partial.finish(p)),
+            ("pid", self.pid.finish(p)),
+            ("process", self.process.finish(n.comm.values(), p)?),
+            ("d_eid", self.d_eid.finish(p)),
+            ("c_eid", self.c_eid.finish(p)),
+        ])
+    }
 }
 
-/// `bios` rows as a batch of its columns, and their `_bio_q2q` rows (stream/q2q.py BIO_Q2Q):
-/// each bio's Q2Q gaps, its reporting group (as strings and as one integer key: device << 48
-/// | class << 32 | comm code) and the stage times `_bio_stages` needs (the same arrays as the
-/// bios' columns).
-pub fn bios_batches(
-    rows: &[BioRow],
+/// `requests` rows as a batch of its columns.
+pub fn requests_batch(
+    rows: &[RequestRow],
     n: &Names,
-    classes: &OpClasses,
     p: &Pools,
-) -> Result<(RecordBatch, RecordBatch), ArrowError> {
-    let len = rows.len();
-    let (mut major, mut minor) = (
-        Values::<Int32Type>::with_capacity(len, p),
-        Values::<Int32Type>::with_capacity(len, p),
-    );
-    let mut op = Codes::with_capacity(len, p);
-    let mut flags = Codes::with_capacity(len, p);
-    let mut sector = Ints::<Int64Type>::with_capacity(len, p);
-    let mut nsectors = Ints::<Int32Type>::with_capacity(len, p);
-    let mut pid = Values::<Int64Type>::with_capacity(len, p);
-    let mut comm = Codes::with_capacity(len, p);
-    // q g m i d c q2c d2c
-    let mut times: [Ints<Int64Type>; 8] = std::array::from_fn(|_| Ints::with_capacity(len, p));
-    let mut merged = Bools::with_capacity(len, p);
-    let mut split = Bools::with_capacity(len, p);
-    let mut pieces = Values::<Int32Type>::with_capacity(len, p);
-    let mut requeues = Ints::<Int32Type>::with_capacity(len, p);
-    let mut status = Codes::with_capacity(len, p);
-    let mut partial = Bools::with_capacity(len, p);
-    let mut remap_major = Ints::<Int32Type>::with_capacity(len, p);
-    let mut remap_minor = Ints::<Int32Type>::with_capacity(len, p);
-    let mut remap_sector = Ints::<Int64Type>::with_capacity(len, p);
-    let mut q_eid = Values::<Int64Type>::with_capacity(len, p);
-    let mut d_eid = Ints::<Int64Type>::with_capacity(len, p);
-    let mut base = p.i32.take(len);
-    let mut class = p.i32.take(len);
-    let mut process = p.i32.take(len);
-    let mut group_key = Values::<Int64Type>::with_capacity(len, p);
-    let mut gaps: [Ints<Int64Type>; 4] = std::array::from_fn(|_| Ints::with_capacity(len, p));
-    for rows in rows.chunks(CHUNK) {
-        major.extend(rows, |r| int32(n.devices[r.dev].major));
-        minor.extend(rows, |r| int32(n.devices[r.dev].minor));
-        op.extend(rows, |r| Some(r.op as u32));
-        flags.extend(rows, |r| r.rwbs);
-        sector.extend(rows, |r| r.sector);
-        nsectors.extend(rows, |r| r.nsectors.map(int32));
-        pid.extend(rows, |r| r.pid);
-        comm.extend(rows, |r| r.comm);
-        let [q, g, m, i, d, c, q2c, d2c] = &mut times;
+) -> Result<RecordBatch, ArrowError> {
+    let mut columns = RequestColumns::with_capacity(rows.len(), p);
+    columns.extend(rows, n.devices);
+    columns.finish(n, p)
+}
+
+/// The `bios` columns and their `_bio_q2q` rows (stream/q2q.py BIO_Q2Q), filled a chunk of rows
+/// at a time (`extend`), then made two batches: each bio's Q2Q gaps, its reporting group (as
+/// strings and as one integer key: device << 48 | class << 32 | comm code) and the stage times
+/// `_bio_stages` needs (the same arrays as the bios' columns).
+pub struct BioColumns {
+    major: Values<Int32Type>,
+    minor: Values<Int32Type>,
+    op: Codes,
+    flags: Codes,
+    sector: Ints<Int64Type>,
+    nsectors: Ints<Int32Type>,
+    pid: Values<Int64Type>,
+    comm: Codes,
+    /// q g m i d c q2c d2c
+    times: [Ints<Int64Type>; 8],
+    merged: Bools,
+    split: Bools,
+    pieces: Values<Int32Type>,
+    requeues: Ints<Int32Type>,
+    status: Codes,
+    partial: Bools,
+    remap_major: Ints<Int32Type>,
+    remap_minor: Ints<Int32Type>,
+    remap_sector: Ints<Int64Type>,
+    q_eid: Values<Int64Type>,
+    d_eid: Ints<Int64Type>,
+    base: Vec<i32>,
+    class: Vec<i32>,
+    process: Vec<i32>,
+    group_key: Values<Int64Type>,
+    /// process class op device
+    gaps: [Ints<Int64Type>; 4],
+    len: usize,
+}
+
+impl BioColumns {
+    /// Empty columns with room for `len` rows.
+    pub fn with_capacity(len: usize, p: &Pools) -> Self {
+        BioColumns {
+            major: Values::with_capacity(len, p),
+            minor: Values::with_capacity(len, p),
+            op: Codes::with_capacity(len, p),
+            flags: Codes::with_capacity(len, p),
+            sector: Ints::with_capacity(len, p),
+            nsectors: Ints::with_capacity(len, p),
+            pid: Values::with_capacity(len, p),
+            comm: Codes::with_capacity(len, p),
+            times: std::array::from_fn(|_| Ints::with_capacity(len, p)),
+            merged: Bools::with_capacity(len, p),
+            split: Bools::with_capacity(len, p),
+            pieces: Values::with_capacity(len, p),
+            requeues: Ints::with_capacity(len, p),
+            status: Codes::with_capacity(len, p),
+            partial: Bools::with_capacity(len, p),
+            remap_major: Ints::with_capacity(len, p),
+            remap_minor: Ints::with_capacity(len, p),
+            remap_sector: Ints::with_capacity(len, p),
+            q_eid: Values::with_capacity(len, p),
+            d_eid: Ints::with_capacity(len, p),
+            base: p.i32.take(len),
+            class: p.i32.take(len),
+            process: p.i32.take(len),
+            group_key: Values::with_capacity(len, p),
+            gaps: std::array::from_fn(|_| Ints::with_capacity(len, p)),
+            len: 0,
+        }
+    }
+
+    /// The rows held so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Add rows, taken in chunks of CHUNK (only the last one of a batch may be short).
+    pub fn extend(&mut self, rows: &[BioRow], devices: &[Device], classes: &OpClasses) {
+        for rows in rows.chunks(CHUNK) {
+            self.extend_chunk(rows, devices, classes);
+        }
+    }
+
+    fn extend_chunk(&mut self, rows: &[BioRow], devices: &[Device], classes: &OpClasses) {
+        self.len += rows.len();
+        self.major.extend(rows, |r| int32(devices[r.dev].major));
+        self.minor.extend(rows, |r| int32(devices[r.dev].minor));
+        self.op.extend(rows, |r| Some(r.op as u32));
+        self.flags.extend(rows, |r| r.rwbs);
+        self.sector.extend(rows, |r| r.sector);
+        self.nsectors.extend(rows, |r| r.nsectors.map(int32));
+        self.pid.extend(rows, |r| r.pid);
+        self.comm.extend(rows, |r| r.comm);
+        let [q, g, m, i, d, c, q2c, d2c] = &mut self.times;
         q.extend(rows, |r| Some(r.q_t));
         g.extend(rows, |r| r.g_t);
         m.extend(rows, |r| r.m_t);
@@ -466,18 +561,18 @@ pub fn bios_batches(
         c.extend(rows, |r| r.c_t);
         q2c.extend(rows, BioRow::q2c);
         d2c.extend(rows, |r| r.d2c);
-        merged.extend(rows, |r| r.merged);
-        split.extend(rows, |r| r.pieces > 1);
-        pieces.extend(rows, |r| int32(r.pieces));
-        requeues.extend(rows, |r| r.requeues.map(int32));
-        status.extend(rows, |r| Some(r.status_code()));
-        partial.extend(rows, |r| r.partial);
-        remap_major.extend(rows, |r| r.remap.major.map(int32));
-        remap_minor.extend(rows, |r| r.remap.minor.map(int32));
-        remap_sector.extend(rows, |r| r.remap.sector);
-        q_eid.extend(rows, |r| r.q_eid);
-        d_eid.extend(rows, |r| r.d_eid);
-        let [process_gap, class_gap, op_gap, device_gap] = &mut gaps;
+        self.merged.extend(rows, |r| r.merged);
+        self.split.extend(rows, |r| r.pieces > 1);
+        self.pieces.extend(rows, |r| int32(r.pieces));
+        self.requeues.extend(rows, |r| r.requeues.map(int32));
+        self.status.extend(rows, |r| Some(r.status_code()));
+        self.partial.extend(rows, |r| r.partial);
+        self.remap_major.extend(rows, |r| r.remap.major.map(int32));
+        self.remap_minor.extend(rows, |r| r.remap.minor.map(int32));
+        self.remap_sector.extend(rows, |r| r.remap.sector);
+        self.q_eid.extend(rows, |r| r.q_eid);
+        self.d_eid.extend(rows, |r| r.d_eid);
+        let [process_gap, class_gap, op_gap, device_gap] = &mut self.gaps;
         process_gap.extend(rows, |r| r.q2q[0]);
         class_gap.extend(rows, |r| r.q2q[1]);
         op_gap.extend(rows, |r| r.q2q[2]);
@@ -485,71 +580,80 @@ pub fn bios_batches(
         for r in rows {
             let c = classes.of(r.rwbs, r.op as usize, r.sector.is_some());
             let who = r.comm.unwrap_or(UNKNOWN_COMM);
-            base.push(c.base as i32);
-            class.push(c.class as i32);
-            process.push(who as i32);
-            group_key.0.push(q2q::group_key(r.dev, c, who));
+            self.base.push(c.base as i32);
+            self.class.push(c.class as i32);
+            self.process.push(who as i32);
+            self.group_key.0.push(q2q::group_key(r.dev, c, who));
         }
     }
-    let [q, g, m, i, d, c, q2c, d2c] = times.map(|c| c.finish(p));
-    let (major, minor, merged, q_eid) = (
-        major.finish(p),
-        minor.finish(p),
-        merged.finish(p),
-        q_eid.finish(p),
-    );
-    let bios = batch(vec![
-        ("dev_major", major.clone()),
-        ("dev_minor", minor.clone()),
-        ("op", op.finish(&Op::NAMES, p)?),
-        ("flags", flags.finish(n.rwbs.values(), p)?),
-        ("sector", sector.finish(p)),
-        ("nsectors", nsectors.finish(p)),
-        ("pid", pid.finish(p)),
-        ("comm", comm.finish(n.comm.values(), p)?),
-        ("q_time_ns", q.clone()),
-        ("g_time_ns", g.clone()),
-        ("m_time_ns", m.clone()),
-        ("i_time_ns", i.clone()),
-        ("d_time_ns", d.clone()),
-        ("c_time_ns", c),
-        ("q2c_ns", q2c.clone()),
-        ("d2c_ns", d2c.clone()),
-        ("merged", merged.clone()),
-        ("split", split.finish(p)),
-        ("pieces", pieces.finish(p)),
-        ("requeues", requeues.finish(p)),
-        ("status", status.finish(&BioRow::STATUS_NAMES, p)?),
-        ("partial", partial.finish(p)),
-        ("remap_dev_major", remap_major.finish(p)),
-        ("remap_dev_minor", remap_minor.finish(p)),
-        ("remap_sector", remap_sector.finish(p)),
-        ("q_eid", q_eid.clone()),
-        ("d_eid", d_eid.finish(p)),
-    ])?;
-    let [process_ns, class_ns, op_ns, device_ns] = gaps.map(|c| c.finish(p));
-    let q2q = batch(vec![
-        ("q_eid", q_eid),
-        ("dev_major", major),
-        ("dev_minor", minor),
-        ("op_base", dictionary(base, &classes.base_names, p)?),
-        ("op_class", dictionary(class, &classes.class_names, p)?),
-        ("process", dictionary(process, n.comm.values(), p)?),
-        ("group_key", group_key.finish(p)),
-        ("g_time_ns", g),
-        ("i_time_ns", i),
-        ("d_time_ns", d),
-        ("m_time_ns", m),
-        ("merged", merged),
-        ("q_time_ns", q),
-        ("d2c_ns", d2c),
-        ("q2c_ns", q2c),
-        ("process_ns", process_ns),
-        ("class_ns", class_ns),
-        ("op_ns", op_ns),
-        ("device_ns", device_ns),
-    ])?;
-    Ok((bios, q2q))
+
+    /// The columns as a `bios` batch and its Q2Q batch.
+    pub fn finish(
+        self,
+        n: &Names,
+        classes: &OpClasses,
+        p: &Pools,
+    ) -> Result<(RecordBatch, RecordBatch), ArrowError> {
+        let [q, g, m, i, d, c, q2c, d2c] = self.times.map(|c| c.finish(p));
+        let (major, minor, merged, q_eid) = (
+            self.major.finish(p),
+            self.minor.finish(p),
+            self.merged.finish(p),
+            self.q_eid.finish(p),
+        );
+        let bios = batch(vec![
+            ("dev_major", major.clone()),
+            ("dev_minor", minor.clone()),
+            ("op", self.op.finish(&Op::NAMES, p)?),
+            ("flags", self.flags.finish(n.rwbs.values(), p)?),
+            ("sector", self.sector.finish(p)),
+            ("nsectors", self.nsectors.finish(p)),
+            ("pid", self.pid.finish(p)),
+            ("comm", self.comm.finish(n.comm.values(), p)?),
+            ("q_time_ns", q.clone()),
+            ("g_time_ns", g.clone()),
+            ("m_time_ns", m.clone()),
+            ("i_time_ns", i.clone()),
+            ("d_time_ns", d.clone()),
+            ("c_time_ns", c),
+            ("q2c_ns", q2c.clone()),
+            ("d2c_ns", d2c.clone()),
+            ("merged", merged.clone()),
+            ("split", self.split.finish(p)),
+            ("pieces", self.pieces.finish(p)),
+            ("requeues", self.requeues.finish(p)),
+            ("status", self.status.finish(&BioRow::STATUS_NAMES, p)?),
+            ("partial", self.partial.finish(p)),
+            ("remap_dev_major", self.remap_major.finish(p)),
+            ("remap_dev_minor", self.remap_minor.finish(p)),
+            ("remap_sector", self.remap_sector.finish(p)),
+            ("q_eid", q_eid.clone()),
+            ("d_eid", self.d_eid.finish(p)),
+        ])?;
+        let [process_ns, class_ns, op_ns, device_ns] = self.gaps.map(|c| c.finish(p));
+        let q2q = batch(vec![
+            ("q_eid", q_eid),
+            ("dev_major", major),
+            ("dev_minor", minor),
+            ("op_base", dictionary(self.base, &classes.base_names, p)?),
+            ("op_class", dictionary(self.class, &classes.class_names, p)?),
+            ("process", dictionary(self.process, n.comm.values(), p)?),
+            ("group_key", self.group_key.finish(p)),
+            ("g_time_ns", g),
+            ("i_time_ns", i),
+            ("d_time_ns", d),
+            ("m_time_ns", m),
+            ("merged", merged),
+            ("q_time_ns", q),
+            ("d2c_ns", d2c),
+            ("q2c_ns", q2c),
+            ("process_ns", process_ns),
+            ("class_ns", class_ns),
+            ("op_ns", op_ns),
+            ("device_ns", device_ns),
+        ])?;
+        Ok((bios, q2q))
+    }
 }
 
 /// A dictionary-encoded string column: `codes` into `names`.

@@ -1,0 +1,116 @@
+//! The rows the pass writes, on their way to Python: turned into Arrow columns a few chunks at
+//! a time while they are still in the cache (a batch's rows, held until Python takes them,
+//! would have left it), and counted (`Tally`) as they are.
+
+use arrow_array::RecordBatch;
+use arrow_schema::ArrowError;
+
+use super::pool::Pools;
+use super::rows::{BioColumns, Names, RequestColumns, CHUNK};
+use super::state::Pass;
+use super::strings::Dictionary;
+use super::tally::Tally;
+
+/// Rows of one table kept as rows before they become columns: a few chunks, a few hundred KB.
+pub const STAGED_ROWS: usize = 4 * CHUNK;
+
+/// Room made for the first batch's rows of each table, before one was taken.
+const FIRST_ROOM: usize = 1 << 15;
+
+/// The rows handed over since the last take, as columns.
+pub struct Handover {
+    requests: Option<RequestColumns>,
+    bios: Option<BioColumns>,
+    /// Room to make for each next batch (requests, bios): a little more than the most rows a
+    /// batch had, so that the columns do not grow by copies.
+    room: (usize, usize),
+    /// Every row handed over, counted.
+    pub tally: Tally,
+}
+
+impl Default for Handover {
+    fn default() -> Self {
+        Handover {
+            requests: None,
+            bios: None,
+            room: (FIRST_ROOM, FIRST_ROOM),
+            tally: Tally::default(),
+        }
+    }
+}
+
+/// Room for a next batch, after one of `len` rows.
+fn room_after(room: usize, len: usize) -> usize {
+    room.max(len + len / 8)
+}
+
+impl Handover {
+    /// Rows handed over and not yet taken, as columns or still as rows (requests + bios).
+    pub fn pending(&self, pass: &Pass) -> usize {
+        self.requests.as_ref().map_or(0, RequestColumns::len)
+            + self.bios.as_ref().map_or(0, BioColumns::len)
+            + pass.request_rows.len()
+            + pass.bio_rows.len()
+    }
+
+    /// Whether enough rows wait as rows to be made columns (`absorb`).
+    #[inline(always)]
+    pub fn due(pass: &Pass) -> bool {
+        pass.bio_rows.len() >= STAGED_ROWS || pass.request_rows.len() >= STAGED_ROWS
+    }
+
+    /// Make the pass's rows columns: whole chunks of them (a short chunk only ends a batch),
+    /// or, with `all`, every one.
+    pub fn absorb(&mut self, pass: &mut Pass, pools: &Pools, all: bool) {
+        let whole = |len: usize| if all { len } else { len / CHUNK * CHUNK };
+        let n = whole(pass.request_rows.len());
+        if n > 0 {
+            let rows = &pass.request_rows[..n];
+            self.tally.add_requests(rows);
+            let room = self.room.0;
+            self.requests
+                .get_or_insert_with(|| RequestColumns::with_capacity(room, pools))
+                .extend(rows, &pass.devices);
+            pass.request_rows.drain(..n);
+        }
+        let n = whole(pass.bio_rows.len());
+        if n > 0 {
+            let rows = &pass.bio_rows[..n];
+            self.tally.add_bios(rows);
+            let room = self.room.1;
+            self.bios
+                .get_or_insert_with(|| BioColumns::with_capacity(room, pools))
+                .extend(rows, &pass.devices, &pass.op_classes);
+            pass.bio_rows.drain(..n);
+        }
+    }
+
+    /// Every row handed over since the last take, as (requests, bios, the bios' Q2Q) batches.
+    pub fn take(
+        &mut self,
+        pass: &mut Pass,
+        (rwbs, comm): (&Dictionary, &Dictionary),
+        pools: &Pools,
+    ) -> Result<(RecordBatch, RecordBatch, RecordBatch), ArrowError> {
+        self.absorb(pass, pools, true);
+        let names = Names {
+            devices: &pass.devices,
+            rwbs,
+            comm,
+        };
+        let requests = self
+            .requests
+            .take()
+            .unwrap_or_else(|| RequestColumns::with_capacity(0, pools));
+        let bios = self
+            .bios
+            .take()
+            .unwrap_or_else(|| BioColumns::with_capacity(0, pools));
+        self.room = (
+            room_after(self.room.0, requests.len()),
+            room_after(self.room.1, bios.len()),
+        );
+        let (bios, q2q) = bios.finish(&names, &pass.op_classes, pools)?;
+        Ok((requests.finish(&names, pools)?, bios, q2q))
+    }
+}
