@@ -114,3 +114,74 @@ impl Handover {
         Ok((requests.finish(&names, pools)?, bios, q2q))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pass::event::Action::*;
+    use crate::pass::rows::{requests_batch, BioColumns};
+    use crate::pass::testing::{ev, Trace};
+
+    /// 150 writes of a page each, every one its own request: 150 rows of each table.
+    fn written() -> Trace {
+        let mut trace = Trace::plain();
+        for k in 0..150 {
+            let sector = 8 * k;
+            trace.run(&[
+                ev(Queue, sector, 8),
+                ev(GetRequest, sector, 8),
+                ev(Insert, sector, 8),
+                ev(Dispatch, sector, 8),
+                ev(Complete, sector, 8),
+            ]);
+        }
+        trace.finish();
+        trace
+    }
+
+    #[test]
+    fn rows_made_columns_a_few_chunks_at_a_time_are_the_batch_of_all_of_them() {
+        let mut trace = written();
+        // the codes the trace's events carry: RWBS 0, comm 1
+        let mut rwbs = Dictionary::default();
+        rwbs.code("W");
+        let comm = Dictionary::starting_with(&["?", "dd"]);
+        let pools = Pools::default();
+        let pass = &mut trace.pass;
+        let (requests, bios) = (pass.request_rows.clone(), pass.bio_rows.clone());
+        assert_eq!((requests.len(), bios.len()), (150, 150));
+        let names = Names {
+            devices: &pass.devices,
+            rwbs: &rwbs,
+            comm: &comm,
+        };
+        let expected_requests = requests_batch(&requests, &names, &pools).unwrap();
+        let mut all = BioColumns::with_capacity(0, &pools);
+        all.extend(&bios, &pass.devices, &pass.op_classes);
+        let (expected_bios, expected_q2q) = all.finish(&names, &pass.op_classes, &pools).unwrap();
+
+        let mut handover = Handover::default();
+        handover.absorb(pass, &pools, false);
+        // whole chunks only: the rest stays as rows until the take
+        assert_eq!((pass.request_rows.len(), pass.bio_rows.len()), (22, 22));
+        assert_eq!(handover.pending(pass), 300);
+        let (got_requests, got_bios, got_q2q) =
+            handover.take(pass, (&rwbs, &comm), &pools).unwrap();
+        assert_eq!(got_requests, expected_requests);
+        assert_eq!(got_bios, expected_bios);
+        assert_eq!(got_q2q, expected_q2q);
+        assert_eq!(handover.pending(pass), 0);
+        let counted: i64 = handover.tally.bios().iter().map(|(_, c)| c.bios).sum();
+        assert_eq!(counted, 150);
+        // nothing handed over since: empty batches
+        let (r, b, q) = handover.take(pass, (&rwbs, &comm), &pools).unwrap();
+        assert_eq!((r.num_rows(), b.num_rows(), q.num_rows()), (0, 0, 0));
+    }
+
+    #[test]
+    fn the_next_batch_has_room_for_a_little_more_than_the_most_rows_yet() {
+        assert_eq!(room_after(FIRST_ROOM, 8), FIRST_ROOM);
+        assert_eq!(room_after(100, 800), 900);
+        assert_eq!(room_after(900, 400), 900);
+    }
+}
