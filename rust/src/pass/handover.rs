@@ -21,8 +21,9 @@ const FIRST_ROOM: usize = 1 << 15;
 pub struct Handover {
     requests: Option<RequestColumns>,
     bios: Option<BioColumns>,
-    /// Room to make for each next batch (requests, bios): a little more than the most rows a
-    /// batch had, so that the columns do not grow by copies.
+    /// Room to make for each next batch (requests, bios): the power of two above the most rows
+    /// a batch had, so that the columns do not grow by copies, and every batch's buffers fit
+    /// the next (the pool drops one too small).
     room: (usize, usize),
     /// Every row handed over, counted.
     pub tally: Tally,
@@ -41,7 +42,7 @@ impl Default for Handover {
 
 /// Room for a next batch, after one of `len` rows.
 fn room_after(room: usize, len: usize) -> usize {
-    room.max(len + len / 8)
+    room.max(len.next_power_of_two())
 }
 
 impl Handover {
@@ -181,7 +182,7 @@ mod tests {
     #[test]
     fn the_next_batch_has_room_for_a_little_more_than_the_most_rows_yet() {
         assert_eq!(room_after(FIRST_ROOM, 8), FIRST_ROOM);
-        assert_eq!(room_after(100, 800), 900);
-        assert_eq!(room_after(900, 400), 900);
+        assert_eq!(room_after(FIRST_ROOM, 70_000), 1 << 17);
+        assert_eq!(room_after(1 << 17, 1 << 16), 1 << 17);
     }
 }
