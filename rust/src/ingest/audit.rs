@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use crate::arrow_io::keys_within;
 use crate::hash::FastMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type};
@@ -59,7 +60,7 @@ struct Columns<'a> {
     seq: &'a PrimitiveArray<Int64Type>,
     time: &'a PrimitiveArray<Int64Type>,
     pid: &'a PrimitiveArray<Int64Type>,
-    action: &'a StringArray,
+    action: Actions<'a>,
     pc_bytes: &'a ArrayRef,
     pdu: &'a ArrayRef,
 }
@@ -94,9 +95,8 @@ impl<'a> Columns<'a> {
             pid: column("pid")?
                 .as_primitive_opt()
                 .ok_or_else(|| wrong("pid", "int64"))?,
-            action: column("action")?
-                .as_string_opt()
-                .ok_or_else(|| wrong("action", "a string"))?,
+            action: Actions::of(column("action")?)
+                .ok_or_else(|| wrong("action", "a string or codes into strings"))?,
             pc_bytes: column("pc_bytes")?,
             pdu: column("pdu")?,
         };
@@ -114,6 +114,73 @@ impl<'a> Columns<'a> {
             }
         }
         Ok(columns)
+    }
+}
+
+/// The action column: its strings, or codes into them (the text scanner's dictionary array).
+enum Actions<'a> {
+    Texts(&'a StringArray),
+    Codes {
+        keys: &'a [i32],
+        texts: Vec<&'a str>,
+        nulls: usize,
+    },
+}
+
+/// The action column ready to read by row: for codes, each code's `action_key` made once.
+struct ActionKeys<'c, 'a> {
+    actions: &'c Actions<'a>,
+    by_code: Vec<u64>,
+}
+
+impl<'c, 'a> ActionKeys<'c, 'a> {
+    fn new(actions: &'c Actions<'a>, long: &mut Vec<&'a str>) -> Self {
+        let by_code = match actions {
+            Actions::Texts(_) => Vec::new(),
+            Actions::Codes { texts, .. } => texts.iter().map(|t| action_key(t, long)).collect(),
+        };
+        ActionKeys { actions, by_code }
+    }
+
+    /// The row's action and its key.
+    #[inline(always)]
+    fn of(&self, row: usize, long: &mut Vec<&'a str>) -> (&'a str, u64) {
+        match self.actions {
+            Actions::Texts(texts) => {
+                let text = texts.value(row);
+                (text, action_key(text, long))
+            }
+            Actions::Codes { keys, texts, .. } => {
+                let code = keys[row] as usize;
+                (texts[code], self.by_code[code])
+            }
+        }
+    }
+}
+
+impl<'a> Actions<'a> {
+    /// None when the column is neither, or a code is not one of the strings'.
+    fn of(column: &'a ArrayRef) -> Option<Actions<'a>> {
+        if let Some(texts) = column.as_string_opt::<i32>() {
+            return Some(Actions::Texts(texts));
+        }
+        let codes = column.as_dictionary_opt::<Int32Type>()?;
+        let values = codes.values().as_string_opt::<i32>()?;
+        if values.null_count() > 0 || !keys_within(codes.keys(), values.len()) {
+            return None;
+        }
+        Some(Actions::Codes {
+            keys: codes.keys().values(),
+            texts: values.iter().flatten().collect(),
+            nulls: codes.null_count(),
+        })
+    }
+
+    fn null_count(&self) -> usize {
+        match self {
+            Actions::Texts(texts) => texts.null_count(),
+            Actions::Codes { nulls, .. } => *nulls,
+        }
     }
 }
 
@@ -272,16 +339,16 @@ impl Audit {
             .collect();
         let plug = action_key("P", &mut long_actions);
         let seq_nulls = c.seq.null_count() > 0;
+        let actions = ActionKeys::new(&c.action, &mut long_actions);
         for row in 0..batch.len() {
             let plain = all_plain || (c.pc_bytes.is_null(row) && c.pdu.is_null(row));
-            let action = c.action.value(row);
+            let (action, action_code) = actions.of(row, &mut long_actions);
             let (input_id, major, minor) = (
                 c.input_id.value(row),
                 c.major.value(row),
                 c.minor.value(row),
             );
             let time = c.time.value(row);
-            let action_code = action_key(action, &mut long_actions);
             let key = (input_id, major, minor, action_code, plain);
             let slot = (action_code as usize)
                 ^ (action_code >> 52) as usize
@@ -520,6 +587,55 @@ mod tests {
         let plugs = a.last_plugs();
         assert_eq!(ints(&plugs, "pid"), vec![100, 101]);
         assert_eq!(ints(&plugs, "last_plug_ns"), vec![30, 50]);
+    }
+
+    /// The batch with its action column as codes into `texts` (as the text scanner hands it).
+    fn with_action_codes(b: &StructArray, texts: &[&str], keys: Vec<Option<i32>>) -> StructArray {
+        // SAFETY: not safe for every reader: a test's keys may lie outside the texts on
+        // purpose, and the audit must refuse them without reading them
+        let codes = unsafe {
+            arrow_array::DictionaryArray::<Int32Type>::new_unchecked(
+                Int32Array::from(keys),
+                Arc::new(StringArray::from(texts.to_vec())),
+            )
+        };
+        let (fields, mut columns, nulls) = b.clone().into_parts();
+        let at = fields.iter().position(|f| f.name() == "action").unwrap();
+        columns[at] = Arc::new(codes);
+        let fields: Vec<_> = fields
+            .iter()
+            .zip(&columns)
+            .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
+            .collect();
+        StructArray::new(fields.into(), columns, nulls)
+    }
+
+    #[test]
+    fn actions_as_codes_count_as_the_strings_do() {
+        let rows = [
+            (0, 0, Some(1), "Q", 50, None),
+            (0, 1, Some(1), "P", 10, None),
+            (0, 0, Some(2), "m", 20, None),
+            (0, 0, Some(3), "Q", 70, None),
+        ];
+        let texts = ["C", "Q", "P", "m", "Q"];
+        let keys = vec![Some(4), Some(2), Some(3), Some(1)];
+        let strings = batch(&rows);
+        let codes = with_action_codes(&strings, &texts, keys);
+        let (mut by_strings, mut by_codes) = (audit(), audit());
+        let want = by_strings.add(&strings).unwrap();
+        let got = by_codes.add(&codes).unwrap();
+        for ((name, want), (_, got)) in want.iter().zip(&got) {
+            assert_eq!(want.to_data(), got.to_data(), "{name}");
+        }
+        let (want, got) = (by_strings.streams(), by_codes.streams());
+        assert_eq!(ints(&want, "events"), ints(&got, "events"));
+        assert_eq!(ints(&got, "events"), vec![2, 1], "m is unnumbered");
+        assert_eq!(ints(&by_codes.last_plugs(), "pid"), vec![101]);
+        let outside = with_action_codes(&strings, &texts, vec![Some(5), Some(0), Some(0), Some(0)]);
+        assert!(audit().add(&outside).is_err());
+        let null = with_action_codes(&strings, &texts, vec![None, Some(0), Some(0), Some(0)]);
+        assert!(audit().add(&null).is_err());
     }
 
     #[test]
