@@ -260,10 +260,19 @@ impl Stream {
 /// damaged numbers take a word each: no more than the runs of numbers this replaced.)
 #[derive(Default)]
 struct SeqSet {
+    /// The words from `first` on, one after another: the words of numbers that follow each
+    /// other are found by their place, not by a hash.
+    run: Vec<u64>,
+    first: i64,
+    /// The words outside the run (before it, or past a gap of more than RUN_GAP words).
     words: FastMap<i64, u64>,
-    /// The word numbers are being added to (key, bits), not yet in `words`.
+    /// The word numbers are being added to (key, bits), not yet in `run` or `words`.
     current: Option<(i64, u64)>,
 }
+
+/// Words a number may skip past the run's end and still extend it (a few lost events); past
+/// that it goes to the map, so damaged numbers cannot grow the run without bound.
+const RUN_GAP: usize = 4;
 
 impl SeqSet {
     #[inline(always)]
@@ -274,17 +283,42 @@ impl SeqSet {
             Some((k, bits)) if *k == key => *bits |= bit,
             current => {
                 if let Some((k, bits)) = current.replace((key, bit)) {
-                    *self.words.entry(k).or_default() |= bits;
+                    self.keep(k, bits);
                 }
             }
+        }
+    }
+
+    /// Add a word's bits: in the run when it is in it or just past its end, else in the map.
+    fn keep(&mut self, key: i64, bits: u64) {
+        if self.run.is_empty() {
+            self.first = key;
+        }
+        let at = key
+            .checked_sub(self.first)
+            .and_then(|at| usize::try_from(at).ok())
+            .filter(|&at| at < self.run.len() + RUN_GAP);
+        match at {
+            Some(at) => {
+                if at >= self.run.len() {
+                    self.run.resize(at + 1, 0);
+                }
+                self.run[at] |= bits;
+            }
+            None => *self.words.entry(key).or_default() |= bits,
         }
     }
 
     /// (distinct numbers, first, last); 0s when empty.
     fn numbers(&mut self) -> (i64, i64, i64) {
         if let Some((k, bits)) = self.current.take() {
-            *self.words.entry(k).or_default() |= bits;
+            self.keep(k, bits);
         }
+        // the run joins the map (a word may be in both: the map took it before the run grew)
+        for (at, &bits) in self.run.iter().enumerate().filter(|(_, &b)| b != 0) {
+            *self.words.entry(self.first + at as i64).or_default() |= bits;
+        }
+        self.run.clear();
         let distinct = self.words.values().map(|w| i64::from(w.count_ones())).sum();
         // the lowest number is the lowest word's lowest bit, the highest the highest word's
         let first = self.words.iter().min_by_key(|(k, _)| **k);
@@ -303,8 +337,10 @@ pub struct Audit {
     unnumbered: Vec<String>,
     streams: Vec<(StreamKey, Stream)>,
     stream_index: FastMap<StreamKey, usize>,
-    /// pid -> the latest time of its P events.
-    last_plugs: FastMap<i64, i64>,
+    /// (pid, the latest time of its P events), in the order first plugged.
+    last_plugs: Vec<(i64, i64)>,
+    /// pid -> its place in last_plugs.
+    plug_index: FastMap<i64, usize>,
 }
 
 impl Audit {
@@ -316,7 +352,8 @@ impl Audit {
             unnumbered,
             streams: Vec::new(),
             stream_index: FastMap::default(),
-            last_plugs: FastMap::default(),
+            last_plugs: Vec::new(),
+            plug_index: FastMap::default(),
         }
     }
 
@@ -331,6 +368,7 @@ impl Audit {
         let mut keys: Vec<(GroupKey, &str)> = Vec::new();
         let mut found: Vec<Group> = Vec::new();
         let mut streams: Index<StreamKey> = Index::new();
+        let mut plugs: Index<i64> = Index::new();
         let mut long_actions = Vec::new();
         let unnumbered: Vec<u64> = self
             .unnumbered
@@ -369,7 +407,16 @@ impl Audit {
             g.last_ns = g.last_ns.max(time);
             // (a pid is never null as stored; a batch made by hand may leave it so)
             if action_code == plug && c.pid.is_valid(row) {
-                let last = self.last_plugs.entry(c.pid.value(row)).or_insert(time);
+                let pid = c.pid.value(row);
+                let (index, all) = (&mut self.plug_index, &mut self.last_plugs);
+                // (a P in every few events, from a few tasks: the cache spares the hash)
+                let at = plugs.get(pid, pid as usize, || {
+                    *index.entry(pid).or_insert_with(|| {
+                        all.push((pid, time));
+                        all.len() - 1
+                    })
+                });
+                let last = &mut self.last_plugs[at].1;
                 *last = (*last).max(time);
             }
             if (seq_nulls && c.seq.is_null(row)) || unnumbered.contains(&action_code) {
@@ -396,7 +443,7 @@ impl Audit {
 
     /// (pid, time of its last P) per task that plugged, by pid.
     pub fn last_plugs(&self) -> Vec<(&'static str, ArrayRef)> {
-        let mut plugs: Vec<(i64, i64)> = self.last_plugs.iter().map(|(&p, &t)| (p, t)).collect();
+        let mut plugs = self.last_plugs.clone();
         plugs.sort_unstable();
         vec![
             (
@@ -582,11 +629,15 @@ mod tests {
             (0, 0, Some(3), "P", 10, None),
             (0, 2, Some(1), "UT", 95, None),
             (0, 2, Some(2), "PX", 99, None),
+            // pid 164 takes pid 100's cache slot, then 100 takes it back
+            (0, 64, Some(1), "P", 70, None),
+            (0, 0, Some(4), "P", 20, None),
+            (0, 64, Some(2), "P", 60, None),
         ]))
         .unwrap();
         let plugs = a.last_plugs();
-        assert_eq!(ints(&plugs, "pid"), vec![100, 101]);
-        assert_eq!(ints(&plugs, "last_plug_ns"), vec![30, 50]);
+        assert_eq!(ints(&plugs, "pid"), vec![100, 101, 164]);
+        assert_eq!(ints(&plugs, "last_plug_ns"), vec![30, 50, 70]);
     }
 
     /// The batch with its action column as codes into `texts` (as the text scanner hands it).
@@ -726,6 +777,33 @@ mod tests {
         }
         assert_eq!(copies.numbers(), (1000, 1, 1000));
         assert!(copies.words.len() <= 17, "{} words", copies.words.len());
+    }
+
+    #[test]
+    fn a_seq_set_keeps_a_run_of_words_and_the_rest_apart() {
+        let mut set = SeqSet::default();
+        // a run from 640, a small gap it bridges, one past a gap too wide, numbers before the
+        // run, then the run grown over the word the map took
+        let seqs = (640..700).chain(900..910).chain([5000, 100, 101]);
+        let seqs: Vec<i64> = seqs.chain((910..5010).step_by(7)).collect();
+        let mut want: Vec<i64> = seqs.clone();
+        seqs.iter().for_each(|&seq| set.insert(seq));
+        set.insert(i64::MAX);
+        set.insert(i64::MIN);
+        assert!(set.words.contains_key(&(5000 >> 6)), "past a gap: the map");
+        assert!(
+            set.words.contains_key(&(100 >> 6)),
+            "before the run: the map"
+        );
+        assert!(set.run.len() >= (5010 >> 6) - 10, "the run grew over them");
+        want.extend([i64::MAX, i64::MIN]);
+        want.sort_unstable();
+        want.dedup();
+        assert_eq!(set.numbers(), (want.len() as i64, i64::MIN, i64::MAX));
+        // numbers fed after a count are counted with the earlier ones
+        set.insert(641);
+        set.insert(i64::MAX - 1);
+        assert_eq!(set.numbers(), (want.len() as i64 + 1, i64::MIN, i64::MAX));
     }
 
     #[test]
