@@ -26,6 +26,18 @@ from blkscope.ingest import block_events, folder
 _WRITER_USERS = (block_events, folder)
 
 
+def _as_stored(schema: pa.Schema) -> pa.Schema:
+    """The schema a table is stored under: a string column given as codes into strings (the
+    text scanner's action, rwbs and op) is stored as the strings by the core's writer."""
+    fields = [
+        f.with_type(f.type.value_type)
+        if pa.types.is_dictionary(f.type) and pa.types.is_string(f.type.value_type)
+        else f
+        for f in schema
+    ]
+    return pa.schema(fields, metadata=schema.metadata)
+
+
 class MemorySink:
     """One table: counts rows and checks each batch as the Parquet writer would."""
 
@@ -36,7 +48,7 @@ class MemorySink:
     def write(self, table: pa.Table) -> None:
         if not table.num_rows:
             return
-        if not table.schema.equals(self.schema):
+        if not _as_stored(table.schema).equals(self.schema):
             raise ValueError(
                 f"Table schema does not match schema used to create file:\n{table.schema}"
             )

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from hypothesis import assume, event, given, settings
@@ -22,6 +23,9 @@ from blkscope.ingest.blkparse import event_line
 from blkscope.ingest.blkparse.event_line import LineError, parse_event_line, render_event
 from blkscope.ingest.blkparse.text_stream import scan_chunk
 from blkscope.ingest.block_events import ingest_blkparse
+from blkscope.ingest.codes import with_strings
+from blkscope.ingest.events_parquet import EventsParquet
+from blkscope.schemas import EVENTS
 from tests.ingest.test_properties import event_rows
 
 # Bytes that make a line one the scanner must think about: spacing, digits, brackets, letters of
@@ -147,6 +151,26 @@ def test_the_scanner_takes_exactly_the_lines_it_knows(
 @pytest.mark.parametrize("line", EDGES)
 def test_edge_lines(line: bytes) -> None:
     _check_scan([line], True, 1)
+
+
+def test_codes_the_scanner_hands_over_are_stored_as_their_strings(tmp_path: Path) -> None:
+    """The action, rwbs and op come as codes into their strings; the events file written from
+    them is byte for byte the one written from the strings."""
+    lines = [*EDGES, HEAD + b"  Q  WS 1024 + 8 [dd]", HEAD + b"  C  RA 8 + 8 [0]"]
+    table = scan_chunk(b"\n".join(lines) + b"\n", 1, 0).table
+    assert table.num_rows > 5
+    for name in ("action", "rwbs", "op"):
+        assert pa.types.is_dictionary(table.schema.field(name).type), name
+    plain = with_strings(table)
+    for name, events in (("coded", table), ("plain", plain)):
+        writer = EventsParquet(tmp_path / f"{name}.parquet", EVENTS)
+        writer.write_table(events)
+        writer.close()
+    coded = (tmp_path / "coded.parquet").read_bytes()
+    assert coded == (tmp_path / "plain.parquet").read_bytes()
+    stored = pq.read_table(tmp_path / "coded.parquet")
+    assert stored["rwbs"].to_pylist() == plain["rwbs"].to_pylist()
+    assert "WS" in stored["rwbs"].to_pylist()
 
 
 def test_a_split_sector_runs_up_to_a_space(tmp_path: Path) -> None:

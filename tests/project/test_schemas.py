@@ -5,7 +5,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pytest
 
-from blkscope.ingest.codes import events_table
+from blkscope.ingest.codes import events_table, with_strings
 from blkscope.schemas import EVENTS, TABLES, doc_of, field
 
 REQUIRED_EVENT_COLUMNS = [
@@ -56,3 +56,17 @@ def test_events_table_takes_columns_by_name_and_nulls_the_rest() -> None:
     assert table["sector"].null_count == 2
     with pytest.raises(ValueError, match=r"not columns of events: \['cpus'\]"):
         events_table(1, {"cpus": pa.array([1], pa.int32())})
+
+
+def test_events_table_keeps_codes_into_strings() -> None:
+    """The text scanner hands the action, rwbs and op over as codes into their strings: the
+    table keeps them so (its schema says so), and with_strings gives the declared strings."""
+    action = pa.DictionaryArray.from_arrays(pa.array([1, 0, 1], pa.int32()), ["Q", "UT", "C"])
+    table = events_table(3, {"action": action})
+    assert table.schema.field("action").type == pa.dictionary(pa.int32(), pa.string())
+    assert table.schema.field("rwbs").type == pa.string()
+    assert table["action"].to_pylist() == ["UT", "Q", "UT"]
+    plain = with_strings(table)
+    assert plain.schema == EVENTS
+    assert plain["action"].to_pylist() == ["UT", "Q", "UT"]
+    assert with_strings(plain) is plain

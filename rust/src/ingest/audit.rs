@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use crate::arrow_io::keys_within;
 use crate::hash::FastMap;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Int16Type, Int32Type, Int64Type};
@@ -59,7 +60,7 @@ struct Columns<'a> {
     seq: &'a PrimitiveArray<Int64Type>,
     time: &'a PrimitiveArray<Int64Type>,
     pid: &'a PrimitiveArray<Int64Type>,
-    action: &'a StringArray,
+    action: Actions<'a>,
     pc_bytes: &'a ArrayRef,
     pdu: &'a ArrayRef,
 }
@@ -94,9 +95,8 @@ impl<'a> Columns<'a> {
             pid: column("pid")?
                 .as_primitive_opt()
                 .ok_or_else(|| wrong("pid", "int64"))?,
-            action: column("action")?
-                .as_string_opt()
-                .ok_or_else(|| wrong("action", "a string"))?,
+            action: Actions::of(column("action")?)
+                .ok_or_else(|| wrong("action", "a string or codes into strings"))?,
             pc_bytes: column("pc_bytes")?,
             pdu: column("pdu")?,
         };
@@ -114,6 +114,73 @@ impl<'a> Columns<'a> {
             }
         }
         Ok(columns)
+    }
+}
+
+/// The action column: its strings, or codes into them (the text scanner's dictionary array).
+enum Actions<'a> {
+    Texts(&'a StringArray),
+    Codes {
+        keys: &'a [i32],
+        texts: Vec<&'a str>,
+        nulls: usize,
+    },
+}
+
+/// The action column ready to read by row: for codes, each code's `action_key` made once.
+struct ActionKeys<'c, 'a> {
+    actions: &'c Actions<'a>,
+    by_code: Vec<u64>,
+}
+
+impl<'c, 'a> ActionKeys<'c, 'a> {
+    fn new(actions: &'c Actions<'a>, long: &mut Vec<&'a str>) -> Self {
+        let by_code = match actions {
+            Actions::Texts(_) => Vec::new(),
+            Actions::Codes { texts, .. } => texts.iter().map(|t| action_key(t, long)).collect(),
+        };
+        ActionKeys { actions, by_code }
+    }
+
+    /// The row's action and its key.
+    #[inline(always)]
+    fn of(&self, row: usize, long: &mut Vec<&'a str>) -> (&'a str, u64) {
+        match self.actions {
+            Actions::Texts(texts) => {
+                let text = texts.value(row);
+                (text, action_key(text, long))
+            }
+            Actions::Codes { keys, texts, .. } => {
+                let code = keys[row] as usize;
+                (texts[code], self.by_code[code])
+            }
+        }
+    }
+}
+
+impl<'a> Actions<'a> {
+    /// None when the column is neither, or a code is not one of the strings'.
+    fn of(column: &'a ArrayRef) -> Option<Actions<'a>> {
+        if let Some(texts) = column.as_string_opt::<i32>() {
+            return Some(Actions::Texts(texts));
+        }
+        let codes = column.as_dictionary_opt::<Int32Type>()?;
+        let values = codes.values().as_string_opt::<i32>()?;
+        if values.null_count() > 0 || !keys_within(codes.keys(), values.len()) {
+            return None;
+        }
+        Some(Actions::Codes {
+            keys: codes.keys().values(),
+            texts: values.iter().flatten().collect(),
+            nulls: codes.null_count(),
+        })
+    }
+
+    fn null_count(&self) -> usize {
+        match self {
+            Actions::Texts(texts) => texts.null_count(),
+            Actions::Codes { nulls, .. } => *nulls,
+        }
     }
 }
 
@@ -193,10 +260,19 @@ impl Stream {
 /// damaged numbers take a word each: no more than the runs of numbers this replaced.)
 #[derive(Default)]
 struct SeqSet {
+    /// The words from `first` on, one after another: the words of numbers that follow each
+    /// other are found by their place, not by a hash.
+    run: Vec<u64>,
+    first: i64,
+    /// The words outside the run (before it, or past a gap of more than RUN_GAP words).
     words: FastMap<i64, u64>,
-    /// The word numbers are being added to (key, bits), not yet in `words`.
+    /// The word numbers are being added to (key, bits), not yet in `run` or `words`.
     current: Option<(i64, u64)>,
 }
+
+/// Words a number may skip past the run's end and still extend it (a few lost events); past
+/// that it goes to the map, so damaged numbers cannot grow the run without bound.
+const RUN_GAP: usize = 4;
 
 impl SeqSet {
     #[inline(always)]
@@ -207,17 +283,42 @@ impl SeqSet {
             Some((k, bits)) if *k == key => *bits |= bit,
             current => {
                 if let Some((k, bits)) = current.replace((key, bit)) {
-                    *self.words.entry(k).or_default() |= bits;
+                    self.keep(k, bits);
                 }
             }
+        }
+    }
+
+    /// Add a word's bits: in the run when it is in it or just past its end, else in the map.
+    fn keep(&mut self, key: i64, bits: u64) {
+        if self.run.is_empty() {
+            self.first = key;
+        }
+        let at = key
+            .checked_sub(self.first)
+            .and_then(|at| usize::try_from(at).ok())
+            .filter(|&at| at < self.run.len() + RUN_GAP);
+        match at {
+            Some(at) => {
+                if at >= self.run.len() {
+                    self.run.resize(at + 1, 0);
+                }
+                self.run[at] |= bits;
+            }
+            None => *self.words.entry(key).or_default() |= bits,
         }
     }
 
     /// (distinct numbers, first, last); 0s when empty.
     fn numbers(&mut self) -> (i64, i64, i64) {
         if let Some((k, bits)) = self.current.take() {
-            *self.words.entry(k).or_default() |= bits;
+            self.keep(k, bits);
         }
+        // the run joins the map (a word may be in both: the map took it before the run grew)
+        for (at, &bits) in self.run.iter().enumerate().filter(|(_, &b)| b != 0) {
+            *self.words.entry(self.first + at as i64).or_default() |= bits;
+        }
+        self.run.clear();
         let distinct = self.words.values().map(|w| i64::from(w.count_ones())).sum();
         // the lowest number is the lowest word's lowest bit, the highest the highest word's
         let first = self.words.iter().min_by_key(|(k, _)| **k);
@@ -236,8 +337,10 @@ pub struct Audit {
     unnumbered: Vec<String>,
     streams: Vec<(StreamKey, Stream)>,
     stream_index: FastMap<StreamKey, usize>,
-    /// pid -> the latest time of its P events.
-    last_plugs: FastMap<i64, i64>,
+    /// (pid, the latest time of its P events), in the order first plugged.
+    last_plugs: Vec<(i64, i64)>,
+    /// pid -> its place in last_plugs.
+    plug_index: FastMap<i64, usize>,
 }
 
 impl Audit {
@@ -249,7 +352,8 @@ impl Audit {
             unnumbered,
             streams: Vec::new(),
             stream_index: FastMap::default(),
-            last_plugs: FastMap::default(),
+            last_plugs: Vec::new(),
+            plug_index: FastMap::default(),
         }
     }
 
@@ -264,6 +368,7 @@ impl Audit {
         let mut keys: Vec<(GroupKey, &str)> = Vec::new();
         let mut found: Vec<Group> = Vec::new();
         let mut streams: Index<StreamKey> = Index::new();
+        let mut plugs: Index<i64> = Index::new();
         let mut long_actions = Vec::new();
         let unnumbered: Vec<u64> = self
             .unnumbered
@@ -272,16 +377,16 @@ impl Audit {
             .collect();
         let plug = action_key("P", &mut long_actions);
         let seq_nulls = c.seq.null_count() > 0;
+        let actions = ActionKeys::new(&c.action, &mut long_actions);
         for row in 0..batch.len() {
             let plain = all_plain || (c.pc_bytes.is_null(row) && c.pdu.is_null(row));
-            let action = c.action.value(row);
+            let (action, action_code) = actions.of(row, &mut long_actions);
             let (input_id, major, minor) = (
                 c.input_id.value(row),
                 c.major.value(row),
                 c.minor.value(row),
             );
             let time = c.time.value(row);
-            let action_code = action_key(action, &mut long_actions);
             let key = (input_id, major, minor, action_code, plain);
             let slot = (action_code as usize)
                 ^ (action_code >> 52) as usize
@@ -302,7 +407,16 @@ impl Audit {
             g.last_ns = g.last_ns.max(time);
             // (a pid is never null as stored; a batch made by hand may leave it so)
             if action_code == plug && c.pid.is_valid(row) {
-                let last = self.last_plugs.entry(c.pid.value(row)).or_insert(time);
+                let pid = c.pid.value(row);
+                let (index, all) = (&mut self.plug_index, &mut self.last_plugs);
+                // (a P in every few events, from a few tasks: the cache spares the hash)
+                let at = plugs.get(pid, pid as usize, || {
+                    *index.entry(pid).or_insert_with(|| {
+                        all.push((pid, time));
+                        all.len() - 1
+                    })
+                });
+                let last = &mut self.last_plugs[at].1;
                 *last = (*last).max(time);
             }
             if (seq_nulls && c.seq.is_null(row)) || unnumbered.contains(&action_code) {
@@ -329,7 +443,7 @@ impl Audit {
 
     /// (pid, time of its last P) per task that plugged, by pid.
     pub fn last_plugs(&self) -> Vec<(&'static str, ArrayRef)> {
-        let mut plugs: Vec<(i64, i64)> = self.last_plugs.iter().map(|(&p, &t)| (p, t)).collect();
+        let mut plugs = self.last_plugs.clone();
         plugs.sort_unstable();
         vec![
             (
@@ -515,11 +629,64 @@ mod tests {
             (0, 0, Some(3), "P", 10, None),
             (0, 2, Some(1), "UT", 95, None),
             (0, 2, Some(2), "PX", 99, None),
+            // pid 164 takes pid 100's cache slot, then 100 takes it back
+            (0, 64, Some(1), "P", 70, None),
+            (0, 0, Some(4), "P", 20, None),
+            (0, 64, Some(2), "P", 60, None),
         ]))
         .unwrap();
         let plugs = a.last_plugs();
-        assert_eq!(ints(&plugs, "pid"), vec![100, 101]);
-        assert_eq!(ints(&plugs, "last_plug_ns"), vec![30, 50]);
+        assert_eq!(ints(&plugs, "pid"), vec![100, 101, 164]);
+        assert_eq!(ints(&plugs, "last_plug_ns"), vec![30, 50, 70]);
+    }
+
+    /// The batch with its action column as codes into `texts` (as the text scanner hands it).
+    fn with_action_codes(b: &StructArray, texts: &[&str], keys: Vec<Option<i32>>) -> StructArray {
+        // SAFETY: not safe for every reader: a test's keys may lie outside the texts on
+        // purpose, and the audit must refuse them without reading them
+        let codes = unsafe {
+            arrow_array::DictionaryArray::<Int32Type>::new_unchecked(
+                Int32Array::from(keys),
+                Arc::new(StringArray::from(texts.to_vec())),
+            )
+        };
+        let (fields, mut columns, nulls) = b.clone().into_parts();
+        let at = fields.iter().position(|f| f.name() == "action").unwrap();
+        columns[at] = Arc::new(codes);
+        let fields: Vec<_> = fields
+            .iter()
+            .zip(&columns)
+            .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), true))
+            .collect();
+        StructArray::new(fields.into(), columns, nulls)
+    }
+
+    #[test]
+    fn actions_as_codes_count_as_the_strings_do() {
+        let rows = [
+            (0, 0, Some(1), "Q", 50, None),
+            (0, 1, Some(1), "P", 10, None),
+            (0, 0, Some(2), "m", 20, None),
+            (0, 0, Some(3), "Q", 70, None),
+        ];
+        let texts = ["C", "Q", "P", "m", "Q"];
+        let keys = vec![Some(4), Some(2), Some(3), Some(1)];
+        let strings = batch(&rows);
+        let codes = with_action_codes(&strings, &texts, keys);
+        let (mut by_strings, mut by_codes) = (audit(), audit());
+        let want = by_strings.add(&strings).unwrap();
+        let got = by_codes.add(&codes).unwrap();
+        for ((name, want), (_, got)) in want.iter().zip(&got) {
+            assert_eq!(want.to_data(), got.to_data(), "{name}");
+        }
+        let (want, got) = (by_strings.streams(), by_codes.streams());
+        assert_eq!(ints(&want, "events"), ints(&got, "events"));
+        assert_eq!(ints(&got, "events"), vec![2, 1], "m is unnumbered");
+        assert_eq!(ints(&by_codes.last_plugs(), "pid"), vec![101]);
+        let outside = with_action_codes(&strings, &texts, vec![Some(5), Some(0), Some(0), Some(0)]);
+        assert!(audit().add(&outside).is_err());
+        let null = with_action_codes(&strings, &texts, vec![None, Some(0), Some(0), Some(0)]);
+        assert!(audit().add(&null).is_err());
     }
 
     #[test]
@@ -610,6 +777,33 @@ mod tests {
         }
         assert_eq!(copies.numbers(), (1000, 1, 1000));
         assert!(copies.words.len() <= 17, "{} words", copies.words.len());
+    }
+
+    #[test]
+    fn a_seq_set_keeps_a_run_of_words_and_the_rest_apart() {
+        let mut set = SeqSet::default();
+        // a run from 640, a small gap it bridges, one past a gap too wide, numbers before the
+        // run, then the run grown over the word the map took
+        let seqs = (640..700).chain(900..910).chain([5000, 100, 101]);
+        let seqs: Vec<i64> = seqs.chain((910..5010).step_by(7)).collect();
+        let mut want: Vec<i64> = seqs.clone();
+        seqs.iter().for_each(|&seq| set.insert(seq));
+        set.insert(i64::MAX);
+        set.insert(i64::MIN);
+        assert!(set.words.contains_key(&(5000 >> 6)), "past a gap: the map");
+        assert!(
+            set.words.contains_key(&(100 >> 6)),
+            "before the run: the map"
+        );
+        assert!(set.run.len() >= (5010 >> 6) - 10, "the run grew over them");
+        want.extend([i64::MAX, i64::MIN]);
+        want.sort_unstable();
+        want.dedup();
+        assert_eq!(set.numbers(), (want.len() as i64, i64::MIN, i64::MAX));
+        // numbers fed after a count are counted with the earlier ones
+        set.insert(641);
+        set.insert(i64::MAX - 1);
+        assert_eq!(set.numbers(), (want.len() as i64 + 1, i64::MIN, i64::MAX));
     }
 
     #[test]

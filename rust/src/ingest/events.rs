@@ -1,11 +1,12 @@
 //! Rows of the events table (schemas/events.py declares it), built column by column: the
 //! columns both readers, blkparse text and blktrace binaries, fill.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use arrow_array::types::{ArrowPrimitiveType, Int32Type, Int64Type};
 use arrow_array::{
-    ArrayRef, BooleanArray, Int16Array, Int32Array, Int64Array, PrimitiveArray, StringArray,
+    ArrayRef, BooleanArray, DictionaryArray, Int16Array, Int32Array, Int64Array, PrimitiveArray,
+    StringArray,
 };
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
@@ -212,6 +213,72 @@ fn texts_of(codes: &[u8], table: &[(usize, [u8; 8]); 256]) -> ArrayRef {
     Arc::new(unsafe { StringArray::new_unchecked(offsets, bytes.into(), None) })
 }
 
+/// How `EventColumns::finish` hands over the action, rwbs and op columns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Vocabulary {
+    /// As the strings they stand for.
+    Texts,
+    /// As dictionary arrays of each row's code into the strings: no string is written per row,
+    /// and the Parquet writer stores them as the strings, looking a string up once per code
+    /// instead of once per row.
+    Codes,
+}
+
+/// The action letters, by an action's index in Action::ALL.
+static ACTION_TEXTS: LazyLock<Vec<String>> =
+    LazyLock::new(|| Action::ALL.iter().map(|a| a.letters().into()).collect());
+
+/// The RWBS texts, by RWBS code.
+static RWBS_TEXTS: LazyLock<Vec<String>> =
+    LazyLock::new(|| (0..128).map(|c| Rwbs::from_code(c).text()).collect());
+
+/// The op letters, by RWBS code.
+static OP_TEXTS: LazyLock<Vec<String>> = LazyLock::new(|| {
+    (0..128)
+        .map(|c| Rwbs::from_code(c).op.letter().into())
+        .collect()
+});
+
+/// Each row's code as a dictionary array into `vocabulary` (every code below its length).
+fn vocabulary_codes(keys: &Int32Array, vocabulary: &[String]) -> ArrayRef {
+    debug_assert!(keys
+        .values()
+        .iter()
+        .all(|&k| (k as usize) < vocabulary.len()));
+    let values: ArrayRef = Arc::new(StringArray::from_iter_values(vocabulary));
+    // SAFETY: every key is a code of the vocabulary, so below its length, and none is null
+    Arc::new(unsafe { DictionaryArray::<Int32Type>::new_unchecked(keys.clone(), values) })
+}
+
+/// A column of small codes as dictionary keys.
+fn keys_of(codes: &[u8]) -> Int32Array {
+    Int32Array::from_iter_values(codes.iter().map(|&c| i32::from(c)))
+}
+
+/// The action, rwbs and op columns of rows whose action and RWBS codes are these.
+fn vocabulary_columns(
+    action: &[u8],
+    rwbs: &[u8],
+    vocabulary: Vocabulary,
+) -> [(&'static str, ArrayRef); 3] {
+    match vocabulary {
+        Vocabulary::Texts => [
+            ("action", vocabulary_texts(action, &ACTION_TEXTS)),
+            ("rwbs", vocabulary_texts(rwbs, &RWBS_TEXTS)),
+            ("op", vocabulary_texts(rwbs, &OP_TEXTS)),
+        ],
+        Vocabulary::Codes => {
+            // (rwbs and op share their keys: both are looked up by the RWBS code)
+            let rwbs_keys = keys_of(rwbs);
+            [
+                ("action", vocabulary_codes(&keys_of(action), &ACTION_TEXTS)),
+                ("rwbs", vocabulary_codes(&rwbs_keys, &RWBS_TEXTS)),
+                ("op", vocabulary_codes(&rwbs_keys, &OP_TEXTS)),
+            ]
+        }
+    }
+}
+
 /// Each row's flag of its RWBS code.
 fn flags(codes: &[u8], flag: impl Fn(Rwbs) -> bool) -> ArrayRef {
     let bits = bits_where(codes, |c| flag(Rwbs::from_code(c)));
@@ -357,17 +424,18 @@ impl EventColumns {
     }
 
     /// The columns by their events-table names, with `source` and `input_id` the same on
-    /// every row.
-    pub fn finish(self, source: &str, input_id: i16) -> Vec<(&'static str, ArrayRef)> {
+    /// every row; the action, rwbs and op columns as `vocabulary` says.
+    pub fn finish(
+        self,
+        source: &str,
+        input_id: i16,
+        vocabulary: Vocabulary,
+    ) -> Vec<(&'static str, ArrayRef)> {
         let rows = self.len();
         let action = self.action.finish(rows);
         let rwbs = self.rwbs.finish(rows);
         let present = self.present.finish(rows);
-        let letters: Vec<String> = Action::ALL.iter().map(|a| a.letters().into()).collect();
-        let rwbs_texts: Vec<String> = (0..128).map(|c| Rwbs::from_code(c).text()).collect();
-        let ops: Vec<String> = (0..128)
-            .map(|c| Rwbs::from_code(c).op.letter().into())
-            .collect();
+        let [action, rwbs_text, op] = vocabulary_columns(&action, &rwbs, vocabulary);
         vec![
             (
                 "dev_major",
@@ -384,9 +452,9 @@ impl EventColumns {
                 Arc::new(Int64Array::from(self.time_ns.finish(rows))),
             ),
             ("pid", Arc::new(Int64Array::from(self.pid.finish(rows)))),
-            ("action", vocabulary_texts(&action, &letters)),
-            ("rwbs", vocabulary_texts(&rwbs, &rwbs_texts)),
-            ("op", vocabulary_texts(&rwbs, &ops)),
+            action,
+            rwbs_text,
+            op,
             ("flush", flags(&rwbs, |r| r.preflush)),
             ("fua", flags(&rwbs, |r| r.fua)),
             ("readahead", flags(&rwbs, |r| r.readahead)),
@@ -480,7 +548,7 @@ mod tests {
         cols.push(&event(1, Some("dd")));
         cols.push(&event(2, None));
         let cols_end = cols.largest_sector_end();
-        let out = cols.finish("blkparse", 3);
+        let out = cols.finish("blkparse", 3, Vocabulary::Texts);
         let get = |name: &str| out.iter().find(|(n, _)| *n == name).unwrap().1.clone();
         assert_eq!(strings(&out, "action"), vec![Some("UT".into()); 2]);
         assert_eq!(
@@ -509,12 +577,66 @@ mod tests {
     }
 
     #[test]
+    fn codes_stand_for_the_texts() {
+        let mut rows = Vec::new();
+        for (k, action) in [Action::Queue, Action::UnplugTimer, Action::Complete]
+            .into_iter()
+            .enumerate()
+        {
+            let rwbs = Rwbs {
+                readahead: k == 1,
+                ..Rwbs::plain(if k == 2 { Op::Read } else { Op::Write })
+            };
+            rows.push(Event {
+                action,
+                rwbs,
+                ..event(k as i64, Some("fio"))
+            });
+        }
+        let finished = |vocabulary| {
+            let mut cols = EventColumns::with_capacity(1, 0);
+            rows.iter().for_each(|e| cols.push(e));
+            cols.finish("blkparse", 0, vocabulary)
+        };
+        let (texts, codes) = (finished(Vocabulary::Texts), finished(Vocabulary::Codes));
+        assert_eq!(
+            strings(&texts, "action"),
+            ["Q", "UT", "C"].map(|s| Some(s.into()))
+        );
+        assert_eq!(
+            strings(&texts, "rwbs"),
+            ["W", "WA", "R"].map(|s| Some(s.into()))
+        );
+        for ((name, text), (_, code)) in texts.iter().zip(&codes) {
+            if !["action", "rwbs", "op"].contains(name) {
+                assert_eq!(text.to_data(), code.to_data(), "{name}");
+                continue;
+            }
+            let code = code
+                .as_any()
+                .downcast_ref::<DictionaryArray<Int32Type>>()
+                .unwrap();
+            let values = code
+                .values()
+                .as_any()
+                .downcast_ref::<StringArray>()
+                .unwrap();
+            let decoded: Vec<Option<String>> = code
+                .keys()
+                .iter()
+                .map(|k| k.map(|k| values.value(k as usize).into()))
+                .collect();
+            assert_eq!(decoded, strings(&texts, name), "{name}");
+        }
+    }
+
+    #[test]
     fn columns_grow_past_the_room_made() {
         let mut cols = EventColumns::with_capacity(1, 0);
         for k in 0..100 {
             cols.push(&event(k, if k % 3 == 0 { None } else { Some("fio") }));
         }
-        let out = cols.finish("blkparse", 0);
+        let out = cols.finish("blkparse", 0, Vocabulary::Texts);
         let get = |name: &str| out.iter().find(|(n, _)| *n == name).unwrap().1.clone();
         let line_no = get("line_no");
         let line_no = line_no.as_any().downcast_ref::<Int64Array>().unwrap();

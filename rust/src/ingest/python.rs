@@ -15,6 +15,7 @@ use super::blkparse_text::scan_chunk;
 use super::blktrace::problem::Problem;
 use super::blktrace::record::record_offsets;
 use super::blktrace::{FileProblem, Trace};
+use super::events::Vocabulary;
 use super::ftrace_bin::{index_records, renumbered};
 use super::parquet::{ParquetFile, ParquetReader, ReadError, ValueEncoding, WriteError};
 use crate::arrow_io::{import_batch, import_primitive, import_schema, ArrowBatch};
@@ -70,7 +71,11 @@ fn scan_blkparse_text(
         let scanned = scan_chunk(bytes, first_line);
         let largest_sector_end = scanned.events.largest_sector_end();
         (
-            ArrowBatch::from_columns(scanned.events.finish("blkparse", input_id)),
+            ArrowBatch::from_columns(scanned.events.finish(
+                "blkparse",
+                input_id,
+                Vocabulary::Codes,
+            )),
             ArrowBatch::from_columns(scanned.slow.columns()),
             scanned.lines,
             largest_sector_end,

@@ -27,12 +27,33 @@ def nulls(n: int, type_: pa.DataType) -> pa.Array:
 
 def events_table(n: int, columns: Mapping[str, pa.Array]) -> pa.Table:
     """An events table (schemas.EVENTS) of n rows from its columns by name; a column not given
-    is all null. A name the schema does not declare is a bug, not a column to drop."""
+    is all null. A name the schema does not declare is a bug, not a column to drop. A string
+    column may come as codes into its strings (a dictionary array, as the text scanner hands
+    over the action, rwbs and op): it stays so, and the table's schema says so; the events
+    writer stores it as the strings."""
     unknown = set(columns).difference(EVENTS.names)
     if unknown:
         raise ValueError(f"not columns of events: {sorted(unknown)}")
     arrays = [columns[f.name] if f.name in columns else nulls(n, f.type) for f in EVENTS]
-    return pa.Table.from_arrays(arrays, schema=EVENTS)
+    fields = [_as_given(f, a.type) for f, a in zip(EVENTS, arrays, strict=True)]
+    return pa.Table.from_arrays(arrays, schema=pa.schema(fields, metadata=EVENTS.metadata))
+
+
+def _as_given(declared: pa.Field, given: pa.DataType) -> pa.Field:
+    """The field as declared, or as codes into its values when they are given so."""
+    if pa.types.is_dictionary(given) and given.value_type == declared.type:
+        return declared.with_type(given)
+    return declared
+
+
+def with_strings(events: pa.Table) -> pa.Table:
+    """An events table with every column of the type schemas.EVENTS declares (codes into
+    strings made the strings): for computing on them, or joining tables not coded alike."""
+    for at, given in enumerate(events.schema):
+        if pa.types.is_dictionary(given.type):
+            declared = EVENTS.field(given.name)
+            events = events.set_column(at, declared, events.column(at).cast(declared.type))
+    return events
 
 
 def _ends(table: pa.Table, name: str, length_column: str | None) -> pa.ChunkedArray:

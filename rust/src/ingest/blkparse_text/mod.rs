@@ -12,6 +12,8 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, Int64Array};
 use memchr::memchr;
 
+#[cfg(test)]
+use super::events::Vocabulary;
 use super::events::{Event, EventColumns};
 use header::{columns_in_place, parse_header, Header};
 use printf::printable_end;
@@ -281,12 +283,15 @@ mod tests {
                     chunk.push(b'\n');
                     chunk.extend_from_slice(line);
                     for data in [&chunk[..], &chunk[..chunk.len() - 1 - line.len()]] {
-                        let scanned = scan_chunk(data, 1).events.finish("blkparse", 0);
+                        let scanned =
+                            scan_chunk(data, 1)
+                                .events
+                                .finish("blkparse", 0, Vocabulary::Texts);
                         let mut alone = EventColumns::with_capacity(2, 0);
                         for event in scan_line_by_line(data).iter().flatten() {
                             alone.push(event);
                         }
-                        let alone = alone.finish("blkparse", 0);
+                        let alone = alone.finish("blkparse", 0, Vocabulary::Texts);
                         for ((name, got), (_, want)) in scanned.iter().zip(&alone) {
                             assert!(
                                 got.to_data() == want.to_data(),
@@ -361,7 +366,7 @@ mod tests {
                 let scanned = scan_chunk(chunk, lines + 1);
                 lines += scanned.lines;
                 rows += scanned.events.len();
-                std::hint::black_box(scanned.events.finish("blkparse", 0));
+                std::hint::black_box(scanned.events.finish("blkparse", 0, Vocabulary::Codes));
             }
             let seconds = cpu_seconds() - clock;
             let speed = lines as f64 / seconds / 1e6;

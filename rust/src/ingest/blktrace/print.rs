@@ -12,7 +12,7 @@ use super::notes::up_to_nul;
 use super::problem::Problem;
 use super::record::{category, BlkIoTrace, Record, RecordKind};
 use crate::ingest::action::Action;
-use crate::ingest::events::{Event, EventColumns};
+use crate::ingest::events::{Event, EventColumns, Vocabulary};
 use crate::ingest::rwbs::{Op, Rwbs};
 
 const INT32_MAX: u64 = i32::MAX as u64;
@@ -271,7 +271,7 @@ impl Printer<'_> {
         if let Some(problem) = checks.first_problem() {
             return Err(problem);
         }
-        let mut columns = events.finish("blktrace", self.input_id);
+        let mut columns = events.finish("blktrace", self.input_id, Vocabulary::Texts);
         columns.extend(only.finish());
         Ok(columns)
     }

@@ -313,21 +313,28 @@ fn strings_of_codes(array: &ArrayRef, scratch: &mut Scratch) -> usize {
     remap.resize(values.len(), NO_CODE);
     let codes = &mut scratch.codes;
     codes.clear();
-    let mut add = |k: i32| {
-        let slot = &mut remap[k as usize];
-        if *slot == NO_CODE {
-            *slot = dictionary.index(values.value(k as usize).as_bytes());
-        }
-        codes.push(*slot);
-    };
     match keys.nulls() {
-        None => keys.values().iter().for_each(|&k| add(k)),
-        Some(nulls) => keys
-            .values()
-            .iter()
-            .zip(nulls.iter())
-            .filter(|(_, valid)| *valid)
-            .for_each(|(&k, _)| add(k)),
+        None => {
+            // two tight loops: the codes in the order first seen, then every row's index (a
+            // lookup and a store a row, where one loop doing both cost several times that)
+            for &k in keys.values() {
+                let slot = &mut remap[k as usize];
+                if *slot == NO_CODE {
+                    *slot = dictionary.index(values.value(k as usize).as_bytes());
+                }
+            }
+            codes.extend(keys.values().iter().map(|&k| remap[k as usize]));
+        }
+        Some(nulls) => {
+            let present = keys.values().iter().zip(nulls.iter()).filter(|(_, v)| *v);
+            for (&k, _) in present {
+                let slot = &mut remap[k as usize];
+                if *slot == NO_CODE {
+                    *slot = dictionary.index(values.value(k as usize).as_bytes());
+                }
+                codes.push(*slot);
+            }
+        }
     }
     indices_of(dictionary, scratch)
 }
@@ -658,6 +665,28 @@ mod tests {
         assert_eq!(scratch.dictionary, vec![1, 0, 0, 0, b'Q', 1, 0, 0, 0, b'D']);
         // bit width 1, one bit-packed group: 0 1 0
         assert_eq!(scratch.data, vec![1, 3, 0b010]);
+    }
+
+    #[test]
+    fn codes_without_nulls_are_stored_as_their_strings_are() {
+        use arrow_array::DictionaryArray;
+        let vocabulary = StringArray::from(vec!["C", "Q", "UT", "Q", "D"]);
+        let keys: Vec<i32> = (0..100).map(|k| [2, 1, 1, 3, 4, 1][k % 6]).collect();
+        let strings: ArrayRef = Arc::new(
+            keys.iter()
+                .map(|&k| Some(vocabulary.value(k as usize)))
+                .collect::<StringArray>(),
+        );
+        let codes = DictionaryArray::<Int32Type>::try_new(keys.into(), Arc::new(vocabulary));
+        let codes: ArrayRef = Arc::new(codes.unwrap());
+        let s = spec(DataType::Utf8, false, ValueEncoding::Dictionary);
+        let mut scratch = Scratch::default();
+        let from_codes = encode_chunk(&s, &codes, &mut scratch);
+        let (page, data) = (scratch.dictionary.clone(), scratch.data.clone());
+        encode_chunk(&s, &strings, &mut scratch);
+        assert_eq!((&page, &data), (&scratch.dictionary, &scratch.data));
+        assert_eq!(from_codes.dictionary_entries, Some(3), "UT, Q, D");
+        assert_eq!(&page[..6], &[2, 0, 0, 0, b'U', b'T']);
     }
 
     #[test]

@@ -22,7 +22,12 @@ from blkscope.ingest.blkparse.event_line import (
     valid_text,
 )
 from blkscope.ingest.blkparse.summary_blocks import SummaryParser
-from blkscope.ingest.codes import events_table, first_sector_past_end, past_last_sector_rows
+from blkscope.ingest.codes import (
+    events_table,
+    first_sector_past_end,
+    past_last_sector_rows,
+    with_strings,
+)
 from blkscope.ingest.sources import (
     MAX_LINE_BYTES,
     Source,
@@ -105,7 +110,8 @@ class BlkparseTextParser:
         self.summary.orphans.clear()
         result.errors.sort(key=lambda err: int(err["line_no"]))
         if rows:
-            merged = pa.concat_tables([result.events, pa.Table.from_pylist(rows, schema=EVENTS)])
+            slow = pa.Table.from_pylist(rows, schema=EVENTS)
+            merged = pa.concat_tables([with_strings(result.events), slow])
             import pyarrow.compute as pc  # (slow to import; most inputs never need it)
 
             result.events = merged.take(pc.sort_indices(merged["line_no"]))

@@ -7,6 +7,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from blkscope.concepts import arrow_writeback_queue
+from blkscope.ingest.codes import with_strings
 from blkscope.units import NS_PER_S
 
 SECOND = NS_PER_S
@@ -23,6 +24,7 @@ class TraceDigest:
 
     def add(self, events: pa.Table) -> None:
         """Keep the writeback writes' queue events and every completion of a chunk."""
+        events = with_strings(events)  # (chunks coded alike or not are joined later)
         cols = ["time_ns", "dev_major", "dev_minor", "sector"]
         self._flusher.append(events.filter(arrow_writeback_queue(events)).select(cols))
         done = pc.equal(events["action"], "C")
