@@ -358,10 +358,11 @@ pub struct Pass {
     pub depth: DepthWalk,
     pub stage_counts: StageCounts,
 
-    /// Rows written, waiting to be taken by Python.
+    /// Rows written, waiting to become columns (handover.rs: a few chunks at a time).
     pub request_rows: Vec<RequestRow>,
     /// Requests without D whose kind waits for the orphan verdict (after the pass).
     pub held: Vec<HeldRequest>,
+    /// Bios written, waiting as `request_rows` do.
     pub bio_rows: Vec<BioRow>,
 }
 
