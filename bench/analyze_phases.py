@@ -21,7 +21,6 @@ import threading
 import time
 from pathlib import Path
 
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # this checkout's blkscope
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: idle BLAS threads spin
 
 import duckdb

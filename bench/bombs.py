@@ -236,7 +236,7 @@ def _command(step: str, source: Path, out: Path) -> list[str]:
 def run_step(step: str, source: Path, out: Path) -> dict[str, object]:
     """`blkscope STEP ...` in a child (ingest SOURCE into OUT, analyze OUT, report on OUT):
     exit code, wall seconds, peak RSS."""
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = dict(os.environ)  # the blkscope this interpreter imports, as bench.py times
     start = time.monotonic()
     proc = subprocess.Popen(
         [sys.executable, "-m", "blkscope.cli", *_command(step, source, out)],

@@ -18,7 +18,6 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(1, str(Path(__file__).resolve().parent.parent))  # this checkout's blkscope
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as the CLI does: idle BLAS threads spin
 
 from blkscope.analyze.build import caches_plug_time
