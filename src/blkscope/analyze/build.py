@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -201,6 +202,15 @@ def _build_tables(
     register(con, done, needed, source=str(dataset))  # the modules over the statistics
 
 
+def duckdb_threads() -> int:
+    """DuckDB's workers for an analysis: every core this process may use but one. The analysis
+    keeps a thread of its own busy beside DuckDB's (the streaming pass, or a second statistic
+    on its own cursor), and on a core shared with it DuckDB's parallel plans cost more CPU,
+    splitting and merging partial results, than they save in wall time."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cores or 1) - 1)
+
+
 def caches_plug_time(manifest: dict[str, Any]) -> bool:
     """Whether the traced kernel stamps a plug's requests with one cached time (Linux >= 6.9);
     assumed when the capture did not record its kernel release."""
@@ -247,6 +257,7 @@ def _analyze_into(
     ingested = [name for name in current.tables if name not in analysis_tables()]
     con = connect(dataset, current, ingested, done, step_modules())
     spill = bound_memory(con, dataset)
+    con.execute(f"SET threads = {duckdb_threads()}")
     steps = _Steps(progress, update.out.name)
     arguments = {"interval_ns": interval_ns, "origin_ns": origin_ns}
     _build_tables(con, done, dataset, manifest, arguments, steps, progress)
