@@ -11,7 +11,7 @@ use arrow_array::{
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
 use super::action::Action;
-use super::rwbs::Rwbs;
+use super::rwbs::{Rwbs, FLAG_BITS};
 
 /// One event as blkparse prints it: the header, then what its action prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,8 +35,8 @@ pub struct Event<'a> {
 }
 
 /// Which of a row's optional columns hold a value: one bit each, a byte per row. The
-/// validity of each column is made from these bytes at the end, in one pass per column, not
-/// a bit at a time as the rows come.
+/// validity of every column is made from these bytes at the end, in one pass for all of them
+/// (`bit_planes`), not a bit at a time as the rows come.
 #[derive(Clone, Copy)]
 enum Present {
     Sector = 1,
@@ -48,6 +48,16 @@ enum Present {
 }
 
 impl Present {
+    /// Every column's bit, in the order `EventColumns::finish` takes their validity.
+    const ALL: [Present; 6] = [
+        Present::Sector,
+        Present::Nsectors,
+        Present::SplitSector,
+        Present::Error,
+        Present::Comm,
+        Present::Depth,
+    ];
+
     /// The bits of an event's values.
     #[inline(always)]
     fn of(e: &Event<'_>) -> u8 {
@@ -60,14 +70,11 @@ impl Present {
             | bit(e.depth.is_some(), Present::Depth)
     }
 
-    /// The validity of this column over rows whose bytes are `present`: none when every row
-    /// has a value.
-    fn validity(self, present: &[u8]) -> Option<NullBuffer> {
-        let bit = self as u8;
-        if present.iter().all(|&p| p & bit != 0) {
-            return None;
-        }
-        Some(NullBuffer::new(bits_where(present, |p| p & bit != 0)))
+    /// The validity of each column over rows whose bytes are `present`, in `ALL`'s order:
+    /// none for a column with a value on every row.
+    fn validities(present: &[u8]) -> [Option<NullBuffer>; 6] {
+        bit_planes(present, Present::ALL.map(|p| p as u8))
+            .map(|bits| (bits.count_set_bits() != bits.len()).then(|| NullBuffer::new(bits)))
     }
 }
 
@@ -279,24 +286,58 @@ fn vocabulary_columns(
     }
 }
 
-/// Each row's flag of its RWBS code.
-fn flags(codes: &[u8], flag: impl Fn(Rwbs) -> bool) -> ArrayRef {
-    let bits = bits_where(codes, |c| flag(Rwbs::from_code(c)));
-    Arc::new(BooleanArray::new(bits, None))
+/// For each of `masks`, one bit per byte of `bytes`, set where the byte has the mask's bits:
+/// every mask in the same pass, 64 bytes a word.
+fn bit_planes<const N: usize>(bytes: &[u8], masks: [u8; N]) -> [BooleanBuffer; N] {
+    let words = bytes.len().div_ceil(64);
+    let mut planes: [Vec<u64>; N] = std::array::from_fn(|_| Vec::with_capacity(words));
+    let mut chunks = bytes.chunks_exact(64);
+    for block in &mut chunks {
+        let block: &[u8; 64] = block.try_into().expect("a chunk of 64 bytes");
+        for (plane, word) in planes.iter_mut().zip(block_words(block, &masks)) {
+            plane.push(word);
+        }
+    }
+    if !chunks.remainder().is_empty() {
+        // the last rows padded with zeros: bits past the last row are clear
+        let mut block = [0u8; 64];
+        block[..chunks.remainder().len()].copy_from_slice(chunks.remainder());
+        for (plane, word) in planes.iter_mut().zip(block_words(&block, &masks)) {
+            plane.push(word);
+        }
+    }
+    planes.map(|words| BooleanBuffer::new(Buffer::from_vec(words), 0, bytes.len()))
 }
 
-/// One bit per byte of `codes`, set where `set` holds it: 64 rows a word, in a loop with no
-/// index to check, which the compiler makes vector compares of (collect_bool's is not).
-fn bits_where(codes: &[u8], set: impl Fn(u8) -> bool) -> BooleanBuffer {
-    let mut words = Vec::with_capacity(codes.len().div_ceil(64));
-    for chunk in codes.chunks(64) {
-        let mut word = 0u64;
-        for (k, &c) in chunk.iter().enumerate() {
-            word |= u64::from(set(c)) << k;
-        }
-        words.push(word);
+/// Each mask's word of a block of 64 bytes: bit k set where byte k has the mask's bits.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn block_words<const N: usize>(block: &[u8; 64], masks: &[u8; N]) -> [u64; N] {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8, _mm_set1_epi8,
+    };
+    // SAFETY: SSE2 is part of every x86_64; each load reads 16 of the block's 64 bytes
+    unsafe {
+        let lanes: [__m128i; 4] =
+            std::array::from_fn(|k| _mm_loadu_si128(block.as_ptr().add(16 * k).cast()));
+        masks.map(|mask| {
+            let mask = _mm_set1_epi8(mask as i8);
+            lanes.iter().enumerate().fold(0u64, |word, (k, &lane)| {
+                let hit = _mm_cmpeq_epi8(_mm_and_si128(lane, mask), mask);
+                word | u64::from(_mm_movemask_epi8(hit) as u16) << (16 * k)
+            })
+        })
     }
-    BooleanBuffer::new(Buffer::from_vec(words), 0, codes.len())
+}
+
+/// Each mask's word of a block of 64 bytes: bit k set where byte k has the mask's bits.
+#[cfg(not(target_arch = "x86_64"))]
+fn block_words<const N: usize>(block: &[u8; 64], masks: &[u8; N]) -> [u64; N] {
+    masks.map(|mask| {
+        block.iter().enumerate().fold(0u64, |word, (k, &b)| {
+            word | u64::from(b & mask == mask) << k
+        })
+    })
 }
 
 /// The shared columns of many events.
@@ -436,6 +477,9 @@ impl EventColumns {
         let rwbs = self.rwbs.finish(rows);
         let present = self.present.finish(rows);
         let [action, rwbs_text, op] = vocabulary_columns(&action, &rwbs, vocabulary);
+        let [flush, fua, readahead, sync, meta] = bit_planes(&rwbs, FLAG_BITS)
+            .map(|bits| Arc::new(BooleanArray::new(bits, None)) as ArrayRef);
+        let [sector, nsectors, split_sector, error, comm, depth] = Present::validities(&present);
         vec![
             (
                 "dev_major",
@@ -455,37 +499,17 @@ impl EventColumns {
             action,
             rwbs_text,
             op,
-            ("flush", flags(&rwbs, |r| r.preflush)),
-            ("fua", flags(&rwbs, |r| r.fua)),
-            ("readahead", flags(&rwbs, |r| r.readahead)),
-            ("sync", flags(&rwbs, |r| r.sync)),
-            ("meta", flags(&rwbs, |r| r.meta)),
-            (
-                "sector",
-                self.sector.finish(rows, Present::Sector.validity(&present)),
-            ),
-            (
-                "nsectors",
-                self.nsectors
-                    .finish(rows, Present::Nsectors.validity(&present)),
-            ),
-            (
-                "split_sector",
-                self.split_sector
-                    .finish(rows, Present::SplitSector.validity(&present)),
-            ),
-            (
-                "error",
-                self.error.finish(rows, Present::Error.validity(&present)),
-            ),
-            (
-                "comm",
-                self.comm.finish(rows, Present::Comm.validity(&present)),
-            ),
-            (
-                "depth",
-                self.depth.finish(rows, Present::Depth.validity(&present)),
-            ),
+            ("flush", flush),
+            ("fua", fua),
+            ("readahead", readahead),
+            ("sync", sync),
+            ("meta", meta),
+            ("sector", self.sector.finish(rows, sector)),
+            ("nsectors", self.nsectors.finish(rows, nsectors)),
+            ("split_sector", self.split_sector.finish(rows, split_sector)),
+            ("error", self.error.finish(rows, error)),
+            ("comm", self.comm.finish(rows, comm)),
+            ("depth", self.depth.finish(rows, depth)),
             ("source", constant_strings(source, rows)),
             (
                 "line_no",
@@ -655,20 +679,29 @@ mod tests {
             Present::Comm as u8 | Present::Depth as u8,
             Present::Comm as u8,
         ];
-        assert!(Present::Comm.validity(&present).is_none());
-        let depth = Present::Depth.validity(&present).unwrap();
-        assert_eq!(depth.iter().collect::<Vec<_>>(), vec![true, false]);
-        assert_eq!(Present::Sector.validity(&present).unwrap().null_count(), 2);
+        let [sector, _, _, _, comm, depth] = Present::validities(&present);
+        assert!(comm.is_none());
+        assert_eq!(depth.unwrap().iter().collect::<Vec<_>>(), vec![true, false]);
+        assert_eq!(sector.unwrap().null_count(), 2);
     }
 
     #[test]
-    fn bits_where_sets_a_bit_per_row() {
-        let codes: Vec<u8> = (0..200).map(|k| (k % 7) as u8).collect();
-        let bits = bits_where(&codes, |c| c == 3);
-        assert_eq!(bits.len(), 200);
-        let want: Vec<bool> = codes.iter().map(|&c| c == 3).collect();
-        assert_eq!(bits.iter().collect::<Vec<_>>(), want);
-        assert_eq!(bits_where(&[], |_| true).len(), 0);
+    fn bit_planes_set_a_bit_per_row_for_each_mask() {
+        let masks = [1, 2, 4, 8, 16, 32, 64, 128, 3];
+        // every length around a word's 64 rows, with bytes that mix the masks' bits
+        for rows in [0, 1, 63, 64, 65, 127, 128, 200] {
+            let bytes: Vec<u8> = (0..rows).map(|k| (k * 37 + k / 3) as u8).collect();
+            let planes = bit_planes(&bytes, masks);
+            for (bits, mask) in planes.iter().zip(masks) {
+                assert_eq!(bits.len(), rows);
+                let want: Vec<bool> = bytes.iter().map(|&b| b & mask == mask).collect();
+                assert_eq!(bits.iter().collect::<Vec<_>>(), want, "mask {mask}");
+                // bits past the last row stay clear (readers may count whole words)
+                let words = bits.inner().typed_data::<u64>();
+                let ones: u32 = words.iter().map(|w| w.count_ones()).sum();
+                assert_eq!(ones as usize, want.iter().filter(|&&b| b).count());
+            }
+        }
     }
 
     #[test]

@@ -58,6 +58,10 @@ const READAHEAD: u8 = 16;
 const SYNC: u8 = 32;
 const META: u8 = 64;
 
+/// The bits of the flags the events table has a column for, in its order: flush (preflush),
+/// fua, readahead, sync, meta.
+pub const FLAG_BITS: [u8; 5] = [PREFLUSH, FUA, READAHEAD, SYNC, META];
+
 impl Rwbs {
     /// An op with no flags.
     pub fn plain(op: Op) -> Rwbs {
@@ -150,6 +154,15 @@ mod tests {
         assert_eq!(Op::from_letter(b'X'), None);
         for op in Op::ALL {
             assert_eq!(Op::from_letter(op.letter().as_bytes()[0]), Some(op));
+        }
+    }
+
+    #[test]
+    fn flag_bits_are_the_flags_of_the_columns() {
+        for code in 0..128u8 {
+            let r = Rwbs::from_code(code);
+            let set = FLAG_BITS.map(|bit| code & bit != 0);
+            assert_eq!(set, [r.preflush, r.fua, r.readahead, r.sync, r.meta]);
         }
     }
 }

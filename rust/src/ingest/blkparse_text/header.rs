@@ -5,6 +5,8 @@ use super::printf::{
     digits, digits_value, leading_digits, number, pad, padded_number, right_aligned_in_word,
     skip_spaces,
 };
+use std::sync::LazyLock;
+
 use crate::ingest::action::Action;
 use crate::ingest::rwbs::{Op, Rwbs};
 
@@ -83,7 +85,10 @@ pub fn columns_in_place(line: &[u8]) -> Option<(Header, usize)> {
     let nanos = digits_value(nanos_word, 8) * 10 + u64::from(last_nano);
     let pid = right_aligned_in_word(word_at(PID), 5)?;
     let action = action_in_place(head)?;
-    let (rwbs, at) = rwbs_column(line, ACTION_END)?;
+    let (rwbs, at) = match rwbs_in_place(line) {
+        Some(rwbs) => rwbs,
+        None => rwbs_column(line, ACTION_END)?,
+    };
     let header = Header {
         dev_major: dev_major as i32,
         dev_minor: dev_minor as i32,
@@ -122,6 +127,66 @@ fn action_in_place(head: &[u8; 48]) -> Option<Action> {
         _ => return None,
     };
     (!matches!(action, Action::Remap | Action::Message)).then_some(action)
+}
+
+/// The bytes an RWBS column of up to 3 letters holds: a space, then today's letters.
+const RWBS_ALPHABET: &[u8; 9] = b" FRWDNASM";
+
+/// What `rwbs_column` reads of every " %3s " whose three bytes are of RWBS_ALPHABET, looked
+/// up by the bytes' places in the alphabet (1 to 9, 4 bits each): a few loads, where the
+/// letter-by-letter reading is a branch a letter.
+struct RwbsInPlace {
+    /// Each byte's place in RWBS_ALPHABET from 1, 0 for any other byte.
+    place: [u8; 256],
+    /// By the three places: the RWBS code, NOT_RWBS where `rwbs_column` takes no RWBS that
+    /// ends at the column's last space.
+    codes: [u8; 4096],
+}
+
+const NOT_RWBS: u8 = u8::MAX;
+
+static RWBS_IN_PLACE: LazyLock<RwbsInPlace> = LazyLock::new(|| {
+    let mut table = RwbsInPlace {
+        place: [0; 256],
+        codes: [NOT_RWBS; 4096],
+    };
+    for (k, &b) in RWBS_ALPHABET.iter().enumerate() {
+        table.place[usize::from(b)] = k as u8 + 1;
+    }
+    for (a, b, c) in alphabet_triples() {
+        let column = [
+            b' ',
+            RWBS_ALPHABET[a],
+            RWBS_ALPHABET[b],
+            RWBS_ALPHABET[c],
+            b' ',
+        ];
+        // only a reading that ends at the column's last space read nothing past the column
+        if let Some((rwbs, 4)) = rwbs_column(&column, 0) {
+            table.codes[(a + 1) << 8 | (b + 1) << 4 | (c + 1)] = rwbs.code();
+        }
+    }
+    table
+});
+
+/// Every (a, b, c) of places in RWBS_ALPHABET (from 0).
+fn alphabet_triples() -> impl Iterator<Item = (usize, usize, usize)> {
+    let n = RWBS_ALPHABET.len();
+    (0..n * n * n).map(move |k| (k / (n * n), k / n % n, k % n))
+}
+
+/// " %3s " at ACTION_END when it holds an RWBS of up to 3 letters, as `rwbs_column` reads it
+/// (the same RWBS and the same end); None sends the line to `rwbs_column`.
+#[inline(always)]
+fn rwbs_in_place(line: &[u8]) -> Option<(Rwbs, usize)> {
+    let column: &[u8; 5] = line.get(ACTION_END..ACTION_END + 5)?.try_into().ok()?;
+    if column[0] != b' ' || column[4] != b' ' {
+        return None;
+    }
+    let table = &*RWBS_IN_PLACE;
+    let place = |b: u8| usize::from(table.place[usize::from(b)]);
+    let code = table.codes[place(column[1]) << 8 | place(column[2]) << 4 | place(column[3])];
+    (code != NOT_RWBS).then(|| (Rwbs::from_code(code), ACTION_END + 4))
 }
 
 /// The header wherever its columns are: values wider than their printf width push the rest
@@ -305,6 +370,38 @@ mod tests {
         let leading_zero = b"  8,0   01        5     0.000102310  4162  Q  WS 1024 + 8 [dd]";
         assert!(columns_in_place(leading_zero).is_none());
         assert!(parse_header(leading_zero).is_none());
+    }
+
+    /// Every " %3s " of bytes an RWBS column may hold, and others, reads in place as
+    /// `rwbs_column` reads it, and every RWBS of up to 3 letters is read in place.
+    #[test]
+    fn rwbs_in_place_reads_as_rwbs_column() {
+        let bytes = b" FRWDNASMBUX0\n";
+        let mut in_place = 0;
+        for &a in bytes {
+            for &b in bytes {
+                for &c in bytes {
+                    for &after in b" X" {
+                        let mut line = vec![b'x'; ACTION_END];
+                        line.extend([b' ', a, b, c, after]);
+                        line.extend(b"1024 + 8 [dd]");
+                        if let Some(got) = rwbs_in_place(&line) {
+                            assert_eq!(Some(got), rwbs_column(&line, ACTION_END));
+                            in_place += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let short = (0..128u8).filter(|&c| Rwbs::from_code(c).text().len() <= 3);
+        for code in short {
+            let text = Rwbs::from_code(code).text();
+            let mut line = vec![b'x'; ACTION_END];
+            line.extend(format!(" {text:>3} 1 + 8 [dd]").bytes());
+            let got = rwbs_in_place(&line).map(|(r, end)| (r.code(), end));
+            assert_eq!(got, Some((code, ACTION_END + 4)), "{text}");
+        }
+        assert!(in_place > 20);
     }
 
     #[test]

@@ -17,7 +17,7 @@ use super::events::Vocabulary;
 use super::events::{Event, EventColumns};
 use header::{columns_in_place, parse_header, Header};
 use printf::printable_end;
-use tail::{parse_tail, Tail};
+use tail::{parse_printable_tail, parse_tail, Tail};
 
 /// Lines of a chunk the scanner left to the reference parser: one span per line, except that a
 /// run of blank lines is one span (a flood of them must not cost a row each).
@@ -118,7 +118,8 @@ fn event_in_place(data: &[u8], start: usize, line_no: i64) -> Option<(Event<'_>,
     if end == tail_start || (end < data.len() && data[end] != b'\n') {
         return None;
     }
-    Some((event_of(h, &data[tail_start..end], line_no)?, end))
+    let tail = parse_printable_tail(h.action, &data[tail_start..end])?;
+    Some((event_of(h, tail, line_no), end))
 }
 
 /// The event of one line (no newline), when it is spaced as blkparse prints it.
@@ -126,12 +127,12 @@ fn event_in_place(data: &[u8], start: usize, line_no: i64) -> Option<(Event<'_>,
 pub fn parse_event(line: &[u8], line_no: i64) -> Option<Event<'_>> {
     let (h, tail_start) = parse_header(line)?;
     let tail = line.get(tail_start..).filter(|t| !t.is_empty())?;
-    event_of(h, tail, line_no)
+    Some(event_of(h, parse_tail(h.action, tail)?, line_no))
 }
 
-/// The event of a header and the (non-empty) tail after it.
+/// The event of a header and the tail read after it.
 #[inline(always)]
-fn event_of(h: Header, tail: &[u8], line_no: i64) -> Option<Event<'_>> {
+fn event_of(h: Header, tail: Tail<'_>, line_no: i64) -> Event<'_> {
     let mut event = Event {
         dev_major: h.dev_major,
         dev_minor: h.dev_minor,
@@ -149,7 +150,7 @@ fn event_of(h: Header, tail: &[u8], line_no: i64) -> Option<Event<'_>> {
         depth: None,
         line_no,
     };
-    match parse_tail(h.action, tail)? {
+    match tail {
         Tail::Completion {
             sector,
             nsectors,
@@ -183,7 +184,7 @@ fn event_of(h: Header, tail: &[u8], line_no: i64) -> Option<Event<'_>> {
         }
         Tail::CommOnly { comm } => event.comm = Some(comm),
     }
-    Some(event)
+    event
 }
 
 #[cfg(test)]

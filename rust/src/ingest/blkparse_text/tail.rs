@@ -38,17 +38,31 @@ pub enum Tail<'a> {
 /// parser.
 #[inline(always)]
 pub fn parse_tail(action: Action, tail: &[u8]) -> Option<Tail<'_>> {
+    tail_of(action, tail, false)
+}
+
+/// `parse_tail` of a tail whose every byte is printable ASCII (the caller checked): the
+/// process name is not checked again.
+#[inline(always)]
+pub fn parse_printable_tail(action: Action, tail: &[u8]) -> Option<Tail<'_>> {
+    debug_assert!(tail.iter().all(|b| (32..127).contains(b)));
+    tail_of(action, tail, true)
+}
+
+/// The tail; `printable`: every byte of it is known to be printable ASCII.
+#[inline(always)]
+fn tail_of(action: Action, tail: &[u8], printable: bool) -> Option<Tail<'_>> {
     match action {
         Action::Complete | Action::Requeue => completion(tail),
-        Action::Unplug | Action::UnplugTimer | Action::Timer => unplug(tail),
-        Action::Split => split(tail),
+        Action::Unplug | Action::UnplugTimer | Action::Timer => unplug(tail, printable),
+        Action::Split => split(tail, printable),
         Action::Plug => Some(Tail::CommOnly {
-            comm: bracketed_comm(tail, 0)?,
+            comm: bracketed_comm(tail, 0, printable)?,
         }),
         _ if tail.first() == Some(&b'[') => Some(Tail::CommOnly {
-            comm: bracketed_comm(tail, 0)?,
+            comm: bracketed_comm(tail, 0, printable)?,
         }),
-        _ => sized(tail),
+        _ => sized(tail, printable),
     }
 }
 
@@ -63,14 +77,15 @@ fn has(tail: &[u8], at: usize, text: &[u8]) -> bool {
 
 /// `[comm]` from `at` to the end of the line: the name runs to the line's last `]`, and holds
 /// printable ASCII only (other bytes need comm_raw, which the reference parser fills).
-fn bracketed_comm(tail: &[u8], at: usize) -> Option<&str> {
+fn bracketed_comm(tail: &[u8], at: usize, printable: bool) -> Option<&str> {
     let inner = tail.get(at..)?.strip_prefix(b"[")?.strip_suffix(b"]")?;
-    plain_comm(inner)
+    plain_comm(inner, printable)
 }
 
-/// A process name the scanner keeps as is: printable ASCII (maybe empty).
-fn plain_comm(comm: &[u8]) -> Option<&str> {
-    if comm.iter().all(|b| (32..127).contains(b)) {
+/// A process name the scanner keeps as is: printable ASCII (maybe empty), checked here unless
+/// `printable` says it is known.
+fn plain_comm(comm: &[u8], printable: bool) -> Option<&str> {
+    if printable || comm.iter().all(|b| (32..127).contains(b)) {
         // SAFETY: printable ASCII is UTF-8.
         Some(unsafe { std::str::from_utf8_unchecked(comm) })
     } else {
@@ -110,7 +125,7 @@ fn completion(tail: &[u8]) -> Option<Tail<'_>> {
 }
 
 /// U, UT and T: `[comm] depth`, the depth being the number that ends the line.
-fn unplug(tail: &[u8]) -> Option<Tail<'_>> {
+fn unplug(tail: &[u8], printable: bool) -> Option<Tail<'_>> {
     let digits = tail.iter().rev().take_while(|b| b.is_ascii_digit()).count();
     let before = tail.len() - digits;
     if digits == 0 || before < 2 || !tail[..before].ends_with(b"] ") {
@@ -119,13 +134,13 @@ fn unplug(tail: &[u8]) -> Option<Tail<'_>> {
     let (depth, _) = number(tail, before)?;
     let inner = tail[..before - 2].strip_prefix(b"[")?;
     Some(Tail::Unplug {
-        comm: plain_comm(inner)?,
+        comm: plain_comm(inner, printable)?,
         depth: fits_i32(depth)?,
     })
 }
 
 /// X: `sector / split_sector [comm]`.
-fn split(tail: &[u8]) -> Option<Tail<'_>> {
+fn split(tail: &[u8], printable: bool) -> Option<Tail<'_>> {
     let (sector, at) = number(tail, 0)?;
     if at + 3 >= tail.len() || !has(tail, at, b" / ") {
         return None;
@@ -137,12 +152,12 @@ fn split(tail: &[u8]) -> Option<Tail<'_>> {
     Some(Tail::Split {
         sector: sector as i64,
         split_sector: split_sector as i64,
-        comm: bracketed_comm(tail, at + 1)?,
+        comm: bracketed_comm(tail, at + 1, printable)?,
     })
 }
 
 /// `sector + count [comm]`.
-fn sized(tail: &[u8]) -> Option<Tail<'_>> {
+fn sized(tail: &[u8], printable: bool) -> Option<Tail<'_>> {
     let (sector, at) = number(tail, 0)?;
     if at + 3 >= tail.len() || !has(tail, at, b" + ") {
         return None;
@@ -154,7 +169,7 @@ fn sized(tail: &[u8]) -> Option<Tail<'_>> {
     Some(Tail::Sized {
         sector: sector as i64,
         nsectors: fits_i32(count)?,
-        comm: bracketed_comm(tail, at + 1)?,
+        comm: bracketed_comm(tail, at + 1, printable)?,
     })
 }
 
@@ -227,6 +242,25 @@ mod tests {
             None,
             "a split sector runs up to a space, as blkparse prints it"
         );
+    }
+
+    /// A printable tail reads the same whether or not it is known to be printable.
+    #[test]
+    fn printable_tails_read_as_any_tail() {
+        let tails: [&[u8]; 7] = [
+            b"1024 + 8 [0]",
+            b"[kworker/0:1] 3",
+            b"[a] b] 12",
+            b"100 / 164 [fio]",
+            b"2048 + 8 [dd]",
+            b"[kworker/3:1H]",
+            b"[]",
+        ];
+        for tail in tails {
+            for action in Action::ALL {
+                assert_eq!(parse_printable_tail(action, tail), parse_tail(action, tail));
+            }
+        }
     }
 
     #[test]

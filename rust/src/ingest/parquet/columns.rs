@@ -351,7 +351,9 @@ fn letters_key(bytes: &[u8], start: usize, len: usize) -> usize {
 }
 
 /// Each one- or two-byte string's code in the chunk being encoded (NO_CODE where none yet), and
-/// the keys set, to clear them for the next chunk.
+/// the keys set, to clear them for the next chunk. The table is made on first use: an empty
+/// one costs nothing to make (the file takes its scratch, leaving a default, for every chunk).
+#[derive(Default)]
 pub struct Letters {
     codes: Vec<u32>,
     set: Vec<usize>,
@@ -359,12 +361,14 @@ pub struct Letters {
 
 const NO_CODE: u32 = u32::MAX;
 
-impl Default for Letters {
-    fn default() -> Self {
-        Letters {
-            codes: vec![NO_CODE; 2 << 16],
-            set: Vec::new(),
+impl Letters {
+    /// The table of every key's code (made, all NO_CODE, when first asked for) and the keys
+    /// set in it.
+    fn parts(&mut self) -> (&mut [u32], &mut Vec<usize>) {
+        if self.codes.is_empty() {
+            self.codes = vec![NO_CODE; 2 << 16];
         }
+        (&mut self.codes, &mut self.set)
     }
 }
 
@@ -385,19 +389,20 @@ fn letter_indices<'a>(
         return false;
     }
     let bytes = strings.value_data();
+    let (table, set) = letters.parts();
     for w in offsets.windows(2) {
         let (start, len) = (w[0] as usize, (w[1] - w[0]) as usize);
         let key = letters_key(bytes, start, len);
-        let mut code = letters.codes[key];
+        let mut code = table[key];
         if code == NO_CODE {
             code = dictionary.index(&bytes[start..start + len]);
-            letters.codes[key] = code;
-            letters.set.push(key);
+            table[key] = code;
+            set.push(key);
         }
         codes.push(code);
     }
-    for key in letters.set.drain(..) {
-        letters.codes[key] = NO_CODE;
+    for key in set.drain(..) {
+        table[key] = NO_CODE;
     }
     true
 }
@@ -652,6 +657,15 @@ mod tests {
         }
         assert!(scratch.letters.set.is_empty());
         assert!(scratch.letters.codes.iter().all(|&c| c == NO_CODE));
+        assert_eq!(scratch.letters.codes.len(), 2 << 16);
+    }
+
+    #[test]
+    fn a_fresh_scratch_holds_no_memory() {
+        // the file swaps in a default scratch for every chunk it writes
+        let scratch = Scratch::default();
+        assert_eq!(scratch.letters.codes.capacity(), 0);
+        assert_eq!(scratch.data.capacity(), 0);
     }
 
     #[test]
