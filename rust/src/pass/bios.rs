@@ -279,8 +279,8 @@ impl Pass {
             q_eid: bio.q_eid,
             d_eid: bio.d_eid,
             q2q: bio.q2q,
+            group: bio.group,
         };
-        let group = bio.group;
         if bio.wait == Wait::BioCompletion || !self.devices[bio.dev].dispatches {
             self.bio_wait_leave(b);
         }
@@ -290,7 +290,6 @@ impl Pass {
         if let Some(c) = row.c_t {
             self.depth.bio_completed(c, row.dev);
         }
-        self.stage_counts.count(group, row);
         self.bios.discard(b);
     }
 }

@@ -78,6 +78,7 @@ impl Handover {
         if n > 0 {
             let rows = &pass.bio_rows[..n];
             self.tally.add_bios(rows);
+            pass.stage_counts.count(rows);
             let room = self.room.1;
             self.bios
                 .get_or_insert_with(|| BioColumns::with_capacity(room, pools))

@@ -123,6 +123,9 @@ pub struct BioRow {
     pub q_eid: i64,
     pub d_eid: Option<i64>,
     pub q2q: [Option<i64>; 4],
+    /// Its reporting group's index among the stage counts' groups (`StageCounts::group`): the
+    /// pass's own numbering, in no table.
+    pub group: u32,
 }
 
 impl BioRow {

@@ -1,5 +1,5 @@
 //! The counts `stage_stats` and `latency_hist` start from (sql/_stage_buckets.sql), kept as the
-//! bios are written: per reporting group (the Q2Q file's `group_key`), scope, stage and value
+//! bios' rows are handed over to columns: per reporting group (the Q2Q file's `group_key`), scope, stage and value
 //! bucket, the count, smallest, largest and sum of the bios' stage latencies. DuckDB grouped
 //! every latency of every bio for them (the long form, `_bio_stages`: ~11 rows a bio); it now
 //! sums these counts into its levels and finds each percentile's bucket from them, and reads
@@ -214,18 +214,23 @@ impl StageCounts {
         })
     }
 
-    /// Count a written bio's latencies (its group's index from `group`): its stages at scope
-    /// 0, its Q2Q gaps at theirs.
-    pub fn count(&mut self, group: u32, b: &BioRow) {
-        let stages = bio_stage_ns(b);
-        for (code, ns) in (1u8..).zip(stages.iter()) {
-            if let &Some(ns) = ns {
-                self.add(packed(group, 0, code, value_bucket(ns) as i16), ns);
+    /// Count written bios' latencies (each in its group, `BioRow::group`): their stages at
+    /// scope 0, their Q2Q gaps at theirs. Rows are counted a few chunks at a time as they
+    /// are handed over (handover.rs), not one by one among the pass's other rules: the
+    /// table's lines are then met again within one run of rows.
+    pub fn count(&mut self, rows: &[BioRow]) {
+        for b in rows {
+            let group = b.group;
+            let stages = bio_stage_ns(b);
+            for (code, ns) in (1u8..).zip(stages.iter()) {
+                if let &Some(ns) = ns {
+                    self.add(packed(group, 0, code, value_bucket(ns) as i16), ns);
+                }
             }
-        }
-        for (scope, gap) in (1u8..).zip(b.q2q.iter()) {
-            if let &Some(ns) = gap {
-                self.add(packed(group, scope, Q2Q, value_bucket(ns) as i16), ns);
+            for (scope, gap) in (1u8..).zip(b.q2q.iter()) {
+                if let &Some(ns) = gap {
+                    self.add(packed(group, scope, Q2Q, value_bucket(ns) as i16), ns);
+                }
             }
         }
     }
@@ -260,6 +265,7 @@ mod tests {
             q_eid: 0,
             d_eid: Some(1),
             q2q: [Some(300), None, None, Some(300)],
+            group: 0,
         }
     }
 
@@ -267,16 +273,15 @@ mod tests {
     fn a_bio_counts_each_stage_it_has_and_each_gap_at_its_scope() {
         let mut counts = StageCounts::default();
         let seven = counts.group(7);
-        counts.count(seven, &bio(false));
-        counts.count(seven, &bio(true));
+        let minus_eight = counts.group(-8);
+        assert_eq!((seven, minus_eight, counts.group(7)), (0, 1, 0));
         // a negative group key and a negative gap keep their signs through the packed key
         let back = BioRow {
             q2q: [Some(-300), None, None, None],
+            group: minus_eight,
             ..bio(false)
         };
-        let minus_eight = counts.group(-8);
-        assert_eq!((seven, minus_eight, counts.group(7)), (0, 1, 0));
-        counts.count(minus_eight, &back);
+        counts.count(&[bio(false), bio(true), back]);
         let mut got: Vec<_> = counts
             .buckets()
             .filter(|&((g, scope, _, _), _)| g == 7 || scope == 1)

@@ -200,6 +200,7 @@ mod tests {
             q_eid: 0,
             d_eid: None,
             q2q: [None; 4],
+            group: 0,
         }
     }
 
