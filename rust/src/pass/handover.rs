@@ -1,6 +1,7 @@
 //! The rows the pass writes, on their way to Python: turned into Arrow columns a few chunks at
 //! a time while they are still in the cache (a batch's rows, held until Python takes them,
-//! would have left it), and counted (`Tally`) as they are.
+//! would have left it), and counted as they are (`Tally`, and the bios' latencies into
+//! `StageCounts`).
 
 use arrow_array::RecordBatch;
 use arrow_schema::ArrowError;

@@ -180,7 +180,7 @@ pub const UNKNOWN_COMM_NAME: &str = "?";
 
 impl Pass {
     /// Bio b was just queued by `ev`: its gaps to the previous Q of each of its groups, and
-    /// its reporting group (the one its latencies are counted in when it is written).
+    /// its reporting group (the one its latencies are counted in when its row is handed over).
     pub fn q2q_at_queue(&mut self, b: Id, ev: &Event) {
         let class = self
             .op_classes

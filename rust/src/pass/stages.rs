@@ -1,14 +1,15 @@
 //! The counts `stage_stats` and `latency_hist` start from (sql/_stage_buckets.sql), kept as the
-//! bios' rows are handed over to columns: per reporting group (the Q2Q file's `group_key`), scope, stage and value
-//! bucket, the count, smallest, largest and sum of the bios' stage latencies. DuckDB grouped
-//! every latency of every bio for them (the long form, `_bio_stages`: ~11 rows a bio); it now
-//! sums these counts into its levels and finds each percentile's bucket from them, and reads
-//! the latencies again only for the buckets that hold a percentile (_stage_stats_build.sql).
+//! bios' rows are handed over to columns: per reporting group (the Q2Q file's `group_key`),
+//! scope, stage and value bucket, the count, smallest, largest and sum of the bios' stage
+//! latencies. DuckDB grouped every latency of every bio for them (the long form,
+//! `_bio_stages`: ~11 rows a bio); it now sums these counts into its levels and finds each
+//! percentile's bucket from them, and reads the latencies again only for the buckets that
+//! hold a percentile (_stage_stats_build.sql).
 //!
 //! What a latency is and which bucket holds it are the SQL macros `bio_stage_ns` and
 //! `value_bucket` (src/blkscope/concepts.py), their definition; `bio_stage_ns` and
-//! `value_bucket` (crate::buckets) compute the same, and tests/analyze/test_stage_counts.py holds these
-//! counts against the macros' over every sample and both fixtures.
+//! `value_bucket` (crate::buckets) compute the same, and tests/analyze/test_stage_counts.py
+//! holds these counts against the macros' over every sample and both fixtures.
 
 use super::rows::BioRow;
 pub use crate::buckets::value_bucket;
