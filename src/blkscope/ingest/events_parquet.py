@@ -7,13 +7,15 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from blkscope.schemas import EVENTS
 from blkscope.store.core_parquet import CoreParquet
 
 # Dictionaries for the strings (a vocabulary of a few letters, process names, one source),
-# deltas for the integers that grow or stay put, plain (then LZ4) for the rest; statistics
-# where queries filter.
+# deltas for every integer, statistics where queries filter. A delta bit-packs even values
+# that jump (a pid, a sector) into fewer bytes than plain values squeezed by LZ4, and reads
+# back with no LZ4 to undo.
 DICTIONARY = ["action", "rwbs", "op", "comm", "message", "pdu", "cgroup", "source"]
-DELTA = ["time_ns", "line_no", "seq", "dev_major", "dev_minor", "input_id"]
+DELTA = [field.name for field in EVENTS if pa.types.is_integer(field.type)]
 STATISTICS = ["dev_major", "dev_minor", "time_ns", "sector", "line_no", "input_id"]
 
 
