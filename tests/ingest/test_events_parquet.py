@@ -121,7 +121,10 @@ def test_encodings_are_the_declared_ones(tmp_path: Path) -> None:
     group = pq.read_metadata(path).row_group(0)
     columns = {group.column(k).path_in_schema: group.column(k) for k in range(group.num_columns)}
     assert "RLE_DICTIONARY" in columns["action"].encodings
-    assert "DELTA_BINARY_PACKED" in columns["time_ns"].encodings
+    # every integer delta-encoded, those that jump too: no plain values left for LZ4
+    for name in ("time_ns", "pid", "cpu", "input_id"):
+        assert "DELTA_BINARY_PACKED" in columns[name].encodings, name
+        assert "PLAIN" not in columns[name].encodings, name
     assert set(DICTIONARY) | set(DELTA) <= set(columns)
     stats = columns["time_ns"].statistics
     assert (stats.min, stats.max, stats.null_count) == (0, 999, 0)
