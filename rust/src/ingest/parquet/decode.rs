@@ -79,6 +79,26 @@ fn unpack_groups(packed: &[u8], width: u8, out: &mut [u32]) {
     } else {
         (1u64 << w) - 1
     };
+    if w <= 8 {
+        // a group is at most 8 bytes: one word, loaded whole while 8 bytes remain (the bytes
+        // past the group are shifted out of every value)
+        for (g, values) in out.chunks_mut(8).enumerate() {
+            let at = g * w;
+            let word = match packed.get(at..at + 8) {
+                Some(eight) => u64::from_le_bytes(eight.try_into().expect("8 bytes")),
+                None => {
+                    let mut last = [0u8; 8];
+                    let group = &packed[at.min(packed.len())..];
+                    last[..group.len().min(8)].copy_from_slice(&group[..group.len().min(8)]);
+                    u64::from_le_bytes(last)
+                }
+            };
+            for (j, v) in values.iter_mut().enumerate() {
+                *v = ((word >> (j * w)) & mask) as u32;
+            }
+        }
+        return;
+    }
     for (group, values) in packed.chunks(w).zip(out.chunks_mut(8)) {
         let mut window = [0u8; 40];
         window[..group.len()].copy_from_slice(group);
@@ -231,6 +251,9 @@ pub fn delta_binary_packed<T: Unpacked>(bytes: &[u8], out: &mut Vec<T>) -> Resul
     let mut value = T::from_i64(first);
     out.push(value);
     let mut left = count - 1;
+    // a miniblock's deltas, unpacked a chunk at a time before they are summed: the sums then
+    // go into the column with no check of its room per value
+    let mut deltas = [0u64; DELTA_CHUNK];
     while left > 0 {
         let min = zigzag(bytes, &mut at)?;
         let widths = bytes.get(at..at + miniblocks).ok_or(Truncated)?;
@@ -243,20 +266,41 @@ pub fn delta_binary_packed<T: Unpacked>(bytes: &[u8], out: &mut Vec<T>) -> Resul
             if at + len > bytes.len() {
                 return Err(Truncated);
             }
-            // the rest of the page, not just this miniblock: its last values still load a
-            // whole 64-bit word past its end
-            let packed = &bytes[at..];
             let n = per_mini.min(left);
-            unpack(packed, width, n, |d| {
-                value = value.plus(min.wrapping_add(d as i64));
-                out.push(value);
-            })?;
+            if width == 0 {
+                // every delta is the block's minimum: a steady step, no bits to read
+                let start = value;
+                out.extend((1..=n as i64).map(|k| start.plus(min.wrapping_mul(k))));
+                value = start.plus(min.wrapping_mul(n as i64));
+            } else {
+                let mut done = 0;
+                while done < n {
+                    let m = (n - done).min(DELTA_CHUNK);
+                    // the rest of the page, not just this miniblock: its last values still
+                    // load a whole 64-bit word past its end (a chunk starts on a byte: 64
+                    // values of any width fill whole bytes)
+                    let packed = &bytes[at + done * usize::from(width) / 8..];
+                    let mut k = 0;
+                    unpack(packed, width, m, |d| {
+                        deltas[k] = d;
+                        k += 1;
+                    })?;
+                    out.extend(deltas[..m].iter().map(|&d| {
+                        value = value.plus(min.wrapping_add(d as i64));
+                        value
+                    }));
+                    done += m;
+                }
+            }
             at += len;
             left -= n;
         }
     }
     Ok(())
 }
+
+/// Deltas unpacked at a time (a multiple of 8, so that each chunk starts on a byte).
+const DELTA_CHUNK: usize = 64;
 
 /// `count` PLAIN integers appended to `out`.
 pub fn plain<T: Unpacked>(bytes: &[u8], count: usize, out: &mut Vec<T>) -> Result<(), Truncated> {
@@ -299,6 +343,27 @@ mod tests {
     }
 
     #[test]
+    fn the_hybrid_reads_back_at_every_width() {
+        for width in 1..=32u8 {
+            for len in [1usize, 7, 8, 9, 64, 100] {
+                let top = if width == 32 {
+                    u32::MAX
+                } else {
+                    (1 << width) - 1
+                };
+                let values: Vec<u32> = (0..len as u32)
+                    .map(|k| k.wrapping_mul(2_654_435_761) & top)
+                    .collect();
+                let mut bytes = Vec::new();
+                encode::hybrid(&mut bytes, &values, width);
+                let mut back = Vec::new();
+                hybrid(&bytes, width, len, &mut back).unwrap();
+                assert_eq!(back, values, "width {width}, {len} values");
+            }
+        }
+    }
+
+    #[test]
     fn deltas_read_back_at_both_widths() {
         let wide: Vec<i64> = (0..300)
             .map(|k| k * k * 1_000_003 - (k % 7) * 1_000_000_007)
@@ -314,6 +379,49 @@ mod tests {
         let mut back = Vec::new();
         delta_binary_packed::<i32>(&bytes, &mut back).unwrap();
         assert_eq!(back, narrow);
+    }
+
+    #[test]
+    fn steady_steps_read_back_wrapping_at_the_type() {
+        // miniblocks of width 0 (one step throughout) between wider ones, lengths off 32
+        let mut steady: Vec<i32> = (0..97)
+            .map(|k| (i32::MAX - 3).wrapping_add(k * 2))
+            .collect();
+        steady.extend((0..40).map(|k| k * k));
+        steady.extend(std::iter::repeat_n(7, 70));
+        let mut bytes = Vec::new();
+        encode::delta_binary_packed(&mut bytes, &steady);
+        let mut back = Vec::new();
+        delta_binary_packed::<i32>(&bytes, &mut back).unwrap();
+        assert_eq!(back, steady);
+        let big: Vec<i64> = (0..65).map(|k| i64::MIN.wrapping_add(k << 60)).collect();
+        let mut bytes = Vec::new();
+        encode::delta_binary_packed(&mut bytes, &big);
+        let mut back = Vec::new();
+        delta_binary_packed::<i64>(&bytes, &mut back).unwrap();
+        assert_eq!(back, big);
+    }
+
+    #[test]
+    fn a_miniblock_longer_than_a_chunk_reads_back() {
+        // another writer's layout: one miniblock of 128 deltas a block, 2 blocks
+        let values: Vec<i64> = (0..257).map(|k| (k * 37) % 101 - 50).collect();
+        let mut bytes = Vec::new();
+        for v in [128u64, 1, values.len() as u64] {
+            encode::varint(&mut bytes, v);
+        }
+        let zig = |v: i64| ((v << 1) ^ (v >> 63)) as u64;
+        encode::varint(&mut bytes, zig(values[0]));
+        for block in values.windows(2).collect::<Vec<_>>().chunks(128) {
+            let deltas: Vec<i64> = block.iter().map(|w| w[1] - w[0]).collect();
+            let min = *deltas.iter().min().unwrap();
+            encode::varint(&mut bytes, zig(min));
+            bytes.push(8);
+            encode::bit_pack(&mut bytes, deltas.iter().map(|&d| (d - min) as u64), 8);
+        }
+        let mut back = Vec::new();
+        delta_binary_packed::<i64>(&bytes, &mut back).unwrap();
+        assert_eq!(back, values);
     }
 
     #[test]

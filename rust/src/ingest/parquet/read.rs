@@ -508,15 +508,36 @@ fn read_chunk(
     assemble(column, got)
 }
 
-/// Values of the present rows spread over every row (a null row holds the default).
+/// Values of the present rows spread over every row (a null row holds the default), 64 rows
+/// of the validity bitmap at a time: a word all set is one copy, any other a fill and a store
+/// per set bit.
 fn spread<T: Copy + Default>(values: Vec<T>, valid: Option<&NullBuffer>) -> Vec<T> {
     let Some(valid) = valid else {
         return values;
     };
-    let mut out = vec![T::default(); valid.len()];
-    for (row, v) in valid.inner().set_indices().zip(values) {
-        out[row] = v;
+    let mut out = Vec::with_capacity(valid.len());
+    let mut next = 0;
+    let mut take = |out: &mut Vec<T>, word: u64, rows: usize| {
+        if rows == 64 && word == u64::MAX {
+            out.extend_from_slice(&values[next..next + 64]);
+            next += 64;
+        } else {
+            // defaults, then each set bit's value in its row, lowest bit first
+            let base = out.len();
+            out.resize(base + rows, T::default());
+            let mut bits = word;
+            while bits != 0 {
+                out[base + bits.trailing_zeros() as usize] = values[next];
+                next += 1;
+                bits &= bits - 1;
+            }
+        }
+    };
+    let chunks = valid.inner().bit_chunks();
+    for word in chunks.iter() {
+        take(&mut out, word, 64);
     }
+    take(&mut out, chunks.remainder_bits(), chunks.remainder_len());
     out
 }
 
@@ -559,7 +580,9 @@ fn assemble(column: &Wanted, mut got: Gathered) -> Result<ArrayRef, ReadError> {
                 }
             };
             let entries = dictionary.len();
-            if got.keys.iter().any(|&k| k as usize >= entries.max(1)) {
+            // the largest key, not the first too large: a loop with no exit vectorises
+            let largest = got.keys.iter().fold(0, |m, &k| m.max(k));
+            if !got.keys.is_empty() && largest as usize >= entries.max(1) {
                 return Err(ReadError::Malformed(format!(
                     "column {}: a key past its dictionary",
                     column.name
@@ -582,6 +605,43 @@ fn assemble(column: &Wanted, mut got: Gathered) -> Result<ArrayRef, ReadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_spread_over_the_valid_rows_at_any_offset() {
+        for len in [0usize, 1, 63, 64, 65, 130, 300] {
+            for pattern in 0..5u64 {
+                // all valid, none, alternating, runs of 64, sparse
+                let valid = |row: usize| match pattern {
+                    0 => true,
+                    1 => false,
+                    2 => row.is_multiple_of(2),
+                    3 => (row / 64).is_multiple_of(2),
+                    _ => row % 7 == 3,
+                };
+                for offset in [0usize, 3] {
+                    let bits: Vec<bool> = (0..len + offset)
+                        .map(|r| r < offset || valid(r - offset))
+                        .collect();
+                    let nulls = NullBuffer::from(bits).slice(offset, len);
+                    let values: Vec<i64> = (0..nulls.len() - nulls.null_count())
+                        .map(|k| k as i64 + 1)
+                        .collect();
+                    let mut expected = vec![0i64; len];
+                    let mut next = values.iter();
+                    for (row, slot) in expected.iter_mut().enumerate() {
+                        if nulls.is_valid(row) {
+                            *slot = *next.next().unwrap();
+                        }
+                    }
+                    assert_eq!(
+                        spread(values, Some(&nulls)),
+                        expected,
+                        "{len} {pattern} {offset}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn a_page_whose_bytes_changed_is_refused() {
