@@ -128,6 +128,10 @@ def test_encodings_are_the_declared_ones(tmp_path: Path) -> None:
     assert set(DICTIONARY) | set(DELTA) <= set(columns)
     stats = columns["time_ns"].statistics
     assert (stats.min, stats.max, stats.null_count) == (0, 999, 0)
+    # a string column's statistics are its null count only: enough to skip a row group
+    # without a message, no min or max to compare strings by
+    message = columns["message"].statistics
+    assert (message.null_count, message.has_min_max) == (1000, False)
 
 
 def test_a_batch_of_another_schema_is_refused(tmp_path: Path) -> None:

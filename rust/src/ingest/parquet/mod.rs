@@ -48,7 +48,8 @@ pub struct ColumnSpec {
     pub data_type: DataType,
     pub nullable: bool,
     pub encoding: ValueEncoding,
-    /// Write min/max and the null count (integers only): where queries filter.
+    /// Write the null count, and min/max for integers: where queries filter (a reader skips
+    /// the row groups of a mostly null column that hold no value when it asks for one).
     pub statistics: bool,
 }
 
@@ -166,7 +167,8 @@ impl ParquetFile {
                 data_type: field.data_type().clone(),
                 nullable: field.is_nullable(),
                 encoding,
-                statistics: statistics_of(field.name()) && (kind == INT32 || kind == INT64),
+                statistics: statistics_of(field.name())
+                    && matches!(kind, INT32 | INT64 | BYTE_ARRAY),
             });
         }
         let mut file = BufWriter::with_capacity(1 << 20, File::create(path)?);
