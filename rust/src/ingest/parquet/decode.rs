@@ -363,22 +363,23 @@ mod tests {
         }
     }
 
+    /// Values through the delta encoder and back.
+    fn round_trip<T: encode::DeltaInt + Unpacked>(values: &[T]) -> Vec<T> {
+        let mut bytes = Vec::new();
+        encode::delta_binary_packed(&mut bytes, values);
+        let mut back = Vec::new();
+        delta_binary_packed::<T>(&bytes, &mut back).unwrap();
+        back
+    }
+
     #[test]
     fn deltas_read_back_at_both_widths() {
         let wide: Vec<i64> = (0..300)
             .map(|k| k * k * 1_000_003 - (k % 7) * 1_000_000_007)
             .collect();
-        let mut bytes = Vec::new();
-        encode::delta_binary_packed(&mut bytes, &wide);
-        let mut back = Vec::new();
-        delta_binary_packed::<i64>(&bytes, &mut back).unwrap();
-        assert_eq!(back, wide);
+        assert_eq!(round_trip(&wide), wide);
         let narrow = [i32::MIN, i32::MAX, 0, -5, 17];
-        let mut bytes = Vec::new();
-        encode::delta_binary_packed(&mut bytes, &narrow);
-        let mut back = Vec::new();
-        delta_binary_packed::<i32>(&bytes, &mut back).unwrap();
-        assert_eq!(back, narrow);
+        assert_eq!(round_trip(&narrow), narrow);
     }
 
     #[test]
@@ -389,17 +390,9 @@ mod tests {
             .collect();
         steady.extend((0..40).map(|k| k * k));
         steady.extend(std::iter::repeat_n(7, 70));
-        let mut bytes = Vec::new();
-        encode::delta_binary_packed(&mut bytes, &steady);
-        let mut back = Vec::new();
-        delta_binary_packed::<i32>(&bytes, &mut back).unwrap();
-        assert_eq!(back, steady);
+        assert_eq!(round_trip(&steady), steady);
         let big: Vec<i64> = (0..65).map(|k| i64::MIN.wrapping_add(k << 60)).collect();
-        let mut bytes = Vec::new();
-        encode::delta_binary_packed(&mut bytes, &big);
-        let mut back = Vec::new();
-        delta_binary_packed::<i64>(&bytes, &mut back).unwrap();
-        assert_eq!(back, big);
+        assert_eq!(round_trip(&big), big);
     }
 
     #[test]
