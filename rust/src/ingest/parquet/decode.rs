@@ -89,7 +89,8 @@ fn unpack_groups(packed: &[u8], width: u8, out: &mut [u32]) {
                 None => {
                     let mut last = [0u8; 8];
                     let group = &packed[at.min(packed.len())..];
-                    last[..group.len().min(8)].copy_from_slice(&group[..group.len().min(8)]);
+                    let n = group.len().min(8);
+                    last[..n].copy_from_slice(&group[..n]);
                     u64::from_le_bytes(last)
                 }
             };
@@ -403,12 +404,11 @@ mod tests {
         for v in [128u64, 1, values.len() as u64] {
             encode::varint(&mut bytes, v);
         }
-        let zig = |v: i64| ((v << 1) ^ (v >> 63)) as u64;
-        encode::varint(&mut bytes, zig(values[0]));
+        encode::zigzag(&mut bytes, values[0]);
         for block in values.windows(2).collect::<Vec<_>>().chunks(128) {
             let deltas: Vec<i64> = block.iter().map(|w| w[1] - w[0]).collect();
             let min = *deltas.iter().min().unwrap();
-            encode::varint(&mut bytes, zig(min));
+            encode::zigzag(&mut bytes, min);
             bytes.push(8);
             encode::bit_pack(&mut bytes, deltas.iter().map(|&d| (d - min) as u64), 8);
         }

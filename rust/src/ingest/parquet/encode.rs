@@ -50,7 +50,7 @@ pub fn varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
-fn zigzag(out: &mut Vec<u8>, v: i64) {
+pub fn zigzag(out: &mut Vec<u8>, v: i64) {
     varint(out, ((v << 1) ^ (v >> 63)) as u64);
 }
 

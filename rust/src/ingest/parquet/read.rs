@@ -582,7 +582,7 @@ fn assemble(column: &Wanted, mut got: Gathered) -> Result<ArrayRef, ReadError> {
             let entries = dictionary.len();
             // the largest key, not the first too large: a loop with no exit vectorises
             let largest = got.keys.iter().fold(0, |m, &k| m.max(k));
-            if !got.keys.is_empty() && largest as usize >= entries.max(1) {
+            if largest as usize >= entries.max(1) {
                 return Err(ReadError::Malformed(format!(
                     "column {}: a key past its dictionary",
                     column.name
