@@ -41,6 +41,10 @@ class StreamPass:
     def most_in_flight(self) -> list[tuple[str, int]]:
         """The most requests, bios, pieces and plug sessions the pass held at once."""
     def io_counts(self) -> ArrowBatch: ...
+    def count_merges(self, interval_ns: int, origin_ns: int) -> None:
+        """Count the M and F events per device and iostat interval from now on."""
+    def merge_counts(self) -> ArrowBatch:
+        """(dev_major, dev_minor, k, read_merges, write_merges) per device and interval."""
     def stage_counts(self) -> ArrowBatch: ...
     def row_counts(self) -> tuple[ArrowBatch, ArrowBatch]: ...
     @staticmethod
@@ -150,6 +154,16 @@ class BusyPeriods:
         """False when a sweep met a span ending before its start: start again, sorted."""
     def islands(self) -> ArrowBatch:
         """(dev_major, dev_minor, lo, hi), one row per island."""
+
+class IostatCounts:
+    """iostat's `done` sums per device and interval (rust/src/stats/iostat.rs), from the
+    requests as the pass writes them."""
+
+    def __init__(self, interval_ns: int, origin_ns: int) -> None: ...
+    def feed(self, requests: Any) -> None: ...
+    def done(self) -> ArrowBatch:
+        """(dev_major, dev_minor, k, reads, writes, then NAME_hi and NAME_lo of read_sectors,
+        write_sectors, read_wait_ns, write_wait_ns and wait_ns)."""
 
 class StagePicks:
     """stage_stats' exact percentiles (rust/src/stats/picks.rs): the latency at each wanted

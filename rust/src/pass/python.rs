@@ -23,6 +23,16 @@ use super::state::{Device, Pass};
 use super::strings::Dictionary;
 use super::tally::{OpKey, RequestCounts};
 use crate::arrow_io::{import_batch, ArrowBatch};
+use crate::stats::iostat::{Intervals, Merges, Op as IostatOp};
+
+/// How iostat counts a merge of this op: events.op R and W in their columns.
+fn merged_op(op: Op) -> IostatOp {
+    match op {
+        Op::Read => IostatOp::Read,
+        Op::Write => IostatOp::Write,
+        _ => IostatOp::Other,
+    }
+}
 
 fn value_error(e: impl ToString) -> PyErr {
     PyValueError::new_err(e.to_string())
@@ -50,6 +60,8 @@ pub struct StreamPass {
     /// The rows written, as columns until Python takes them, and counted (`io_counts`'
     /// source).
     handover: Handover,
+    /// iostat's merges per device and interval, once asked for (`count_merges`).
+    merges: Option<Merges>,
 }
 
 impl StreamPass {
@@ -100,6 +112,11 @@ impl StreamPass {
                 continue;
             }
             let ev = batch.event(i, dev, action);
+            if let (Some(merges), Action::BackMerge | Action::FrontMerge) =
+                (self.merges.as_mut(), action)
+            {
+                merges.add(dev, merged_op(ev.op), ev.t)?;
+            }
             if action == Action::Queue && !self.pass.op_classes.knows(ev.rwbs) {
                 return Err(format!(
                     "the op classes of RWBS {:?} were not given before its events",
@@ -166,7 +183,49 @@ impl StreamPass {
             pools: Pools::default(),
             decoded: Decoded::default(),
             handover: Handover::default(),
+            merges: None,
         })
+    }
+
+    /// Count the M and F events per device and iostat interval (interval_ns long, one
+    /// starting at origin_ns) from now on: the iostat table's merges (`merge_counts`).
+    fn count_merges(&mut self, interval_ns: i64, origin_ns: i64) -> PyResult<()> {
+        let intervals = Intervals::new(interval_ns, origin_ns).map_err(value_error)?;
+        self.merges = Some(Merges::new(intervals));
+        Ok(())
+    }
+
+    /// iostat's merges: (dev_major, dev_minor, k, read_merges, write_merges) per device and
+    /// interval with an M or F (empty unless `count_merges` was called).
+    fn merge_counts(&self) -> ArrowBatch {
+        let rows: Vec<_> = self.merges.iter().flat_map(|m| m.counts.iter()).collect();
+        let devices = &self.pass.devices;
+        let dev = |f: fn(&Device) -> i64| -> Vec<i32> {
+            rows.iter()
+                .map(|((d, _), _)| f(&devices[*d]) as i32)
+                .collect()
+        };
+        ArrowBatch::from_columns(vec![
+            (
+                "dev_major",
+                Arc::new(Int32Array::from(dev(|d| d.major))) as ArrayRef,
+            ),
+            ("dev_minor", Arc::new(Int32Array::from(dev(|d| d.minor)))),
+            (
+                "k",
+                Arc::new(Int64Array::from_iter_values(
+                    rows.iter().map(|((_, k), _)| *k),
+                )),
+            ),
+            (
+                "read_merges",
+                Arc::new(Int64Array::from_iter_values(rows.iter().map(|(_, c)| c[0]))),
+            ),
+            (
+                "write_merges",
+                Arc::new(Int64Array::from_iter_values(rows.iter().map(|(_, c)| c[1]))),
+            ),
+        ])
     }
 
     /// The op classes of one RWBS (None: a Q without one): (op_class, bio_op_class) names for

@@ -15,6 +15,9 @@ use pyo3::prelude::*;
 use crate::arrow_io::keys_within;
 
 use super::heatmap::{Completion, Heatmap, TimeBins, STAGES};
+use super::iostat::{
+    split_sum, Completion as IostatCompletion, Completions, Done, Intervals, Op as IostatOp,
+};
 use super::islands::{islands, ByDevice, Island, Span, Sweep};
 use super::picks::{BucketKey, Hit, Picker, StageTimes, LEVELS};
 use super::spikes::{Metric, SpikeWindows};
@@ -176,6 +179,157 @@ impl BusyPeriods {
             ("lo", Arc::new(Int64Array::from(lo))),
             ("hi", Arc::new(Int64Array::from(hi))),
         ]))
+    }
+}
+
+/// iostat's `done` sums per device and interval (iostat.rs), from the requests as the pass
+/// writes them (requests.parquet's batches, and the held requests last); the requests counted
+/// are `_iostat_requests`'.
+#[pyclass(module = "blkscope._core")]
+pub struct IostatCounts {
+    done: Completions,
+}
+
+/// One of a `Done`'s sums, None where the SQL's is null.
+type SumOf = fn(&Done) -> Option<i128>;
+
+/// `_iostat_requests`' filter: a flush end, or data with a length, that completed.
+fn counted(kind: Option<&str>, nsectors: Option<i64>) -> bool {
+    match kind {
+        Some("flush_end") => true,
+        Some("data") => nsectors.is_some_and(|n| n > 0),
+        _ => false,
+    }
+}
+
+fn iostat_op(op: Option<&str>) -> IostatOp {
+    match op {
+        Some("R") => IostatOp::Read,
+        Some("W") => IostatOp::Write,
+        _ => IostatOp::Other,
+    }
+}
+
+impl IostatCounts {
+    fn add(&mut self, batch: &StructArray) -> Result<(), String> {
+        let major = values::<Int32Type>(batch, "dev_major")?;
+        let minor = values::<Int32Type>(batch, "dev_minor")?;
+        let kind = Strings::of(batch, "kind")?;
+        let op = Strings::of(batch, "op")?;
+        let nsectors = column::<Int32Type>(batch, "nsectors")?;
+        let times = |name| column::<Int64Type>(batch, name);
+        let (acct, q, g, d, c) = (
+            times("acct_start_ns")?,
+            times("q_time_ns")?,
+            times("g_time_ns")?,
+            times("first_d_time_ns")?,
+            times("c_time_ns")?,
+        );
+        for row in 0..batch.len() {
+            let Some(c_time_ns) = at(c, row) else {
+                continue;
+            };
+            let n = nsectors
+                .is_valid(row)
+                .then(|| i64::from(nsectors.value(row)));
+            if !counted(kind.get(row), n) {
+                continue;
+            }
+            // the await runs from the submitter's plug clock, else from the request's own
+            // first event
+            let start_ns = at(acct, row)
+                .or(at(q, row))
+                .or(at(g, row))
+                .or(at(d, row))
+                .unwrap_or(c_time_ns);
+            self.done.add(&IostatCompletion {
+                major: major[row],
+                minor: minor[row],
+                op: iostat_op(op.get(row)),
+                nsectors: n,
+                c_time_ns,
+                start_ns,
+            })?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl IostatCounts {
+    /// Count into intervals of interval_ns, one starting at origin_ns (the iostat table's).
+    #[new]
+    fn new(interval_ns: i64, origin_ns: i64) -> PyResult<Self> {
+        Ok(IostatCounts {
+            done: Completions::new(Intervals::new(interval_ns, origin_ns).map_err(value_error)?),
+        })
+    }
+
+    /// Take a record batch of requests (dev_major, dev_minor INT32; kind, op strings;
+    /// nsectors INT32; acct_start_ns, q_time_ns, g_time_ns, first_d_time_ns, c_time_ns INT64).
+    fn feed(&mut self, py: Python<'_>, requests: &Bound<'_, PyAny>) -> PyResult<()> {
+        let batch = import_batch(requests)?;
+        py.detach(|| self.add(&batch)).map_err(value_error)
+    }
+
+    /// iostat's `done` rows: (dev_major, dev_minor, k, reads, writes) and each sum as
+    /// NAME_hi * 2^32 + NAME_lo (read_sectors, write_sectors, read_wait_ns, write_wait_ns,
+    /// wait_ns; the read (write) waits null where the interval has no read (write)).
+    fn done(&self) -> ArrowBatch {
+        let rows: Vec<_> = self.done.sums.iter().collect();
+        let key = |f: fn(&(i32, i32, i64)) -> i64| -> Vec<i64> {
+            rows.iter().map(|(k, _)| f(k)).collect()
+        };
+        let mut columns = vec![
+            (
+                "dev_major".to_string(),
+                Arc::new(Int32Array::from_iter_values(rows.iter().map(|(k, _)| k.0))) as ArrayRef,
+            ),
+            (
+                "dev_minor".to_string(),
+                Arc::new(Int32Array::from_iter_values(rows.iter().map(|(k, _)| k.1))),
+            ),
+            ("k".to_string(), Arc::new(Int64Array::from(key(|k| k.2)))),
+            (
+                "reads".to_string(),
+                Arc::new(Int64Array::from_iter_values(
+                    rows.iter().map(|(_, d)| d.reads),
+                )),
+            ),
+            (
+                "writes".to_string(),
+                Arc::new(Int64Array::from_iter_values(
+                    rows.iter().map(|(_, d)| d.writes),
+                )),
+            ),
+        ];
+        let sums: [(&str, SumOf); 5] = [
+            ("read_sectors", |d| Some(d.read_sectors)),
+            ("write_sectors", |d| Some(d.write_sectors)),
+            ("read_wait_ns", |d| (d.reads > 0).then_some(d.read_wait_ns)),
+            ("write_wait_ns", |d| {
+                (d.writes > 0).then_some(d.write_wait_ns)
+            }),
+            ("wait_ns", |d| Some(d.wait_ns)),
+        ];
+        for (name, sum) in sums {
+            let parts: Vec<Option<(i64, i64)>> =
+                rows.iter().map(|(_, d)| sum(d).map(split_sum)).collect();
+            columns.push((
+                format!("{name}_hi"),
+                Arc::new(parts.iter().map(|p| p.map(|p| p.0)).collect::<Int64Array>()),
+            ));
+            columns.push((
+                format!("{name}_lo"),
+                Arc::new(parts.iter().map(|p| p.map(|p| p.1)).collect::<Int64Array>()),
+            ));
+        }
+        ArrowBatch::from_columns(
+            columns
+                .iter()
+                .map(|(n, a)| (n.as_str(), a.clone()))
+                .collect(),
+        )
     }
 }
 

@@ -164,6 +164,8 @@ def _build_tables(
             int(manifest.get("events", {}).get("count", 0)),
             progress,
             key=f"{steps.key} events",
+            interval_ns=arguments["interval_ns"],
+            origin_ns=arguments["origin_ns"],
         ),
     )
     give_back()

@@ -1,9 +1,11 @@
-INCLUDE _iostat_islands, _iostat_requests, events;
+INCLUDE _iostat_islands, _iostat_done, _iostat_merges;
 
 -- The `iostat` table: `iostat -x` columns recomputed per interval from the requests the
 -- kernel's disk statistics count (_iostat_requests): a request counts when it completes, aqu-sz
 -- is the sum of their awaits over the interval, %util the share of the interval with a request
--- in flight.
+-- in flight. The analysis counts the requests and the merges per interval as it goes
+-- (analyze/stream/iostat.py: `internal._iostat_done`, `internal._iostat_merges`), with the same
+-- interval_ns and origin_ns it calls this macro with.
 -- Every interval from a device's first completion to its last is listed, as iostat prints one
 -- per interval, unless they are more than max(100,000, 100 per interval with a completion):
 -- then (a timestamp years off stretches the trace) only the intervals with a completion are,
@@ -14,30 +16,22 @@ CREATE MACRO internal._iostat_build(
 ) RETURNS TABLE(LIKE iostat) AS TABLE
 WITH params AS (
     SELECT interval_ns::BIGINT AS iv, origin_ns::BIGINT AS org
-), rq AS NOT MATERIALIZED (
-    -- read again by each of its readers, not materialised: reading requests.parquet again
-    -- costs less than holding a row per request
-    SELECT r.*, floor((r.c_time_ns - p.org) / p.iv)::BIGINT AS k
-    FROM internal._iostat_requests r, params p
 ), done AS (
-    SELECT dev_major, dev_minor, k,
-           count(*) FILTER (op = 'R') AS reads, count(*) FILTER (op = 'W') AS writes,
-           coalesce(sum(nsectors) FILTER (op = 'R'), 0) AS read_sectors,
-           coalesce(sum(nsectors) FILTER (op = 'W'), 0) AS write_sectors,
-           sum(c_time_ns - start_ns) FILTER (op = 'R') AS read_wait_ns,
-           sum(c_time_ns - start_ns) FILTER (op = 'W') AS write_wait_ns,
-           sum(c_time_ns - start_ns) AS wait_ns
-    FROM rq GROUP BY ALL
+    -- per (device, interval of the C): count(*) FILTER (op = 'R') AS reads, likewise writes;
+    -- coalesce(sum(nsectors) FILTER (op = 'R'), 0) AS read_sectors, likewise write_sectors;
+    -- sum(c_time_ns - start_ns) FILTER (op = 'R') AS read_wait_ns, likewise write_wait_ns;
+    -- sum(c_time_ns - start_ns) AS wait_ns; k = floor((c_time_ns - org) / iv)::BIGINT
+    SELECT dev_major, dev_minor, k, reads, writes,
+           read_sectors_hi::HUGEINT * 4294967296 + read_sectors_lo AS read_sectors,
+           write_sectors_hi::HUGEINT * 4294967296 + write_sectors_lo AS write_sectors,
+           read_wait_ns_hi::HUGEINT * 4294967296 + read_wait_ns_lo AS read_wait_ns,
+           write_wait_ns_hi::HUGEINT * 4294967296 + write_wait_ns_lo AS write_wait_ns,
+           wait_ns_hi::HUGEINT * 4294967296 + wait_ns_lo AS wait_ns
+    FROM internal._iostat_done
 ), merges AS (
-    -- one scan per action: DuckDB hands an equality to the Parquet reader, which then decodes
-    -- the other columns of the matching rows only (an IN list or an OR it tests after reading
-    -- every row's columns)
-    SELECT e.dev_major, e.dev_minor, floor((e.time_ns - p.org) / p.iv)::BIGINT AS k,
-           count(*) FILTER (e.op = 'R') AS read_merges, count(*) FILTER (e.op = 'W') AS write_merges
-    FROM (SELECT dev_major, dev_minor, time_ns, op FROM events WHERE action = 'M'
-          UNION ALL
-          SELECT dev_major, dev_minor, time_ns, op FROM events WHERE action = 'F') e, params p
-    GROUP BY ALL
+    -- per (device, interval of the event): the M and F events, count(*) FILTER (op = 'R') AS
+    -- read_merges, likewise write_merges
+    SELECT dev_major, dev_minor, k, read_merges, write_merges FROM internal._iostat_merges
 ), islands AS (
     -- busy periods: islands of overlapping [Q, C] spans, found by the compiled sweep over the
     -- requests (analyze/compiled.py), which takes their near order as it comes: a window here

@@ -13,12 +13,13 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from blkscope._core import StreamPass
+from blkscope._core import IostatCounts, StreamPass
 from blkscope.analyze.compiled import CompletedBios
 from blkscope.analyze.correlation import device_spans
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
 from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches, device_spans_of
 from blkscope.analyze.stream.iodist import IO_COUNTS
+from blkscope.analyze.stream.iostat import IOSTAT_DONE, IOSTAT_MERGES
 from blkscope.analyze.stream.q2q import STAGE_COUNTS, Q2QWriter
 from blkscope.analyze.stream.row_counts import BIO_ROW_COUNTS, REQUEST_ROW_COUNTS
 from blkscope.analyze.stream.threads import Background, Prefetch
@@ -201,13 +202,15 @@ def orphans(con: duckdb.DuckDBPyConnection, candidates: pa.RecordBatch) -> list[
 
 class _Sinks:
     """Where finished rows go: Parquet files written by a background thread, which also counts
-    the bios into the heatmap's cells and the spike windows."""
+    the bios into the heatmap's cells and the spike windows, and the requests into iostat's
+    counts."""
 
-    def __init__(self, dataset: Path, completed: CompletedBios) -> None:
+    def __init__(self, dataset: Path, completed: CompletedBios, iostat: IostatCounts) -> None:
         self.requests = _writer(dataset, "requests")
         self.bios = _writer(dataset, "bios")
         self.q2q = Q2QWriter(dataset)
         self.completed = completed
+        self.iostat = iostat
         self.rows: dict[str, int] = {}
         self.thread = Background(self._write, depth=4)
 
@@ -217,6 +220,7 @@ class _Sinks:
     def _write(self, rows: tuple[object, object, object]) -> None:
         requests, bios, q2q = rows
         self.requests.write_batch(requests)
+        self.iostat.feed(requests)
         self.bios.write_batch(bios)
         self.completed.feed(bios)
         self.q2q.write(q2q)
@@ -233,6 +237,7 @@ class _Sinks:
         """Write the last rows and the settled held requests; close the files."""
         self.thread.close()
         self.requests.write_batch(held)
+        self.iostat.feed(held)
         self.requests.close()
         self.bios.close()
         self.q2q.close(con)
@@ -258,16 +263,20 @@ def stream_tables(
     progress: ProgressCallback | None = None,
     in_order: bool = True,
     key: str = "analyze events",
+    interval_ns: int = 1_000_000_000,
+    origin_ns: int = 0,
 ) -> dict[str, int]:
     """Write requests.parquet and bios.parquet into dataset from its events; return row counts.
     The pass's internal tables are left in con: io_dist's counts (IO_COUNTS), the depth walk's
     sums (DEPTH_TIME, DEPTH_BIN_SUMS), the bio latencies' bucket counts (STAGE_COUNTS), the
     rows written, counted (BIO_ROW_COUNTS, REQUEST_ROW_COUNTS), the heatmap's cells and the
-    spike windows (compiled.CompletedBios) and the Q2Q view (q2q.Q2Q_VIEW)."""
+    spike windows (compiled.CompletedBios), the Q2Q view (q2q.Q2Q_VIEW), and iostat's counts
+    in its intervals of interval_ns from origin_ns (IOSTAT_DONE, IOSTAT_MERGES)."""
     stream = new_stream(con, plug_clock, dataset / "events.parquet")
+    stream.count_merges(interval_ns, origin_ns)
     classes = OpClassNames(con, stream)
     completed = CompletedBios(con)
-    sinks = _Sinks(dataset, completed)
+    sinks = _Sinks(dataset, completed, IostatCounts(interval_ns, origin_ns))
     events = Prefetch(_events(dataset, in_order), _as_the_pass_reads)
     done = 0
     try:
@@ -292,7 +301,15 @@ def stream_tables(
                 hint="please report this with the dataset's manifest.json",
             ) from None
         return stream_tables(
-            con, dataset, plug_clock, total_events, progress, in_order=False, key=key
+            con,
+            dataset,
+            plug_clock,
+            total_events,
+            progress,
+            in_order=False,
+            key=key,
+            interval_ns=interval_ns,
+            origin_ns=origin_ns,
         )
     except BaseException:
         events.close()
@@ -312,6 +329,8 @@ def stream_tables(
     _store(con, IO_COUNTS, stream.io_counts())
     _store(con, STAGE_COUNTS, stream.stage_counts())
     completed.store(con)
+    _store(con, IOSTAT_DONE, sinks.iostat.done())
+    _store(con, IOSTAT_MERGES, stream.merge_counts())
     bio_counts, request_counts = stream.row_counts()
     _store(con, BIO_ROW_COUNTS, bio_counts)
     _store(con, REQUEST_ROW_COUNTS, request_counts)
