@@ -105,13 +105,33 @@ fn write_ints<T: IntValue>(spec: &ColumnSpec, values: &[T], data: &mut Vec<u8>, 
         T::put_all_plain(values, data);
     }
     if let Some(s) = &mut e.statistics {
-        if let (Some(lo), Some(hi)) = (values.iter().min(), values.iter().max()) {
+        if let Some((lo, hi)) = extremes(values) {
             let (mut min, mut max) = (Vec::new(), Vec::new());
             lo.put_plain(&mut min);
             hi.put_plain(&mut max);
             s.min_max = Some((min, max));
         }
     }
+}
+
+/// The smallest and largest value, in one pass of four lanes each: eight chains of compares
+/// the CPU runs side by side, where `min()` then `max()` read the values twice, each one
+/// compare waiting on the one before.
+fn extremes<T: Copy + Ord>(values: &[T]) -> Option<(T, T)> {
+    let first = *values.first()?;
+    let (mut lo, mut hi) = ([first; 4], [first; 4]);
+    let mut quads = values.chunks_exact(4);
+    for quad in &mut quads {
+        for k in 0..4 {
+            lo[k] = lo[k].min(quad[k]);
+            hi[k] = hi[k].max(quad[k]);
+        }
+    }
+    for &v in quads.remainder() {
+        lo[0] = lo[0].min(v);
+        hi[0] = hi[0].max(v);
+    }
+    Some((lo.into_iter().min()?, hi.into_iter().max()?))
 }
 
 /// An integer as Parquet stores it.
@@ -734,5 +754,21 @@ mod tests {
         assert_eq!(from_strings.dictionary_entries, Some(3));
         assert_eq!(from_codes.encoding, RLE_DICTIONARY);
         assert_eq!(&page[..7], &[3, 0, 0, 0, b'f', b'i', b'o']);
+    }
+
+    #[test]
+    fn extremes_are_the_smallest_and_largest_at_any_length_and_place() {
+        assert_eq!(extremes::<i64>(&[]), None);
+        assert_eq!(extremes(&[7i32]), Some((7, 7)));
+        for len in 2..12 {
+            for at in 0..len {
+                let mut values = vec![5i64; len];
+                values[at] = -3;
+                values[(at + 1) % len] = 9;
+                let (lo, hi) = extremes(&values).unwrap();
+                let expected = (-3, 9);
+                assert_eq!((lo, hi), expected, "len {len} at {at}");
+            }
+        }
     }
 }
