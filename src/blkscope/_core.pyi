@@ -165,6 +165,16 @@ class IostatCounts:
         """(dev_major, dev_minor, k, reads, writes, then NAME_hi and NAME_lo of read_sectors,
         write_sectors, read_wait_ns, write_wait_ns and wait_ns)."""
 
+class IssuerLoads:
+    """The findings' normal loads per issuer and second (rust/src/stats/loads.rs), from the
+    bios as the pass writes them."""
+
+    def __init__(self, bin_ns: int) -> None: ...
+    def feed(self, bios: Any) -> None: ...
+    def bins(self) -> ArrowBatch:
+        """(dev_major, dev_minor, comm, op, flags, sector, pid, bin), NAME_hi and NAME_lo of
+        byte_ns, io_ns and bytes, and ios."""
+
 class StagePicks:
     """stage_stats' exact percentiles (rust/src/stats/picks.rs): the latency at each wanted
     rank of a value bucket, from the bios' stage times."""

@@ -9,6 +9,7 @@ mod hash;
 mod heatmap;
 pub mod iostat;
 mod islands;
+mod loads;
 mod picks;
 mod python;
 mod spikes;
@@ -19,6 +20,7 @@ use pyo3::prelude::*;
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<python::BusyPeriods>()?;
     m.add_class::<python::IostatCounts>()?;
+    m.add_class::<python::IssuerLoads>()?;
     m.add_class::<python::StagePicks>()?;
     m.add_class::<python::HeatmapCells>()?;
     m.add_class::<python::SpikeWindowRows>()?;

@@ -19,6 +19,7 @@ use super::iostat::{
     split_sum, Completion as IostatCompletion, Completions, Done, Intervals, Op as IostatOp,
 };
 use super::islands::{islands, ByDevice, Island, Span, Sweep};
+use super::loads::{IssuerKey, IssuerSums, Issuers, LoadBio};
 use super::picks::{BucketKey, Hit, Picker, StageTimes, LEVELS};
 use super::spikes::{Metric, SpikeWindows};
 use crate::arrow_io::{import_batch, ArrowBatch};
@@ -190,6 +191,21 @@ pub struct IostatCounts {
     done: Completions,
 }
 
+/// Exact sums (None: null) as two columns NAME_hi and NAME_lo, which the SQL adds back as
+/// `NAME_hi::HUGEINT * 4294967296 + NAME_lo`.
+fn push_exact_sums(
+    columns: &mut Vec<(String, ArrayRef)>,
+    name: &str,
+    sums: impl Iterator<Item = Option<i128>>,
+) {
+    let parts: Vec<Option<(i64, i64)>> = sums.map(|s| s.map(split_sum)).collect();
+    let half = |f: fn((i64, i64)) -> i64| -> ArrayRef {
+        Arc::new(parts.iter().map(|p| p.map(f)).collect::<Int64Array>())
+    };
+    columns.push((format!("{name}_hi"), half(|p| p.0)));
+    columns.push((format!("{name}_lo"), half(|p| p.1)));
+}
+
 /// One of a `Done`'s sums, None where the SQL's is null.
 type SumOf = fn(&Done) -> Option<i128>;
 
@@ -280,7 +296,7 @@ impl IostatCounts {
         let key = |f: fn(&(i32, i32, i64)) -> i64| -> Vec<i64> {
             rows.iter().map(|(k, _)| f(k)).collect()
         };
-        let mut columns = vec![
+        let mut columns: Vec<(String, ArrayRef)> = vec![
             (
                 "dev_major".to_string(),
                 Arc::new(Int32Array::from_iter_values(rows.iter().map(|(k, _)| k.0))) as ArrayRef,
@@ -313,16 +329,7 @@ impl IostatCounts {
             ("wait_ns", |d| Some(d.wait_ns)),
         ];
         for (name, sum) in sums {
-            let parts: Vec<Option<(i64, i64)>> =
-                rows.iter().map(|(_, d)| sum(d).map(split_sum)).collect();
-            columns.push((
-                format!("{name}_hi"),
-                Arc::new(parts.iter().map(|p| p.map(|p| p.0)).collect::<Int64Array>()),
-            ));
-            columns.push((
-                format!("{name}_lo"),
-                Arc::new(parts.iter().map(|p| p.map(|p| p.1)).collect::<Int64Array>()),
-            ));
+            push_exact_sums(&mut columns, name, rows.iter().map(|(_, d)| sum(d)));
         }
         ArrowBatch::from_columns(
             columns
@@ -414,6 +421,205 @@ impl StagePicks {
             picker.add_bio(k, &stage_times, [gap(0), gap(1), gap(2), gap(3)]);
         }
         Ok(())
+    }
+}
+
+/// Strings met, as small ids in the order first met.
+#[derive(Default)]
+struct Names {
+    ids: std::collections::HashMap<String, u32>,
+    names: Vec<String>,
+}
+
+impl Names {
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.names.push(name.to_string());
+        self.ids.insert(name.to_string(), id);
+        id
+    }
+
+    /// A batch's string column as ids (None for a null): a dictionary's codes each looked up
+    /// once, not once per row.
+    fn column(&mut self, strings: &Strings<'_>, rows: usize) -> Vec<Option<u32>> {
+        match strings {
+            Strings::Codes(codes, values) => {
+                let mut per_code: Vec<Option<u32>> = vec![None; values.len()];
+                (0..rows)
+                    .map(|i| {
+                        codes.is_valid(i).then(|| {
+                            let code = codes.value(i) as usize;
+                            *per_code[code].get_or_insert_with(|| self.id(values.value(code)))
+                        })
+                    })
+                    .collect()
+            }
+            other => (0..rows)
+                .map(|i| other.get(i).map(|name| self.id(name)))
+                .collect(),
+        }
+    }
+
+    fn name(&self, id: u32) -> &str {
+        &self.names[id as usize]
+    }
+}
+
+/// One of an `IssuerSums`' sums.
+type IssuerSumOf = fn(&IssuerSums) -> i128;
+
+/// The findings' normal loads per issuer and second (loads.rs), from the bios as the pass
+/// writes them.
+#[pyclass(module = "blkscope._core")]
+pub struct IssuerLoads {
+    issuers: Issuers,
+    names: Names,
+}
+
+impl IssuerLoads {
+    fn add(&mut self, batch: &StructArray) -> Result<(), String> {
+        let rows = batch.len();
+        let major = values::<Int32Type>(batch, "dev_major")?;
+        let minor = values::<Int32Type>(batch, "dev_minor")?;
+        let pid = values::<Int64Type>(batch, "pid")?;
+        let q = values::<Int64Type>(batch, "q_time_ns")?;
+        let c = column::<Int64Type>(batch, "c_time_ns")?;
+        let sector = column::<Int64Type>(batch, "sector")?;
+        let nsectors = column::<Int32Type>(batch, "nsectors")?;
+        let comm = self.names.column(&Strings::of(batch, "comm")?, rows);
+        let op = self.names.column(&Strings::of(batch, "op")?, rows);
+        let flags = self.names.column(&Strings::of(batch, "flags")?, rows);
+        for row in 0..rows {
+            let Some(c_time_ns) = at(c, row) else {
+                continue; // a bio that never completed loads no second
+            };
+            let (Some(op), Some(flags)) = (op[row], flags[row]) else {
+                return Err("bios: a null op or flags".to_string());
+            };
+            let key = IssuerKey {
+                major: major[row],
+                minor: minor[row],
+                comm: comm[row],
+                op,
+                flags,
+                has_sector: sector.is_valid(row),
+                pid: pid[row],
+                bin: self.issuers.bin_of(q[row]),
+            };
+            let bio = LoadBio {
+                q_time_ns: q[row],
+                c_time_ns,
+                nsectors: nsectors
+                    .is_valid(row)
+                    .then(|| i64::from(nsectors.value(row))),
+            };
+            self.issuers.add(key, bio)?;
+        }
+        Ok(())
+    }
+}
+
+#[pymethods]
+impl IssuerLoads {
+    /// Bins of bin_ns (evidence.py's NORMAL_BIN_NS).
+    #[new]
+    fn new(bin_ns: i64) -> PyResult<Self> {
+        Ok(IssuerLoads {
+            issuers: Issuers::new(bin_ns).map_err(value_error)?,
+            names: Names::default(),
+        })
+    }
+
+    /// Take a record batch of bios (dev_major, dev_minor INT32; comm, op, flags strings;
+    /// sector, pid, q_time_ns, c_time_ns INT64; nsectors INT32).
+    fn feed(&mut self, py: Python<'_>, bios: &Bound<'_, PyAny>) -> PyResult<()> {
+        let batch = import_batch(bios)?;
+        py.detach(|| self.add(&batch)).map_err(value_error)
+    }
+
+    /// A row per issuer and second: (dev_major, dev_minor, comm, op, flags, sector (0, or
+    /// null where the bios have none), pid, bin) and byte_ns, io_ns, bytes as NAME_hi * 2^32
+    /// + NAME_lo, and ios.
+    fn bins(&self) -> ArrowBatch {
+        let rows: Vec<_> = self.issuers.sums.iter().collect();
+        let name = |id: u32| self.names.name(id);
+        let mut columns: Vec<(String, ArrayRef)> = vec![
+            (
+                "dev_major".into(),
+                Arc::new(Int32Array::from_iter_values(
+                    rows.iter().map(|(k, _)| k.major),
+                )),
+            ),
+            (
+                "dev_minor".into(),
+                Arc::new(Int32Array::from_iter_values(
+                    rows.iter().map(|(k, _)| k.minor),
+                )),
+            ),
+            (
+                "comm".into(),
+                Arc::new(
+                    rows.iter()
+                        .map(|(k, _)| k.comm.map(name))
+                        .collect::<StringArray>(),
+                ),
+            ),
+            (
+                "op".into(),
+                Arc::new(StringArray::from_iter_values(
+                    rows.iter().map(|(k, _)| name(k.op)),
+                )),
+            ),
+            (
+                "flags".into(),
+                Arc::new(StringArray::from_iter_values(
+                    rows.iter().map(|(k, _)| name(k.flags)),
+                )),
+            ),
+            (
+                "sector".into(),
+                Arc::new(
+                    rows.iter()
+                        .map(|(k, _)| k.has_sector.then_some(0))
+                        .collect::<Int32Array>(),
+                ),
+            ),
+            (
+                "pid".into(),
+                Arc::new(Int64Array::from_iter_values(
+                    rows.iter().map(|(k, _)| k.pid),
+                )),
+            ),
+            (
+                "bin".into(),
+                Arc::new(Int64Array::from_iter_values(
+                    rows.iter().map(|(k, _)| k.bin),
+                )),
+            ),
+        ];
+        let sums: [(&str, IssuerSumOf); 3] = [
+            ("byte_ns", |s| s.byte_ns),
+            ("io_ns", |s| s.io_ns),
+            ("bytes", |s| s.bytes),
+        ];
+        for (name, sum) in sums {
+            push_exact_sums(&mut columns, name, rows.iter().map(|(_, s)| Some(sum(s))));
+        }
+        columns.push((
+            "ios".into(),
+            Arc::new(Int64Array::from_iter_values(
+                rows.iter().map(|(_, s)| s.ios),
+            )),
+        ));
+        ArrowBatch::from_columns(
+            columns
+                .iter()
+                .map(|(n, a)| (n.as_str(), a.clone()))
+                .collect(),
+        )
     }
 }
 

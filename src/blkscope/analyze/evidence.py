@@ -441,8 +441,10 @@ class WindowBios:
 # Each load's IO per second of the trace (bins of NORMAL_BIN_NS by queue time): bytes and IOs
 # queued, and their size x time in flight. A bio counts whole in the bin it was queued in.
 NORMAL_BIN_NS = 1_000_000_000
-_LOAD_BINS = f"""
-WITH per_issuer AS (
+# Where the analysis kept each issuer's sums per bin (compiled.CompletedBios, from the bios as
+# the pass wrote them): a row per issuer and second, as _ISSUER_BINS groups them.
+ISSUER_LOAD_BINS = "internal._issuer_load_bins"
+_ISSUER_BINS = f"""
     -- summed per issuer and kind of IO first: the rules below then run once per group, not
     -- once per bio (the sector matters to them only by being null)
     SELECT comm, op, flags, CASE WHEN sector IS NOT NULL THEN 0 END AS sector, pid,
@@ -455,7 +457,17 @@ WITH per_issuer AS (
     FROM bios
     WHERE dev_major = ? AND dev_minor = ? AND c_time_ns IS NOT NULL AND pid IS NOT NULL
     GROUP BY ALL
-)
+"""
+_KEPT_ISSUER_BINS = f"""
+    SELECT comm, op, flags, sector, pid, bin,
+           byte_ns_hi::HUGEINT * 4294967296 + byte_ns_lo AS byte_ns,
+           io_ns_hi::HUGEINT * 4294967296 + io_ns_lo AS io_ns,
+           bytes_hi::HUGEINT * 4294967296 + bytes_lo AS bytes,
+           ios
+    FROM {ISSUER_LOAD_BINS} WHERE dev_major = ? AND dev_minor = ?
+"""
+_LOAD_BINS = """
+WITH per_issuer AS ({issuers})
 SELECT CASE WHEN is_writeback_write(comm, op, flags, sector) THEN 'writeback'
             WHEN is_journal(comm) THEN 'journal' ELSE 'process' END AS kind,
        CASE WHEN is_writeback_write(comm, op, flags, sector) OR is_journal(comm) THEN -1
@@ -682,7 +694,7 @@ class NormalLoads:
         # each query of its own scanned every event again
         t0, t1 = device_spans(self.con).get(device, (None, None))
         bins = max(1, ((t1 or 0) - (t0 or 0)) // NORMAL_BIN_NS + 1)
-        t = query_table(self.con, _LOAD_BINS, list(device))
+        t = self._load_bins(device)
         cols = {n: t[n].to_numpy(zero_copy_only=False) for n in t.column_names}
         out = {}
         keys = list(zip(cols["kind"].tolist(), cols["pid"].tolist(), strict=True))
@@ -700,6 +712,14 @@ class NormalLoads:
                 per_s[3] / NORMAL_BIN_NS,
             )
         return out
+
+    def _load_bins(self, device: tuple[int, int]) -> pa.Table:
+        """Each load's sums per bin on the device: from the issuers' bins the analysis kept,
+        else (a dataset opened after its analysis) from its bios."""
+        try:
+            return query_table(self.con, _LOAD_BINS.format(issuers=_KEPT_ISSUER_BINS), list(device))
+        except duckdb.CatalogException:
+            return query_table(self.con, _LOAD_BINS.format(issuers=_ISSUER_BINS), list(device))
 
 
 def _median_with_empty(values: np.ndarray, bins: int) -> float:
