@@ -102,13 +102,13 @@ class Q2QWriter:
         self.path = q2q_file(dataset)
         # a temporary file, written once and read twice: uncompressed (lz4 cost more CPU to
         # write and to read than the disk it saved), no statistics, the strings as the pass's
-        # dictionaries, and the 64-bit integers delta-encoded, as in `bios` (times near their
-        # neighbours' and small gaps: plain, the file was several times bigger, and copying
-        # it into the page cache cost more system CPU than the encoding)
+        # dictionaries, and every integer delta-encoded (times near their neighbours', small
+        # gaps, a device that rarely changes: plain, the file was several times bigger, and
+        # copying it into the page cache cost more system CPU than the encoding)
         self.writer = CoreParquet(
             self.path,
             _WRITTEN,
-            delta=[f.name for f in _WRITTEN if f.type == pa.int64()],
+            delta=[f.name for f in _WRITTEN if pa.types.is_integer(f.type)],
             compress=False,
         )
 
