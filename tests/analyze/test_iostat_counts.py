@@ -1,4 +1,4 @@
-"""iostat's counts kept as the analysis goes (analyze/stream/iostat.py) against the SQL they
+"""iostat's counts kept as the analysis goes (analyze/stream/iostat_counts.py) against the SQL they
 replaced (sql/_iostat_build.sql, main e6cf4d4): the `done` sums over the requests the disk
 statistics count and the merges over the events, per device and interval, at the default
 intervals and at odd ones, on every sample and both fixtures."""
@@ -12,7 +12,7 @@ import pytest
 
 from blkscope.analyze.build import caches_plug_time
 from blkscope.analyze.memory import bound_memory
-from blkscope.analyze.stream.iostat import IOSTAT_DONE, IOSTAT_MERGES
+from blkscope.analyze.stream.iostat_counts import IOSTAT_DONE, IOSTAT_MERGES
 from blkscope.analyze.stream.run import stream_tables
 from blkscope.analyze.views import connect, register, register_table
 from blkscope.ingest.block_events import ingest_blkparse

@@ -17,6 +17,7 @@ from blkscope.analyze.build import analyze_dataset, step_modules
 from blkscope.analyze.sql_modules import Column, SqlModuleError, parse_module, sql_modules
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME
 from blkscope.analyze.stream.iodist import IO_COUNTS
+from blkscope.analyze.stream.iostat_counts import IOSTAT_DONE, IOSTAT_MERGES
 from blkscope.analyze.stream.q2q import Q2Q_VIEW, STAGE_COUNTS
 from blkscope.analyze.stream.row_counts import BIO_ROW_COUNTS, REQUEST_ROW_COUNTS
 from blkscope.analyze.views import (
@@ -55,6 +56,8 @@ PASSED = {
         STAGE_COUNTS,
         BIO_ROW_COUNTS,
         REQUEST_ROW_COUNTS,
+        IOSTAT_DONE,
+        IOSTAT_MERGES,
         *compiled.TABLES,
     )
 }

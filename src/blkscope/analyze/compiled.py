@@ -10,10 +10,9 @@ connection, which a SQL module reads like a table:
   `_stage_ranks` holds among several distinct latencies (sql/_stage_stats_build.sql);
 - `internal._heatmap_cells`: latency_heatmap's counts per device, stage, time bin and
   latency bucket (sql/_latency_heatmap_build.sql), in each device's time bins (heatmap_bins),
-  `internal._spike_window_rows`: the findings' spike windows at the default SpikeOptions
-  (findings.py), and `internal._issuer_load_bins`: each issuer's IO per second for the
-  findings' normal loads (evidence.py), all counted from the bios rows as the pass writes
-  them (CompletedBios).
+  and `internal._spike_window_rows`: the findings' spike windows at the default
+  SpikeOptions (findings.py), both counted from the bios rows as the pass writes them
+  (CompletedBios).
 """
 
 from __future__ import annotations
@@ -23,8 +22,7 @@ from pathlib import Path
 import duckdb
 import pyarrow as pa
 
-from blkscope._core import BusyPeriods, HeatmapCells, IssuerLoads, SpikeWindowRows, StagePicks
-from blkscope.analyze.evidence import ISSUER_LOAD_BINS, NORMAL_BIN_NS
+from blkscope._core import BusyPeriods, HeatmapCells, SpikeWindowRows, StagePicks
 from blkscope.analyze.findings import COMPILED_SPIKE_WINDOWS, SpikeOptions
 from blkscope.analyze.memory import give_back
 from blkscope.analyze.stream.depth_run import device_bounds
@@ -96,31 +94,27 @@ def heatmap_bins(con: duckdb.DuckDBPyConnection) -> pa.RecordBatch:
 
 class CompletedBios:
     """latency_heatmap's cells and, from the same bios, the findings' spike windows at the
-    default SpikeOptions and their issuers' loads per second (evidence.NormalLoads): counted
-    from each batch of `bios` rows as the streaming pass hands it over (stream/run.py), so
-    that bios.parquet is not read again for them. A bio that never completed counts in none;
-    one without a comm is process '?'."""
+    default SpikeOptions: counted from each batch of `bios` rows as the streaming pass hands
+    it over (stream/run.py), so that bios.parquet is not read again for them. A bio that
+    never completed counts in neither; one without a comm is process '?'."""
 
     def __init__(self, con: duckdb.DuckDBPyConnection) -> None:
         self.cells = HeatmapCells(heatmap_bins(con), list(OBSERVER_COMMS))
         spikes = SpikeOptions()
         self.windows = SpikeWindowRows(spikes.window_ns, spikes.metric)
-        self.loads = IssuerLoads(NORMAL_BIN_NS)
 
     def feed(self, bios: object) -> None:
-        """Count a batch of bios rows (the columns of `bios`)."""
+        """Count a batch of bios rows (the columns of `bios`, or of any table with its
+        dev_major, dev_minor, c_time_ns, d2c_ns, q2c_ns, comm and partial)."""
         self.cells.feed(bios)
         self.windows.feed(bios)
-        self.loads.feed(bios)
 
     def store(self, con: duckdb.DuckDBPyConnection) -> None:
         """Leave the cells (CELLS: dev_major, dev_minor, stage, bin, bucket, n, observer_n,
-        max_ns, slowest_comm), the windows (COMPILED_SPIKE_WINDOWS: dev_major, dev_minor,
-        win, ios, p99_ns, max_ns, peak_ns) and the loads (ISSUER_LOAD_BINS: a row per issuer
-        and second) in con; the findings read the last two, which drop() keeps."""
+        max_ns, slowest_comm) and the windows (COMPILED_SPIKE_WINDOWS: dev_major, dev_minor,
+        win, ios, p99_ns, max_ns, peak_ns; read by the findings, which drop() keeps) in con."""
         store(con, CELLS, pa.record_batch(self.cells.cells()))
         store(con, COMPILED_SPIKE_WINDOWS, pa.record_batch(self.windows.windows()))
-        store(con, ISSUER_LOAD_BINS, pa.record_batch(self.loads.bins()))
 
 
 def _one_batch(table: pa.Table) -> pa.RecordBatch:

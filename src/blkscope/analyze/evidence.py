@@ -441,8 +441,8 @@ class WindowBios:
 # Each load's IO per second of the trace (bins of NORMAL_BIN_NS by queue time): bytes and IOs
 # queued, and their size x time in flight. A bio counts whole in the bin it was queued in.
 NORMAL_BIN_NS = 1_000_000_000
-# Where the analysis kept each issuer's sums per bin (compiled.CompletedBios, from the bios as
-# the pass wrote them): a row per issuer and second, as _ISSUER_BINS groups them.
+# Where the analysis kept each issuer's sums per bin (stream/run.py, from the bios as the pass
+# wrote them): a row per issuer and second, as _ISSUER_BINS groups them.
 ISSUER_LOAD_BINS = "internal._issuer_load_bins"
 _ISSUER_BINS = f"""
     -- summed per issuer and kind of IO first: the rules below then run once per group, not

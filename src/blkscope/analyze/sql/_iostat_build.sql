@@ -4,8 +4,8 @@ INCLUDE _iostat_islands, _iostat_done, _iostat_merges;
 -- kernel's disk statistics count (_iostat_requests): a request counts when it completes, aqu-sz
 -- is the sum of their awaits over the interval, %util the share of the interval with a request
 -- in flight. The analysis counts the requests and the merges per interval as it goes
--- (analyze/stream/iostat.py: `internal._iostat_done`, `internal._iostat_merges`), with the same
--- interval_ns and origin_ns it calls this macro with.
+-- (analyze/stream/iostat_counts.py: `internal._iostat_done`, `internal._iostat_merges`),
+-- with the same interval_ns and origin_ns it calls this macro with.
 -- Every interval from a device's first completion to its last is listed, as iostat prints one
 -- per interval, unless they are more than max(100,000, 100 per interval with a completion):
 -- then (a timestamp years off stretches the trace) only the intervals with a completion are,

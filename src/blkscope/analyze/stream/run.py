@@ -13,13 +13,14 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from blkscope._core import IostatCounts, StreamPass
+from blkscope._core import IostatCounts, IssuerLoads, StreamPass
 from blkscope.analyze.compiled import CompletedBios
 from blkscope.analyze.correlation import device_spans
+from blkscope.analyze.evidence import ISSUER_LOAD_BINS, NORMAL_BIN_NS
 from blkscope.analyze.stream.depth_run import DEPTH_BIN_SUMS, DEPTH_TIME, device_bounds
 from blkscope.analyze.stream.events import STRING_COLUMNS, OutOfOrder, batches, device_spans_of
 from blkscope.analyze.stream.iodist import IO_COUNTS
-from blkscope.analyze.stream.iostat import IOSTAT_DONE, IOSTAT_MERGES
+from blkscope.analyze.stream.iostat_counts import IOSTAT_DONE, IOSTAT_MERGES
 from blkscope.analyze.stream.q2q import STAGE_COUNTS, Q2QWriter
 from blkscope.analyze.stream.row_counts import BIO_ROW_COUNTS, REQUEST_ROW_COUNTS
 from blkscope.analyze.stream.threads import Background, Prefetch
@@ -202,14 +203,15 @@ def orphans(con: duckdb.DuckDBPyConnection, candidates: pa.RecordBatch) -> list[
 
 class _Sinks:
     """Where finished rows go: Parquet files written by a background thread, which also counts
-    the bios into the heatmap's cells and the spike windows, and the requests into iostat's
-    counts."""
+    the bios into the heatmap's cells, the spike windows and the issuers' loads per second
+    (evidence.NormalLoads), and the requests into iostat's counts."""
 
     def __init__(self, dataset: Path, completed: CompletedBios, iostat: IostatCounts) -> None:
         self.requests = _writer(dataset, "requests")
         self.bios = _writer(dataset, "bios")
         self.q2q = Q2QWriter(dataset)
         self.completed = completed
+        self.loads = IssuerLoads(NORMAL_BIN_NS)
         self.iostat = iostat
         self.rows: dict[str, int] = {}
         self.thread = Background(self._write, depth=4)
@@ -223,6 +225,7 @@ class _Sinks:
         self.iostat.feed(requests)
         self.bios.write_batch(bios)
         self.completed.feed(bios)
+        self.loads.feed(bios)
         self.q2q.write(q2q)
 
     def abandon(self) -> None:
@@ -270,8 +273,9 @@ def stream_tables(
     The pass's internal tables are left in con: io_dist's counts (IO_COUNTS), the depth walk's
     sums (DEPTH_TIME, DEPTH_BIN_SUMS), the bio latencies' bucket counts (STAGE_COUNTS), the
     rows written, counted (BIO_ROW_COUNTS, REQUEST_ROW_COUNTS), the heatmap's cells and the
-    spike windows (compiled.CompletedBios), the Q2Q view (q2q.Q2Q_VIEW), and iostat's counts
-    in its intervals of interval_ns from origin_ns (IOSTAT_DONE, IOSTAT_MERGES)."""
+    spike windows (compiled.CompletedBios), the Q2Q view (q2q.Q2Q_VIEW), the issuers' loads
+    per second (ISSUER_LOAD_BINS) and iostat's counts in its intervals of interval_ns from
+    origin_ns (IOSTAT_DONE, IOSTAT_MERGES)."""
     stream = new_stream(con, plug_clock, dataset / "events.parquet")
     stream.count_merges(interval_ns, origin_ns)
     classes = OpClassNames(con, stream)
@@ -331,6 +335,7 @@ def stream_tables(
     completed.store(con)
     _store(con, IOSTAT_DONE, sinks.iostat.done())
     _store(con, IOSTAT_MERGES, stream.merge_counts())
+    _store(con, ISSUER_LOAD_BINS, sinks.loads.bins())
     bio_counts, request_counts = stream.row_counts()
     _store(con, BIO_ROW_COUNTS, bio_counts)
     _store(con, REQUEST_ROW_COUNTS, request_counts)
