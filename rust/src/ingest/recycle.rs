@@ -31,16 +31,15 @@ impl<T> Pool<T> {
     }
 
     /// An empty vector with room for `capacity` values: the smallest kept one that has the
-    /// room (a small column must not take a large one's), else a new one.
+    /// room (a small column must not take a large one's), of those the last given back (its
+    /// lines the likeliest still in the cache), else a new one.
     pub fn take(&self, capacity: usize) -> Vec<T> {
         let found = {
             let mut kept = self.lock();
-            let fits = kept
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| v.capacity() >= capacity);
+            let fits = kept.iter().enumerate().rev();
+            let fits = fits.filter(|(_, v)| v.capacity() >= capacity);
             let at = fits.min_by_key(|(_, v)| v.capacity()).map(|(at, _)| at);
-            at.map(|at| kept.swap_remove(at))
+            at.map(|at| kept.remove(at))
         };
         found.unwrap_or_else(|| Vec::with_capacity(capacity))
     }
@@ -165,6 +164,17 @@ mod tests {
         assert_eq!(POOL.take(150).capacity(), 200);
         assert_eq!(POOL.take(50).capacity(), 100);
         assert_eq!(POOL.take(50).capacity(), 300);
+    }
+
+    #[test]
+    fn of_buffers_alike_the_last_given_back_is_taken_first() {
+        static POOL: Pool<u8> = Pool::new();
+        let (older, newer) = (Vec::with_capacity(64), Vec::with_capacity(64));
+        let (older_at, newer_at) = (older.as_ptr(), newer.as_ptr());
+        POOL.give_back(older);
+        POOL.give_back(newer);
+        let (first, second) = (POOL.take(64), POOL.take(64));
+        assert_eq!((first.as_ptr(), second.as_ptr()), (newer_at, older_at));
     }
 
     #[test]
