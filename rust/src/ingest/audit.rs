@@ -1,5 +1,5 @@
-//! What ingest counts of the events it writes, in one pass over each batch (ingest/reconcile.py
-//! reads it; its docstring says what the counts witness):
+//! What ingest counts of the events it writes, in three passes over each batch
+//! (ingest/reconcile.py reads it; its docstring says what the counts witness):
 //! - per (input, device, action, plain) the events and their first and last times: the
 //!   manifest's per-device counts and the Q, D and C held against blkparse's summary are sums
 //!   of these groups, a few dozen per batch however many rows it holds;
@@ -219,6 +219,9 @@ struct Group {
     last_ns: i64,
 }
 
+/// CPUs numbered below this find their stream by their number, in a batch of one device.
+const CPU_SLOTS: usize = 4096;
+
 /// A CPU stream: (input id, or -1 when the inputs are one trace; dev_major, dev_minor, cpu).
 type StreamKey = (i16, i32, i32, i32);
 
@@ -250,6 +253,23 @@ impl Stream {
         }
         self.last = Some((seq, time));
         self.numbers.insert(seq);
+    }
+
+    /// `add` for each of a run of events, the stream's counts kept in registers.
+    fn add_run(&mut self, seqs: &[i64], times: &[i64]) {
+        let (mut disorder, mut back_ns) = (self.disorder, self.back_ns);
+        let mut last = self.last;
+        for (&seq, &time) in seqs.iter().zip(times) {
+            if let Some((last_seq, last_time)) = last {
+                let back = last_time.wrapping_sub(time);
+                disorder += i64::from(seq < last_seq || back > 0);
+                back_ns = back_ns.max(back);
+            }
+            last = Some((seq, time));
+            self.numbers.insert(seq);
+        }
+        self.events += seqs.len() as i64;
+        (self.disorder, self.back_ns, self.last) = (disorder, back_ns, last);
     }
 }
 
@@ -362,32 +382,54 @@ impl Audit {
     /// plain, events, first_time_ns, last_time_ns.
     pub fn add(&mut self, batch: &StructArray) -> Result<Vec<(&'static str, ArrayRef)>, String> {
         let c = Columns::of(batch)?;
-        let all_plain =
-            c.pc_bytes.null_count() == c.pc_bytes.len() && c.pdu.null_count() == c.pdu.len();
-        let mut groups: Index<GroupKey> = Index::new();
-        let mut keys: Vec<(GroupKey, &str)> = Vec::new();
-        let mut found: Vec<Group> = Vec::new();
-        let mut streams: Index<StreamKey> = Index::new();
-        let mut plugs: Index<i64> = Index::new();
+        // (a copy: the long action texts are borrowed while the streams are fed)
+        let unnumbered_texts = self.unnumbered.clone();
         let mut long_actions = Vec::new();
-        let unnumbered: Vec<u64> = self
-            .unnumbered
+        let unnumbered: Vec<u64> = unnumbered_texts
             .iter()
             .map(|a| action_key(a, &mut long_actions))
             .collect();
         let plug = action_key("P", &mut long_actions);
-        let seq_nulls = c.seq.null_count() > 0;
         let actions = ActionKeys::new(&c.action, &mut long_actions);
-        for row in 0..batch.len() {
+        // Three passes over the rows, one per tally: each loop keeps its few values in
+        // registers, where one loop doing all three spilled them to the stack every row.
+        let device = one_device(&c);
+        let groups = Self::groups(&c, device, &actions, &mut long_actions);
+        self.feed_streams(&c, device, &actions, &unnumbered, &mut long_actions);
+        self.plugs(&c, &actions, plug, &mut long_actions);
+        Ok(groups)
+    }
+
+    /// The batch's groups by (input, device, action, plain) as columns, in the order each
+    /// first appears (`device`: the batch's one device, when it has one).
+    fn groups<'a>(
+        c: &Columns<'a>,
+        device: Option<(i16, i32, i32)>,
+        actions: &ActionKeys<'_, 'a>,
+        long_actions: &mut Vec<&'a str>,
+    ) -> Vec<(&'static str, ArrayRef)> {
+        let all_plain =
+            c.pc_bytes.null_count() == c.pc_bytes.len() && c.pdu.null_count() == c.pdu.len();
+        let (input_ids, majors, minors) = (c.input_id.values(), c.major.values(), c.minor.values());
+        let times = c.time.values();
+        if let (
+            true,
+            Some(device),
+            Actions::Codes {
+                keys: codes, texts, ..
+            },
+        ) = (all_plain, device, actions.actions)
+        {
+            return groups_by_code(device, codes, texts, &actions.by_code, times);
+        }
+        let mut groups: Index<GroupKey> = Index::new();
+        let mut keys: Vec<(GroupKey, &str)> = Vec::new();
+        let mut found: Vec<Group> = Vec::new();
+        for row in 0..times.len() {
             let plain = all_plain || (c.pc_bytes.is_null(row) && c.pdu.is_null(row));
-            let (action, action_code) = actions.of(row, &mut long_actions);
-            let (input_id, major, minor) = (
-                c.input_id.value(row),
-                c.major.value(row),
-                c.minor.value(row),
-            );
-            let time = c.time.value(row);
-            let key = (input_id, major, minor, action_code, plain);
+            let (action, action_code) = actions.of(row, long_actions);
+            let (major, minor, time) = (majors[row], minors[row], times[row]);
+            let key = (input_ids[row], major, minor, action_code, plain);
             let slot = (action_code as usize)
                 ^ (action_code >> 52) as usize
                 ^ (minor as usize) << 1
@@ -405,30 +447,105 @@ impl Audit {
             g.events += 1;
             g.first_ns = g.first_ns.min(time);
             g.last_ns = g.last_ns.max(time);
+        }
+        group_columns(&keys, &found)
+    }
+
+    /// Each plugging task's latest P.
+    fn plugs<'a>(
+        &mut self,
+        c: &Columns<'a>,
+        actions: &ActionKeys<'_, 'a>,
+        plug: u64,
+        long_actions: &mut Vec<&'a str>,
+    ) {
+        let times = c.time.values();
+        let mut plugs: Index<i64> = Index::new();
+        for (row, &time) in times.iter().enumerate() {
             // (a pid is never null as stored; a batch made by hand may leave it so)
-            if action_code == plug && c.pid.is_valid(row) {
-                let pid = c.pid.value(row);
-                let (index, all) = (&mut self.plug_index, &mut self.last_plugs);
-                // (a P in every few events, from a few tasks: the cache spares the hash)
-                let at = plugs.get(pid, pid as usize, || {
-                    *index.entry(pid).or_insert_with(|| {
-                        all.push((pid, time));
-                        all.len() - 1
-                    })
-                });
-                let last = &mut self.last_plugs[at].1;
-                *last = (*last).max(time);
-            }
-            if (seq_nulls && c.seq.is_null(row)) || unnumbered.contains(&action_code) {
+            if actions.of(row, long_actions).1 != plug || c.pid.is_null(row) {
                 continue;
             }
-            let cpu = c.cpu.value(row);
-            let skey = (
-                if self.per_input { input_id } else { -1 },
-                major,
-                minor,
-                cpu,
-            );
+            let pid = c.pid.value(row);
+            let (index, all) = (&mut self.plug_index, &mut self.last_plugs);
+            // (a P in every few events, from a few tasks: the cache spares the hash)
+            let at = plugs.get(pid, pid as usize, || {
+                *index.entry(pid).or_insert_with(|| {
+                    all.push((pid, time));
+                    all.len() - 1
+                })
+            });
+            let last = &mut self.last_plugs[at].1;
+            *last = (*last).max(time);
+        }
+    }
+
+    /// Each numbered event into its CPU stream, in the order fed (`device`: the batch's one
+    /// device, when it has one).
+    fn feed_streams<'a>(
+        &mut self,
+        c: &Columns<'a>,
+        device: Option<(i16, i32, i32)>,
+        actions: &ActionKeys<'_, 'a>,
+        unnumbered: &[u64],
+        long_actions: &mut Vec<&'a str>,
+    ) {
+        let (input_ids, majors, minors) = (c.input_id.values(), c.major.values(), c.minor.values());
+        let (cpus, seqs, times) = (c.cpu.values(), c.seq.values(), c.time.values());
+        let seq_nulls = c.seq.null_count() > 0;
+        if let (Some(device), Actions::Codes { keys: codes, .. }) = (device, actions.actions) {
+            let numbered: Vec<bool> = actions
+                .by_code
+                .iter()
+                .map(|k| !unnumbered.contains(k))
+                .collect();
+            let input = if self.per_input { device.0 } else { -1 };
+            // each CPU's stream by the CPU's number (a few CPUs, numbered from 0)
+            let mut at_cpu: Vec<usize> = Vec::new();
+            let skip =
+                |row: usize| !numbered[codes[row] as usize] || (seq_nulls && c.seq.is_null(row));
+            let mut row = 0;
+            while row < times.len() {
+                if skip(row) {
+                    row += 1;
+                    continue;
+                }
+                let cpu = cpus[row];
+                let mut end = row + 1;
+                while end < times.len() && cpus[end] == cpu && !skip(end) {
+                    end += 1;
+                }
+                let slot = usize::try_from(cpu).ok().filter(|&k| k < CPU_SLOTS);
+                let at = match slot.and_then(|k| at_cpu.get(k)) {
+                    Some(&at) if at != usize::MAX => at,
+                    _ => {
+                        let at = self.stream_at((input, device.1, device.2, cpu));
+                        if let Some(k) = slot {
+                            if at_cpu.len() <= k {
+                                at_cpu.resize(k + 1, usize::MAX);
+                            }
+                            at_cpu[k] = at;
+                        }
+                        at
+                    }
+                };
+                self.streams[at]
+                    .1
+                    .add_run(&seqs[row..end], &times[row..end]);
+                row = end;
+            }
+            return;
+        }
+        let mut streams: Index<StreamKey> = Index::new();
+        for row in 0..times.len() {
+            if (seq_nulls && c.seq.is_null(row))
+                || unnumbered.contains(&actions.of(row, long_actions).1)
+            {
+                continue;
+            }
+            let (minor, cpu) = (minors[row], cpus[row]);
+            let input = if self.per_input { input_ids[row] } else { -1 };
+            let skey = (input, majors[row], minor, cpu);
             let (index, all) = (&mut self.stream_index, &mut self.streams);
             let at = streams.get(skey, (cpu as usize) ^ (minor as usize) << 3, || {
                 *index.entry(skey).or_insert_with(|| {
@@ -436,9 +553,17 @@ impl Audit {
                     all.len() - 1
                 })
             });
-            self.streams[at].1.add(c.seq.value(row), time);
+            self.streams[at].1.add(seqs[row], times[row]);
         }
-        Ok(group_columns(&keys, &found))
+    }
+
+    /// The stream's place in `streams`, made when new.
+    fn stream_at(&mut self, key: StreamKey) -> usize {
+        let all = &mut self.streams;
+        *self.stream_index.entry(key).or_insert_with(|| {
+            all.push((key, Stream::default()));
+            all.len() - 1
+        })
     }
 
     /// (pid, time of its last P) per task that plugged, by pid.
@@ -507,6 +632,53 @@ impl Audit {
             ("largest_step_back_ns", stat(|s| s.back_ns)),
         ]
     }
+}
+
+/// `Audit::groups` of a batch of one device whose events are all plain, its actions codes:
+/// each code's group found by the code, not by a key's hash or compare.
+fn groups_by_code(
+    device: (i16, i32, i32),
+    codes: &[i32],
+    texts: &[&str],
+    key_of_code: &[u64],
+    times: &[i64],
+) -> Vec<(&'static str, ArrayRef)> {
+    let mut keys: Vec<(GroupKey, &str)> = Vec::new();
+    let mut found: Vec<Group> = Vec::new();
+    let mut at_code = vec![usize::MAX; texts.len()];
+    for (&code, &time) in codes.iter().zip(times) {
+        let code = code as usize;
+        let mut at = at_code[code];
+        if at == usize::MAX {
+            // (two codes of one text are one group)
+            let key = (device.0, device.1, device.2, key_of_code[code], true);
+            at = keys.iter().position(|(k, _)| *k == key).unwrap_or_else(|| {
+                keys.push((key, texts[code]));
+                found.push(Group {
+                    events: 0,
+                    first_ns: time,
+                    last_ns: time,
+                });
+                found.len() - 1
+            });
+            at_code[code] = at;
+        }
+        let g = &mut found[at];
+        g.events += 1;
+        g.first_ns = g.first_ns.min(time);
+        g.last_ns = g.last_ns.max(time);
+    }
+    group_columns(&keys, &found)
+}
+
+/// The batch's one (input, major, minor), when every row has the same.
+fn one_device(c: &Columns<'_>) -> Option<(i16, i32, i32)> {
+    let (input, major, minor) = (c.input_id.values(), c.major.values(), c.minor.values());
+    let first = (*input.first()?, *major.first()?, *minor.first()?);
+    let same = input.iter().all(|&v| v == first.0)
+        && major.iter().all(|&v| v == first.1)
+        && minor.iter().all(|&v| v == first.2);
+    same.then_some(first)
 }
 
 fn group_columns(keys: &[(GroupKey, &str)], found: &[Group]) -> Vec<(&'static str, ArrayRef)> {
@@ -687,6 +859,47 @@ mod tests {
         assert!(audit().add(&outside).is_err());
         let null = with_action_codes(&strings, &texts, vec![None, Some(0), Some(0), Some(0)]);
         assert!(audit().add(&null).is_err());
+    }
+
+    /// Every column of two audits' outputs equal.
+    fn same_columns(want: &[(&str, ArrayRef)], got: &[(&str, ArrayRef)]) {
+        assert_eq!(want.len(), got.len());
+        for ((name, want), (_, got)) in want.iter().zip(got) {
+            assert_eq!(want.to_data(), got.to_data(), "{name}");
+        }
+    }
+
+    #[test]
+    fn a_batch_of_one_device_counts_by_codes_as_by_strings() {
+        // runs on a CPU, CPUs mixed, an unnumbered m, a number missing, a step back in
+        // time and in number, a CPU past the slots and a negative one, a text two codes share
+        let rows = [
+            (0, 0, Some(1), "Q", 50, None),
+            (0, 0, Some(2), "G", 51, None),
+            (0, 1, Some(1), "P", 52, None),
+            (0, 1, Some(2), "Q", 40, None),
+            (0, 0, None, "Q", 53, None),
+            (0, 0, Some(3), "m", 54, None),
+            (0, 0, Some(2), "D", 55, None),
+            (0, 5000, Some(7), "Q", 56, None),
+            (0, -1, Some(9), "C", 57, None),
+            (0, 1, Some(3), "C", 58, None),
+            (0, 5000, Some(8), "P", 59, None),
+        ];
+        let texts = ["C", "Q", "P", "m", "G", "D", "Q", "P"];
+        let keys = [1, 4, 2, 6, 1, 3, 5, 6, 0, 0, 7];
+        let strings = batch(&rows);
+        let codes = with_action_codes(&strings, &texts, keys.iter().map(|&k| Some(k)).collect());
+        let (mut by_strings, mut by_codes) = (audit(), audit());
+        for _ in 0..2 {
+            same_columns(
+                &by_strings.add(&strings).unwrap(),
+                &by_codes.add(&codes).unwrap(),
+            );
+        }
+        same_columns(&by_strings.streams(), &by_codes.streams());
+        same_columns(&by_strings.last_plugs(), &by_codes.last_plugs());
+        assert_eq!(ints(&by_codes.streams(), "events"), vec![2, 6, 6, 4]);
     }
 
     #[test]

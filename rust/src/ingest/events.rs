@@ -11,6 +11,7 @@ use arrow_array::{
 use arrow_buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 
 use super::action::Action;
+use super::recycle::{buffer_of, recycle, scalars_of, Recyclable};
 use super::rwbs::{Rwbs, FLAG_BITS};
 
 /// One event as blkparse prints it: the header, then what its action prints.
@@ -85,10 +86,10 @@ struct Column<T> {
     values: Vec<T>,
 }
 
-impl<T: Copy> Column<T> {
+impl<T: Recyclable> Column<T> {
     fn with_capacity(rows: usize) -> Self {
         Column {
-            values: Vec::with_capacity(rows),
+            values: T::pool().take(rows),
         }
     }
 
@@ -119,11 +120,17 @@ impl<T: Copy> Column<T> {
 }
 
 /// A column whose rows may have no value (0 where none; which rows have one, `Present` says).
-struct Optional<T: ArrowPrimitiveType> {
+struct Optional<T: ArrowPrimitiveType>
+where
+    T::Native: Recyclable,
+{
     values: Column<T::Native>,
 }
 
-impl<T: ArrowPrimitiveType> Optional<T> {
+impl<T: ArrowPrimitiveType> Optional<T>
+where
+    T::Native: Recyclable,
+{
     fn with_capacity(rows: usize) -> Self {
         Optional {
             values: Column::with_capacity(rows),
@@ -138,7 +145,7 @@ impl<T: ArrowPrimitiveType> Optional<T> {
     }
 
     fn finish(self, rows: usize, validity: Option<NullBuffer>) -> ArrayRef {
-        let values = ScalarBuffer::from(self.values.finish(rows));
+        let values = scalars_of(self.values.finish(rows));
         Arc::new(PrimitiveArray::<T>::new(values, validity))
     }
 }
@@ -157,7 +164,7 @@ impl Texts {
         unsafe { offsets.set(0, 0) };
         Texts {
             offsets,
-            bytes: Vec::with_capacity(bytes),
+            bytes: u8::pool().take(bytes),
         }
     }
 
@@ -176,9 +183,9 @@ impl Texts {
     }
 
     fn finish(self, rows: usize, nulls: Option<NullBuffer>) -> ArrayRef {
-        let offsets = OffsetBuffer::new(ScalarBuffer::from(self.offsets.finish(rows + 1)));
+        let offsets = OffsetBuffer::new(scalars_of(self.offsets.finish(rows + 1)));
         // SAFETY: the offsets grow with the bytes they index, and every piece is a &str.
-        Arc::new(unsafe { StringArray::new_unchecked(offsets, self.bytes.into(), nulls) })
+        Arc::new(unsafe { StringArray::new_unchecked(offsets, buffer_of(self.bytes), nulls) })
     }
 }
 
@@ -259,7 +266,9 @@ fn vocabulary_codes(keys: &Int32Array, vocabulary: &[String]) -> ArrayRef {
 
 /// A column of small codes as dictionary keys.
 fn keys_of(codes: &[u8]) -> Int32Array {
-    Int32Array::from_iter_values(codes.iter().map(|&c| i32::from(c)))
+    let mut keys = i32::pool().take(codes.len());
+    keys.extend(codes.iter().map(|&c| i32::from(c)));
+    Int32Array::new(scalars_of(keys), None)
 }
 
 /// The action, rwbs and op columns of rows whose action and RWBS codes are these.
@@ -473,29 +482,47 @@ impl EventColumns {
         vocabulary: Vocabulary,
     ) -> Vec<(&'static str, ArrayRef)> {
         let rows = self.len();
-        let action = self.action.finish(rows);
-        let rwbs = self.rwbs.finish(rows);
+        let action_codes = self.action.finish(rows);
+        let rwbs_codes = self.rwbs.finish(rows);
         let present = self.present.finish(rows);
-        let [action, rwbs_text, op] = vocabulary_columns(&action, &rwbs, vocabulary);
-        let [flush, fua, readahead, sync, meta] = bit_planes(&rwbs, FLAG_BITS)
+        let [action, rwbs_text, op] = vocabulary_columns(&action_codes, &rwbs_codes, vocabulary);
+        let [flush, fua, readahead, sync, meta] = bit_planes(&rwbs_codes, FLAG_BITS)
             .map(|bits| Arc::new(BooleanArray::new(bits, None)) as ArrayRef);
         let [sector, nsectors, split_sector, error, comm, depth] = Present::validities(&present);
+        for used in [action_codes, rwbs_codes, present] {
+            recycle(used);
+        }
         vec![
             (
                 "dev_major",
-                Arc::new(Int32Array::from(self.dev_major.finish(rows))) as ArrayRef,
+                Arc::new(Int32Array::new(
+                    scalars_of(self.dev_major.finish(rows)),
+                    None,
+                )) as ArrayRef,
             ),
             (
                 "dev_minor",
-                Arc::new(Int32Array::from(self.dev_minor.finish(rows))),
+                Arc::new(Int32Array::new(
+                    scalars_of(self.dev_minor.finish(rows)),
+                    None,
+                )),
             ),
-            ("cpu", Arc::new(Int32Array::from(self.cpu.finish(rows)))),
-            ("seq", Arc::new(Int64Array::from(self.seq.finish(rows)))),
+            (
+                "cpu",
+                Arc::new(Int32Array::new(scalars_of(self.cpu.finish(rows)), None)),
+            ),
+            (
+                "seq",
+                Arc::new(Int64Array::new(scalars_of(self.seq.finish(rows)), None)),
+            ),
             (
                 "time_ns",
-                Arc::new(Int64Array::from(self.time_ns.finish(rows))),
+                Arc::new(Int64Array::new(scalars_of(self.time_ns.finish(rows)), None)),
             ),
-            ("pid", Arc::new(Int64Array::from(self.pid.finish(rows)))),
+            (
+                "pid",
+                Arc::new(Int64Array::new(scalars_of(self.pid.finish(rows)), None)),
+            ),
             action,
             rwbs_text,
             op,
@@ -513,7 +540,7 @@ impl EventColumns {
             ("source", constant_strings(source, rows)),
             (
                 "line_no",
-                Arc::new(Int64Array::from(self.line_no.finish(rows))),
+                Arc::new(Int64Array::new(scalars_of(self.line_no.finish(rows)), None)),
             ),
             ("input_id", Arc::new(Int16Array::from(vec![input_id; rows]))),
         ]
@@ -522,13 +549,19 @@ impl EventColumns {
 
 /// `rows` copies of one string.
 pub fn constant_strings(value: &str, rows: usize) -> ArrayRef {
-    let offsets = OffsetBuffer::new(ScalarBuffer::from(
-        (0..=rows as i32)
-            .map(|k| k * value.len() as i32)
-            .collect::<Vec<i32>>(),
-    ));
-    let values = value.as_bytes().repeat(rows);
-    Arc::new(StringArray::new(offsets, values.into(), None))
+    let mut offsets = i32::pool().take(rows + 1);
+    offsets.extend((0..=rows as i32).map(|k| k * value.len() as i32));
+    let total = value.len() * rows;
+    let mut bytes = u8::pool().take(total);
+    if rows > 0 {
+        bytes.extend_from_slice(value.as_bytes());
+    }
+    // (doubling what is written: a few large copies, as `repeat` makes them)
+    while bytes.len() < total {
+        bytes.extend_from_within(..bytes.len().min(total - bytes.len()));
+    }
+    let offsets = OffsetBuffer::new(scalars_of(offsets));
+    Arc::new(StringArray::new(offsets, buffer_of(bytes), None))
 }
 
 #[cfg(test)]
@@ -707,5 +740,16 @@ mod tests {
     #[test]
     fn constant_strings_of_no_rows() {
         assert_eq!(constant_strings("x", 0).len(), 0);
+    }
+
+    #[test]
+    fn constant_strings_hold_the_value_on_every_row() {
+        for (value, rows) in [("blkparse", 1), ("blkparse", 5), ("ab", 1000), ("", 3)] {
+            let array = constant_strings(value, rows);
+            let strings = array.as_any().downcast_ref::<StringArray>().unwrap();
+            assert_eq!(strings.len(), rows);
+            assert!(strings.iter().all(|s| s == Some(value)), "{value} x {rows}");
+            assert_eq!(strings.value_data().len(), value.len() * rows);
+        }
     }
 }

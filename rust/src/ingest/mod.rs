@@ -8,6 +8,7 @@ mod events;
 mod ftrace_bin;
 mod parquet;
 mod python;
+mod recycle;
 mod rwbs;
 
 pub use python::register;

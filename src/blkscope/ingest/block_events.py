@@ -195,7 +195,9 @@ class _TextSinks:
             self.on_events(table)
 
     def write_errors(self, errors: list[dict[str, Any]]) -> None:
-        self.errors.write(pa.Table.from_pylist(errors, schema=INGEST_ERRORS))
+        # (most chunks have none: the sink writes no empty table, so none is made)
+        if errors:
+            self.errors.write(pa.Table.from_pylist(errors, schema=INGEST_ERRORS))
 
 
 def _write_blkparse_input(
