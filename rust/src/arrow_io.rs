@@ -15,6 +15,12 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyTuple};
 
+/// An exact sum handed to SQL as two BIGINT columns (hi, lo), which it adds back as
+/// `hi::HUGEINT * 4294967296 + lo` (the stage counts', iostat's and the issuers' sums).
+pub fn split_sum(total: i128) -> (i64, i64) {
+    ((total >> 32) as i64, (total & 0xFFFF_FFFF) as i64)
+}
+
 /// Whether every present key of a dictionary array indexes one of its `entries` values (a key
 /// outside would panic when read, or be written without a check). Every slot in range, null ones
 /// too (as the pass fills them), is one branch-free sweep; else the null slots, which may hold
@@ -194,5 +200,20 @@ mod tests {
         assert_eq!(rows.data.len(), 2);
         let rows = StructArray::from(rows.data.clone());
         assert_eq!(rows.column_names(), vec!["a", "b"]);
+    }
+
+    #[test]
+    fn a_sum_splits_into_what_the_sql_adds_back() {
+        for total in [
+            0i128,
+            1,
+            -1,
+            1 << 40,
+            -(1 << 70) + 12_345,
+            i128::from(i64::MAX) * 3,
+        ] {
+            let (hi, lo) = split_sum(total);
+            assert_eq!(i128::from(hi) * 4_294_967_296 + i128::from(lo), total);
+        }
     }
 }

@@ -22,7 +22,7 @@ use super::rows::{batch, requests_batch, Names, RequestKind};
 use super::state::{Device, Pass};
 use super::strings::Dictionary;
 use super::tally::{OpKey, RequestCounts};
-use crate::arrow_io::{import_batch, ArrowBatch};
+use crate::arrow_io::{import_batch, split_sum, ArrowBatch};
 use crate::stats::iostat::{Intervals, Merges, Op as IostatOp};
 
 /// How iostat counts a merge of this op: events.op R and W in their columns.
@@ -611,13 +611,13 @@ impl StreamPass {
             (
                 "total_hi",
                 Arc::new(Int64Array::from_iter_values(
-                    buckets.iter().map(|(_, b)| (b.total >> 32) as i64),
+                    buckets.iter().map(|(_, b)| split_sum(b.total).0),
                 )),
             ),
             (
                 "total_lo",
                 Arc::new(Int64Array::from_iter_values(
-                    buckets.iter().map(|(_, b)| (b.total & 0xFFFF_FFFF) as i64),
+                    buckets.iter().map(|(_, b)| split_sum(b.total).1),
                 )),
             ),
         ];

@@ -142,11 +142,6 @@ impl Merges {
     }
 }
 
-/// An exact sum as the SQL rebuilds it (`hi::HUGEINT * 4294967296 + lo`): (hi, lo).
-pub fn split_sum(total: i128) -> (i64, i64) {
-    ((total >> 32) as i64, (total & 0xFFFF_FFFF) as i64)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,20 +225,5 @@ mod tests {
         assert_eq!(merges.counts[&(0, 0)], [2, 0]);
         assert_eq!(merges.counts[&(0, 1)], [0, 1]);
         assert_eq!(merges.counts[&(0, 2)], [0, 0]);
-    }
-
-    #[test]
-    fn a_sum_splits_into_what_the_sql_adds_back() {
-        for total in [
-            0i128,
-            1,
-            -1,
-            1 << 40,
-            -(1 << 70) + 12_345,
-            i128::from(i64::MAX) * 3,
-        ] {
-            let (hi, lo) = split_sum(total);
-            assert_eq!(i128::from(hi) * 4_294_967_296 + i128::from(lo), total);
-        }
     }
 }

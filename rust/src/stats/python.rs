@@ -15,14 +15,12 @@ use pyo3::prelude::*;
 use crate::arrow_io::keys_within;
 
 use super::heatmap::{Completion, Heatmap, TimeBins, STAGES};
-use super::iostat::{
-    split_sum, Completion as IostatCompletion, Completions, Done, Intervals, Op as IostatOp,
-};
+use super::iostat::{Completion as IostatCompletion, Completions, Done, Intervals, Op as IostatOp};
 use super::islands::{islands, ByDevice, Island, Span, Sweep};
 use super::loads::{IssuerKey, IssuerSums, Issuers, LoadBio};
 use super::picks::{BucketKey, Hit, Picker, StageTimes, LEVELS};
 use super::spikes::{Metric, SpikeWindows};
-use crate::arrow_io::{import_batch, ArrowBatch};
+use crate::arrow_io::{import_batch, split_sum, ArrowBatch};
 use crate::pass::UNKNOWN_COMM_NAME;
 
 fn value_error(e: impl ToString) -> PyErr {

@@ -206,13 +206,15 @@ class _Sinks:
     the bios into the heatmap's cells, the spike windows and the issuers' loads per second
     (evidence.NormalLoads), and the requests into iostat's counts."""
 
-    def __init__(self, dataset: Path, completed: CompletedBios, iostat: IostatCounts) -> None:
+    def __init__(
+        self, dataset: Path, completed: CompletedBios, interval_ns: int, origin_ns: int
+    ) -> None:
         self.requests = _writer(dataset, "requests")
         self.bios = _writer(dataset, "bios")
         self.q2q = Q2QWriter(dataset)
         self.completed = completed
         self.loads = IssuerLoads(NORMAL_BIN_NS)
-        self.iostat = iostat
+        self.iostat = IostatCounts(interval_ns, origin_ns)
         self.rows: dict[str, int] = {}
         self.thread = Background(self._write, depth=4)
 
@@ -280,7 +282,7 @@ def stream_tables(
     stream.count_merges(interval_ns, origin_ns)
     classes = OpClassNames(con, stream)
     completed = CompletedBios(con)
-    sinks = _Sinks(dataset, completed, IostatCounts(interval_ns, origin_ns))
+    sinks = _Sinks(dataset, completed, interval_ns, origin_ns)
     events = Prefetch(_events(dataset, in_order), _as_the_pass_reads)
     done = 0
     try:
